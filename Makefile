@@ -1,0 +1,53 @@
+# recfs — see README.md. Every target works on a fresh machine of the project's kind.
+GO        ?= go
+BIN       ?= bin/recfs
+FUZZTIME  ?= 30s
+PKGS      := ./...
+
+.PHONY: all build test unit nested race e2e fuzz bench demo lint clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/recfs
+
+## test: what CI runs — lint, unit tests, then the nested module (interop + end-to-end mounts).
+test: lint unit nested
+
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+nested: build
+	cd test && $(GO) test -count=1 -p 1 -timeout 25m ./...
+
+race:
+	$(GO) test -race -count=1 $(PKGS)
+
+e2e: build
+	cd test && RECFS_TEST_FUSE=1 $(GO) test -count=1 -p 1 -timeout 15m ./e2e/...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	cd test && $(GO) vet ./...
+
+## fuzz: every Fuzz target of the product module for FUZZTIME each (make fuzz FUZZTIME=5m).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: Go benchmarks of the product and its peers (see docs/BENCHMARKS.md for the full comparison run).
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	cd test && $(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+demo: build
+	bash docs/demo.sh $(BIN)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,24 @@
+// Package codec reads and writes the record-file formats recfs mounts: the
+// leveldb log format (with its App Engine and RocksDB/pebble flavours) and
+// grailbio recordio (current and legacy formats).
+//
+// It is the first stage of recfs's pipeline (file → codec → index → fs →
+// kernel) and knows nothing of FUSE. Scanners take an [io.ReaderAt] and a
+// size, walk the file once, verify every checksum, and yield record
+// *locations* — where each record's payload lives — never copies of the
+// payloads. Random reads then go back to the file through those locations and
+// touch only the bytes they need.
+//
+// Damage is data: by default a scanner skips what it cannot trust, records
+// each skipped byte range as a [Damage], and goes on; with Strict set the
+// first damage ends the scan with a [*CorruptError]. Errors are sentinel
+// values ([ErrFormat], [ErrCorrupt], [ErrTruncated], [ErrUnsupported],
+// [ErrLimit]) to be tested with [errors.Is].
+//
+// Glossary: a *record* is one user payload (grailbio calls it an item); a
+// *chunk* is one framed fragment with its own header and checksum; a *block*
+// is a 32 KiB unit of a leveldb log, or a group of items in a recordio file;
+// *padding* is the filler at the end of a block.
+//
+// The byte-level specifications are in the project's shared/spec folder.
+package codec

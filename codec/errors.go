@@ -1,0 +1,61 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns about file contents
+// matches exactly one of them under [errors.Is].
+var (
+	// ErrFormat means the bytes are not a record file of the expected format.
+	ErrFormat = errors.New("codec: not a record file")
+	// ErrCorrupt means a checksum, length, type or structural invariant failed.
+	ErrCorrupt = errors.New("codec: corrupt data")
+	// ErrTruncated means the file ends inside a record.
+	ErrTruncated = errors.New("codec: truncated")
+	// ErrUnsupported means a valid file uses a feature recfs does not implement,
+	// such as an unknown recordio transformer.
+	ErrUnsupported = errors.New("codec: unsupported")
+	// ErrLimit means a size limit was hit, for example a compressed block that
+	// would expand past the decoded-block cap.
+	ErrLimit = errors.New("codec: size limit exceeded")
+)
+
+// CorruptError says where and why the bytes of a file could not be trusted.
+// Unwrap returns one of the package's sentinel errors.
+type CorruptError struct {
+	Format Format // the format being read
+	Off    int64  // file offset of the damage
+	Reason string // what was wrong, in a few words
+	Err    error  // ErrCorrupt, ErrTruncated, ErrUnsupported or ErrLimit
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("codec: %s: %s at offset %d", e.Format, e.Reason, e.Off)
+}
+
+// Unwrap returns the sentinel error that classifies e.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// A Damage is a byte range of the file that a scan skipped, and why.
+// Records that had bytes inside a damaged range are not returned.
+type Damage struct {
+	Off    int64  // file offset of the first skipped byte
+	Len    int64  // number of bytes skipped
+	Reason string // e.g. "checksum mismatch", "orphan chunk", "truncated record"
+	Err    error  // ErrCorrupt, ErrTruncated, ErrUnsupported or ErrLimit
+}
+
+// Error describes the damage; a Damage can be returned as an error.
+func (d Damage) Error() string {
+	return fmt.Sprintf("%s: %d bytes at offset %d", d.Reason, d.Len, d.Off)
+}
+
+// Unwrap returns the sentinel error that classifies d.
+func (d Damage) Unwrap() error { return d.Err }
+
+// AsError turns d into a *CorruptError of format f, for strict scans.
+func (d Damage) AsError(f Format) *CorruptError {
+	return &CorruptError{Format: f, Off: d.Off, Reason: d.Reason, Err: d.Err}
+}

@@ -1,0 +1,3 @@
+module github.com/recfs/recfs
+
+go 1.24
