@@ -1,0 +1,452 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// logWindowBlocks is how many 32 KiB blocks the scanner reads per ReadAt.
+const logWindowBlocks = 8
+
+// A LogScanner walks a leveldb log block by block and yields the location of
+// every intact record. It verifies every chunk checksum, never copies
+// payloads, and records what it had to skip as Damage. Create one with
+// NewLogScanner; it is not safe for concurrent use.
+type LogScanner struct {
+	r     io.ReaderAt
+	size  int64
+	o     LogOptions
+	start int64
+	end   int64
+
+	win    []byte // window of consecutive blocks read with one ReadAt
+	winOff int64  // file offset of win[0]
+	blk    []byte // current block (a slice of win)
+	bOff   int64  // file offset of the current block, -1 before the first
+	pos    int    // next header position inside blk
+
+	inRec  bool
+	recOff int64
+	recLen int64
+	recHdr int
+	chunks []LogChunk
+
+	cur      LogRecord
+	lead     []LogChunk
+	leadHdr  []uint8
+	leading  bool
+	damage   []Damage
+	info     LogInfo
+	numSet   bool
+	err      error
+	done     bool
+	consumed int64
+}
+
+// NewLogScanner returns a scanner over the first size bytes of r.
+func NewLogScanner(r io.ReaderAt, size int64, o LogOptions) *LogScanner {
+	s := &LogScanner{r: r, size: max(size, 0), o: o, bOff: -1}
+	s.info.EOFMarker = -1
+	s.start, s.end = o.Start, o.End
+	if s.start == 0 && s.end == 0 {
+		s.end = s.size
+	}
+	s.end = min(s.end, s.size)
+	s.info.End = s.size
+	switch {
+	case s.start < 0 || s.start%logBlockSize != 0:
+		s.err = fmt.Errorf("codec: leveldb split start %d is not a multiple of %d", s.start, logBlockSize)
+		s.done = true
+	case s.start >= s.end:
+		s.done = true
+		s.info.End = s.start
+	}
+	s.consumed = s.start
+	s.leading = s.start > 0
+	if s.leading && !s.done {
+		s.probeLogNum()
+	}
+	return s
+}
+
+// probeLogNum learns the file's log number from the valid chunks at the
+// start of block 0, so that a split scan agrees with a whole-file scan about
+// which recyclable chunks are stale.
+func (s *LogScanner) probeLogNum() {
+	n := min(s.size, logBlockSize)
+	b := make([]byte, n)
+	if m, _ := s.r.ReadAt(b, 0); int64(m) < n {
+		return
+	}
+	for p := 0; p+logHdrLegacy <= len(b); {
+		hs := logHdrSize(b[p+6])
+		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
+		if hs == 0 || p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
+			return
+		}
+		if hs > logHdrLegacy {
+			s.setLogNum(binary.LittleEndian.Uint32(b[p+7:]), hs)
+			return
+		}
+		p += hs + ln
+	}
+}
+
+func (s *LogScanner) setLogNum(n uint32, hs int) {
+	s.info.LogNum, s.numSet = n, true
+	s.flagFlavour(hs)
+}
+
+func (s *LogScanner) flagFlavour(hs int) {
+	switch hs {
+	case logHdrRecycle:
+		s.info.Recyclable = true
+	case logHdrWALSync:
+		s.info.WALSync = true
+	}
+}
+
+// crcOK verifies the checksum of the chunk at the start of c.
+func (s *LogScanner) crcOK(c []byte, hs, ln int) bool {
+	return logCRCOK(c, hs, ln, s.o.Unmasked)
+}
+
+func logCRCOK(c []byte, hs, ln int, unmasked bool) bool {
+	stored := binary.LittleEndian.Uint32(c)
+	sum := crc32c(c[6 : hs+ln])
+	if unmasked {
+		return stored == sum
+	}
+	return stored == maskCRC(sum)
+}
+
+// Next advances to the next intact record. It returns false at the end of
+// the log (or of the split), after a strict-mode damage, or on an I/O error.
+func (s *LogScanner) Next() bool {
+	for !s.done {
+		if s.bOff < 0 || s.pos >= len(s.blk) || s.pos+logHdrLegacy > logBlockSize {
+			s.nextBlock()
+			continue
+		}
+		if s.step() {
+			return true
+		}
+	}
+	return false
+}
+
+// nextBlock moves to the next block, or ends the scan.
+func (s *LogScanner) nextBlock() {
+	nb := s.start
+	if s.bOff >= 0 {
+		nb = s.bOff + logBlockSize
+	}
+	if nb >= s.size {
+		if s.inRec {
+			s.cutShort(s.size, ErrTruncated)
+		}
+		s.done = true
+		return
+	}
+	if !s.inRec && nb >= s.end {
+		s.done = true
+		return
+	}
+	if nb < s.winOff || nb+min(logBlockSize, s.size-nb) > s.winOff+int64(len(s.win)) {
+		if s.win == nil {
+			s.win = make([]byte, logWindowBlocks*logBlockSize)
+		}
+		n := min(int64(cap(s.win)), s.size-nb)
+		if s.inRec || s.end >= s.size {
+			// read ahead only as far as this scan will go
+		} else {
+			n = min(n, max(s.end-nb, logBlockSize))
+		}
+		s.win = s.win[:n]
+		m, err := s.r.ReadAt(s.win, nb)
+		if int64(m) < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("codec: leveldb log: read %d bytes at offset %d, want %d: %w", m, nb, n, io.ErrUnexpectedEOF)
+			}
+			s.err = err
+			s.done = true
+			s.win = s.win[:0]
+			return
+		}
+		s.winOff = nb
+	}
+	lo := nb - s.winOff
+	s.blk = s.win[lo:min(lo+logBlockSize, int64(len(s.win)))]
+	s.bOff = nb
+	s.pos = 0
+}
+
+// step handles the chunk (or trailer, padding, damage) at s.pos. It reports
+// whether a record was completed into s.cur.
+func (s *LogScanner) step() bool {
+	hdrOff := s.bOff + int64(s.pos)
+	if !s.inRec && hdrOff >= s.end {
+		s.done = true
+		return false
+	}
+	b := s.blk[s.pos:]
+	blkEnd := s.bOff + int64(len(s.blk))
+	if len(b) < logHdrLegacy {
+		// The file ends inside a header (the block is the last one).
+		if allZero(b) {
+			s.padding(hdrOff, len(b), true)
+		} else {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncHdr, ErrTruncated)
+		}
+		s.pos = len(s.blk)
+		return false
+	}
+	typ := b[6]
+	if typ == 0 && binary.LittleEndian.Uint32(b) == 0 && b[4] == 0 && b[5] == 0 {
+		if allZero(b[logHdrLegacy:]) {
+			s.padding(hdrOff, len(b), blkEnd == s.size)
+		} else {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonZeroHeader, ErrCorrupt)
+		}
+		s.pos = len(s.blk)
+		return false
+	}
+	hs := logHdrSize(typ)
+	if hs == 0 {
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonType, ErrCorrupt)
+		s.pos = len(s.blk)
+		return false
+	}
+	ln := int(binary.LittleEndian.Uint16(b[4:]))
+	if s.pos+hs+ln > logBlockSize {
+		if len(b) < hs && blkEnd == s.size {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncHdr, ErrTruncated)
+		} else {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonLength, ErrCorrupt)
+		}
+		s.pos = len(s.blk)
+		return false
+	}
+	if hs+ln > len(b) {
+		if len(b) < hs {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncHdr, ErrTruncated)
+		} else {
+			s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncChunk, ErrTruncated)
+		}
+		s.pos = len(s.blk)
+		return false
+	}
+	if hs > logHdrLegacy {
+		num := binary.LittleEndian.Uint32(b[7:])
+		if typ == 5 && ln == 0 && binary.LittleEndian.Uint32(b) == 0 && (!s.numSet || num == s.info.LogNum+1) {
+			// pebble's end-of-log marker.
+			if !s.numSet {
+				s.setLogNum(num-1, hs)
+			}
+			s.stopAt(hdrOff)
+			s.info.EOFMarker = hdrOff
+			return false
+		}
+	}
+	if !s.crcOK(b, hs, ln) {
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonChecksum, ErrCorrupt)
+		s.pos = len(s.blk)
+		return false
+	}
+	if hs > logHdrLegacy {
+		num := binary.LittleEndian.Uint32(b[7:])
+		if !s.numSet {
+			s.setLogNum(num, hs)
+		} else if num != s.info.LogNum {
+			// Intact data from the file's previous life: end of log.
+			s.stopAt(hdrOff)
+			return false
+		}
+		s.flagFlavour(hs)
+	}
+	chunk := LogChunk{Off: hdrOff, Len: int32(ln)}
+	next := s.pos + hs + ln
+	kind := int(typ-1) % 4
+	if s.inRec && hs != s.recHdr {
+		if s.endedPastEnd(hdrOff, ErrCorrupt) {
+			return false
+		}
+	}
+	switch kind {
+	case logKindFull, logKindFirst:
+		if s.inRec && s.endedPastEnd(hdrOff, ErrCorrupt) {
+			return false
+		}
+		s.leading = false
+		s.pos = next
+		s.consumed = hdrOff + int64(hs+ln)
+		if kind == logKindFull {
+			s.cur = LogRecord{Off: hdrOff, Len: int64(ln), Hdr: uint8(hs)}
+			return true
+		}
+		s.inRec, s.recOff, s.recLen, s.recHdr = true, hdrOff, int64(ln), hs
+		s.chunks = append(s.chunks[:0], chunk)
+		return false
+	}
+	s.pos = next
+	if !s.inRec {
+		if s.leading {
+			s.lead = append(s.lead, chunk)
+			s.leadHdr = append(s.leadHdr, uint8(hs))
+		} else {
+			s.addDamage(Damage{Off: hdrOff, Len: int64(hs + ln), Reason: logReasonOrphan, Err: ErrCorrupt})
+		}
+		return false
+	}
+	s.consumed = hdrOff + int64(hs+ln)
+	s.recLen += int64(ln)
+	s.chunks = append(s.chunks, chunk)
+	if kind == logKindMiddle {
+		return false
+	}
+	s.inRec = false
+	s.cur = LogRecord{Off: s.recOff, Len: s.recLen, Hdr: uint8(s.recHdr)}
+	if !logCanonical(s.recOff, s.recLen, s.recHdr, s.chunks) {
+		s.cur.Chunks = s.chunks
+	}
+	return true
+}
+
+// endedPastEnd discards the record in progress because a chunk at off
+// cannot continue it. It reports whether the scan stopped because off lies
+// past the split's end (the next split handles that chunk).
+func (s *LogScanner) endedPastEnd(off int64, kind error) bool {
+	s.cutShort(off, kind)
+	if off >= s.end {
+		s.done = true
+		return true
+	}
+	return s.done
+}
+
+// cutShort discards the record in progress, reporting it unless it was
+// empty (leveldb C++ tolerates an empty FIRST silently).
+func (s *LogScanner) cutShort(off int64, kind error) {
+	if !s.inRec {
+		return
+	}
+	s.inRec = false
+	if s.recLen == 0 {
+		return
+	}
+	s.addDamage(Damage{Off: s.recOff, Len: off - s.recOff, Reason: logReasonCutShort, Err: kind})
+}
+
+// fail records damage of n bytes at off, dropping the record in progress.
+func (s *LogScanner) fail(off, n int64, reason string, kind error) {
+	if s.inRec {
+		k := ErrCorrupt
+		if errors.Is(kind, ErrTruncated) {
+			k = ErrTruncated
+		}
+		if s.endedPastEnd(off, k) {
+			return
+		}
+	}
+	s.leading = false
+	s.addDamage(Damage{Off: off, Len: n, Reason: reason, Err: kind})
+}
+
+// padding handles a zero run of n bytes at off reaching the block end (or
+// the end of the file when atEOF).
+func (s *LogScanner) padding(off int64, n int, atEOF bool) {
+	if s.inRec {
+		kind := ErrCorrupt
+		if atEOF {
+			kind = ErrTruncated
+		}
+		if s.endedPastEnd(off, kind) {
+			return
+		}
+	}
+	s.leading = false
+	limit := logHdrLegacy
+	if s.info.WALSync {
+		limit = logHdrWALSync
+	} else if s.info.Recyclable {
+		limit = logHdrRecycle
+	}
+	if n >= limit {
+		s.info.Padded = true
+	}
+}
+
+// stopAt ends the log at off (end marker or stale data).
+func (s *LogScanner) stopAt(off int64) {
+	if s.inRec {
+		s.cutShort(off, ErrTruncated)
+	}
+	s.done = true
+	if s.err == nil {
+		s.info.End = off
+	}
+}
+
+func (s *LogScanner) addDamage(d Damage) {
+	s.damage = append(s.damage, d)
+	if s.o.Strict && s.err == nil {
+		s.err = d.AsError(LevelDB)
+		s.done = true
+		s.info.End = d.Off
+	}
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Record returns the record found by the last successful Next. Its Chunks
+// slice is reused by the following Next.
+func (s *LogScanner) Record() LogRecord { return s.cur }
+
+// Err returns the error that ended the scan: nil at a clean end (even with
+// damage, unless Strict), a *CorruptError in strict mode, or an I/O error.
+func (s *LogScanner) Err() error { return s.err }
+
+// Damage returns the byte ranges skipped so far, in offset order.
+func (s *LogScanner) Damage() []Damage { return s.damage }
+
+// Info returns what the scan has found out about the file's flavour.
+func (s *LogScanner) Info() LogInfo { return s.info }
+
+// Lead returns, for a split scan starting after offset 0, the continuation
+// (MIDDLE/LAST) chunks met before the split's first record start, damage or
+// padding. They belong to a record of an earlier split, or are orphans.
+func (s *LogScanner) Lead() []LogChunk { return s.lead }
+
+// LeadDamage returns the "orphan chunk" damage a whole-file scan reports for
+// the lead chunks at offsets >= consumedEnd (the largest ConsumedEnd of the
+// earlier splits), in offset order.
+func (s *LogScanner) LeadDamage(consumedEnd int64) []Damage {
+	var ds []Damage
+	for i, c := range s.lead {
+		if c.Off >= consumedEnd {
+			ds = append(ds, Damage{Off: c.Off, Len: int64(s.leadHdr[i]) + int64(c.Len), Reason: logReasonOrphan, Err: ErrCorrupt})
+		}
+	}
+	return ds
+}
+
+// ConsumedEnd returns, for a split scan, the offset just past the last chunk
+// that joined a record (complete or not); it may exceed End. Before any such
+// chunk it is Start.
+func (s *LogScanner) ConsumedEnd() int64 { return s.consumed }

@@ -1,0 +1,147 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// logWriterFlushAt is the buffered size at which LogWriter pushes bytes on.
+const logWriterFlushAt = 64 << 10
+
+// errLogWriterClosed is returned by a LogWriter used after Close.
+var errLogWriterClosed = errors.New("codec: leveldb log writer is closed")
+
+// LogWriterOptions configure a LogWriter.
+type LogWriterOptions struct {
+	// Offset is the current length of the destination when appending to an
+	// existing log: writing continues at Offset%32768 inside the current
+	// block, as leveldb C++'s Writer(dest, dest_length) does.
+	Offset int64
+	// AppEngine makes Close pad the final partial block with zeros to 32768
+	// bytes, as App Engine's RecordsWriter does. A log that is empty or ends
+	// on a block boundary is not padded.
+	AppEngine bool
+}
+
+// A LogWriter writes records in the leveldb log format, byte-identical to
+// leveldb C++, goleveldb, pebble's record.Writer and App Engine's
+// RecordsWriter. It buffers internally; call Flush or Close. It is not safe
+// for concurrent use.
+type LogWriter struct {
+	w      io.Writer
+	o      LogWriterOptions
+	buf    []byte
+	off    int64 // log offset of the next byte, buffered bytes included
+	err    error
+	closed bool
+}
+
+// NewLogWriter returns a writer that appends records to w.
+func NewLogWriter(w io.Writer, o LogWriterOptions) *LogWriter {
+	return &LogWriter{w: w, o: o, off: max(o.Offset, 0)}
+}
+
+// logTypeCRC holds the CRC-32C of each legacy type byte, the starting value
+// of each chunk's checksum.
+var logTypeCRC = func() (t [5]uint32) {
+	for i := range t {
+		t[i] = crc32c([]byte{byte(i)})
+	}
+	return t
+}()
+
+// WriteRecord appends p as one record and returns the offset of its first
+// chunk header.
+func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
+	if w.closed {
+		return 0, errLogWriterClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	first := true
+	for {
+		room := logBlockSize - w.off%logBlockSize
+		if room < logHdrLegacy {
+			w.buf = append(w.buf, make([]byte, room)...)
+			w.off += room
+			room = logBlockSize
+		}
+		k := int(min(int64(len(p)), room-logHdrLegacy))
+		last := k == len(p)
+		var kind int
+		switch {
+		case first && last:
+			kind = logKindFull
+		case first:
+			kind = logKindFirst
+		case last:
+			kind = logKindLast
+		default:
+			kind = logKindMiddle
+		}
+		typ := byte(1 + kind)
+		if first {
+			off = w.off
+		}
+		var h [logHdrLegacy]byte
+		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(logTypeCRC[typ], p[:k])))
+		binary.LittleEndian.PutUint16(h[4:], uint16(k))
+		h[6] = typ
+		w.buf = append(w.buf, h[:]...)
+		w.buf = append(w.buf, p[:k]...)
+		w.off += int64(logHdrLegacy + k)
+		p = p[k:]
+		first = false
+		if len(w.buf) >= logWriterFlushAt {
+			if err := w.Flush(); err != nil {
+				return off, err
+			}
+		}
+		if last {
+			return off, nil
+		}
+	}
+}
+
+// Offset returns the length of the log so far, including the starting
+// Offset and bytes not yet flushed.
+func (w *LogWriter) Offset() int64 { return w.off }
+
+// Flush writes the buffered bytes to the destination.
+func (w *LogWriter) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.w.Write(w.buf)
+	if err == nil && n < len(w.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = err
+		return err
+	}
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// Close flushes the log, first padding its last block with zeros when
+// AppEngine is set. It does not close the destination. Closing twice is a
+// no-op.
+func (w *LogWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.o.AppEngine && w.err == nil {
+		if r := w.off % logBlockSize; r != 0 {
+			w.buf = append(w.buf, make([]byte, logBlockSize-r)...)
+			w.off += logBlockSize - r
+		}
+	}
+	return w.Flush()
+}
