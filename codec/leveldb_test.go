@@ -1,0 +1,455 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// writeLog writes records with a fresh LogWriter and returns the bytes and
+// the offsets WriteRecord reported.
+func writeLog(t testing.TB, recs [][]byte, o LogWriterOptions) ([]byte, []int64) {
+	t.Helper()
+	var out bytes.Buffer
+	w := NewLogWriter(&out, o)
+	offs := make([]int64, len(recs))
+	for i, r := range recs {
+		off, err := w.WriteRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs[i] = off
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), offs
+}
+
+// TestLogSpecExample checks the worked example of spec section 5 against the
+// spec's own table (offsets, header bytes, trailer), independent of the
+// vector file.
+func TestLogSpecExample(t *testing.T) {
+	recs := [][]byte{logVecPayload(0, 1000), logVecPayload(1, 97270), logVecPayload(2, 8000)}
+	data, offs := writeLog(t, recs, LogWriterOptions{})
+	if len(data) != 106311 {
+		t.Fatalf("size %d, want 106311", len(data))
+	}
+	for i, want := range []int64{0, 1007, 98304} {
+		if offs[i] != want {
+			t.Errorf("record %d at %d, want %d", i, offs[i], want)
+		}
+	}
+	headers := []struct {
+		off int
+		hex string
+	}{
+		{0, "d9b95d29e80301"},
+		{1007, "8a2f7fac0a7c02"},
+		{32768, "17c55c69f97f03"},
+		{65536, "49af8d68f37f04"},
+		{98298, "000000000000"},
+		{98304, "01b9ade3401f01"},
+	}
+	for _, h := range headers {
+		want, _ := hex.DecodeString(h.hex)
+		if got := data[h.off : h.off+len(want)]; !bytes.Equal(got, want) {
+			t.Errorf("at %d: % x, want % x", h.off, got, want)
+		}
+	}
+	got, s := scanAll(t, data, LogOptions{})
+	if len(got) != 3 || s.Err() != nil || len(s.Damage()) != 0 {
+		t.Fatalf("scan: %v, %v, %v", got, s.Err(), s.Damage())
+	}
+	for i, r := range got {
+		if r.Off != offs[i] || !bytes.Equal(readWhole(t, data, r), recs[i]) {
+			t.Errorf("record %d differs", i)
+		}
+	}
+}
+
+// TestLogCRCValues checks the masked checksums worked out in spec section 3.
+func TestLogCRCValues(t *testing.T) {
+	cases := []struct {
+		in     string
+		crc    uint32
+		masked uint32
+	}{
+		{"01", 0xA016D052, 0x43282B05},
+		{"02", 0xB34623A6, 0xE9D05164},
+		{"03", 0x412DA0A5, 0xE3CD6D33},
+		{"04", 0x95E7C44E, 0x2B2016A7},
+		{"01616263", 0xC30D7DB2, 0x9DE870F2},
+		{"", 0, 0xA282EAD8},
+	}
+	for _, c := range cases {
+		b, _ := hex.DecodeString(c.in)
+		if got := crc32c(b); got != c.crc {
+			t.Errorf("crc32c(%s) = %#x, want %#x", c.in, got, c.crc)
+		}
+		if got := maskCRC(c.crc); got != c.masked {
+			t.Errorf("mask(%#x) = %#x, want %#x", c.crc, got, c.masked)
+		}
+	}
+	for _, c := range []struct {
+		rec  string
+		want string
+	}{{"abc", "f270e89d03000161626 3"}, {"", "052b2843000001"}} {
+		data, _ := writeLog(t, [][]byte{[]byte(c.rec)}, LogWriterOptions{})
+		want, _ := hex.DecodeString(string(bytes.ReplaceAll([]byte(c.want), []byte(" "), nil)))
+		if !bytes.Equal(data, want) {
+			t.Errorf("file for %q = % x, want % x", c.rec, data, want)
+		}
+	}
+}
+
+// logLayoutModel computes, independently of LogWriter, the chunk layout the
+// spec's writer algorithm (section 4) gives a record of n bytes starting
+// with the writer at position pos: chunk header offsets and payload lengths,
+// and the position after the record.
+func logLayoutModel(pos int64, n int) (offs []int64, lens []int, end int64) {
+	left := n
+	for first := true; first || left > 0; first = false {
+		room := 32768 - pos%32768
+		if room < 7 {
+			pos += room
+			room = 32768
+		}
+		k := min(left, int(room-7))
+		offs = append(offs, pos)
+		lens = append(lens, k)
+		pos += 7 + int64(k)
+		left -= k
+	}
+	return offs, lens, pos
+}
+
+// TestLogWriterBoundarySweep writes a first record that leaves a chosen
+// number of bytes in block 0, then a second record of a chosen size, and
+// checks the layout against the model, the scanner's view, and LogChunkAt.
+func TestLogWriterBoundarySweep(t *testing.T) {
+	lefts := []int{0, 1, 5, 6, 7, 8, 9, 100, 32761}
+	sizes := []int{0, 1, 2, 6, 7, 8, 100, 32753, 32754, 32755, 32760, 32761, 32762, 65521, 65522, 65523, 3 << 20}
+	for _, left := range lefts {
+		for _, n := range sizes {
+			first := 32768 - left - 7 // record 0 fills block 0 up to `left` bytes
+			if first < 0 {
+				first = 32761
+			}
+			recs := [][]byte{logVecPayload(0, first), logVecPayload(1, n), logVecPayload(2, 3)}
+			data, offs := writeLog(t, recs, LogWriterOptions{})
+			var pos int64
+			for i, r := range recs {
+				mo, ml, end := logLayoutModel(pos, len(r))
+				if offs[i] != mo[0] {
+					t.Fatalf("left %d n %d rec %d: at %d, model %d", left, n, i, offs[i], mo[0])
+				}
+				rec := LogRecord{Off: mo[0], Len: int64(len(r)), Hdr: 7}
+				for j := range mo {
+					c, ok := LogChunkAt(rec, j)
+					if !ok || c.Off != mo[j] || int(c.Len) != ml[j] {
+						t.Fatalf("left %d n %d rec %d chunk %d: LogChunkAt %v %v, model %d/%d", left, n, i, j, c, ok, mo[j], ml[j])
+					}
+					h := data[mo[j]:]
+					if int(binary.LittleEndian.Uint16(h[4:])) != ml[j] {
+						t.Fatalf("left %d n %d: length field at %d", left, n, mo[j])
+					}
+				}
+				if _, ok := LogChunkAt(rec, len(mo)); ok {
+					t.Fatalf("LogChunkAt past the last chunk returned ok")
+				}
+				pos = end
+			}
+			if int64(len(data)) != pos {
+				t.Fatalf("left %d n %d: size %d, model %d", left, n, len(data), pos)
+			}
+			got, s := scanAll(t, data, LogOptions{})
+			if len(got) != len(recs) || len(s.Damage()) != 0 || s.Err() != nil {
+				t.Fatalf("left %d n %d: scan %d records, %v %v", left, n, len(got), s.Damage(), s.Err())
+			}
+			for i, r := range got {
+				if r.Off != offs[i] || r.Chunks != nil || !bytes.Equal(readWhole(t, data, r), recs[i]) {
+					t.Fatalf("left %d n %d: record %d = %+v", left, n, i, r)
+				}
+			}
+		}
+	}
+}
+
+// TestLogWriterAppend checks that writing in two sessions (the second told
+// the length of the first) gives the bytes of one session.
+func TestLogWriterAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 60; trial++ {
+		var recs [][]byte
+		for i := 0; i < 1+rng.IntN(12); i++ {
+			n := rng.IntN(300)
+			if rng.IntN(4) == 0 {
+				n = 32700 + rng.IntN(100)
+			}
+			recs = append(recs, logVecPayload(i, n))
+		}
+		whole, woffs := writeLog(t, recs, LogWriterOptions{})
+		cut := rng.IntN(len(recs) + 1)
+		a, _ := writeLog(t, recs[:cut], LogWriterOptions{})
+		var out bytes.Buffer
+		out.Write(a)
+		w := NewLogWriter(&out, LogWriterOptions{Offset: int64(len(a))})
+		for i, r := range recs[cut:] {
+			off, err := w.WriteRecord(r)
+			if err != nil || off != woffs[cut+i] {
+				t.Fatalf("append record %d at %d (%v), one session %d", cut+i, off, err, woffs[cut+i])
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), whole) {
+			t.Fatalf("trial %d: two sessions (cut %d) differ from one", trial, cut)
+		}
+	}
+}
+
+// TestLogWriterAppEngine checks the padding rules of spec 4.1.
+func TestLogWriterAppEngine(t *testing.T) {
+	cases := []struct {
+		recs []int
+		want int64
+	}{
+		{nil, 0},
+		{[]int{0}, 32768},
+		{[]int{32761}, 32768},
+		{[]int{32754}, 32768},
+		{[]int{32761, 1}, 65536},
+	}
+	for _, c := range cases {
+		var recs [][]byte
+		for i, n := range c.recs {
+			recs = append(recs, logVecPayload(i, n))
+		}
+		data, _ := writeLog(t, recs, LogWriterOptions{AppEngine: true})
+		plain, _ := writeLog(t, recs, LogWriterOptions{})
+		if int64(len(data)) != c.want || !bytes.HasPrefix(data, plain) || !allZero(data[len(plain):]) {
+			t.Errorf("%v: %d bytes, want %d (plain %d)", c.recs, len(data), c.want, len(plain))
+		}
+		got, s := scanAll(t, data, LogOptions{})
+		if len(got) != len(recs) || len(s.Damage()) != 0 {
+			t.Errorf("%v: scan %d records, damage %v", c.recs, len(got), s.Damage())
+		}
+		if padded := int64(len(data)-len(plain)) >= 7; s.Info().Padded != padded {
+			t.Errorf("%v: Padded %v, want %v", c.recs, s.Info().Padded, padded)
+		}
+	}
+}
+
+// failWriter fails after n bytes.
+type failWriter struct{ n int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+func TestLogWriterErrors(t *testing.T) {
+	w := NewLogWriter(&failWriter{n: 1000}, LogWriterOptions{})
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		_, err = w.WriteRecord(make([]byte, 40000))
+	}
+	if err == nil {
+		t.Fatal("no error from a failing destination")
+	}
+	if _, err2 := w.WriteRecord(nil); err2 == nil {
+		t.Error("error not sticky")
+	}
+	if w.Close() == nil {
+		t.Error("Close hid the write error")
+	}
+	w = NewLogWriter(io.Discard, LogWriterOptions{})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteRecord(nil); err == nil {
+		t.Error("WriteRecord after Close succeeded")
+	}
+}
+
+// TestLogReadBoundaries reads multi-chunk records at every chunk boundary
+// ±1 with several lengths, comparing with the written payload.
+func TestLogReadBoundaries(t *testing.T) {
+	recs := [][]byte{logVecPayload(0, 5000), logVecPayload(1, 150000), logVecPayload(2, 32761), logVecPayload(3, 0), logVecPayload(4, 70000)}
+	data, _ := writeLog(t, recs, LogWriterOptions{})
+	got, _ := scanAll(t, data, LogOptions{})
+	for i, r := range got {
+		want := recs[i]
+		var cuts []int64
+		var at int64
+		for j := 0; ; j++ {
+			c, ok := LogChunkAt(r, j)
+			if !ok {
+				break
+			}
+			at += int64(c.Len)
+			cuts = append(cuts, at)
+		}
+		offs := []int64{0, r.Len, r.Len + 1}
+		for _, c := range cuts {
+			offs = append(offs, c-1, c, c+1)
+		}
+		for _, off := range offs {
+			for _, n := range []int64{0, 1, 2, 4096, 40000} {
+				if off < 0 {
+					continue
+				}
+				p := make([]byte, n)
+				k, err := ReadLogRecord(bytes.NewReader(data), r, p, off, LogOptions{})
+				wantN := max(0, min(n, r.Len-off))
+				if int64(k) != wantN {
+					t.Fatalf("rec %d off %d n %d: read %d, want %d (%v)", i, off, n, k, wantN, err)
+				}
+				wantEOF := wantN < n || off > r.Len
+				if wantEOF != (err == io.EOF) || (!wantEOF && err != nil) {
+					t.Fatalf("rec %d off %d n %d: err %v", i, off, n, err)
+				}
+				if wantN > 0 && !bytes.Equal(p[:k], want[off:off+wantN]) {
+					t.Fatalf("rec %d off %d n %d: bytes differ", i, off, n)
+				}
+			}
+		}
+	}
+}
+
+// countingReaderAt records the ranges read.
+type countingReaderAt struct {
+	r     io.ReaderAt
+	calls int
+	bytes int64
+	offs  []int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.calls++
+	c.bytes += int64(len(p))
+	c.offs = append(c.offs, off)
+	return c.r.ReadAt(p, off)
+}
+
+// TestLogReadTouchesCoveringChunks reads 4 KiB from a 64 MiB record and
+// checks only the covering chunks were read.
+func TestLogReadTouchesCoveringChunks(t *testing.T) {
+	payload := logVecPayload(9, 64<<20)
+	data, _ := writeLog(t, [][]byte{payload}, LogWriterOptions{})
+	rec := LogRecord{Off: 0, Len: int64(len(payload)), Hdr: 7}
+	for _, off := range []int64{0, 32761 - 2048, 40 << 20, int64(len(payload)) - 4096} {
+		cr := &countingReaderAt{r: bytes.NewReader(data)}
+		p := make([]byte, 4096)
+		if _, err := ReadLogRecord(cr, rec, p, off, LogOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p, payload[off:off+4096]) {
+			t.Fatalf("off %d: bytes differ", off)
+		}
+		// Chunks covering [off, off+4096): first chunk holds payload
+		// [0, 32761), chunk k≥1 holds [32761*k, 32761*(k+1)).
+		k0, k1 := off/32761, (off+4095)/32761
+		if cr.calls != int(k1-k0+1) || cr.bytes > 2*32768 {
+			t.Errorf("off %d: %d ReadAt calls, %d bytes; want %d calls", off, cr.calls, cr.bytes, k1-k0+1)
+		}
+		for i, o := range cr.offs {
+			if o != (k0+int64(i))*32768 {
+				t.Errorf("off %d: read at %d, want chunk %d", off, o, k0+int64(i))
+			}
+		}
+	}
+}
+
+// TestLogReadCorrupt checks ReadLogRecord reports a damaged chunk with its
+// offset.
+func TestLogReadCorrupt(t *testing.T) {
+	data, _ := writeLog(t, [][]byte{logVecPayload(0, 100000)}, LogWriterOptions{})
+	rec := LogRecord{Off: 0, Len: 100000, Hdr: 7}
+	bad := bytes.Clone(data)
+	bad[65536+500] ^= 1
+	p := make([]byte, 100000)
+	n, err := ReadLogRecord(bytes.NewReader(bad), rec, p, 0, LogOptions{})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Off != 65536 || n != 2*32761 {
+		t.Fatalf("n %d err %v", n, err)
+	}
+	// Reading around the damaged chunk still works.
+	if _, err := ReadLogRecord(bytes.NewReader(bad), rec, p[:100], 40000, LogOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A truncated file is ErrTruncated.
+	_, err = ReadLogRecord(bytes.NewReader(data[:90000]), rec, p, 0, LogOptions{})
+	if !errors.Is(err, ErrTruncated) {
+		t.Fatalf("truncated: %v", err)
+	}
+	// Unmasked files need the option both ways.
+	if _, err := ReadLogRecord(bytes.NewReader(data), rec, p, 0, LogOptions{Unmasked: true}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("unmasked read of a masked file: %v", err)
+	}
+}
+
+// TestLogUnmasked builds a legacy unmasked file by rewriting checksums and
+// checks it scans only with Unmasked.
+func TestLogUnmasked(t *testing.T) {
+	recs := [][]byte{logVecPayload(0, 10), logVecPayload(1, 40000)}
+	data, offs := writeLog(t, recs, LogWriterOptions{})
+	for _, off := range []int64{offs[0], offs[1], 32768} {
+		m := binary.LittleEndian.Uint32(data[off:])
+		binary.LittleEndian.PutUint32(data[off:], unmaskCRC(m))
+	}
+	got, s := scanAll(t, data, LogOptions{Unmasked: true})
+	if len(got) != 2 || len(s.Damage()) != 0 || !bytes.Equal(readWhole2(t, data, got[1], LogOptions{Unmasked: true}), recs[1]) {
+		t.Fatalf("unmasked scan: %v %v", got, s.Damage())
+	}
+	got, s = scanAll(t, data, LogOptions{})
+	if len(got) != 0 || len(s.Damage()) == 0 {
+		t.Fatalf("masked scan of unmasked file: %v %v", got, s.Damage())
+	}
+}
+
+func readWhole2(t testing.TB, data []byte, r LogRecord, o LogOptions) []byte {
+	p := make([]byte, r.Len)
+	if _, err := ReadLogRecord(bytes.NewReader(data), r, p, 0, o); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLogChunkAtEdges covers LogChunkAt's refusals.
+func TestLogChunkAtEdges(t *testing.T) {
+	cases := []struct {
+		rec LogRecord
+		i   int
+		ok  bool
+		c   LogChunk
+	}{
+		{LogRecord{Off: 32762, Len: 1, Hdr: 7}, 0, false, LogChunk{}},
+		{LogRecord{Off: 32761, Len: 0, Hdr: 7}, 0, true, LogChunk{32761, 0}},
+		{LogRecord{Off: 32761, Len: 5, Hdr: 7}, 1, true, LogChunk{32768, 5}},
+		{LogRecord{Off: 32757, Len: 5, Hdr: 11}, 1, true, LogChunk{32768, 5}},
+		{LogRecord{Off: 100, Len: 5}, 0, true, LogChunk{100, 5}},
+		{LogRecord{Off: 100, Len: 5}, -1, false, LogChunk{}},
+		{LogRecord{Off: 0, Len: 1 << 40, Hdr: 19}, 1 << 30, false, LogChunk{}},
+		{LogRecord{Off: 0, Len: 1 << 40, Hdr: 19}, 3, true, LogChunk{3 * 32768, 32749}},
+		{LogRecord{Off: 0, Len: 9, Chunks: []LogChunk{{0, 0}, {32768, 9}}}, 1, true, LogChunk{32768, 9}},
+		{LogRecord{Off: 0, Len: 9, Chunks: []LogChunk{{0, 0}, {32768, 9}}}, 2, false, LogChunk{}},
+	}
+	for _, c := range cases {
+		got, ok := LogChunkAt(c.rec, c.i)
+		if ok != c.ok || got != c.c {
+			t.Errorf("LogChunkAt(%+v, %d) = %v %v, want %v %v", c.rec, c.i, got, ok, c.c, c.ok)
+		}
+	}
+}
