@@ -1,21 +1,21 @@
 // Command recfs mounts record files (leveldb logs, grailbio recordio) as
-// directories with one file per record, and inspects them without FUSE.
+// directories with one file per record, and inspects them without FUSE:
+// info, ls, cat, verify and index work on a file directly.
+//
+// Exit status: 0 on success, 1 on a runtime failure (including damage found
+// by verify), 2 on a usage error. See README.md for the user's manual.
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
-
-	"github.com/spf13/cobra"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	root := &cobra.Command{Use: "recfs", Short: "mount record files as directories", SilenceUsage: true}
-	for _, f := range extraCommands {
-		root.AddCommand(f())
-	}
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "recfs:", err)
-		os.Exit(1)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
+)
+
+// Exit statuses of the recfs command.
+const (
+	exitOK      = 0 // success
+	exitFailure = 1 // runtime failure, or verify found damage
+	exitUsage   = 2 // bad command line
+)
+
+// usageError marks an error as the user's command line being wrong; run
+// exits with status 2 for it.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitError asks run to exit with a given status. When silent, the command
+// has already told the user everything (verify's report) and run prints
+// nothing more.
+type exitError struct {
+	code   int
+	silent bool
+	err    error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitCode maps an error returned by a command to the process exit status.
+func exitCode(err error) int {
+	var ee *exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
+	}
+	// Errors cobra makes itself while parsing the command line.
+	msg := err.Error()
+	for _, p := range []string{"unknown command ", "unknown flag", "unknown shorthand flag", "required flag", "flag needs an argument", "invalid argument "} {
+		if strings.HasPrefix(msg, p) {
+			return exitUsage
+		}
+	}
+	return exitFailure
+}
+
+// run executes the recfs command line args and returns the exit status. All
+// output goes to stdout and stderr, so tests run it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ee *exitError
+	if !errors.As(err, &ee) || !ee.silent {
+		fmt.Fprintf(stderr, "recfs: %v\n", err)
+	}
+	if code == exitUsage && cmd != nil {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// globalFlags are the flags every command accepts.
+type globalFlags struct {
+	verbose   bool
+	logFormat string
+}
+
+// newRootCmd builds the command tree: the commands of this file set plus
+// every constructor registered in extraCommands (mount, unmount, ...).
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	// Let a subcommand's own PersistentPreRun hooks run after the root's,
+	// so logging is always configured.
+	cobra.EnableTraverseRunHooks = true
+
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "recfs",
+		Short: "Mount record files as directories, or inspect them",
+		Long: `recfs mounts record files — leveldb logs (also App Engine records files and
+RocksDB/pebble write-ahead logs) and grailbio recordio files (current and
+legacy) — as read-only directories with one file per record, so ls, cat,
+grep -r and cp work on them. The info, ls, cat, verify and index commands
+read a record file directly, without FUSE.
+
+Exit status: 0 success, 1 runtime failure (or damage found by verify),
+2 usage error.`,
+		Example: `  recfs info events.log
+  recfs cat events.log 0 5-9 --sep '\n'
+  recfs mount events.log /mnt/ev`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(cmd.ErrOrStderr())
+			_ = cmd.Usage()
+			return usagef("missing command")
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return setupLogging(g, cmd.ErrOrStderr())
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletion("text", "json"))
+
+	root.AddCommand(newInfoCmd(), newLsCmd(), newCatCmd(), newVerifyCmd(), newIndexCmd(), newSampleCmd())
+	for _, f := range extraCommands {
+		root.AddCommand(f())
+	}
+	wrapArgs(root)
+	return root
+}
+
+// wrapArgs makes the positional-argument validators of cmd and its
+// descendants return usage errors, so a wrong argument count exits with 2
+// whoever wrote the command.
+func wrapArgs(cmd *cobra.Command) {
+	if v := cmd.Args; v != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := v(c, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, c := range cmd.Commands() {
+		wrapArgs(c)
+	}
+}
+
+// setupLogging points logrus's standard logger at w with the level and
+// format the global flags ask for.
+func setupLogging(g *globalFlags, w io.Writer) error {
+	l := logrus.StandardLogger()
+	l.SetOutput(w)
+	l.SetLevel(logrus.InfoLevel)
+	if g.verbose {
+		l.SetLevel(logrus.DebugLevel)
+	}
+	switch g.logFormat {
+	case "text":
+		l.SetFormatter(&logrus.TextFormatter{})
+	case "json":
+		l.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return usagef("invalid --log-format %q (want text or json)", g.logFormat)
+	}
+	return nil
+}
+
+// fixedCompletion completes a flag value from a fixed list.
+func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// sourceFlags are the flags of every command that opens a record file.
+type sourceFlags struct {
+	format          string
+	strict          bool
+	cacheDir        string
+	noCache         bool
+	legacyTransform string
+	unmasked        bool
+}
+
+// register adds the source flags to cmd.
+func (s *sourceFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&s.format, "format", "auto", "record format: auto, leveldb, recordio or recordio-legacy")
+	fs.BoolVar(&s.strict, "strict", false, "refuse a damaged file instead of skipping the damage")
+	fs.StringVar(&s.cacheDir, "cache-dir", "", "directory of saved indexes (default <user cache dir>/recfs)")
+	fs.BoolVar(&s.noCache, "no-cache", false, "neither load nor save an index; always scan the file")
+	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `transform of legacy packed recordio data: "flate" or "none" (default: flate for .grail-rpk-gz names)`)
+	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy"))
+	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate", "none"))
+	_ = cmd.MarkFlagDirname("cache-dir")
+}
+
+// options turns the flags into index options; a bad value is a usage error.
+func (s *sourceFlags) options() (index.Options, error) {
+	var o index.Options
+	if s.format != "" && s.format != "auto" {
+		f, err := codec.ParseFormat(s.format)
+		if err != nil {
+			return o, usageError{err}
+		}
+		o.Format = f
+	}
+	o.Strict = s.strict
+	o.Unmasked = s.unmasked
+	switch s.legacyTransform {
+	case "", "flate", "none":
+		o.LegacyTransform = s.legacyTransform
+	default:
+		return o, usagef("invalid --legacy-transform %q (want flate or none)", s.legacyTransform)
+	}
+	if s.noCache && s.cacheDir != "" {
+		return o, usagef("--no-cache and --cache-dir contradict each other")
+	}
+	o.CacheDir = s.cacheDir
+	if s.noCache {
+		o.CacheDir = "-"
+	}
+	return o, nil
+}
+
+// openTable opens the record file at path with o, showing a progress bar
+// on a terminal while the index is built, and logs what it did.
+func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a record file", path)
+	}
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
+	if bar != nil {
+		o.Progress = bar.Update
+	}
+	t, err := index.Open(cmd.Context(), path, o)
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		if !strings.Contains(err.Error(), path) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	inf := t.Info()
+	logrus.WithFields(logrus.Fields{
+		"file": path, "format": inf.Format.String(), "records": inf.Records,
+		"source": inf.Source, "time": inf.BuildTime,
+	}).Debug("index ready")
+	return t, nil
+}
+
+// addSourceFlags is a shorthand for commands: it registers the flags and
+// returns them.
+func addSourceFlags(cmd *cobra.Command) *sourceFlags {
+	s := &sourceFlags{}
+	s.register(cmd)
+	return s
+}

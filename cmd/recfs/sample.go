@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// Names of the files `recfs sample` writes.
+const (
+	sampleLog    = "events.log"
+	sampleRIO    = "catalog.rio"
+	sampleLegacy = "notes.grail-rpk"
+)
+
+// sampleEvent returns the i-th line of the sample event log: a small JSON
+// object; every 97th event is an error mentioning "quota".
+func sampleEvent(i int) []byte {
+	users := []string{"ada", "brian", "claude", "dennis", "edsger", "grace", "ken", "linus"}
+	level, msg := "info", fmt.Sprintf("user %s opened session %d", users[i%len(users)], 1000+i)
+	switch {
+	case i%97 == 13:
+		level, msg = "error", fmt.Sprintf("disk quota exceeded for user %s", users[i%len(users)])
+	case i%10 == 3:
+		level, msg = "warn", fmt.Sprintf("slow request: %d ms", 200+i%800)
+	}
+	return fmt.Appendf(nil, `{"seq":%d,"time":"2026-01-01T%02d:%02d:%02dZ","level":%q,"msg":%q}`,
+		i, i/3600%24, i/60%60, i%60, level, msg)
+}
+
+// sampleBlob returns a record of n bytes of readable text, to show a record
+// spanning several 32 KiB blocks.
+func sampleBlob(n int) []byte {
+	const line = "the quick brown fox jumps over the lazy dog; "
+	return []byte(strings.Repeat(line, n/len(line)+1)[:n])
+}
+
+// sampleBooks are the items of the sample recordio file.
+var sampleBooks = []string{
+	"Structure and Interpretation of Computer Programs|Abelson, Sussman|1985",
+	"The C Programming Language|Kernighan, Ritchie|1978",
+	"The Art of Computer Programming|Knuth|1968",
+	"Design Patterns|Gamma, Helm, Johnson, Vlissides|1994",
+	"The Mythical Man-Month|Brooks|1975",
+	"Programming Pearls|Bentley|1986",
+	"Compilers: Principles, Techniques, and Tools|Aho, Lam, Sethi, Ullman|1986",
+	"The Go Programming Language|Donovan, Kernighan|2015",
+	"A Discipline of Programming|Dijkstra|1976",
+	"Unix Programming Environment|Kernighan, Pike|1984",
+}
+
+// sampleNotes are the items of the sample legacy recordio file.
+var sampleNotes = []string{
+	"legacy packed records hold several items each",
+	"the length CRC covers only the eight length bytes",
+	"item data is not checksummed in the legacy format",
+	"", // an empty item
+	"recfs numbers items across records: 000000, 000001, ...",
+	"grep -r works on mounted records like on any files",
+}
+
+// writeSampleLog writes the leveldb sample: 1000 JSON events and one
+// 100 KiB record in the middle.
+func writeSampleLog(w io.Writer) error {
+	lw := codec.NewLogWriter(w, codec.LogWriterOptions{})
+	for i := 0; i < 1000; i++ {
+		p := sampleEvent(i)
+		if i == 500 {
+			p = sampleBlob(100 << 10)
+		}
+		if _, err := lw.WriteRecord(p); err != nil {
+			return err
+		}
+	}
+	return lw.Close()
+}
+
+// appendLegacyRecord appends one legacy recordio record (spec section 13):
+// magic, little-endian uint64 length, CRC-32/IEEE of those 8 length bytes,
+// payload.
+func appendLegacyRecord(dst []byte, magic [8]byte, payload []byte) []byte {
+	dst = append(dst, magic[:]...)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(payload)))
+	dst = append(dst, n[:]...)
+	dst = binary.LittleEndian.AppendUint32(dst, crc32.ChecksumIEEE(n[:]))
+	return append(dst, payload...)
+}
+
+// legacyPackedPayload encodes items as a legacy packed payload (spec section
+// 13.2): CRC-32/IEEE of the varints, uvarint count, uvarint sizes, data.
+func legacyPackedPayload(items [][]byte) []byte {
+	var v []byte
+	v = binary.AppendUvarint(v, uint64(len(items)))
+	for _, it := range items {
+		v = binary.AppendUvarint(v, uint64(len(it)))
+	}
+	p := binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(v))
+	p = append(p, v...)
+	for _, it := range items {
+		p = append(p, it...)
+	}
+	return p
+}
+
+// legacyPackedMagic starts every legacy packed record (spec section 13).
+var legacyPackedMagic = [8]byte{0x2e, 0x76, 0x47, 0xeb, 0x34, 0x07, 0x3c, 0x2e}
+
+// encodeLegacyPacked encodes items as legacy packed records of at most
+// perRecord items each, as the legacy packed writer with MaxItems=perRecord.
+func encodeLegacyPacked(items [][]byte, perRecord int) []byte {
+	var out []byte
+	for len(items) > 0 {
+		k := min(perRecord, len(items))
+		out = appendLegacyRecord(out, legacyPackedMagic, legacyPackedPayload(items[:k]))
+		items = items[k:]
+	}
+	return out
+}
+
+// writeSampleLegacy writes the legacy packed sample: the notes in records of
+// at most 4 items.
+func writeSampleLegacy(w io.Writer) error {
+	items := make([][]byte, len(sampleNotes))
+	for i, s := range sampleNotes {
+		items[i] = []byte(s)
+	}
+	_, err := w.Write(encodeLegacyPacked(items, 4))
+	return err
+}
+
+// writeSampleFile creates dir/name with write and prints its path.
+func writeSampleFile(out io.Writer, dir, name string, write func(io.Writer) error) error {
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(out, path)
+	return err
+}
+
+func newSampleCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "sample DIR",
+		Short:  "Write small sample record files in every format (for the demo)",
+		Hidden: true,
+		Long: `sample writes three small record files into DIR (created if missing):
+` + sampleLog + ` (leveldb log of JSON events), ` + sampleRIO + ` (grailbio recordio with a
+header and a trailer) and ` + sampleLegacy + ` (legacy packed recordio), and
+prints their paths. The contents are fixed, so runs are reproducible.`,
+		Example: `  recfs sample /tmp/recfs-demo`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			for _, s := range []struct {
+				name  string
+				write func(io.Writer) error
+			}{
+				{sampleLog, writeSampleLog},
+				{sampleRIO, writeSampleRIO},
+				{sampleLegacy, writeSampleLegacy},
+			} {
+				if err := writeSampleFile(out, dir, s.name, s.write); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// writeSampleRIO is a stand-in until codec's recordio writer lands.
+func writeSampleRIO(w io.Writer) error { return fmt.Errorf("recordio writer not available yet") }
