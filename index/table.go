@@ -2,8 +2,14 @@ package index
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"math"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -11,59 +17,284 @@ import (
 // Table is the record table of one source file. See the package doc for its
 // concurrency promise.
 type Table struct {
-	info Info
+	path string
+	file *os.File    // owned when the table came from Open
+	r    io.ReaderAt // the source when the table came from Build
+	opt  Options
+
+	snap atomic.Pointer[snapshot] // the current immutable view
+	mu   sync.Mutex               // serialises Refresh
+
+	rioMu   sync.Mutex
+	rio     *codec.RecordIOReader // lazily built random reader for recordio tables
+	rioSize int64                 // source size rio was built for
 }
 
-var errTODO = errors.New("index: not built yet")
+// snapshot is one immutable state of a table. Refresh publishes a new one;
+// readers load the pointer once per call, so they never see a torn table.
+type snapshot struct {
+	format  codec.Format
+	flavor  string
+	size    int64 // source bytes covered
+	n       int64 // records
+	bytes   int64 // payload bytes
+	damage  []codec.Damage
+	source  string
+	elapsed time.Duration
+	id      identity // source identity when the table was made (zero for Build)
 
-// Open opens the file at path read-only and returns its table, loaded from
-// the cache when a valid saved table exists and built otherwise.
-func Open(ctx context.Context, path string, o Options) (*Table, error) { return nil, errTODO }
-
-// Build scans r (size bytes) once and returns its table. It saves nothing.
-func Build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*Table, error) {
-	return nil, errTODO
+	log logTable
+	rio rioTable
 }
+
+// logTable stores leveldb record locations: 12 bytes a record, plus a side
+// table for the few records that need more.
+type logTable struct {
+	off    []int64          // first chunk header of each record
+	ln     []uint32         // payload length; lenInSide means "see side"
+	hdr    uint8            // chunk header size shared by most records
+	side   map[int64]oddLog // records that are not canonical, too long, or of another header size
+	resume int64            // where an incremental scan continues (end of the last good data)
+	info   codec.LogInfo    // flavour facts from the scan
+	unmask bool             // CRCs stored unmasked
+}
+
+// lenInSide marks a record whose length lives in logTable.side.
+const lenInSide = math.MaxUint32
+
+// oddLog is a record that the compact arrays cannot describe alone.
+type oddLog struct {
+	len    int64
+	hdr    uint8
+	chunks []codec.LogChunk
+}
+
+// rioTable stores recordio item locations: 8 bytes an item plus one entry
+// per block (recordio items share their block's entry).
+type rioTable struct {
+	blocks  []rioBlock
+	ioff    []uint32 // item offset inside its decoded block
+	ilen    []uint32 // item length; lenInSide means "see big"
+	big     map[int64]int64
+	header  []HeaderEntry
+	transf  []string
+	trailer codec.ItemLoc
+	hasTrl  bool
+	legacyT string
+}
+
+// rioBlock is one block (v2) or legacy record and the number of its first item.
+type rioBlock struct {
+	off   int64
+	first int64
+}
+
+func (t *Table) s() *snapshot { return t.snap.Load() }
 
 // Format returns the table's format.
-func (t *Table) Format() codec.Format { return t.info.Format }
+func (t *Table) Format() codec.Format { return t.s().format }
 
 // Len returns the number of records.
-func (t *Table) Len() int64 { return 0 }
+func (t *Table) Len() int64 { return t.s().n }
 
-// Size returns the payload length of record n. REQUIRES: 0 <= n < Len().
-func (t *Table) Size(n int64) int64 { return 0 }
+// Size returns the payload length of record n, or -1 if n is out of range.
+func (t *Table) Size(n int64) int64 {
+	s := t.s()
+	if n < 0 || n >= s.n {
+		return -1
+	}
+	return s.size1(n)
+}
 
-// Offset returns the file offset of the first framing byte of record n (the
-// first chunk header for leveldb, the block for recordio).
-func (t *Table) Offset(n int64) int64 { return 0 }
+func (s *snapshot) size1(n int64) int64 {
+	if s.format == codec.LevelDB {
+		if l := s.log.ln[n]; l != lenInSide {
+			return int64(l)
+		}
+		return s.log.side[n].len
+	}
+	if l := s.rio.ilen[n]; l != lenInSide {
+		return int64(l)
+	}
+	return s.rio.big[n]
+}
+
+// Offset returns the file offset of the first framing byte of record n (its
+// first chunk header for leveldb, its block or legacy record for recordio),
+// or -1 if n is out of range.
+func (t *Table) Offset(n int64) int64 {
+	s := t.s()
+	if n < 0 || n >= s.n {
+		return -1
+	}
+	if s.format == codec.LevelDB {
+		return s.log.off[n]
+	}
+	return s.rio.blocks[s.rio.blockOf(n)].off
+}
+
+// blockOf returns the index in blocks of the block holding item n.
+func (r *rioTable) blockOf(n int64) int {
+	return sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].first > n }) - 1
+}
+
+// logRecord rebuilds the codec location of leveldb record n.
+func (s *snapshot) logRecord(n int64) codec.LogRecord {
+	rec := codec.LogRecord{Off: s.log.off[n], Len: int64(s.log.ln[n]), Hdr: s.log.hdr}
+	if s.log.ln[n] == lenInSide {
+		o := s.log.side[n]
+		rec.Len, rec.Hdr, rec.Chunks = o.len, o.hdr, o.chunks
+	}
+	return rec
+}
+
+// itemLoc rebuilds the codec location of recordio item n.
+func (s *snapshot) itemLoc(n int64) codec.ItemLoc {
+	b := s.rio.blockOf(n)
+	blk := s.rio.blocks[b]
+	return codec.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(s.rio.ioff[n]), Len: s.size1(n)}
+}
 
 // ReadAt reads bytes [off, off+len(p)) of record n's payload with
 // io.ReaderAt semantics, verifying the checksums of what it touches.
-func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) { return 0, errTODO }
+// A record whose bytes no longer match their checksum yields an error
+// matching codec.ErrCorrupt.
+func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
+	s := t.s()
+	if n < 0 || n >= s.n {
+		return 0, ErrRange
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("index: record %d: negative offset %d", n, off)
+	}
+	size := s.size1(n)
+	if off >= size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	want := p
+	if rest := size - off; int64(len(p)) > rest {
+		want = p[:rest]
+	}
+	var (
+		k   int
+		err error
+	)
+	if s.format == codec.LevelDB {
+		k, err = codec.ReadLogRecord(t.src(), s.logRecord(n), want, off, codec.LogOptions{Unmasked: s.log.unmask})
+	} else {
+		var rd *codec.RecordIOReader
+		if rd, err = t.rioReader(s); err == nil {
+			k, err = rd.ReadItem(s.itemLoc(n), want, off)
+		}
+	}
+	if err != nil && err != io.EOF {
+		return k, fmt.Errorf("index: record %d: %w", n, err)
+	}
+	if k < len(p) {
+		return k, io.EOF
+	}
+	return k, nil
+}
 
 // HasTrailer reports whether the source has a grailbio trailer.
-func (t *Table) HasTrailer() bool { return false }
+func (t *Table) HasTrailer() bool { return t.s().rio.hasTrl }
 
 // TrailerSize returns the trailer's length, or 0 when there is none.
-func (t *Table) TrailerSize() int64 { return 0 }
+func (t *Table) TrailerSize() int64 {
+	s := t.s()
+	if !s.rio.hasTrl {
+		return 0
+	}
+	return s.rio.trailer.Len
+}
 
 // ReadTrailerAt reads bytes of the trailer with io.ReaderAt semantics.
-func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) { return 0, errTODO }
+func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
+	s := t.s()
+	if !s.rio.hasTrl {
+		return 0, fmt.Errorf("index: %w: no trailer", os.ErrNotExist)
+	}
+	size := s.rio.trailer.Len
+	if off >= size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	want := p
+	if rest := size - off; int64(len(p)) > rest {
+		want = p[:rest]
+	}
+	rd, err := t.rioReader(s)
+	if err != nil {
+		return 0, err
+	}
+	k, err := rd.ReadItem(s.rio.trailer, want, off)
+	if err != nil && err != io.EOF {
+		return k, fmt.Errorf("index: trailer: %w", err)
+	}
+	if k < len(p) {
+		return k, io.EOF
+	}
+	return k, nil
+}
 
 // Header returns the recordio header entries in file order (nil for leveldb).
-func (t *Table) Header() []HeaderEntry { return nil }
+func (t *Table) Header() []HeaderEntry { return t.s().rio.header }
 
 // Damage returns the byte ranges the scan skipped, in offset order.
-func (t *Table) Damage() []codec.Damage { return nil }
+func (t *Table) Damage() []codec.Damage { return t.s().damage }
 
 // Info summarises the table.
-func (t *Table) Info() Info { return t.info }
+func (t *Table) Info() Info {
+	s := t.s()
+	trl := int64(-1)
+	if s.rio.hasTrl {
+		trl = s.rio.trailer.Len
+	}
+	return Info{Path: t.path, Format: s.format, Flavor: s.flavor, FileSize: s.size, Records: s.n,
+		Bytes: s.bytes, Source: s.source, BuildTime: s.elapsed, Trailer: trl}
+}
 
-// Refresh re-examines the source: if it grew, only the new tail is scanned
-// and the new records are added; if it shrank or was replaced, the table is
-// rebuilt. It reports whether the record list changed.
-func (t *Table) Refresh(ctx context.Context) (changed bool, err error) { return false, errTODO }
+// Close releases the source file of a table made by Open.
+func (t *Table) Close() error {
+	if t.file != nil {
+		return t.file.Close()
+	}
+	return nil
+}
 
-// Close releases the source file.
-func (t *Table) Close() error { return nil }
+// src returns the reader of the source.
+func (t *Table) src() io.ReaderAt {
+	if t.file != nil {
+		return t.file
+	}
+	return t.r
+}
+
+// rioReader returns the recordio random reader for snapshot s, building it
+// on first use (and again after a refresh changed the file size).
+func (t *Table) rioReader(s *snapshot) (*codec.RecordIOReader, error) {
+	t.rioMu.Lock()
+	defer t.rioMu.Unlock()
+	if t.rio != nil && t.rioSize == s.size {
+		return t.rio, nil
+	}
+	cache := t.opt.BlockCache
+	if cache <= 0 {
+		cache = 16
+	}
+	rd, err := codec.NewRecordIOReader(t.src(), s.size, s.format, s.rio.transf,
+		codec.RecordIOOptions{LegacyTransform: s.rio.legacyT}, cache)
+	if err != nil {
+		return nil, err
+	}
+	t.rio, t.rioSize = rd, s.size
+	return rd, nil
+}
+
+// Used by Refresh and Open.
+var _ = context.Background

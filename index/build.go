@@ -1,0 +1,128 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// Open opens the file at path read-only and returns its table: loaded from
+// the cache when a saved table for the unchanged file exists, built (and
+// saved) otherwise. A damaged, foreign or stale cache file is ignored.
+func Open(ctx context.Context, path string, o Options) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := openFile(ctx, f, path, o)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, error) {
+	if o.LegacyTransform == "" && strings.HasSuffix(path, ".grail-rpk-gz") {
+		o.LegacyTransform = "flate"
+	}
+	start := time.Now()
+	id, err := identify(f)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{path: path, file: f, opt: o}
+	cf := cachePath(o.CacheDir, path, id)
+	if cf != "" {
+		if s, err := loadCache(cf, id, o); err == nil {
+			s.source, s.elapsed = "cached", time.Since(start)
+			t.snap.Store(s)
+			return t, nil
+		}
+	}
+	s, err := build(ctx, f, id.size, o)
+	if err != nil {
+		return nil, fmt.Errorf("index: %s: %w", path, err)
+	}
+	s.id, s.elapsed = id, time.Since(start)
+	t.snap.Store(s)
+	if cf != "" {
+		// A failure to save costs only speed next time; the table is good.
+		_ = saveCache(cf, s, o)
+	}
+	return t, nil
+}
+
+// Build scans r (size bytes) once and returns its table. It saves nothing
+// and keeps r for later reads.
+func Build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*Table, error) {
+	start := time.Now()
+	s, err := build(ctx, r, size, o)
+	if err != nil {
+		return nil, err
+	}
+	s.elapsed = time.Since(start)
+	t := &Table{r: r, opt: o}
+	t.snap.Store(s)
+	return t, nil
+}
+
+// build detects the format and runs the matching builder.
+func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
+	f := o.Format
+	if f == codec.Unknown {
+		if size == 0 {
+			f = codec.LevelDB // an empty file is an empty log
+		} else {
+			var err error
+			if f, err = codec.Detect(r, size); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var (
+		s   *snapshot
+		err error
+	)
+	switch f {
+	case codec.LevelDB:
+		s, err = buildLog(ctx, r, size, o)
+	case codec.RecordIO, codec.RecordIOLegacy:
+		s, err = buildRIO(ctx, r, size, f, o)
+	default:
+		return nil, fmt.Errorf("%w: format %v", codec.ErrUnsupported, f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.source = "built"
+	return s, nil
+}
+
+// progress reports scanned bytes to the user's callback, if any.
+type progress struct {
+	fn    func(done, total int64)
+	total int64
+}
+
+func (p progress) report(done int64) {
+	if p.fn != nil {
+		p.fn(min(done, p.total), p.total)
+	}
+}
+
+// errCanceled wraps a context error so callers can tell it from damage.
+func canceled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("index: build interrupted: %w", err)
+	}
+	return nil
+}
+
+var _ = errors.Is

@@ -1,0 +1,97 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// buildRIO indexes a grailbio recordio file (current or legacy format).
+func buildRIO(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+	ro := codec.RecordIOOptions{Strict: o.Strict, LegacyTransform: o.LegacyTransform}
+	sc, err := codec.NewRecordIOScanner(r, size, f, ro)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{format: f, size: size}
+	rt := &s.rio
+	rt.legacyT = o.LegacyTransform
+	rt.transf = sc.Transformers()
+	for _, h := range sc.Header() {
+		rt.header = append(rt.header, HeaderEntry{Key: h.Key, Value: h.Value})
+	}
+	prog := progress{fn: o.Progress, total: size}
+	lastBlock := int64(-1)
+	for sc.Next() {
+		loc := sc.Item()
+		n := int64(len(rt.ioff))
+		if loc.Block != lastBlock || loc.Item == 0 {
+			rt.blocks = append(rt.blocks, rioBlock{off: loc.Block, first: n})
+			lastBlock = loc.Block
+			prog.report(loc.Block)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if loc.Off > 1<<32-1 {
+			return nil, fmt.Errorf("%w: item %d lies %d bytes into its block (limit 4 GiB)", codec.ErrLimit, n, loc.Off)
+		}
+		rt.ioff = append(rt.ioff, uint32(loc.Off))
+		if loc.Len < lenInSide {
+			rt.ilen = append(rt.ilen, uint32(loc.Len))
+		} else {
+			rt.ilen = append(rt.ilen, lenInSide)
+			if rt.big == nil {
+				rt.big = map[int64]int64{}
+			}
+			rt.big[n] = loc.Len
+		}
+		s.bytes += loc.Len
+	}
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	s.n = int64(len(rt.ioff))
+	s.damage = append(s.damage, sc.Damage()...)
+	if f == codec.RecordIO && sc.HasTrailer() {
+		loc, ok, err := sc.Trailer()
+		switch {
+		case err != nil:
+			s.damage = append(s.damage, codec.Damage{Off: max(0, size-rioChunk), Len: min(size, rioChunk),
+				Reason: "trailer unreadable: " + err.Error(), Err: codec.ErrCorrupt})
+		case ok:
+			rt.trailer, rt.hasTrl = loc, true
+		}
+	}
+	prog.report(size)
+	s.flavor = rioFlavor(f, rt)
+	return s, nil
+}
+
+// rioChunk is the recordio chunk size, the unit trailer damage is reported in.
+const rioChunk = 32768
+
+// rioFlavor names the dialect of a recordio file for people.
+func rioFlavor(f codec.Format, rt *rioTable) string {
+	if f == codec.RecordIOLegacy {
+		if rt.legacyT != "" {
+			return "grailbio recordio legacy (" + rt.legacyT + ")"
+		}
+		return "grailbio recordio legacy"
+	}
+	var b strings.Builder
+	b.WriteString("grailbio recordio")
+	if len(rt.transf) > 0 {
+		b.WriteString(" (" + strings.Join(rt.transf, ", ") + ")")
+	}
+	if rt.hasTrl {
+		b.WriteString(" with trailer")
+	}
+	return b.String()
+}

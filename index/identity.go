@@ -1,0 +1,57 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"syscall"
+)
+
+// identity says which bytes a table was built from: the file (device and
+// inode), its size and mtime, and checksums of its first and last block, so
+// that a file rewritten in place with the same size and a restored mtime is
+// still told apart.
+type identity struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64 // nanoseconds
+	head     uint32
+	tail     uint32
+}
+
+// identBlock is how many bytes at each end of the file the checksums cover.
+const identBlock = 32768
+
+// identify stats f and checksums its ends.
+func identify(f *os.File) (identity, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return identity{}, err
+	}
+	id := identity{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	if id.head, err = rangeCRC(f, 0, min(id.size, identBlock)); err != nil {
+		return identity{}, err
+	}
+	tailOff := max(0, id.size-identBlock)
+	if id.tail, err = rangeCRC(f, tailOff, id.size-tailOff); err != nil {
+		return identity{}, err
+	}
+	return id, nil
+}
+
+// rangeCRC returns the CRC-32C of n bytes of r at off.
+func rangeCRC(r io.ReaderAt, off, n int64) (uint32, error) {
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("index: checksum of source bytes: %w", err)
+	}
+	return crc32.Checksum(buf, crc32.MakeTable(crc32.Castagnoli)), nil
+}
+
+// sameFile reports whether a and b name the same file.
+func (a identity) sameFile(b identity) bool { return a.dev == b.dev && a.ino == b.ino }

@@ -1,0 +1,148 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// errNoFile is returned by Refresh on a table made by Build.
+var errNoFile = errors.New("index: refresh needs a table opened from a path")
+
+// Refresh re-examines the source: if it grew, only the new tail is scanned
+// and the new records are added; if it shrank, was rewritten or was
+// replaced by another file at the same path, the table is rebuilt. It
+// reports whether the table changed. Readers may run concurrently; they see
+// the old table until the new one is complete.
+func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
+	if t.file == nil {
+		return false, errNoFile
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.s()
+	start := time.Now()
+	if fi, err := os.Stat(t.path); err == nil {
+		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
+			return true, t.reopen(ctx)
+		}
+	}
+	id, err := identify(t.file)
+	if err != nil {
+		return false, err
+	}
+	if id == old.id {
+		return false, nil
+	}
+	var s *snapshot
+	if id.sameFile(old.id) && id.size > old.size && old.format == codec.LevelDB && t.prefixUnchanged(old) &&
+		!old.log.info.Recyclable && !old.log.info.WALSync && old.log.info.EOFMarker < 0 {
+		s, err = t.extendLog(ctx, old, id.size)
+	} else {
+		s, err = build(ctx, t.file, id.size, t.opt)
+	}
+	if err != nil {
+		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
+	}
+	s.id, s.elapsed = id, time.Since(start)
+	t.snap.Store(s)
+	if cf := cachePath(t.opt.CacheDir, t.path, id); cf != "" {
+		_ = saveCache(cf, s, t.opt)
+	}
+	return true, nil
+}
+
+// prefixUnchanged checks that the bytes the old table covered still start
+// the way they did (the head checksum over the same range).
+func (t *Table) prefixUnchanged(old *snapshot) bool {
+	head, err := rangeCRC(t.file, 0, min(old.size, identBlock))
+	return err == nil && head == old.id.head
+}
+
+// reopen switches to the file now at the table's path and rebuilds.
+func (t *Table) reopen(ctx context.Context) error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	nt, err := openFile(ctx, f, t.path, t.opt)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	oldFile := t.file
+	t.rioMu.Lock()
+	t.file, t.rio = f, nil
+	t.rioMu.Unlock()
+	t.snap.Store(nt.s())
+	// Readers that loaded the old file pointer may still be using it; the
+	// descriptor is left to the garbage collector's finalizer rather than
+	// closed under them.
+	_ = oldFile
+	return nil
+}
+
+// extendLog scans only the tail of a grown leveldb log. Scanning restarts
+// at the block holding the end of the last good record: records before it
+// are kept, damage found before it is kept, and everything from it on is
+// scanned afresh (a record that was still being written is found whole).
+func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snapshot, error) {
+	resume := old.log.resume
+	start := resume / blockSize * blockSize
+	sc := codec.NewLogScanner(t.file, size, codec.LogOptions{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
+		Start: start, End: size})
+	s := *old
+	s.size = size
+	s.log.side = old.log.side
+	cloned := false
+	for sc.Next() {
+		rec := sc.Record()
+		if rec.Off < resume {
+			continue
+		}
+		if rec.Chunks != nil || rec.Hdr != s.log.hdr || rec.Len >= lenInSide {
+			if !cloned {
+				s.log.side, cloned = maps.Clone(old.log.side), true
+			}
+		}
+		s.log.add(rec)
+		s.n++
+		s.bytes += rec.Len
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	var dmg []codec.Damage
+	for _, d := range old.damage {
+		if d.Off < resume {
+			dmg = append(dmg, d)
+		}
+	}
+	for _, d := range sc.Damage() {
+		if d.Off >= resume {
+			dmg = append(dmg, d)
+		}
+	}
+	dmg = append(dmg, sc.LeadDamage(resume)...)
+	sort.SliceStable(dmg, func(i, j int) bool { return dmg[i].Off < dmg[j].Off })
+	s.damage = dmg
+	info := old.log.info
+	mergeInfo(&info, sc.Info())
+	s.log.info = info
+	s.log.resume = s.log.lastEnd()
+	if s.n == old.n {
+		s.log.resume = max(s.log.resume, old.log.resume)
+	}
+	s.flavor = logFlavor(info)
+	s.source = "built"
+	return &s, nil
+}

@@ -1,0 +1,287 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// vectorDir is where CI puts the shared reference vectors: beside the checkout.
+const vectorDir = "../../shared/vectors"
+
+// want is what a vector manifest says a reader must return.
+type want struct {
+	name    string
+	path    string
+	count   int64
+	lens    []int64  // per record, when listed
+	sums    []string // per record sha256, when listed
+	concat  string   // sha256 of all payloads concatenated, for aggregate manifests
+	lensSum string   // sha256 of the decimal lengths, for aggregate manifests
+	lensSep string   // how aggregate lengths are joined ("\n" between, or after each)
+	trailer *struct {
+		Len    int64  `json:"len"`
+		Sha256 string `json:"sha256"`
+	}
+	header []struct {
+		Key   string `json:"key"`
+		Type  string `json:"type"`
+		Value any    `json:"value"`
+	}
+	legacyT string
+}
+
+type entry struct {
+	Len    int64  `json:"len"`
+	Sha256 string `json:"sha256"`
+}
+
+// loadWants reads every manifest of both vector folders.
+func loadWants(t testing.TB) []want {
+	t.Helper()
+	var out []want
+	for _, dir := range []string{"leveldb", "grailbio"} {
+		ms, err := filepath.Glob(filepath.Join(vectorDir, dir, "*.json"))
+		if err != nil || len(ms) == 0 {
+			t.Fatalf("no vectors in %s (shared/ must sit beside the checkout): %v", filepath.Join(vectorDir, dir), err)
+		}
+		for _, m := range ms {
+			if filepath.Base(m) == "index.json" {
+				continue
+			}
+			raw, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				File      string          `json:"file"`
+				Records   json.RawMessage `json:"records"`
+				Items     []entry         `json:"items"`
+				ItemCount int64           `json:"item_count"`
+				Summary   *struct {
+					Count  int64  `json:"count"`
+					Concat string `json:"concat_sha256"`
+					Lens   string `json:"lengths_sha256"`
+				} `json:"items_summary"`
+				Trailer *struct {
+					Len    int64  `json:"len"`
+					Sha256 string `json:"sha256"`
+				} `json:"trailer"`
+				Header []struct {
+					Key   string `json:"key"`
+					Type  string `json:"type"`
+					Value any    `json:"value"`
+				} `json:"header"`
+				ReaderOptions struct {
+					LegacyTransform string `json:"legacy_transform"`
+				} `json:"reader_options"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			w := want{name: dir + "/" + doc.File, path: filepath.Join(vectorDir, dir, doc.File),
+				trailer: doc.Trailer, header: doc.Header, legacyT: doc.ReaderOptions.LegacyTransform}
+			if dir == "leveldb" {
+				var list []entry
+				if json.Unmarshal(doc.Records, &list) == nil {
+					for _, e := range list {
+						w.lens, w.sums = append(w.lens, e.Len), append(w.sums, e.Sha256)
+					}
+					w.count = int64(len(list))
+				} else {
+					var agg struct {
+						Count  int64  `json:"count"`
+						Concat string `json:"concat_sha256"`
+						Lens   string `json:"lengths_sha256"`
+					}
+					if err := json.Unmarshal(doc.Records, &agg); err != nil {
+						t.Fatalf("%s: records: %v", m, err)
+					}
+					w.count, w.concat, w.lensSum, w.lensSep = agg.Count, agg.Concat, agg.Lens, "between"
+				}
+			} else {
+				w.count = doc.ItemCount
+				if doc.Items != nil {
+					for _, e := range doc.Items {
+						w.lens, w.sums = append(w.lens, e.Len), append(w.sums, e.Sha256)
+					}
+				} else if doc.Summary != nil {
+					w.concat, w.lensSum, w.lensSep = doc.Summary.Concat, doc.Summary.Lens, "after"
+				}
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// readRecord reads record n whole through ReadAt, in pieces of odd sizes so
+// that reads start and end inside chunks and blocks and across their edges.
+func readRecord(t testing.TB, tb *Table, n int64) []byte {
+	t.Helper()
+	size := tb.Size(n)
+	out := make([]byte, 0, size)
+	steps := []int64{size + 1, 4093, 32761, 1, 32740, 65537}
+	step := steps[int(n)%len(steps)]
+	if step <= 0 {
+		step = 1
+	}
+	for off := int64(0); off < size; off += step {
+		p := make([]byte, min(step, size-off))
+		k, err := tb.ReadAt(n, p, off)
+		if err != nil {
+			t.Fatalf("record %d: ReadAt(%d bytes at %d): %d, %v", n, len(p), off, k, err)
+		}
+		out = append(out, p[:k]...)
+	}
+	return out
+}
+
+// check compares a table with a manifest.
+func check(t *testing.T, tb *Table, w want) {
+	t.Helper()
+	if tb.Len() != w.count {
+		t.Fatalf("%d records, manifest says %d", tb.Len(), w.count)
+	}
+	var concat bytes.Buffer
+	var lens []string
+	for n := range tb.Len() {
+		b := readRecord(t, tb, n)
+		if int64(len(b)) != tb.Size(n) {
+			t.Fatalf("record %d: read %d bytes, Size says %d", n, len(b), tb.Size(n))
+		}
+		if w.lens != nil {
+			if tb.Size(n) != w.lens[n] || sum(b) != w.sums[n] {
+				t.Fatalf("record %d: len %d sha %s, manifest len %d sha %s", n, len(b), sum(b), w.lens[n], w.sums[n])
+			}
+		} else {
+			concat.Write(b)
+			lens = append(lens, strconv.Itoa(len(b)))
+		}
+	}
+	if w.lens == nil && w.concat != "" {
+		joined := strings.Join(lens, "\n")
+		if w.lensSep == "after" && len(lens) > 0 {
+			joined += "\n"
+		}
+		if sum(concat.Bytes()) != w.concat || sum([]byte(joined)) != w.lensSum {
+			t.Fatalf("aggregate hashes differ from the manifest")
+		}
+	}
+	if w.trailer != nil {
+		if !tb.HasTrailer() || tb.TrailerSize() != w.trailer.Len {
+			t.Fatalf("trailer: has %v size %d, manifest %d", tb.HasTrailer(), tb.TrailerSize(), w.trailer.Len)
+		}
+		p := make([]byte, w.trailer.Len)
+		if k, err := tb.ReadTrailerAt(p, 0); err != nil || sum(p[:k]) != w.trailer.Sha256 {
+			t.Fatalf("trailer bytes: %d, %v", k, err)
+		}
+	} else if tb.HasTrailer() {
+		t.Fatalf("table has a trailer the manifest does not list")
+	}
+	hdr := tb.Header()
+	if len(hdr) != len(w.header) {
+		t.Fatalf("%d header entries, manifest %d", len(hdr), len(w.header))
+	}
+	for i, h := range w.header {
+		if hdr[i].Key != h.Key || !sameValue(hdr[i].Value, h.Value) {
+			t.Fatalf("header %d: %q=%v, manifest %q=%v", i, hdr[i].Key, hdr[i].Value, h.Key, h.Value)
+		}
+	}
+	if len(tb.Damage()) != 0 {
+		t.Fatalf("clean vector reported damage: %v", tb.Damage())
+	}
+}
+
+// sameValue compares a header value with its JSON form.
+func sameValue(got, want any) bool {
+	switch g := got.(type) {
+	case bool, string:
+		return g == want
+	case int64:
+		f, ok := want.(float64)
+		return ok && float64(g) == f
+	case uint64:
+		f, ok := want.(float64)
+		return ok && float64(g) == f
+	}
+	return false
+}
+
+func TestVectors(t *testing.T) {
+	for _, w := range loadWants(t) {
+		t.Run(w.name, func(t *testing.T) {
+			o := Options{CacheDir: t.TempDir(), LegacyTransform: w.legacyT}
+			tb, err := Open(context.Background(), w.path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			if tb.Info().Source != "built" {
+				t.Fatalf("first open: source %q", tb.Info().Source)
+			}
+			check(t, tb, w)
+			// The saved table loads back identical and serves the same bytes.
+			tc, err := Open(context.Background(), w.path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tc.Close()
+			if tc.Info().Source != "cached" {
+				t.Fatalf("second open: source %q, want cached", tc.Info().Source)
+			}
+			if !sameTable(tb.s(), tc.s()) {
+				t.Fatalf("loaded table differs from the built one")
+			}
+			check(t, tc, w)
+		})
+	}
+}
+
+// sameTable compares two snapshots, ignoring how they were obtained.
+func sameTable(a, b *snapshot) bool {
+	x, y := *a, *b
+	x.source, y.source, x.elapsed, y.elapsed = "", "", 0, 0
+	for _, s := range []*snapshot{&x, &y} {
+		if len(s.log.side) == 0 {
+			s.log.side = nil
+		}
+		if len(s.rio.big) == 0 {
+			s.rio.big = nil
+		}
+		if len(s.log.off) == 0 {
+			s.log.off, s.log.ln = nil, nil
+		}
+		if len(s.rio.ioff) == 0 {
+			s.rio.ioff, s.rio.ilen, s.rio.blocks = nil, nil, nil
+		}
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func TestFormatsDetected(t *testing.T) {
+	for _, w := range loadWants(t) {
+		tb, err := Open(context.Background(), w.path, Options{CacheDir: "-", LegacyTransform: w.legacyT})
+		if err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		f := tb.Format()
+		tb.Close()
+		isLog := strings.HasPrefix(w.name, "leveldb/")
+		if isLog != (f == codec.LevelDB) {
+			t.Errorf("%s: detected %v", w.name, f)
+		}
+	}
+}
