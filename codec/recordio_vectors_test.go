@@ -56,6 +56,11 @@ type rioManifest struct {
 		KeyTrailerOpt   bool     `json:"key_trailer_opt"`
 		SetTrailer      bool     `json:"set_trailer"`
 		API             string   `json:"api"`
+		AddHeader       []struct {
+			Key   string          `json:"key"`
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		} `json:"add_header"`
 	} `json:"writer"`
 	ReaderOptions struct {
 		LegacyTransform string `json:"legacy_transform"`
