@@ -1,0 +1,107 @@
+package fs
+
+import (
+	"context"
+	iofs "io/fs"
+	"os"
+	"sort"
+	"syscall"
+)
+
+// Dir is an open directory: a stream of entries generated on the fly. For a
+// record directory no list is ever built, whatever the number of records.
+// A Dir is not safe for concurrent use.
+type Dir struct {
+	t     *Tree
+	n     Node
+	count int64      // records (record directories)
+	extra []DirEntry // entries after the records, or every entry of a mirrored directory
+	pos   uint64     // entries already returned
+	width int
+	buf   []byte
+}
+
+// OpenDir opens the directory n for listing. Listing a record directory of
+// a tree mount indexes its record file.
+func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
+	d := &Dir{t: t, n: n}
+	switch n.Kind {
+	case KindRecordDir:
+		src, err := t.source(ctx, n.rd)
+		if err != nil {
+			return nil, err
+		}
+		d.count = src.Len()
+		d.width = NameWidth(d.count)
+		if src.HasTrailer() {
+			d.extra = append(d.extra, DirEntry{Name: TrailerName, Mode: syscall.S_IFDIR, Ino: makeIno(n.rd.key, inoKindTrDir, 0)})
+		}
+		d.extra = append(d.extra, DirEntry{Name: InfoName, Mode: syscall.S_IFREG, Ino: makeIno(n.rd.key, inoKindInfo, 0)})
+	case KindTrailerDir:
+		d.count, d.width = 1, minNameWidth
+	case KindDir:
+		ents, err := os.ReadDir(t.abs(n.rel))
+		if err != nil {
+			return nil, &OpError{Op: "readdir", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
+		}
+		for _, e := range ents {
+			fi, err := e.Info()
+			if err != nil {
+				continue // vanished since the listing
+			}
+			c, ok := t.classify(joinRel(n.rel, e.Name()), fi)
+			if !ok {
+				continue
+			}
+			st := statOf(fi)
+			de := DirEntry{Name: e.Name(), Mode: syscall.S_IFREG, Ino: makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0)}
+			switch c.Kind {
+			case KindDir:
+				de.Mode = syscall.S_IFDIR
+			case KindRecordDir:
+				de.Mode, de.Ino = syscall.S_IFDIR, makeIno(c.rd.key, inoKindRecDir, 0)
+			}
+			d.extra = append(d.extra, de)
+		}
+		sort.Slice(d.extra, func(i, j int) bool { return d.extra[i].Name < d.extra[j].Name })
+	default:
+		return nil, syscall.ENOTDIR
+	}
+	return d, nil
+}
+
+// Len returns the number of entries of the directory.
+func (d *Dir) Len() uint64 { return uint64(d.count) + uint64(len(d.extra)) }
+
+// Next returns the next entry; ok is false at the end of the directory.
+func (d *Dir) Next() (e DirEntry, ok bool) {
+	if d.pos >= d.Len() {
+		return DirEntry{}, false
+	}
+	i := d.pos
+	d.pos++
+	if i < uint64(d.count) {
+		d.buf = appendRecordName(d.buf[:0], int64(i), d.width)
+		kind := uint8(inoKindRecord)
+		if d.n.Kind == KindTrailerDir {
+			kind = inoKindTrItem
+		}
+		return DirEntry{Name: string(d.buf), Mode: syscall.S_IFREG, Ino: makeIno(d.n.rd.key, kind, int64(i)), Off: d.pos}, true
+	}
+	e = d.extra[i-uint64(d.count)]
+	e.Off = d.pos
+	return e, true
+}
+
+// Seek positions the stream so that the next entry is the one after the
+// entry whose Off was off (0: the start).
+func (d *Dir) Seek(off uint64) error {
+	if off > d.Len() {
+		return iofs.ErrInvalid
+	}
+	d.pos = off
+	return nil
+}
+
+// Close releases the directory.
+func (d *Dir) Close() error { return nil }

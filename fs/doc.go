@@ -1,0 +1,33 @@
+// Package fs is the backend-neutral file tree that recfs mounts: it turns
+// record tables (package index) into directories of numbered read-only files,
+// and knows nothing of byte layouts or of FUSE.
+//
+// It is the fourth stage of the pipeline (file → codec → index → fs →
+// adapter → kernel). The FUSE adapters (fs/gofuse, later fs/bazil) call the
+// node-level API of [Tree] — Lookup, Getattr, OpenDir, Open, Xattrs — and
+// turn its errors into errnos with [Errno]. [Tree.FS] offers the same tree as
+// an io/fs.FS for tests and tools that have no kernel.
+//
+// The user-visible contract (shared/spec/fs-layout.md):
+//
+//   - A record directory holds one file per record, named by its zero-padded
+//     decimal number (width max(6, digits(Len-1))), so that ls and shell
+//     globs list records in order. A lookup of the unpadded number finds the
+//     same record; any other name does not exist.
+//   - A grailbio file with a trailer also has trailer/, whose single file
+//     000000 holds the trailer bytes.
+//   - .recfs is a small text file describing the record file: format,
+//     flavour, record count, bytes, header key/values, trailer size, where
+//     the index came from and every damaged range.
+//   - Files are mode 0444 and directories 0555; owner, group and times
+//     follow the source file.
+//   - Inode numbers are derived from the source file's (device, inode) and
+//     the record number, so they are the same across remounts.
+//   - A tree mount mirrors a source directory: regular files whose content is
+//     a record file become record directories, indexed lazily on first
+//     lookup or listing; other regular files are passed through read-only
+//     (or hidden); symbolic links, devices and sockets are left out.
+//
+// Concurrency: a Tree is safe for concurrent use. Node values are small,
+// immutable and may be copied; nothing is kept per record.
+package fs

@@ -1,0 +1,106 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recfs/recfs/index"
+)
+
+// infoText returns the contents of rd's .recfs, built once.
+func (t *Tree) infoText(rd *recDir, src Source) []byte {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.info == nil {
+		rd.info = []byte(FormatInfo(rd.path, src))
+	}
+	return rd.info
+}
+
+// FormatInfo renders the text of a record directory's .recfs file: one
+// "key: value" line per fact, header entries as "header.<key>: <value>" and
+// damaged ranges as "damage: offset=<n> length=<n> reason=<quoted>". Strings
+// that could hold line breaks are quoted in Go syntax.
+func FormatInfo(path string, src Source) string {
+	in := src.Info()
+	var b strings.Builder
+	line := func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) }
+	line("file", strconv.Quote(path))
+	line("format", in.Format)
+	if in.Flavor != "" {
+		line("flavour", in.Flavor)
+	}
+	line("records", src.Len())
+	line("bytes", in.Bytes)
+	line("file size", in.FileSize)
+	for _, h := range src.Header() {
+		line("header."+h.Key, headerValue(h))
+	}
+	if src.HasTrailer() {
+		line("trailer", fmt.Sprintf("%d bytes", src.TrailerSize()))
+	} else {
+		line("trailer", "none")
+	}
+	if in.Source != "" {
+		line("index", fmt.Sprintf("%s in %s", in.Source, in.BuildTime.Round(time.Microsecond)))
+	}
+	dmg := src.Damage()
+	line("damaged ranges", len(dmg))
+	for _, d := range dmg {
+		fmt.Fprintf(&b, "damage: offset=%d length=%d reason=%s\n", d.Off, d.Len, strconv.Quote(d.Reason))
+	}
+	return b.String()
+}
+
+// headerValue renders a header value: strings quoted, the rest as %v.
+func headerValue(h index.HeaderEntry) string {
+	if s, ok := h.Value.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(h.Value)
+}
+
+// Xattrs returns the extended attributes of n (spec: user.recfs.format,
+// user.recfs.records and user.recfs.header.<key> on record directories;
+// user.recfs.offset and user.recfs.length on records).
+func (t *Tree) Xattrs(ctx context.Context, n Node) ([]Xattr, error) {
+	var out []Xattr
+	add := func(k string, v any) {
+		s, ok := v.(string)
+		if !ok {
+			s = fmt.Sprint(v)
+		}
+		out = append(out, Xattr{Name: "user.recfs." + k, Value: []byte(s)})
+	}
+	switch n.Kind {
+	case KindRecordDir:
+		src, err := t.source(ctx, n.rd)
+		if err != nil {
+			return nil, err
+		}
+		add("format", src.Info().Format.String())
+		add("records", src.Len())
+		seen := map[string]bool{}
+		for _, h := range src.Header() {
+			if seen[h.Key] { // xattr names are unique: the first entry wins
+				continue
+			}
+			seen[h.Key] = true
+			add("header."+h.Key, h.Value)
+		}
+	case KindRecord:
+		src, err := t.source(ctx, n.rd)
+		if err != nil {
+			return nil, err
+		}
+		if n.N < 0 || n.N >= src.Len() {
+			return nil, nil
+		}
+		add("offset", src.Offset(n.N))
+		add("length", src.Size(n.N))
+	}
+	return out, nil
+}

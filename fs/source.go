@@ -1,0 +1,46 @@
+package fs
+
+import (
+	"context"
+	"io"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
+)
+
+// Source is what the tree needs from a record table. *index.Table
+// implements it; tests use small fakes.
+type Source interface {
+	// Len returns the number of records.
+	Len() int64
+	// Size returns the payload length of record n, 0 <= n < Len().
+	Size(n int64) int64
+	// Offset returns the file offset of record n's first framing byte.
+	Offset(n int64) int64
+	// ReadAt reads bytes of record n's payload with io.ReaderAt semantics.
+	ReadAt(n int64, p []byte, off int64) (int, error)
+	// HasTrailer reports whether the source has a grailbio trailer.
+	HasTrailer() bool
+	// TrailerSize returns the trailer's length in bytes.
+	TrailerSize() int64
+	// ReadTrailerAt reads bytes of the trailer with io.ReaderAt semantics.
+	ReadTrailerAt(p []byte, off int64) (int, error)
+	// Header returns the recordio header entries in file order.
+	Header() []index.HeaderEntry
+	// Damage returns the byte ranges the scan skipped.
+	Damage() []codec.Damage
+	// Info summarises the source for .recfs.
+	Info() index.Info
+	// Close releases the source file.
+	Close() error
+}
+
+var _ Source = (*index.Table)(nil)
+
+// OpenFunc opens the record file at path and returns its table. Tree mounts
+// call it lazily, the first time a record directory is looked into.
+type OpenFunc func(ctx context.Context, path string) (Source, error)
+
+// DetectFunc reports whether the size bytes readable from r are a record
+// file. cmd/recfs passes a wrapper of codec.Detect.
+type DetectFunc func(r io.ReaderAt, size int64) bool

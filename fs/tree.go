@@ -1,0 +1,505 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Kind is the kind of an entry of the tree.
+type Kind uint8
+
+// The kinds of entries.
+const (
+	KindDir        Kind = iota + 1 // a mirrored directory of a tree mount
+	KindFile                       // a passed-through regular file of a tree mount
+	KindRecordDir                  // a record file shown as a directory
+	KindRecord                     // one record
+	KindTrailerDir                 // trailer/ of a grailbio file with a trailer
+	KindTrailer                    // the trailer item inside trailer/
+	KindInfo                       // .recfs
+)
+
+// Names of the fixed entries of a record directory.
+const (
+	InfoName    = ".recfs"
+	TrailerName = "trailer"
+)
+
+// Node identifies one entry of the tree. It is a small value: adapters keep
+// it in their kernel-facing node and hand it back on every call, so the tree
+// itself keeps nothing per record.
+type Node struct {
+	Kind Kind
+	N    int64   // record number (KindRecord) or trailer item (KindTrailer)
+	rel  string  // KindDir, KindFile: slash-separated path below the source root
+	rd   *recDir // record kinds: the record file
+}
+
+// IsDir reports whether the node is a directory.
+func (n Node) IsDir() bool {
+	return n.Kind == KindDir || n.Kind == KindRecordDir || n.Kind == KindTrailerDir
+}
+
+// Attr holds the attributes of a node.
+type Attr struct {
+	Ino                 uint64
+	Mode                uint32 // file type and permission bits, as in syscall.Stat_t
+	Size                int64
+	Nlink               uint32
+	Uid, Gid            uint32
+	Atime, Mtime, Ctime time.Time
+}
+
+// DirEntry is one entry of a directory listing.
+type DirEntry struct {
+	Name string
+	Mode uint32 // file type bits (syscall.S_IFDIR or syscall.S_IFREG)
+	Ino  uint64
+	Off  uint64 // position after this entry; Seek(Off) continues behind it
+}
+
+// Handle is an open file of the tree.
+type Handle interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// Xattr is one extended attribute.
+type Xattr struct {
+	Name  string
+	Value []byte
+}
+
+// Options configure a Tree. The zero value works for single-file trees.
+type Options struct {
+	// Open opens a record file of a tree mount; required by NewDir.
+	Open OpenFunc
+	// Detect tells record files from other files; required by NewDir.
+	Detect DetectFunc
+	// HideOther hides files that are not record files in tree mounts.
+	HideOther bool
+	// Logger receives one line per distinct failure (other than ENOENT).
+	// nil: logrus's standard logger.
+	Logger logrus.FieldLogger
+}
+
+// statInfo is what the tree keeps of a source file's stat.
+type statInfo struct {
+	dev, ino            uint64
+	uid, gid            uint32
+	mode                uint32
+	size                int64
+	atime, mtime, ctime time.Time
+}
+
+// recDir is one record file: its identity and its lazily opened table.
+type recDir struct {
+	path string // the source file
+	rel  string // its path in the mount ("" when it is the mount root)
+	st   statInfo
+	key  uint64
+
+	mu   sync.Mutex
+	src  Source
+	err  error
+	info []byte // .recfs, built on first use
+}
+
+// plainEntry caches what a tree mount learned about one regular file.
+type plainEntry struct {
+	dev, ino uint64
+	size     int64
+	mtime    time.Time
+	rd       *recDir // nil: not a record file
+}
+
+// Tree is the file tree of one mount. Its methods are safe for concurrent
+// use.
+type Tree struct {
+	o    Options
+	src  string // the source path, absolute
+	root Node
+	elog *errLog
+
+	mu    sync.Mutex
+	files map[string]*plainEntry // tree mounts: regular files seen so far
+	opens []*recDir              // record files opened, for Close
+}
+
+// NewFile returns the tree of a single record file: the root is the record
+// directory of src, the already opened table of the file at path.
+func NewFile(path string, src Source, o Options) (*Tree, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	t := newTree(abs, o)
+	st := statOf(fi)
+	rd := &recDir{path: abs, st: st, key: fileKey(st.dev, st.ino), src: src}
+	t.opens = append(t.opens, rd)
+	t.root = Node{Kind: KindRecordDir, rd: rd}
+	return t, nil
+}
+
+// NewDir returns the tree of a directory: every directory is mirrored, every
+// record file (as o.Detect says) becomes a record directory opened with
+// o.Open on first use, and other regular files are passed through.
+func NewDir(path string, o Options) (*Tree, error) {
+	if o.Open == nil || o.Detect == nil {
+		return nil, fmt.Errorf("fs: NewDir needs Options.Open and Options.Detect")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("fs: %s is not a directory", abs)
+	}
+	t := newTree(abs, o)
+	t.root = Node{Kind: KindDir}
+	return t, nil
+}
+
+func newTree(abs string, o Options) *Tree {
+	lg := o.Logger
+	if lg == nil {
+		lg = logrus.StandardLogger()
+	}
+	return &Tree{o: o, src: abs, elog: &errLog{log: lg}, files: make(map[string]*plainEntry)}
+}
+
+// Root returns the root node.
+func (t *Tree) Root() Node { return t.root }
+
+// Source returns the source path the tree mirrors.
+func (t *Tree) Source() string { return t.src }
+
+// Report maps err to an errno with [Errno] and logs it once (with its path,
+// record and offset when err carries an [*OpError]) unless it is ENOENT.
+// Adapters call it for every error they return to the kernel.
+func (t *Tree) Report(err error) syscall.Errno { return t.elog.report(err) }
+
+// Close closes every record file the tree opened (and the one given to
+// NewFile). The tree must not be used afterwards.
+func (t *Tree) Close() error {
+	t.mu.Lock()
+	opens := t.opens
+	t.opens = nil
+	t.mu.Unlock()
+	var first error
+	for _, rd := range opens {
+		rd.mu.Lock()
+		if rd.src != nil {
+			if err := rd.src.Close(); err != nil && first == nil {
+				first = err
+			}
+			rd.src = nil
+			rd.err = iofs.ErrClosed
+		}
+		rd.mu.Unlock()
+	}
+	return first
+}
+
+// abs returns the source path of a mirrored entry.
+func (t *Tree) abs(rel string) string {
+	if rel == "" {
+		return t.src
+	}
+	return filepath.Join(t.src, filepath.FromSlash(rel))
+}
+
+// name returns the path of a node in the mount, for messages.
+func (n Node) name() string {
+	switch n.Kind {
+	case KindDir, KindFile:
+		return n.rel
+	case KindRecordDir:
+		return n.rd.rel
+	case KindRecord:
+		return joinRel(n.rd.rel, fmt.Sprint(n.N))
+	case KindTrailerDir:
+		return joinRel(n.rd.rel, TrailerName)
+	case KindTrailer:
+		return joinRel(n.rd.rel, TrailerName+"/"+fmt.Sprint(n.N))
+	case KindInfo:
+		return joinRel(n.rd.rel, InfoName)
+	}
+	return ""
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// source returns the record file's table, opening it on first use. A
+// failure is remembered, so a broken file is indexed (and logged) once.
+func (t *Tree) source(ctx context.Context, rd *recDir) (Source, error) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.src != nil || rd.err != nil {
+		return rd.src, rd.err
+	}
+	// One request's interruption must not fail the index for everyone.
+	src, err := t.o.Open(context.WithoutCancel(ctx), rd.path)
+	if err != nil {
+		rd.err = &OpError{Op: "index", Path: rd.path, Name: rd.rel, Record: -1, Off: -1, Err: err}
+		return nil, rd.err
+	}
+	rd.src = src
+	t.mu.Lock()
+	t.opens = append(t.opens, rd)
+	t.mu.Unlock()
+	return src, nil
+}
+
+// Lookup finds the child called name of the directory parent.
+func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, error) {
+	switch parent.Kind {
+	case KindRecordDir:
+		src, err := t.source(ctx, parent.rd)
+		if err != nil {
+			return Node{}, err
+		}
+		switch name {
+		case InfoName:
+			return Node{Kind: KindInfo, rd: parent.rd}, nil
+		case TrailerName:
+			if src.HasTrailer() {
+				return Node{Kind: KindTrailerDir, rd: parent.rd}, nil
+			}
+		}
+		if n, ok := ParseRecordName(name, src.Len()); ok {
+			return Node{Kind: KindRecord, N: n, rd: parent.rd}, nil
+		}
+		return Node{}, iofs.ErrNotExist
+	case KindTrailerDir:
+		if n, ok := ParseRecordName(name, 1); ok {
+			return Node{Kind: KindTrailer, N: n, rd: parent.rd}, nil
+		}
+		return Node{}, iofs.ErrNotExist
+	case KindDir:
+		if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+			return Node{}, iofs.ErrNotExist
+		}
+		rel := joinRel(parent.rel, name)
+		fi, err := os.Lstat(t.abs(rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				return Node{}, iofs.ErrNotExist
+			}
+			return Node{}, &OpError{Op: "lookup", Path: t.abs(rel), Name: rel, Record: -1, Off: -1, Err: err}
+		}
+		n, ok := t.classify(rel, fi)
+		if !ok {
+			return Node{}, iofs.ErrNotExist
+		}
+		return n, nil
+	}
+	return Node{}, syscall.ENOTDIR
+}
+
+// classify turns a directory entry of a tree mount into a node. It reports
+// false for entries the mount leaves out.
+func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
+	switch {
+	case fi.IsDir():
+		return Node{Kind: KindDir, rel: rel}, true
+	case !fi.Mode().IsRegular():
+		return Node{}, false
+	}
+	st := statOf(fi)
+	t.mu.Lock()
+	pe := t.files[rel]
+	t.mu.Unlock()
+	if pe == nil || pe.dev != st.dev || pe.ino != st.ino || pe.size != st.size || !pe.mtime.Equal(st.mtime) {
+		pe = &plainEntry{dev: st.dev, ino: st.ino, size: st.size, mtime: st.mtime}
+		if t.detect(t.abs(rel), st.size) {
+			pe.rd = &recDir{path: t.abs(rel), rel: rel, st: st, key: fileKey(st.dev, st.ino)}
+		}
+		t.mu.Lock()
+		t.files[rel] = pe
+		t.mu.Unlock()
+	}
+	if pe.rd != nil {
+		return Node{Kind: KindRecordDir, rd: pe.rd}, true
+	}
+	if t.o.HideOther {
+		return Node{}, false
+	}
+	return Node{Kind: KindFile, rel: rel}, true
+}
+
+// detect reports whether the file at path is a record file. Unreadable
+// files are not.
+func (t *Tree) detect(path string, size int64) bool {
+	if size == 0 {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return t.o.Detect(f, size)
+}
+
+// Getattr returns the attributes of n.
+func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
+	switch n.Kind {
+	case KindDir, KindFile:
+		fi, err := os.Lstat(t.abs(n.rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				return Attr{}, iofs.ErrNotExist
+			}
+			return Attr{}, &OpError{Op: "getattr", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
+		}
+		st := statOf(fi)
+		a := attrFrom(st, makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0))
+		if n.Kind == KindDir {
+			a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+		} else {
+			a.Mode, a.Size = syscall.S_IFREG|(st.mode&0o555), st.size
+		}
+		return a, nil
+	case KindRecordDir:
+		a := attrFrom(n.rd.st, makeIno(n.rd.key, inoKindRecDir, 0))
+		a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+		return a, nil
+	case KindTrailerDir:
+		a := attrFrom(n.rd.st, makeIno(n.rd.key, inoKindTrDir, 0))
+		a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+		return a, nil
+	}
+	src, err := t.source(ctx, n.rd)
+	if err != nil {
+		return Attr{}, err
+	}
+	var a Attr
+	switch n.Kind {
+	case KindRecord:
+		if n.N < 0 || n.N >= src.Len() {
+			return Attr{}, iofs.ErrNotExist
+		}
+		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindRecord, n.N))
+		a.Size = src.Size(n.N)
+	case KindTrailer:
+		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindTrItem, n.N))
+		a.Size = src.TrailerSize()
+	case KindInfo:
+		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindInfo, 0))
+		a.Size = int64(len(t.infoText(n.rd, src)))
+	default:
+		return Attr{}, iofs.ErrInvalid
+	}
+	a.Mode = syscall.S_IFREG | 0o444
+	return a, nil
+}
+
+func attrFrom(st statInfo, ino uint64) Attr {
+	return Attr{Ino: ino, Nlink: 1, Uid: st.uid, Gid: st.gid, Atime: st.atime, Mtime: st.mtime, Ctime: st.ctime}
+}
+
+// Open opens a file node for reading. Directories give EISDIR.
+func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
+	switch n.Kind {
+	case KindDir, KindRecordDir, KindTrailerDir:
+		return nil, syscall.EISDIR
+	case KindFile:
+		f, err := os.Open(t.abs(n.rel))
+		if err != nil {
+			return nil, &OpError{Op: "open", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
+		}
+		return f, nil
+	}
+	src, err := t.source(ctx, n.rd)
+	if err != nil {
+		return nil, err
+	}
+	switch n.Kind {
+	case KindRecord:
+		if n.N < 0 || n.N >= src.Len() {
+			return nil, iofs.ErrNotExist
+		}
+		return &recordHandle{src: src, rd: n.rd, n: n.N}, nil
+	case KindTrailer:
+		return &trailerHandle{src: src, rd: n.rd}, nil
+	case KindInfo:
+		return infoHandle(t.infoText(n.rd, src)), nil
+	}
+	return nil, iofs.ErrInvalid
+}
+
+// recordHandle reads one record.
+type recordHandle struct {
+	src Source
+	rd  *recDir
+	n   int64
+}
+
+func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.src.ReadAt(h.n, p, off)
+	if err != nil && err != io.EOF {
+		err = &OpError{Op: "read", Path: h.rd.path, Name: joinRel(h.rd.rel, fmt.Sprint(h.n)), Record: h.n, Off: off, Err: err}
+	}
+	return n, err
+}
+
+func (h *recordHandle) Close() error { return nil }
+
+// trailerHandle reads the trailer.
+type trailerHandle struct {
+	src Source
+	rd  *recDir
+}
+
+func (h *trailerHandle) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.src.ReadTrailerAt(p, off)
+	if err != nil && err != io.EOF {
+		err = &OpError{Op: "read", Path: h.rd.path, Name: joinRel(h.rd.rel, TrailerName+"/0"), Record: -1, Off: off, Err: err}
+	}
+	return n, err
+}
+
+func (h *trailerHandle) Close() error { return nil }
+
+// infoHandle reads .recfs.
+type infoHandle []byte
+
+func (h infoHandle) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, iofs.ErrInvalid
+	}
+	if off >= int64(len(h)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (h infoHandle) Close() error { return nil }
