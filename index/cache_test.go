@@ -1,0 +1,269 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// writeLog writes recs as a leveldb log at path.
+func writeLog(t testing.TB, path string, recs [][]byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	for _, r := range recs {
+		if _, err := w.WriteRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendLog appends recs to the log at path through the codec writer.
+func appendLog(t testing.TB, path string, recs ...[]byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+	for _, r := range recs {
+		if _, err := w.WriteRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func records(n, size int, tag byte) [][]byte {
+	var out [][]byte
+	for i := range n {
+		out = append(out, bytes.Repeat([]byte{tag + byte(i)}, size+i%7))
+	}
+	return out
+}
+
+// TestCacheInvalidation opens a log, changes it in every way a user might,
+// and checks the next open ignores the stale saved table.
+func TestCacheInvalidation(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		change func(t *testing.T, path, cacheDir string)
+		want   int64 // records after the change
+		source string
+	}{
+		{"unchanged", func(t *testing.T, path, _ string) {}, 50, "cached"},
+		{"touch", func(t *testing.T, path, _ string) {
+			future := time.Now().Add(time.Hour)
+			os.Chtimes(path, future, future)
+		}, 50, "built"},
+		{"append", func(t *testing.T, path, _ string) { appendLog(t, path, records(3, 10, 'x')...) }, 53, "built"},
+		{"truncate", func(t *testing.T, path, _ string) {
+			writeLog(t, path, records(20, 100, 'a'))
+		}, 20, "built"},
+		{"rewrite-same-size-same-mtime", func(t *testing.T, path, _ string) {
+			fi, _ := os.Stat(path)
+			writeLog(t, path, records(50, 100, 'b'))
+			os.Chtimes(path, fi.ModTime(), fi.ModTime())
+		}, 50, "built"},
+		{"replace", func(t *testing.T, path, _ string) {
+			tmp := path + ".new"
+			writeLog(t, tmp, records(7, 100, 'c'))
+			os.Rename(tmp, path)
+		}, 7, "built"},
+		{"corrupt-cache", func(t *testing.T, _, cacheDir string) {
+			files, _ := filepath.Glob(filepath.Join(cacheDir, "*.idx"))
+			if len(files) != 1 {
+				t.Fatalf("%d cache files", len(files))
+			}
+			b, _ := os.ReadFile(files[0])
+			b[len(b)/2] ^= 0xff
+			os.WriteFile(files[0], b, 0o644)
+		}, 50, "built"},
+		{"truncated-cache", func(t *testing.T, _, cacheDir string) {
+			files, _ := filepath.Glob(filepath.Join(cacheDir, "*.idx"))
+			b, _ := os.ReadFile(files[0])
+			os.WriteFile(files[0], b[:len(b)-9], 0o644)
+		}, 50, "built"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, cacheDir := t.TempDir(), t.TempDir()
+			path := filepath.Join(dir, "x.log")
+			writeLog(t, path, records(50, 100, 'a'))
+			o := Options{CacheDir: cacheDir}
+			tb, err := Open(ctx, path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb.Close()
+			c.change(t, path, cacheDir)
+			tb, err = Open(ctx, path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			if tb.Len() != c.want || tb.Info().Source != c.source {
+				t.Fatalf("after %s: %d records from %q, want %d from %q", c.name, tb.Len(), tb.Info().Source, c.want, c.source)
+			}
+			for n := range tb.Len() {
+				readRecord(t, tb, n)
+			}
+		})
+	}
+}
+
+// TestCacheOptionsKeyed checks that a table saved under one set of options
+// is not used for another.
+func TestCacheOptionsKeyed(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "x.log")
+	writeLog(t, path, records(5, 10, 'a'))
+	ctx := context.Background()
+	tb, _ := Open(ctx, path, Options{CacheDir: cacheDir})
+	tb.Close()
+	tb, err := Open(ctx, path, Options{CacheDir: cacheDir, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if tb.Info().Source != "built" {
+		t.Fatalf("strict open used a table saved without strict")
+	}
+}
+
+// TestCacheDecoderHostile feeds every truncation and many bit flips of a
+// valid cache body to the decoder: it must fail cleanly, never panic.
+func TestCacheDecoderHostile(t *testing.T) {
+	for _, w := range loadWants(t)[:3] {
+		tb, err := Open(context.Background(), w.path, Options{CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e encoder
+		e.snapshot(tb.s())
+		tb.Close()
+		for cut := 0; cut < len(e.b); cut += 1 + cut/8 {
+			d := decoder{b: bytes.Clone(e.b[:cut])}
+			d.snapshot()
+		}
+		for i := 0; i < len(e.b); i += 3 {
+			b := bytes.Clone(e.b)
+			b[i] ^= 0xff
+			d := decoder{b: b}
+			d.snapshot()
+		}
+	}
+}
+
+// TestRefreshConcurrentAppender grows a log from another goroutine while
+// readers read every record; Refresh must pick up each new record exactly
+// once, in order, with nothing torn (run with -race).
+func TestRefreshConcurrentAppender(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.log")
+	writeLog(t, path, records(10, 50, 'a'))
+	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	var written sync.Map // record number → payload
+	for i, r := range records(10, 50, 'a') {
+		written.Store(int64(i), r)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for n := range tb.Len() {
+					got := make([]byte, tb.Size(n))
+					if _, err := tb.ReadAt(n, got, 0); err != nil {
+						t.Errorf("record %d: %v", n, err)
+						return
+					}
+					if w, ok := written.Load(n); ok && !bytes.Equal(w.([]byte), got) {
+						t.Errorf("record %d torn or wrong", n)
+						return
+					}
+				}
+			}
+		}()
+	}
+	next := int64(10)
+	for round := range 40 {
+		batch := records(1+round%4, 20+round*900, byte(round))
+		for _, r := range batch {
+			written.Store(next, r)
+			next++
+		}
+		appendLog(t, path, batch...)
+		if _, err := tb.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if tb.Len() != next {
+			t.Fatalf("round %d: %d records after refresh, want %d", round, tb.Len(), next)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(tb.Damage()) != 0 {
+		t.Fatalf("damage after clean appends: %v", tb.Damage())
+	}
+	if changed, err := tb.Refresh(context.Background()); err != nil || changed {
+		t.Fatalf("refresh of an unchanged file: %v %v", changed, err)
+	}
+}
+
+// TestRefreshPartialTail hides a record that is still being written and
+// finds it once it is complete.
+func TestRefreshPartialTail(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.log")
+	writeLog(t, path, records(3, 10, 'a'))
+	full, _ := os.ReadFile(path)
+	big := bytes.Repeat([]byte("z"), 100000)
+	appendLog(t, path, big)
+	whole, _ := os.ReadFile(path)
+	os.WriteFile(path, whole[:len(full)+40000], 0o644) // the big record is half written
+	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if tb.Len() != 3 {
+		t.Fatalf("%d records with a half-written tail, want 3", tb.Len())
+	}
+	os.WriteFile(path, whole, 0o644)
+	if _, err := tb.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tb.Len() != 4 || !bytes.Equal(readRecord(t, tb, 3), big) {
+		t.Fatalf("completed record not found: %d records", tb.Len())
+	}
+	if len(tb.Damage()) != 0 {
+		t.Fatalf("stale tail damage kept: %v", tb.Damage())
+	}
+}
