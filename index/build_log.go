@@ -164,8 +164,8 @@ func (t *logTable) get(i int64) codec.LogRecord {
 
 // appendTable appends every record of u to t.
 func (t *logTable) appendTable(u *logTable) {
-	if u.hdr == t.hdr || len(t.off) == 0 && len(t.side) == 0 {
-		if len(t.off) == 0 {
+	if u.hdr == t.hdr || len(t.off) == 0 && len(t.side) == 0 || len(u.off) == 0 {
+		if len(t.off) == 0 && u.hdr != 0 {
 			t.hdr = u.hdr
 		}
 		base := int64(len(t.off))
@@ -192,6 +192,13 @@ func mergeLogParts(parts []*logPart, o Options) (*snapshot, error) {
 	s := &snapshot{format: codec.LevelDB}
 	s.log.unmask = o.Unmasked
 	s.log.info.EOFMarker = -1
+	// Size the merged arrays exactly: growth slack would cost up to a
+	// quarter more memory per record for the table's whole life.
+	var total int
+	for _, p := range parts {
+		total += len(p.t.off)
+	}
+	s.log.off, s.log.ln = make([]int64, 0, total), make([]uint32, 0, total)
 	var consumed int64
 	for _, p := range parts {
 		if p.err != nil {
