@@ -2,13 +2,15 @@ module github.com/recfs/recfs
 
 go 1.24
 
-require github.com/spf13/cobra v1.10.2
+require (
+	github.com/hanwen/go-fuse/v2 v2.12.1
+	github.com/klauspost/compress v1.17.11
+	github.com/sirupsen/logrus v1.10.2
+	github.com/spf13/cobra v1.10.2
+)
 
 require (
-	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/klauspost/compress v1.17.11 // indirect
-	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/sys v0.28.0 // indirect
 )

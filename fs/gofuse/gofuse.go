@@ -1,0 +1,372 @@
+// Package gofuse serves an fs.Tree through go-fuse v2, recfs's default FUSE
+// backend.
+//
+// It is built for large record directories: lookups parse the record number
+// (no node objects are created up front or kept beyond the kernel's
+// interest), listings are generated one entry at a time, and the kernel is
+// told to cache names, attributes, listings and file contents for a long
+// time, since record files never change. The settings follow section (c)
+// of shared/design/fuse-notes.md.
+package gofuse
+
+import (
+	"context"
+	"io"
+	"log"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/fs"
+)
+
+var _ fs.Mounter = Mount
+
+// Defaults for static (not followed) logs.
+const (
+	defaultEntryTimeout    = time.Hour
+	defaultAttrTimeout     = time.Hour
+	defaultNegativeTimeout = time.Second
+	maxRequest             = 1 << 20 // MaxWrite, and max_read with it
+)
+
+// Options returns the go-fuse options Mount uses for o.
+func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
+	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout
+	if entry == 0 {
+		entry = defaultEntryTimeout
+	}
+	if attr == 0 {
+		attr = defaultAttrTimeout
+	}
+	if neg == 0 {
+		neg = defaultNegativeTimeout
+	}
+	name := o.Name
+	if name == "" {
+		name = "recfs"
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = logrus.StandardLogger()
+	}
+	fsname := o.FSName
+	if fsname == "" {
+		fsname = tree.Source()
+	}
+	opts := &fusefs.Options{
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &neg,
+		MountOptions: fuse.MountOptions{
+			FsName:               fsname,
+			Name:                 name,
+			AllowOther:           o.AllowOther,
+			DisableXAttrs:        !o.Xattrs,
+			IgnoreSecurityLabels: o.Xattrs,
+			MaxWrite:             maxRequest,
+			DirectMount:          true,
+			// mount(2) flags for DirectMount: read-only at the VFS level.
+			DirectMountFlags:  syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY,
+			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			Debug:             o.Debug,
+			PanicHandler: func(v any) fuse.Status {
+				lg.WithField("panic", v).Errorf("fuse handler panicked\n%s", debug.Stack())
+				return fuse.EIO
+			},
+		},
+	}
+	if o.AllowOther {
+		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
+	}
+	if w := writerOf(lg); w != nil {
+		opts.MountOptions.Logger = log.New(w, "go-fuse: ", 0)
+		opts.Logger = opts.MountOptions.Logger
+	}
+	return opts
+}
+
+// writerOf returns a debug-level writer of lg, if it has one.
+func writerOf(lg logrus.FieldLogger) io.Writer {
+	switch l := lg.(type) {
+	case *logrus.Logger:
+		return l.WriterLevel(logrus.DebugLevel)
+	case *logrus.Entry:
+		return l.WriterLevel(logrus.DebugLevel)
+	}
+	return nil
+}
+
+// Mount serves tree at dir and returns once the kernel has the mount. It
+// tries mount(2) first and falls back to fusermount3.
+func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
+	if o.Follow || o.ReadWrite {
+		return nil, fs.ErrNotSupported
+	}
+	root := NewRoot(tree, o)
+	srv, err := fusefs.Mount(dir, root, Options(tree, o))
+	if err != nil {
+		return nil, err
+	}
+	return server{srv}, nil
+}
+
+type server struct{ s *fuse.Server }
+
+func (s server) Wait() error    { s.s.Wait(); return nil }
+func (s server) Unmount() error { return s.s.Unmount() }
+
+// NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
+// tests that drive nodes without a kernel.
+func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
+	return &node{m: &mount{t: tree, xattrs: o.Xattrs}, n: tree.Root()}
+}
+
+// mount is what every node of one mount shares.
+type mount struct {
+	t      *fs.Tree
+	xattrs bool
+}
+
+// node is the kernel-facing node of one tree entry. It lives only as long
+// as the kernel references the entry; go-fuse drops it on FORGET.
+type node struct {
+	fusefs.Inode
+	m *mount
+	n fs.Node
+}
+
+var (
+	_ fusefs.NodeLookuper       = (*node)(nil)
+	_ fusefs.NodeGetattrer      = (*node)(nil)
+	_ fusefs.NodeOpendirHandler = (*node)(nil)
+	_ fusefs.NodeOpener         = (*node)(nil)
+	_ fusefs.NodeReader         = (*node)(nil)
+	_ fusefs.NodeGetxattrer     = (*node)(nil)
+	_ fusefs.NodeListxattrer    = (*node)(nil)
+	_ fusefs.NodeStatfser       = (*node)(nil)
+	_ fusefs.NodeSetattrer      = (*node)(nil)
+	_ fusefs.NodeCreater        = (*node)(nil)
+	_ fusefs.NodeMkdirer        = (*node)(nil)
+	_ fusefs.NodeMknoder        = (*node)(nil)
+	_ fusefs.NodeUnlinker       = (*node)(nil)
+	_ fusefs.NodeRmdirer        = (*node)(nil)
+	_ fusefs.NodeRenamer        = (*node)(nil)
+	_ fusefs.NodeSymlinker      = (*node)(nil)
+	_ fusefs.NodeLinker         = (*node)(nil)
+	_ fusefs.NodeSetxattrer     = (*node)(nil)
+	_ fusefs.NodeRemovexattrer  = (*node)(nil)
+)
+
+// fillAttr copies tree attributes into a FUSE attribute block.
+func fillAttr(out *fuse.Attr, a fs.Attr) {
+	out.Ino = a.Ino
+	out.Mode = a.Mode
+	out.Size = uint64(a.Size)
+	out.Blocks = (uint64(a.Size) + 511) / 512
+	out.Blksize = 4096
+	out.Nlink = a.Nlink
+	out.Owner = fuse.Owner{Uid: a.Uid, Gid: a.Gid}
+	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
+}
+
+// Lookup parses name with the tree and returns a fresh, non-persistent
+// inode; go-fuse merges it with a live one of the same inode number.
+func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	c, err := nd.m.t.Lookup(ctx, nd.n, name)
+	if err != nil {
+		return nil, nd.m.t.Report(err)
+	}
+	a, err := nd.m.t.Getattr(ctx, c)
+	if err != nil {
+		return nil, nd.m.t.Report(err)
+	}
+	fillAttr(&out.Attr, a)
+	child := &node{m: nd.m, n: c}
+	return nd.NewInode(ctx, child, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino}), 0
+}
+
+// Getattr reports the entry's attributes.
+func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	a, err := nd.m.t.Getattr(ctx, nd.n)
+	if err != nil {
+		return nd.m.t.Report(err)
+	}
+	fillAttr(&out.Attr, a)
+	return 0
+}
+
+// OpendirHandle opens a streamed listing. Record directories are cached by
+// the kernel (FOPEN_CACHE_DIR): they never change.
+func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
+	d, err := nd.m.t.OpenDir(ctx, nd.n)
+	if err != nil {
+		return nil, 0, nd.m.t.Report(err)
+	}
+	var flags uint32
+	if nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir {
+		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return &dirHandle{d: d}, flags, 0
+}
+
+// dirHandle streams a directory to the kernel.
+type dirHandle struct{ d *fs.Dir }
+
+var (
+	_ fusefs.FileReaddirenter = (*dirHandle)(nil)
+	_ fusefs.FileSeekdirer    = (*dirHandle)(nil)
+	_ fusefs.FileReleasedirer = (*dirHandle)(nil)
+)
+
+func (h *dirHandle) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) {
+	e, ok := h.d.Next()
+	if !ok {
+		return nil, 0
+	}
+	return &fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: e.Ino, Off: e.Off}, 0
+}
+
+func (h *dirHandle) Seekdir(_ context.Context, off uint64) syscall.Errno {
+	return fs.Errno(h.d.Seek(off))
+}
+
+func (h *dirHandle) Releasedir(context.Context, uint32) { h.d.Close() }
+
+// writeFlags are the open flags that ask for change.
+const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
+
+// Open opens a file for reading. Record contents never change, so the kernel
+// keeps its page cache across opens and sends no FLUSH on close.
+func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
+	if flags&writeFlags != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	h, err := nd.m.t.Open(ctx, nd.n)
+	if err != nil {
+		return nil, 0, nd.m.t.Report(err)
+	}
+	fl := uint32(fuse.FOPEN_NOFLUSH)
+	if nd.n.Kind != fs.KindFile {
+		fl |= fuse.FOPEN_KEEP_CACHE
+	}
+	return &fileHandle{h: h}, fl, 0
+}
+
+// fileHandle is an open file.
+type fileHandle struct{ h fs.Handle }
+
+var _ fusefs.FileReleaser = (*fileHandle)(nil)
+
+func (f *fileHandle) Release(context.Context) syscall.Errno { return fs.Errno(f.h.Close()) }
+
+// Read does one ReadAt into the request buffer.
+func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	f, ok := fh.(*fileHandle)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	n, err := f.h.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, nd.m.t.Report(err)
+	}
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// Statfs reports a read-only file system with no free space.
+func (nd *node) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
+	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, 255
+	return 0
+}
+
+// Getxattr serves user.recfs.* attributes when xattrs are on.
+func (nd *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if !nd.m.xattrs {
+		return 0, syscall.ENOTSUP
+	}
+	xs, err := nd.m.t.Xattrs(ctx, nd.n)
+	if err != nil {
+		return 0, nd.m.t.Report(err)
+	}
+	for _, x := range xs {
+		if x.Name == attr {
+			if len(dest) == 0 {
+				return uint32(len(x.Value)), 0
+			}
+			if len(dest) < len(x.Value) {
+				return uint32(len(x.Value)), syscall.ERANGE
+			}
+			return uint32(copy(dest, x.Value)), 0
+		}
+	}
+	return 0, syscall.ENODATA
+}
+
+// Listxattr lists the user.recfs.* attribute names when xattrs are on.
+func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	if !nd.m.xattrs {
+		return 0, 0
+	}
+	xs, err := nd.m.t.Xattrs(ctx, nd.n)
+	if err != nil {
+		return 0, nd.m.t.Report(err)
+	}
+	var size int
+	for _, x := range xs {
+		size += len(x.Name) + 1
+	}
+	if len(dest) == 0 {
+		return uint32(size), 0
+	}
+	if len(dest) < size {
+		return uint32(size), syscall.ERANGE
+	}
+	b := dest[:0]
+	for _, x := range xs {
+		b = append(append(b, x.Name...), 0)
+	}
+	return uint32(len(b)), 0
+}
+
+// The mount is read-only: every change fails with EROFS. (--rw, a later
+// issue, will implement Create in record directories.)
+
+func (nd *node) Setattr(context.Context, fusefs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
+	return syscall.EROFS
+}
+
+func (nd *node) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, fusefs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EROFS
+}
+
+func (nd *node) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (nd *node) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (nd *node) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+
+func (nd *node) Rmdir(context.Context, string) syscall.Errno { return syscall.EROFS }
+
+func (nd *node) Rename(context.Context, string, fusefs.InodeEmbedder, string, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+
+func (nd *node) Symlink(context.Context, string, string, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (nd *node) Link(context.Context, fusefs.InodeEmbedder, string, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (nd *node) Setxattr(context.Context, string, []byte, uint32) syscall.Errno { return syscall.EROFS }
+
+func (nd *node) Removexattr(context.Context, string) syscall.Errno { return syscall.EROFS }

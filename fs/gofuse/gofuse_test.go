@@ -1,0 +1,292 @@
+package gofuse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/index"
+)
+
+// memSource is an in-memory fs.Source whose record i is payload(i).
+type memSource struct {
+	n       int64
+	bad     int64 // record whose reads fail, or -1
+	trailer []byte
+}
+
+func payload(i int64) []byte { return []byte(fmt.Sprintf("record %d\n", i)) }
+
+func (m *memSource) Len() int64           { return m.n }
+func (m *memSource) Size(n int64) int64   { return int64(len(payload(n))) }
+func (m *memSource) Offset(n int64) int64 { return n * 100 }
+func (m *memSource) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if n == m.bad {
+		return 0, &codec.CorruptError{Format: codec.LevelDB, Off: n * 100, Reason: "checksum mismatch", Err: codec.ErrCorrupt}
+	}
+	return bytes.NewReader(payload(n)).ReadAt(p, off)
+}
+func (m *memSource) HasTrailer() bool   { return m.trailer != nil }
+func (m *memSource) TrailerSize() int64 { return int64(len(m.trailer)) }
+func (m *memSource) ReadTrailerAt(p []byte, off int64) (int, error) {
+	return bytes.NewReader(m.trailer).ReadAt(p, off)
+}
+func (m *memSource) Header() []index.HeaderEntry { return nil }
+func (m *memSource) Damage() []codec.Damage      { return nil }
+func (m *memSource) Info() index.Info            { return index.Info{Format: codec.LevelDB, Records: m.n} }
+func (m *memSource) Close() error                { return nil }
+
+func newTree(t testing.TB, src fs.Source) *fs.Tree {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "src.log")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lg := logrus.New()
+	lg.SetOutput(io.Discard)
+	tr, err := fs.NewFile(p, src, fs.Options{Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestNodes drives the go-fuse bridge directly, without a kernel.
+func TestNodes(t *testing.T) {
+	tr := newTree(t, &memSource{n: 1000, bad: 7, trailer: []byte("TRAILER")})
+	o := fs.MountOptions{}
+	raw := fusefs.NewNodeFS(NewRoot(tr, o), Options(tr, o))
+	hdr := func(id uint64) fuse.InHeader { return fuse.InHeader{NodeId: id} }
+
+	lookup := func(parent uint64, name string) (fuse.EntryOut, fuse.Status) {
+		var out fuse.EntryOut
+		h := hdr(parent)
+		st := raw.Lookup(nil, &h, name, &out)
+		if st == fuse.OK && out.NodeId == 0 {
+			// A negative entry: ENOENT cached for NegativeTimeout.
+			if out.EntryTimeout() != time.Second {
+				t.Errorf("negative entry for %q cached %v", name, out.EntryTimeout())
+			}
+			st = fuse.ENOENT
+		}
+		return out, st
+	}
+	for _, tc := range []struct {
+		name string
+		st   fuse.Status
+		size uint64
+	}{
+		{"000042", fuse.OK, uint64(len(payload(42)))},
+		{"42", fuse.OK, uint64(len(payload(42)))},
+		{"000999", fuse.OK, uint64(len(payload(999)))},
+		{"001000", fuse.ENOENT, 0},
+		{"0042", fuse.ENOENT, 0},
+		{"nope", fuse.ENOENT, 0},
+	} {
+		out, st := lookup(1, tc.name)
+		if st != tc.st {
+			t.Errorf("lookup %q: %v, want %v", tc.name, st, tc.st)
+			continue
+		}
+		if st != fuse.OK {
+			continue
+		}
+		if out.Size != tc.size || out.Mode != syscall.S_IFREG|0o444 {
+			t.Errorf("lookup %q: size %d mode %o", tc.name, out.Size, out.Mode)
+		}
+		if out.EntryTimeout() != time.Hour || out.AttrTimeout() != time.Hour {
+			t.Errorf("lookup %q: timeouts %v %v", tc.name, out.EntryTimeout(), out.AttrTimeout())
+		}
+	}
+	// Padded and unpadded names are one inode.
+	a, _ := lookup(1, "000042")
+	b, _ := lookup(1, "42")
+	if a.NodeId != b.NodeId || a.Ino != b.Ino {
+		t.Errorf("000042 and 42 differ: %d/%d vs %d/%d", a.NodeId, a.Ino, b.NodeId, b.Ino)
+	}
+
+	// Open and read record 42.
+	open := func(id uint64) (fuse.OpenOut, fuse.Status) {
+		var out fuse.OpenOut
+		st := raw.Open(nil, &fuse.OpenIn{InHeader: hdr(id), Flags: syscall.O_RDONLY}, &out)
+		return out, st
+	}
+	oo, st := open(a.NodeId)
+	if st != fuse.OK {
+		t.Fatal(st)
+	}
+	if oo.OpenFlags&fuse.FOPEN_KEEP_CACHE == 0 || oo.OpenFlags&fuse.FOPEN_NOFLUSH == 0 {
+		t.Errorf("open flags %x lack KEEP_CACHE|NOFLUSH", oo.OpenFlags)
+	}
+	buf := make([]byte, 1<<20)
+	res, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(a.NodeId), Fh: oo.Fh, Size: uint32(len(buf))}, buf)
+	if st != fuse.OK {
+		t.Fatal(st)
+	}
+	got, _ := res.Bytes(buf)
+	if !bytes.Equal(got, payload(42)) {
+		t.Errorf("read %q, want %q", got, payload(42))
+	}
+	raw.Release(nil, &fuse.ReleaseIn{InHeader: hdr(a.NodeId), Fh: oo.Fh})
+
+	// A corrupt record opens but its read fails with EIO.
+	bad, _ := lookup(1, "7")
+	oo, _ = open(bad.NodeId)
+	if _, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(bad.NodeId), Fh: oo.Fh, Size: 100}, buf); st != fuse.EIO {
+		t.Errorf("read of corrupt record: %v", st)
+	}
+	// Writes are refused.
+	if st := raw.Open(nil, &fuse.OpenIn{InHeader: hdr(a.NodeId), Flags: syscall.O_WRONLY}, &fuse.OpenOut{}); st != fuse.Status(syscall.EROFS) {
+		t.Errorf("open for write: %v", st)
+	}
+
+	// List the whole directory in 4 KiB pages.
+	var dout fuse.OpenOut
+	if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: hdr(1)}, &dout); st != fuse.OK {
+		t.Fatal(st)
+	}
+	if dout.OpenFlags&fuse.FOPEN_CACHE_DIR == 0 {
+		t.Errorf("opendir flags %x lack CACHE_DIR", dout.OpenFlags)
+	}
+	var names []string
+	off := uint64(0)
+	for {
+		page := make([]byte, 4096)
+		l := fuse.NewDirEntryList(page, off)
+		if st := raw.ReadDir(nil, &fuse.ReadIn{InHeader: hdr(1), Fh: dout.Fh, Offset: off, Size: 4096}, l); st != fuse.OK {
+			t.Fatal(st)
+		}
+		ents, err := fuse.ParseDirEntries(l.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) == 0 {
+			break
+		}
+		for _, e := range ents {
+			names = append(names, e.Name)
+			off = e.Off
+		}
+	}
+	raw.ReleaseDir(&fuse.ReleaseIn{InHeader: hdr(1), Fh: dout.Fh})
+	if len(names) != 1002 || names[0] != "000000" || names[999] != "000999" || names[1000] != "trailer" || names[1001] != ".recfs" {
+		t.Errorf("listing: %d names, first %q, tail %q", len(names), names[0], names[len(names)-2:])
+	}
+
+	// trailer/000000 holds the trailer.
+	td, st := lookup(1, "trailer")
+	if st != fuse.OK || td.Mode != syscall.S_IFDIR|0o555 {
+		t.Fatalf("trailer: %v %o", st, td.Mode)
+	}
+	ti, st := lookup(td.NodeId, "000000")
+	if st != fuse.OK || ti.Size != 7 {
+		t.Fatalf("trailer item: %v size %d", st, ti.Size)
+	}
+}
+
+// fuseMode returns whether in-process mount tests run: RECFS_TEST_FUSE ""
+// (auto: when /dev/fuse exists and we are root), "0" (never) or "1"
+// (always; a missing /dev/fuse fails).
+func fuseMode(t *testing.T) {
+	t.Helper()
+	switch os.Getenv("RECFS_TEST_FUSE") {
+	case "0":
+		t.Skip("RECFS_TEST_FUSE=0")
+	case "1":
+		if _, err := os.Stat("/dev/fuse"); err != nil {
+			t.Fatalf("RECFS_TEST_FUSE=1 but %v", err)
+		}
+	default:
+		if _, err := os.Stat("/dev/fuse"); err != nil {
+			t.Skipf("no FUSE: %v", err)
+		}
+	}
+}
+
+// TestMount mounts a tree in-process and reads it through the kernel.
+func TestMount(t *testing.T) {
+	fuseMode(t)
+	tr := newTree(t, &memSource{n: 300, bad: 5})
+	dir := t.TempDir()
+	srv, err := Mount(dir, tr, fs.MountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	if !strings.Contains(string(mi), " "+dir+" ") || !strings.Contains(string(mi), "fuse.recfs") {
+		t.Errorf("mount of %s not listed as fuse.recfs", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 301 {
+		t.Fatalf("ReadDir: %d, %v", len(ents), err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "123"))
+	if err != nil || !bytes.Equal(got, payload(123)) {
+		t.Errorf("read 123: %q %v", got, err)
+	}
+	if _, err := os.ReadFile(filepath.Join(dir, "000005")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("read of a corrupt record: %v", err)
+	}
+	if _, err := os.Create(filepath.Join(dir, "new")); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("create: %v", err)
+	}
+	f, err := os.Open(filepath.Join(dir, ".recfs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(f)
+	found := false
+	for sc.Scan() {
+		found = found || sc.Text() == "records: 300"
+	}
+	f.Close()
+	if !found {
+		t.Error(".recfs lacks the record count")
+	}
+	if err := srv.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Wait()
+}
+
+// BenchmarkLookupRead measures a lookup, open, read and release of one
+// record through the bridge, without a kernel.
+func BenchmarkLookupRead(b *testing.B) {
+	tr := newTree(b, &memSource{n: 1 << 20, bad: -1})
+	o := fs.MountOptions{}
+	raw := fusefs.NewNodeFS(NewRoot(tr, o), Options(tr, o))
+	buf := make([]byte, 4096)
+	b.SetBytes(int64(len(payload(123456))))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var out fuse.EntryOut
+		h := fuse.InHeader{NodeId: 1}
+		if st := raw.Lookup(nil, &h, fmt.Sprint(123456+i%1000), &out); st != fuse.OK {
+			b.Fatal(st)
+		}
+		var oo fuse.OpenOut
+		raw.Open(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: out.NodeId}}, &oo)
+		raw.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh, Size: 4096}, buf)
+		raw.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh})
+		raw.Forget(out.NodeId, 1)
+	}
+}
