@@ -318,6 +318,7 @@ type RecordIOScanner struct {
 	loc     ItemLoc
 	stored  []byte
 	// legacy state
+	goodEnd     int64 // end of the last block that decoded cleanly (v2)
 	legacyFlate bool
 	legacyBuf   []byte
 }
@@ -395,6 +396,7 @@ func (s *RecordIOScanner) openV2() error {
 	}
 	s.header, s.xforms, s.chain = h, xf, chain
 	s.pos = int64(chunks) * rioChunkSize
+	s.goodEnd = s.pos
 	return nil
 }
 
@@ -485,6 +487,7 @@ func (s *RecordIOScanner) nextV2() {
 		}
 		if f == nil {
 			s.pos = pos + int64(b.Chunks)*rioChunkSize
+			s.goodEnd = s.pos
 			s.setBlock(b, p, p.hdrLen)
 			return
 		}
