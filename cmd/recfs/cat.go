@@ -73,11 +73,25 @@ func unescape(s string) (string, error) {
 	}
 	var b strings.Builder
 	for s != "" {
-		r, _, tail, err := strconv.UnquoteChar(s, 0)
+		switch {
+		case s[0] != '\\':
+			b.WriteByte(s[0]) // bytes pass through, valid UTF-8 or not
+			s = s[1:]
+			continue
+		case len(s) >= 2 && (s[1] == '"' || s[1] == '\''):
+			b.WriteByte(s[1])
+			s = s[2:]
+			continue
+		}
+		r, multibyte, tail, err := strconv.UnquoteChar(s, 0)
 		if err != nil {
 			return "", usagef("bad escape in separator %q", s)
 		}
-		b.WriteRune(r)
+		if multibyte {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte(byte(r)) // \xHH and octal escapes are single bytes
+		}
 		s = tail
 	}
 	return b.String(), nil

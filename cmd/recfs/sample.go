@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -82,6 +83,45 @@ func writeSampleLog(w io.Writer) error {
 		}
 	}
 	return lw.Close()
+}
+
+// writeSampleRIO writes the recordio sample: a header with user entries,
+// the books as flate-compressed items in blocks of 4, and a JSON trailer
+// listing them.
+func writeSampleRIO(w io.Writer) error {
+	rw, err := codec.NewRecordIOWriter(w, codec.RecordIOWriterOptions{
+		Header: []codec.HeaderEntry{
+			{Key: "app", Value: "recfs-demo"},
+			{Key: "schema", Value: "title|authors|year"},
+			{Key: "version", Value: int64(2)},
+		},
+		Transformers: []string{"flate"},
+		Trailer:      true,
+		MaxItems:     3, // the reference packs MaxItems+1 items a block
+	})
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		Item  int    `json:"item"`
+		Title string `json:"title"`
+	}
+	var toc []entry
+	for i, b := range sampleBooks {
+		if _, err := rw.Append([]byte(b)); err != nil {
+			return err
+		}
+		title, _, _ := strings.Cut(b, "|")
+		toc = append(toc, entry{i, title})
+	}
+	trailer, err := json.Marshal(map[string]any{"items": len(sampleBooks), "toc": toc})
+	if err != nil {
+		return err
+	}
+	if err := rw.SetTrailer(append(trailer, '\n')); err != nil {
+		return err
+	}
+	return rw.Close()
 }
 
 // appendLegacyRecord appends one legacy recordio record (spec section 13):
@@ -195,5 +235,3 @@ prints their paths. The contents are fixed, so runs are reproducible.`,
 	}
 }
 
-// writeSampleRIO is a stand-in until codec's recordio writer lands.
-func writeSampleRIO(w io.Writer) error { return fmt.Errorf("recordio writer not available yet") }

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// fakeClock is a settable time source.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newFakeClock() *fakeClock               { return &fakeClock{time.Unix(1_700_000_000, 0)} }
+func drawn(b *bytes.Buffer) string           { s := b.String(); b.Reset(); return s }
+func hasBar(s string, pct int) bool          { return strings.Contains(s, fmt.Sprintf("%3d%%", pct)) }
+func newTestBar(b *bytes.Buffer, c *fakeClock) *progressBar {
+	return newProgressBarClock(b, "indexing x", c.now)
+}
+
+func TestProgressBarTiming(t *testing.T) {
+	var out bytes.Buffer
+	c := newFakeClock()
+	p := newTestBar(&out, c)
+	steps := []struct {
+		advance     time.Duration
+		done, total int64
+		wantPct     int // -1: nothing drawn
+	}{
+		{0, 10, 100, -1}, // too early: quick jobs show nothing
+		{progressDelay - time.Millisecond, 20, 100, -1},
+		{time.Millisecond, 50, 100, 50},     // first draw
+		{progressInterval / 2, 60, 100, -1}, // rate-limited
+		{progressInterval, 75, 100, 75},
+		{progressInterval, 150, 100, 100}, // clamped
+		{progressInterval, -5, 100, 0},    // clamped
+	}
+	for i, s := range steps {
+		c.advance(s.advance)
+		p.Update(s.done, s.total)
+		got := drawn(&out)
+		switch {
+		case s.wantPct < 0 && got != "":
+			t.Errorf("step %d: drew %q, want nothing", i, got)
+		case s.wantPct >= 0 && (!hasBar(got, s.wantPct) || !strings.HasPrefix(got, "\r") || !strings.HasSuffix(got, "\x1b[K")):
+			t.Errorf("step %d: drew %q, want a %d%% bar on a rewritten line", i, got, s.wantPct)
+		}
+	}
+	p.Done()
+	if got := drawn(&out); got != "\r\x1b[K" {
+		t.Errorf("Done wrote %q, want the line erased", got)
+	}
+	c.advance(time.Second)
+	p.Update(99, 100)
+	if got := drawn(&out); got != "" {
+		t.Errorf("Update after Done drew %q", got)
+	}
+}
+
+func TestProgressBarQuickJobLeavesNoTrace(t *testing.T) {
+	var out bytes.Buffer
+	c := newFakeClock()
+	p := newTestBar(&out, c)
+	p.Update(1, 2)
+	p.Done()
+	if out.Len() != 0 {
+		t.Errorf("a job finished before the delay wrote %q", out.String())
+	}
+}
+
+func TestRenderProgress(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		pct, fill   int
+	}{
+		{0, 1000, 0, 0},
+		{500, 1000, 50, progressWidth / 2},
+		{1000, 1000, 100, progressWidth},
+		{2000, 1000, 100, progressWidth},
+	} {
+		s := renderProgress("x", c.done, c.total, time.Second)
+		open, close := strings.Index(s, "["), strings.Index(s, "]")
+		if open < 0 || close-open-1 != progressWidth {
+			t.Fatalf("%q: bar is not %d cells wide", s, progressWidth)
+		}
+		if n := strings.Count(s[open:close], "="); n != c.fill || !hasBar(s, c.pct) {
+			t.Errorf("%d/%d: %q has %d filled cells; want %d and %d%%", c.done, c.total, s, n, c.fill, c.pct)
+		}
+	}
+	if s := renderProgress("x", 2048, 0, time.Second); !strings.Contains(s, "2.0 KiB") || strings.Contains(s, "[") {
+		t.Errorf("unknown total: %q", s)
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+		{5 << 20, "5.0 MiB"}, {3 << 30, "3.0 GiB"}, {2 << 40, "2.0 TiB"}, {2048 << 40, "2048.0 TiB"},
+	} {
+		if got := humanBytes(c.n); got != c.want {
+			t.Errorf("humanBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestNoBarOffTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	if newProgressBar(&buf, "x") != nil {
+		t.Error("a bar was made for a buffer")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if newProgressBar(f, "x") != nil {
+		t.Error("a bar was made for a regular file")
+	}
+}
+
+func TestLongLabelShortened(t *testing.T) {
+	p := newProgressBarClock(&bytes.Buffer{}, strings.Repeat("d/", 40)+"events.log", time.Now)
+	if utf8.RuneCountInString(p.label) != progressLabelMax || !strings.HasSuffix(p.label, "events.log") {
+		t.Errorf("label %q", p.label)
+	}
+}
+
+func TestParseRanges(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // fmt of the ranges, or "usage"
+	}{
+		{nil, "[]"},
+		{[]string{"0"}, "[{0 1}]"},
+		{[]string{"7", "2-4", "9-"}, "[{7 8} {2 5} {9 -1}]"},
+		{[]string{"3-3"}, "[{3 4}]"},
+		{[]string{"x"}, "usage"},
+		{[]string{""}, "usage"},
+		{[]string{"-3"}, "usage"},
+		{[]string{"4-2"}, "usage"},
+		{[]string{"1-x"}, "usage"},
+		{[]string{"1-2-3"}, "usage"},
+		{[]string{"9223372036854775807-9223372036854775807"}, "usage"},
+	} {
+		rs, err := parseRanges(c.args)
+		got := fmt.Sprint(rs)
+		if err != nil {
+			got = "usage"
+			if exitCode(err) != exitUsage {
+				t.Errorf("%q: error %v is not a usage error", c.args, err)
+			}
+		}
+		if got != c.want {
+			t.Errorf("parseRanges(%q) = %s, want %s", c.args, got, c.want)
+		}
+	}
+}
+
+func TestResolveRanges(t *testing.T) {
+	for _, c := range []struct {
+		rs   []recordRange
+		n    int64
+		want string // fmt of the result, or the error
+	}{
+		{nil, 5, "[{0 5}]"},
+		{nil, 0, "[{0 0}]"},
+		{[]recordRange{{2, -1}}, 5, "[{2 5}]"},
+		{[]recordRange{{4, 5}, {0, 1}}, 5, "[{4 5} {0 1}]"},
+		{[]recordRange{{5, 6}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{3, 9}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{5, -1}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{0, 1}}, 0, "record 0 is out of range: the file has no records"},
+	} {
+		rs, err := resolveRanges(c.rs, c.n)
+		got := fmt.Sprint(rs)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("resolveRanges(%v, %d) = %s, want %s", c.rs, c.n, got, c.want)
+		}
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""}, {"plain", "plain"}, {`\n`, "\n"}, {`\t|\t`, "\t|\t"}, {`\x1e`, "\x1e"},
+		{`\000`, "\x00"}, {`\\`, `\`}, {`\xff\"\'`, "\xff\"'"}, {"\xff\\n", "\xff\n"}, {`é\n`, "é\n"}, {`\u00e9`, "é"},
+	} {
+		got, err := unescape(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("unescape(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{`\q`, `\x1`, `a\`} {
+		if _, err := unescape(bad); exitCode(err) != exitUsage {
+			t.Errorf("unescape(%q): err %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{usagef("bad"), 2},
+		{fmt.Errorf("wrapped: %w", usagef("bad")), 2},
+		{&exitError{code: 1, silent: true, err: errDamaged}, 1},
+		{errors.New(`unknown command "x" for "recfs"`), 2},
+		{errors.New("unknown shorthand flag: 'q' in -q"), 2},
+	} {
+		if got := exitCode(c.err); got != c.want {
+			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// FuzzParseRanges checks that any selection either is a usage error or
+// yields well-formed ranges that print back to an equivalent selection.
+func FuzzParseRanges(f *testing.F) {
+	for _, s := range []string{"0", "3-7", "9-", "-1", "x", "1-2-3", "18446744073709551616"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rs, err := parseRanges([]string{s})
+		if err != nil {
+			if exitCode(err) != exitUsage {
+				t.Fatalf("%q: non-usage error %v", s, err)
+			}
+			return
+		}
+		if len(rs) != 1 {
+			t.Fatalf("%q: %d ranges", s, len(rs))
+		}
+		r := rs[0]
+		if r.lo < 0 || (r.hi >= 0 && r.hi <= r.lo) || r.hi < -1 {
+			t.Fatalf("%q: bad range %+v", s, r)
+		}
+		var back string
+		switch {
+		case r.hi < 0:
+			back = strconv.FormatInt(r.lo, 10) + "-"
+		case r.hi == r.lo+1 && !strings.Contains(s, "-"):
+			back = strconv.FormatInt(r.lo, 10)
+		default:
+			back = strconv.FormatInt(r.lo, 10) + "-" + strconv.FormatInt(r.hi-1, 10)
+		}
+		if again, err := parseRanges([]string{back}); err != nil || again[0] != r {
+			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, r, back, again, err)
+		}
+		// Resolving against a file never panics and stays in bounds.
+		for _, n := range []int64{0, 1, 1000} {
+			if out, err := resolveRanges(rs, n); err == nil && (out[0].lo < 0 || out[0].hi > n || out[0].lo > out[0].hi) {
+				t.Fatalf("%q against %d records: %+v", s, n, out)
+			}
+		}
+	})
+}
+
+// FuzzUnescape checks that quoting any valid UTF-8 string with Go escapes
+// and unescaping it gives the string back, and that no input panics.
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{"", "\n", "a\tb", "\x00\xff", "é", `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = unescape(s)
+		if !utf8.ValidString(s) {
+			return
+		}
+		q := strconv.Quote(s)
+		got, err := unescape(q[1 : len(q)-1])
+		if err != nil || got != s {
+			t.Fatalf("unescape(%s) = %q, %v; want %q", q, got, err, s)
+		}
+	})
+}
