@@ -33,6 +33,11 @@ func recfsWriteLog(w io.Writer, recs [][]byte, off int64, appEngine bool, sync f
 	return lw.Close()
 }
 
+// recfsLogWriter returns recfs's LogWriter appending to w at log offset off.
+func recfsLogWriter(w io.Writer, off int64) *codec.LogWriter {
+	return codec.NewLogWriter(w, codec.LogWriterOptions{Offset: off})
+}
+
 // recfsLogBytes is recfsWriteLog into memory, from offset 0.
 func recfsLogBytes(recs [][]byte, appEngine bool) ([]byte, error) {
 	var buf bytes.Buffer

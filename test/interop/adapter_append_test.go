@@ -1,0 +1,19 @@
+package interop
+
+// The one place that calls recfs's recordio appender API.
+
+import "github.com/recfs/recfs/codec"
+
+// rioAppender is the part of recfs's appender the crash child uses.
+type rioAppender interface {
+	Append(items ...[]byte) error
+	Close() error
+}
+
+// openRioAppender opens path for crash-safe appends, maxItems+1 items per block.
+func openRioAppender(path string, maxItems int) (rioAppender, error) {
+	return codec.OpenRecordIOAppender(path, codec.RecordIOAppendOptions{MaxItems: maxItems})
+}
+
+// repairRio runs recfs's recovery on a file whose appender was killed.
+func repairRio(path string) (bool, error) { return codec.RepairRecordIO(path) }
