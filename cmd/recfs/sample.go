@@ -234,4 +234,3 @@ prints their paths. The contents are fixed, so runs are reproducible.`,
 		},
 	}
 }
-
