@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/gofuse"
+	"github.com/recfs/recfs/index"
+)
+
+func init() { registerCommand(newMountCmd) }
+
+// backends are the FUSE libraries recfs can serve a tree with. A bazil
+// adapter (a later issue) registers here under "bazil".
+var backends = map[string]fs.Mounter{
+	"gofuse": gofuse.Mount,
+}
+
+// plannedBackends are accepted names whose adapter is not built yet.
+var plannedBackends = map[string]bool{"bazil": true}
+
+// Environment of a daemon child: the inherited file descriptor it reports
+// readiness on.
+const envReadyFD = "RECFS_READY_FD"
+
+// How long mount waits for the kernel to list a fresh mount, and unmount
+// for it to disappear.
+const (
+	readyTimeout   = 30 * time.Second
+	unmountTimeout = 5 * time.Second
+)
+
+// mountFlags are the flags of `recfs mount`.
+type mountFlags struct {
+	src           *sourceFlags
+	xattrs        bool
+	allowOther    bool
+	allowNonEmpty bool
+	daemon        bool
+	debugFuse     bool
+	hideOther     bool
+	backend       string
+	logFile       string
+	rw, follow    bool
+}
+
+func newMountCmd() *cobra.Command {
+	f := &mountFlags{}
+	cmd := &cobra.Command{
+		Use:   "mount SRC MNT",
+		Short: "Mount a record file (or a directory tree of them) read-only at MNT",
+		Long: `mount serves SRC at the directory MNT through FUSE.
+
+If SRC is a record file, MNT becomes its record directory: one read-only file
+per record (000000, 000001, ...), trailer/ for a grailbio trailer, and .recfs
+describing the file. If SRC is a directory, MNT mirrors it: every file whose
+content is a record file appears as a record directory of the same name,
+indexed on first use; other files are passed through read-only (or hidden
+with --hide-other).
+
+mount runs in the foreground and prints "ready" once the mount answers;
+SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
+ready and a background process serves it; "recfs unmount MNT" ends it.`,
+		Example: `  recfs mount events.log /mnt/ev
+  recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
+  recfs unmount /mnt/logs`,
+		Args: cobra.ExactArgs(2),
+	}
+	f.src = addSourceFlags(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&f.xattrs, "xattrs", false, "serve user.recfs.* extended attributes (slows ls -l)")
+	fl.BoolVar(&f.allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf)")
+	fl.BoolVar(&f.allowNonEmpty, "allow-non-empty", false, "mount over a directory that is not empty")
+	fl.BoolVar(&f.daemon, "daemon", false, "serve from a background process; return once the mount is ready")
+	fl.BoolVar(&f.debugFuse, "debug-fuse", false, "log every FUSE request (at debug level)")
+	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
+	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
+	fl.BoolVar(&f.rw, "rw", false, "append records through the mount (not yet supported)")
+	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source while mounted (not yet supported)")
+	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := runMount(cmd, f, args[0], args[1])
+		reportDaemonError(err)
+		return err
+	}
+	return cmd
+}
+
+// runMount checks the command line and the two paths, then mounts.
+func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
+	if f.rw {
+		return usagef("--rw is not yet supported: the mount is read-only for now")
+	}
+	if f.follow {
+		return usagef("--follow is not yet supported: remount to see appended records")
+	}
+	mounter, ok := backends[f.backend]
+	if !ok {
+		if plannedBackends[f.backend] {
+			return usagef("--backend %s is not yet supported (available: %s)", f.backend, backendNames())
+		}
+		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
+	}
+	iopts, err := f.src.options()
+	if err != nil {
+		return err
+	}
+	srcAbs, srcInfo, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
+	if err != nil {
+		return err
+	}
+	if f.daemon && os.Getenv(envReadyFD) == "" {
+		return startDaemon(cmd, f, mntAbs)
+	}
+	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
+		logrus.SetLevel(logrus.DebugLevel)
+	}
+
+	var tree *fs.Tree
+	if srcInfo.IsDir() {
+		tree, err = fs.NewDir(srcAbs, fs.Options{
+			Open: func(ctx context.Context, path string) (fs.Source, error) {
+				logrus.WithField("file", path).Debug("indexing")
+				return index.Open(ctx, path, iopts)
+			},
+			Detect: func(r io.ReaderAt, size int64) bool {
+				_, err := codec.Detect(r, size)
+				return err == nil
+			},
+			HideOther: f.hideOther,
+		})
+	} else {
+		var t *index.Table
+		t, err = openTable(cmd, srcAbs, iopts)
+		if err != nil {
+			return err
+		}
+		tree, err = fs.NewFile(srcAbs, t, fs.Options{})
+	}
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+
+	srv, err := mounter(mntAbs, tree, fs.MountOptions{
+		FSName:     srcAbs,
+		Name:       "recfs",
+		AllowOther: f.allowOther,
+		Xattrs:     f.xattrs,
+		Debug:      f.debugFuse,
+	})
+	if err != nil {
+		return fmt.Errorf("mount %s on %s: %w", srcAbs, mntAbs, err)
+	}
+	if err := waitReady(mntAbs, readyTimeout); err != nil {
+		_ = srv.Unmount()
+		return err
+	}
+	logrus.WithFields(logrus.Fields{"source": srcAbs, "mountpoint": mntAbs, "backend": f.backend}).Info("mounted")
+	msg := fmt.Sprintf("ready: %s mounted at %s\n", srcAbs, mntAbs)
+	if fd := os.Getenv(envReadyFD); fd != "" {
+		reportReady(fd, msg)
+	} else {
+		fmt.Fprint(cmd.OutOrStdout(), msg)
+	}
+	return serve(cmd.Context(), srv, mntAbs)
+}
+
+func backendNames() string {
+	var names []string
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// checkPaths validates SRC and MNT: both exist, MNT is a directory with
+// nothing mounted on it, empty unless allowed, and neither lies inside the
+// other (serving a tree from inside itself would deadlock).
+func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.FileInfo, mntAbs string, err error) {
+	srcInfo, err = os.Stat(src)
+	if err != nil {
+		return "", nil, "", fmt.Errorf("source: %w", err)
+	}
+	if srcAbs, err = filepath.Abs(src); err == nil {
+		srcAbs, err = filepath.EvalSymlinks(srcAbs)
+	}
+	if err != nil {
+		return "", nil, "", fmt.Errorf("source: %w", err)
+	}
+	if !srcInfo.IsDir() && !srcInfo.Mode().IsRegular() {
+		return "", nil, "", fmt.Errorf("source %s is neither a regular file nor a directory", src)
+	}
+	mntAbs, err = cleanMountpoint(mnt)
+	if err != nil {
+		return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+	}
+	if m, ok, _ := mountAt(mntAbs); ok {
+		if m.FSType == fsType {
+			if _, serr := os.Stat(mntAbs); errors.Is(serr, syscall.ENOTCONN) {
+				return "", nil, "", fmt.Errorf("mountpoint %s holds a stale recfs mount of %s (its server died); clean it with: recfs unmount %s", mntAbs, m.Source, mntAbs)
+			}
+		}
+		return "", nil, "", fmt.Errorf("mountpoint %s is busy: %s is already mounted there", mntAbs, describeMount(m))
+	}
+	mi, err := os.Stat(mntAbs)
+	if err != nil {
+		return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+	}
+	if !mi.IsDir() {
+		return "", nil, "", fmt.Errorf("mountpoint %s is not a directory", mntAbs)
+	}
+	if within(mntAbs, srcAbs) {
+		return "", nil, "", fmt.Errorf("mountpoint %s is inside the source %s", mntAbs, srcAbs)
+	}
+	if within(srcAbs, mntAbs) {
+		return "", nil, "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
+	}
+	if !allowNonEmpty {
+		d, err := os.Open(mntAbs)
+		if err != nil {
+			return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+		}
+		names, _ := d.Readdirnames(1)
+		d.Close()
+		if len(names) > 0 {
+			return "", nil, "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
+		}
+	}
+	return srcAbs, srcInfo, mntAbs, nil
+}
+
+// waitReady polls until mnt is listed as a recfs mount and answers a stat.
+func waitReady(mnt string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	delay := time.Millisecond
+	for {
+		m, ok, err := mountAt(mnt)
+		if err != nil {
+			return err
+		}
+		if ok && m.FSType == fsType {
+			if _, err := os.Stat(mnt); err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mount at %s did not become ready within %v", mnt, timeout)
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// serve waits until the mount ends: unmounted from elsewhere (exit 0), or
+// ctx is cancelled by SIGINT/SIGTERM, and then unmounts it.
+func serve(ctx context.Context, srv fs.Server, mnt string) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		logrus.WithField("mountpoint", mnt).Info("unmounted")
+		return err
+	case <-ctx.Done():
+	}
+	logrus.WithField("mountpoint", mnt).Info("signal received, unmounting")
+	deadline := time.Now().Add(unmountTimeout)
+	var err error
+	for {
+		if err = srv.Unmount(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		// Still busy (open files, a shell inside): detach it so no dead
+		// mount outlives this process.
+		logrus.WithError(err).WithField("mountpoint", mnt).Warn("mount busy; detaching it lazily")
+		if lerr := lazyUnmount(mnt); lerr != nil {
+			return fmt.Errorf("unmount %s: %w (lazy detach: %v)", mnt, err, lerr)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(unmountTimeout):
+	}
+	logrus.WithField("mountpoint", mnt).Info("unmounted")
+	return nil
+}
+
+// startDaemon re-runs this command in a new session without --daemon and
+// waits for the child to report that the mount is ready (or why it failed).
+func startDaemon(cmd *cobra.Command, f *mountFlags, mnt string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if f.logFile != "" {
+		out, err = os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	}
+	if err != nil {
+		w.Close()
+		return err
+	}
+	child := exec.Command(exe, args...)
+	child.Env = append(os.Environ(), envReadyFD+"=3")
+	child.Stdout, child.Stderr = out, out
+	child.ExtraFiles = []*os.File{w}
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = child.Start()
+	w.Close()
+	out.Close()
+	if err != nil {
+		return fmt.Errorf("start daemon: %w", err)
+	}
+	msg, _ := bufio.NewReader(r).ReadString('\n')
+	if strings.HasPrefix(msg, "ready") {
+		_ = child.Process.Release()
+		fmt.Fprintf(cmd.OutOrStdout(), "%s (daemon pid %d)\n", strings.TrimSpace(msg), child.Process.Pid)
+		return nil
+	}
+	werr := child.Wait()
+	code := exitFailure
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
+		code = ee.ExitCode()
+	}
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, "error: "))
+	if msg == "" {
+		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
+	}
+	return &exitError{code: code, err: errors.New(msg)}
+}
+
+// reportReady tells a waiting parent that the mount is ready.
+func reportReady(fd, msg string) {
+	n, err := strconv.Atoi(fd)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(n), "ready")
+	if f == nil {
+		return
+	}
+	_, _ = f.WriteString(msg)
+	_ = f.Close()
+	_ = os.Unsetenv(envReadyFD)
+}
+
+// reportDaemonError passes a daemon child's failure to its parent. It is
+// called by the mount command's error path.
+func reportDaemonError(err error) {
+	if fd := os.Getenv(envReadyFD); fd != "" && err != nil {
+		reportReady(fd, "error: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
+	}
+}

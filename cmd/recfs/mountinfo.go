@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// fsType is how recfs mounts appear in /proc/self/mountinfo.
+const fsType = "fuse.recfs"
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	Point  string // mount point
+	FSType string // e.g. "fuse.recfs"
+	Source string // the FsName: recfs puts the source path here
+}
+
+// parseMountinfo reads mountinfo lines (proc(5)): the fifth field is the
+// mount point, and after the " - " separator come the type and the source.
+// Octal escapes (\040 for a space) are decoded.
+func parseMountinfo(r io.Reader) ([]mountEntry, error) {
+	var out []mountEntry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if len(f) < 5 || sep < 0 || sep+2 >= len(f) {
+			continue
+		}
+		out = append(out, mountEntry{Point: unescapeMount(f[4]), FSType: f[sep+1], Source: unescapeMount(f[sep+2])})
+	}
+	return out, sc.Err()
+}
+
+// unescapeMount decodes the \ooo escapes of mountinfo fields.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mounts returns the current mount table.
+func mounts() ([]mountEntry, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseMountinfo(f)
+}
+
+// mountAt returns the topmost mount whose mount point is dir, if any.
+func mountAt(dir string) (mountEntry, bool, error) {
+	ms, err := mounts()
+	if err != nil {
+		return mountEntry{}, false, err
+	}
+	var found mountEntry
+	ok := false
+	for _, m := range ms {
+		if m.Point == dir {
+			found, ok = m, true // later lines are mounted on top
+		}
+	}
+	return found, ok, nil
+}
+
+// cleanMountpoint returns the absolute, symlink-free path of dir without
+// touching dir itself (a dead FUSE mount fails every stat with ENOTCONN):
+// only its parent is resolved.
+func cleanMountpoint(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if abs == "/" {
+		return abs, nil
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(parent, filepath.Base(abs))
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return filepath.EvalSymlinks(p)
+	}
+	return p, nil
+}
+
+// within reports whether path is dir or lies below it (both clean and
+// absolute).
+func within(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// errNotMounted is returned by unmount for a directory nothing is mounted on.
+var errNotMounted = errors.New("not a mount point")
+
+// describeMount says what is mounted, for messages.
+func describeMount(m mountEntry) string { return fmt.Sprintf("%s (%s)", m.FSType, m.Source) }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { registerCommand(newUnmountCmd) }
+
+func newUnmountCmd() *cobra.Command {
+	var lazy, force bool
+	cmd := &cobra.Command{
+		Use:     "unmount MNT",
+		Aliases: []string{"umount"},
+		Short:   "Unmount a recfs mount, including a stale one left by a killed process",
+		Long: `unmount ends the recfs mount at MNT. The process serving it (foreground or
+--daemon) then exits. A stale mount whose server was killed ("Transport
+endpoint is not connected") is cleaned up the same way.
+
+A mount that is in use (an open file, a shell inside it) cannot be unmounted;
+--lazy detaches it now and lets the kernel finish when the last user leaves.
+MNT must be a recfs mount unless --force is given.`,
+		Example: `  recfs unmount /mnt/ev
+  recfs unmount --lazy /mnt/ev`,
+		Args: cobra.ExactArgs(1),
+	}
+	cmd.Flags().BoolVarP(&lazy, "lazy", "z", false, "detach a busy mount now (umount -l)")
+	cmd.Flags().BoolVar(&force, "force", false, "unmount even if MNT is not a recfs mount")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		mnt, err := cleanMountpoint(args[0])
+		if err != nil {
+			return err
+		}
+		m, ok, err := mountAt(mnt)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s: %w", mnt, errNotMounted)
+		}
+		if m.FSType != fsType && !force {
+			return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
+		}
+		stale := false
+		if _, err := os.Stat(mnt); errors.Is(err, syscall.ENOTCONN) {
+			stale = true
+		}
+		if err := unmount(mnt, lazy); err != nil {
+			return err
+		}
+		if err := waitGone(mnt, unmountTimeout); err != nil {
+			return err
+		}
+		what := "unmounted"
+		if stale {
+			what = "cleaned up stale mount"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
+		return nil
+	}
+	return cmd
+}
+
+// unmount detaches the file system at mnt: umount(2) when we may, else
+// fusermount3 (or fusermount). EBUSY becomes a clear message.
+func unmount(mnt string, lazy bool) error {
+	flags := 0
+	if lazy {
+		flags = syscall.MNT_DETACH
+	}
+	err := syscall.Unmount(mnt, flags)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.EBUSY) {
+		return fmt.Errorf("%s is busy (a file is open or a process has its working directory there); close it or use --lazy", mnt)
+	}
+	if errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("%s: %w", mnt, errNotMounted)
+	}
+	// Not privileged: use the setuid helper.
+	var lastErr error
+	for _, helper := range []string{"fusermount3", "fusermount"} {
+		path, lerr := exec.LookPath(helper)
+		if lerr != nil {
+			continue
+		}
+		arg := "-u"
+		if lazy {
+			arg = "-uz"
+		}
+		out, herr := exec.Command(path, arg, mnt).CombinedOutput()
+		if herr == nil {
+			return nil
+		}
+		msg := strings.TrimSpace(string(out))
+		if strings.Contains(msg, "busy") {
+			return fmt.Errorf("%s is busy (a file is open or a process has its working directory there); close it or use --lazy", mnt)
+		}
+		lastErr = fmt.Errorf("%s %s %s: %v: %s", helper, arg, mnt, herr, msg)
+	}
+	if lastErr == nil {
+		lastErr = fmt.Errorf("unmount %s: %w (and no fusermount3 found)", mnt, err)
+	}
+	return lastErr
+}
+
+// lazyUnmount detaches mnt even while it is busy.
+func lazyUnmount(mnt string) error { return unmount(mnt, true) }
+
+// waitGone polls until nothing of type recfs is mounted at mnt any more.
+func waitGone(mnt string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		m, ok, err := mountAt(mnt)
+		if err != nil {
+			return err
+		}
+		if !ok || m.FSType != fsType {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is still mounted after %v", mnt, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
