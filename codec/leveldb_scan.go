@@ -156,7 +156,9 @@ func (s *LogScanner) nextBlock() {
 	}
 	if nb < s.winOff || nb+min(logBlockSize, s.size-nb) > s.winOff+int64(len(s.win)) {
 		if s.win == nil {
-			s.win = make([]byte, logWindowBlocks*logBlockSize)
+			// Small files and splits get a window no larger than they need.
+			w := min(int64(logWindowBlocks*logBlockSize), max(s.end-s.start, logBlockSize), s.size-s.start)
+			s.win = make([]byte, w)
 		}
 		n := min(int64(cap(s.win)), s.size-nb)
 		if s.inRec || s.end >= s.size {
