@@ -33,6 +33,11 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		o.LegacyTransform = "flate"
 	}
 	start := time.Now()
+	if o.Writable {
+		if err := repair(f, path); err != nil {
+			return nil, err
+		}
+	}
 	id, err := identify(f)
 	if err != nil {
 		return nil, err
@@ -126,3 +131,21 @@ func canceled(ctx context.Context) error {
 }
 
 var _ = errors.Is
+
+// repair undoes what a crashed recordio append left behind (see
+// codec.RepairRecordIO). Other formats need nothing here: a torn leveldb
+// tail is dealt with by the next Append.
+func repair(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
+		return nil
+	}
+	if format, err := codec.Detect(f, fi.Size()); err != nil || format != codec.RecordIO {
+		return nil
+	}
+	_, err = codec.RepairRecordIO(path)
+	return err
+}

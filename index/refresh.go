@@ -26,6 +26,11 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.refreshLocked(ctx)
+}
+
+// refreshLocked is Refresh with t.mu held.
+func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
 	if fi, err := os.Stat(t.path); err == nil {
