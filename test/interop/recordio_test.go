@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/grailbio/base/recordio"
@@ -213,6 +215,60 @@ func TestRecordIOGrailLegacyRecfsReads(t *testing.T) {
 					t.Errorf("seed %d: detected %v", seed, r.Format)
 				}
 				checkRecfsRead(t, seed, r, c.items, nil, nil)
+			}
+		})
+	}
+}
+
+// TestRecordIOAppenderGrailReads: a file written by recfs (each variant) and
+// then extended in several sessions through OpenRecordIOAppender is read by
+// grailbio's Scanner with every item in order, the header unchanged and the
+// trailer intact; recfs reads the same.
+func TestRecordIOAppenderGrailReads(t *testing.T) {
+	seeds := testSeeds(t, 2)
+	for _, v := range rioVariants {
+		t.Run(v.name, func(t *testing.T) {
+			for _, seed := range seeds {
+				c := newRioCase(seed, v.transformers, v.trailer)
+				rng := rand.New(rand.NewSource(seed))
+				cut := rng.Intn(len(c.items) + 1)
+				first := c.items[:cut]
+				b, err := recfsWriteRio(first, c.spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(t.TempDir(), "append.rio")
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				rest := c.items[cut:]
+				for sessions := 0; len(rest) > 0; sessions++ {
+					a, err := openRioAppender(path, rng.Intn(5))
+					if err != nil {
+						t.Fatalf("seed %d session %d: %v", seed, sessions, err)
+					}
+					for len(rest) > 0 && rng.Intn(4) != 0 {
+						k := min(len(rest), 1+rng.Intn(4))
+						if err := a.Append(rest[:k]...); err != nil {
+							t.Fatalf("seed %d: Append: %v", seed, err)
+						}
+						rest = rest[k:]
+					}
+					if err := a.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkGrailRead(t, c, readGrail(f, false))
+				f.Close()
+				b, err = os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRecfsRead(t, seed, recfsReadRioBytes(b, false), c.items, c.wantHeader(), c.spec.Trailer)
 			}
 		})
 	}
