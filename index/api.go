@@ -25,6 +25,7 @@ type Options struct {
 	BlockCache      int                     // decoded recordio blocks kept in memory; 0 = 16
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: first repair what a crashed recordio append left
+	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
 }
 
 // HeaderEntry is one key/value of a recordio header. Value is a bool, int64,

@@ -44,7 +44,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	}
 	t := &Table{path: path, file: f, opt: o}
 	cf := cachePath(o.CacheDir, path, id)
-	if cf != "" {
+	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
