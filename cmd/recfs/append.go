@@ -128,4 +128,3 @@ func splitLines(b []byte) [][]byte {
 	}
 	return out
 }
-
