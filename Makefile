@@ -4,7 +4,7 @@ BIN       ?= bin/recfs
 FUZZTIME  ?= 30s
 PKGS      := ./...
 
-.PHONY: all build test unit nested race e2e fuzz bench demo lint clean
+.PHONY: all build test unit nested race e2e fuzz bench microbench demo lint clean
 
 all: build
 
@@ -41,8 +41,13 @@ fuzz:
 	  done; \
 	done
 
-## bench: Go benchmarks of the product and its peers (see docs/BENCHMARKS.md for the full comparison run).
+## bench: recfs against its peers and the machine's limits, in one run; writes docs/BENCHMARKS.md
+## (BENCHFLAGS=-quick for a small run; see `cd test && go run ./cmd/recfs-bench -h`).
 bench: build
+	cd test && $(GO) run ./cmd/recfs-bench -bin ../$(BIN) -out ../docs $(BENCHFLAGS)
+
+## microbench: every Go benchmark of the product and of the interop module (RECFS_BENCH_BYTES sets log sizes).
+microbench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	cd test && $(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
