@@ -203,10 +203,10 @@ func (s *sourceFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&s.strict, "strict", false, "refuse a damaged file instead of skipping the damage")
 	fs.StringVar(&s.cacheDir, "cache-dir", "", "directory of saved indexes (default <user cache dir>/recfs)")
 	fs.BoolVar(&s.noCache, "no-cache", false, "neither load nor save an index; always scan the file")
-	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `transform of legacy packed recordio data: "flate" or "none" (default: flate for .grail-rpk-gz names)`)
+	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `legacy packed recordio data is raw-DEFLATE compressed: "flate" (implied by a .grail-rpk-gz name)`)
 	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy"))
-	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate", "none"))
+	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
 }
 
@@ -223,10 +223,10 @@ func (s *sourceFlags) options() (index.Options, error) {
 	o.Strict = s.strict
 	o.Unmasked = s.unmasked
 	switch s.legacyTransform {
-	case "", "flate", "none":
+	case "", "flate":
 		o.LegacyTransform = s.legacyTransform
 	default:
-		return o, usagef("invalid --legacy-transform %q (want flate or none)", s.legacyTransform)
+		return o, usagef("invalid --legacy-transform %q (the only legacy transform is flate)", s.legacyTransform)
 	}
 	if s.noCache && s.cacheDir != "" {
 		return o, usagef("--no-cache and --cache-dir contradict each other")
