@@ -1,0 +1,507 @@
+// Package bazil serves an fs.Tree through bazil.org/fuse, recfs's second
+// FUSE backend (selected with --backend bazil).
+//
+// It bridges the same backend-neutral tree as fs/gofuse and gives the
+// kernel the same attributes, inode numbers, errnos and extended
+// attributes. bazil.org/fuse has fewer knobs than go-fuse, and this backend
+// inherits its limits:
+//
+//   - No READDIRPLUS: `ls -l` costs one LOOKUP per entry after the listing.
+//   - No readdir pagination: bazil asks for a directory's whole listing at
+//     once (ReadDirAll) and keeps it, encoded, for as long as the directory
+//     stays open. A record directory of n records therefore costs about
+//     32 bytes per record in the server while it is listed (plus a
+//     transient []fuse.Dirent of the same length), where fs/gofuse streams
+//     it.
+//   - Requests are capped at 128 KiB (reads of larger records take several
+//     round trips).
+//   - No negative entries: a failed lookup is not cached by the kernel, so
+//     MountOptions.NegativeTimeout is ignored.
+//   - The mount always goes through fusermount3 (Debian package fuse3).
+//
+// Every node is a small comparable value holding an fs.Node: lookups parse
+// the name with the tree and return a fresh value, which bazil keeps only
+// while the kernel references it (two names of one record, "42" and
+// "000042", are the same value and so the same kernel node).
+package bazil
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"bazil.org/fuse"
+	bazilfs "bazil.org/fuse/fs"
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/fs"
+)
+
+var _ fs.Mounter = Mount
+
+// Defaults for static (not followed) logs, as in fs/gofuse.
+const (
+	defaultEntryTimeout = time.Hour
+	defaultAttrTimeout  = time.Hour
+	// maxReadahead is the kernel's usual default. bazil sends the value
+	// of its option in the INIT reply as is, and 0 would turn readahead off.
+	maxReadahead = 128 << 10
+)
+
+// openNoFlush is the kernel's FOPEN_NOFLUSH (Linux 5.16): no FLUSH request
+// on close. bazil.org/fuse does not name it, but it passes open flags to
+// the kernel unchanged.
+const openNoFlush fuse.OpenResponseFlags = 1 << 5
+
+// Options returns the bazil mount options Mount uses for o: the file
+// system name and type (mounts show as "fuse.<o.Name>", "fuse.recfs" by
+// default), read-only, 128 KiB readahead, asynchronous reads, and
+// allow_other with default_permissions when o.AllowOther is set.
+func Options(tree *fs.Tree, o fs.MountOptions) []fuse.MountOption {
+	name := o.Name
+	if name == "" {
+		name = "recfs"
+	}
+	fsname := o.FSName
+	if fsname == "" {
+		fsname = tree.Source()
+	}
+	opts := []fuse.MountOption{
+		fuse.FSName(fsname),
+		fuse.Subtype(name),
+		fuse.ReadOnly(),
+		fuse.MaxReadahead(maxReadahead),
+		fuse.AsyncRead(),
+	}
+	if o.AllowOther {
+		opts = append(opts, fuse.AllowOther(), fuse.DefaultPermissions())
+	}
+	return opts
+}
+
+// config returns the serve configuration: bazil's request log goes to the
+// logger at debug level when o.Debug is set, and nowhere otherwise.
+func config(o fs.MountOptions) *bazilfs.Config {
+	c := &bazilfs.Config{Debug: func(any) {}}
+	if o.Debug {
+		lg := o.Logger
+		if lg == nil {
+			lg = logrus.StandardLogger()
+		}
+		lg = lg.WithField("backend", "bazil")
+		c.Debug = func(msg any) { lg.Debug(msg) }
+	}
+	return c
+}
+
+// Unmount retries: fusermount3 -u fails with EBUSY while a file is open or
+// a request is in flight.
+const (
+	unmountTries = 20
+	unmountPause = 100 * time.Millisecond
+	serveDrain   = 5 * time.Second
+)
+
+// Mount serves tree at dir through fusermount3 and returns once the mount
+// answers: bazil's fuse.Mount returns after the kernel's INIT, and Mount
+// then stats the mount point through the running server.
+func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
+	if o.Follow || o.ReadWrite {
+		return nil, fs.ErrNotSupported
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := fuse.Mount(abs, Options(tree, o)...)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{dir: abs, done: make(chan struct{})}
+	srv := bazilfs.New(conn, config(o))
+	go func() {
+		s.err = srv.Serve(NewFS(tree, o))
+		// Closing the device aborts the connection if Serve stopped
+		// early, so nothing waits on a server that is gone.
+		conn.Close()
+		close(s.done)
+	}()
+	if _, err := os.Stat(abs); err != nil {
+		_ = s.Unmount()
+		return nil, err
+	}
+	return s, nil
+}
+
+// server is a live bazil mount.
+type server struct {
+	dir  string
+	done chan struct{} // closed when Serve has returned
+	err  error         // Serve's result, set before done is closed
+}
+
+// Wait blocks until the file system is unmounted.
+func (s *server) Wait() error {
+	<-s.done
+	return s.err
+}
+
+// Unmount unmounts the file system with fusermount3 -u, retrying while it
+// is busy, and waits (a few seconds at most) for the server to stop.
+func (s *server) Unmount() error {
+	var err error
+	for i := 0; i < unmountTries; i++ {
+		select {
+		case <-s.done:
+			return nil // already unmounted
+		default:
+		}
+		if err = fuse.Unmount(s.dir); err == nil {
+			break
+		}
+		time.Sleep(unmountPause)
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case <-s.done:
+	case <-time.After(serveDrain):
+	}
+	return nil
+}
+
+// FS is the bazil file system of one tree.
+type FS struct {
+	root node
+}
+
+var (
+	_ bazilfs.FS         = (*FS)(nil)
+	_ bazilfs.FSStatfser = (*FS)(nil)
+)
+
+// NewFS returns the bazil file system of tree, for bazilfs.Serve or for
+// tests that drive nodes without a kernel.
+func NewFS(tree *fs.Tree, o fs.MountOptions) *FS {
+	m := &mount{t: tree, xattrs: o.Xattrs, entry: o.EntryTimeout, attr: o.AttrTimeout}
+	if m.entry == 0 {
+		m.entry = defaultEntryTimeout
+	}
+	if m.attr == 0 {
+		m.attr = defaultAttrTimeout
+	}
+	return &FS{root: node{m: m, n: tree.Root()}}
+}
+
+// Root returns the root node.
+func (f *FS) Root() (bazilfs.Node, error) { return f.root, nil }
+
+// Statfs reports a read-only file system with no free space.
+func (f *FS) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsResponse) error {
+	resp.Bsize, resp.Frsize, resp.Namelen = 4096, 4096, 255
+	return nil
+}
+
+// mount is what every node of one mount shares.
+type mount struct {
+	t           *fs.Tree
+	xattrs      bool
+	entry, attr time.Duration
+}
+
+// node is the kernel-facing node of one tree entry. It is a comparable
+// value: bazil uses it as a map key, so equal entries share a node ID.
+type node struct {
+	m *mount
+	n fs.Node
+}
+
+var (
+	_ bazilfs.Node                = node{}
+	_ bazilfs.NodeRequestLookuper = node{}
+	_ bazilfs.NodeOpener          = node{}
+	_ bazilfs.NodeGetxattrer      = node{}
+	_ bazilfs.NodeListxattrer     = node{}
+	_ bazilfs.NodeSetattrer       = node{}
+	_ bazilfs.NodeCreater         = node{}
+	_ bazilfs.NodeMkdirer         = node{}
+	_ bazilfs.NodeMknoder         = node{}
+	_ bazilfs.NodeRemover         = node{}
+	_ bazilfs.NodeRenamer         = node{}
+	_ bazilfs.NodeSymlinker       = node{}
+	_ bazilfs.NodeLinker          = node{}
+	_ bazilfs.NodeSetxattrer      = node{}
+	_ bazilfs.NodeRemovexattrer   = node{}
+)
+
+// fillAttr copies tree attributes into a bazil attribute block.
+func fillAttr(out *fuse.Attr, a fs.Attr, valid time.Duration) {
+	out.Valid = valid
+	out.Inode = a.Ino
+	out.Size = uint64(a.Size)
+	out.Blocks = (uint64(a.Size) + 511) / 512
+	out.BlockSize = 4096
+	out.Nlink = a.Nlink
+	out.Uid, out.Gid = a.Uid, a.Gid
+	out.Atime, out.Mtime, out.Ctime = a.Atime, a.Mtime, a.Ctime
+	out.Mode = fileMode(a.Mode)
+}
+
+// fileMode converts stat mode bits (file type and permissions) to an
+// os.FileMode, the form bazil wants.
+func fileMode(m uint32) os.FileMode {
+	fm := os.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		fm |= os.ModeDir
+	case syscall.S_IFLNK:
+		fm |= os.ModeSymlink
+	}
+	return fm
+}
+
+// Attr reports the entry's attributes, valid for the attribute timeout.
+func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
+	at, err := nd.m.t.Getattr(ctx, nd.n)
+	if err != nil {
+		return nd.m.t.Report(err)
+	}
+	fillAttr(a, at, nd.m.attr)
+	return nil
+}
+
+// Lookup parses name with the tree and returns a fresh node value; bazil
+// then asks it for its attributes. The entry is valid for the entry
+// timeout.
+func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.LookupResponse) (bazilfs.Node, error) {
+	c, err := nd.m.t.Lookup(ctx, nd.n, req.Name)
+	if err != nil {
+		return nil, nd.m.t.Report(err)
+	}
+	resp.EntryValid = nd.m.entry
+	return node{m: nd.m, n: c}, nil
+}
+
+// writeFlags are the open flags that ask for change.
+const writeFlags = fuse.OpenTruncate | fuse.OpenAppend | fuse.OpenCreate
+
+// Open opens a directory for listing or a file for reading. Record
+// directories and record files never change, so the kernel may cache
+// listings (CACHE_DIR) and contents (KEEP_CACHE); no file sends FLUSH on
+// close.
+func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenResponse) (bazilfs.Handle, error) {
+	if req.Dir || nd.n.IsDir() {
+		d, err := nd.m.t.OpenDir(ctx, nd.n)
+		if err != nil {
+			return nil, nd.m.t.Report(err)
+		}
+		if nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir {
+			resp.Flags |= fuse.OpenCacheDir | fuse.OpenKeepCache
+		}
+		return &dirHandle{m: nd.m, n: nd.n, d: d}, nil
+	}
+	if !req.Flags.IsReadOnly() || req.Flags&writeFlags != 0 {
+		return nil, syscall.EROFS
+	}
+	h, err := nd.m.t.Open(ctx, nd.n)
+	if err != nil {
+		return nil, nd.m.t.Report(err)
+	}
+	resp.Flags |= openNoFlush
+	if nd.n.Kind != fs.KindFile {
+		resp.Flags |= fuse.OpenKeepCache
+	}
+	return &fileHandle{m: nd.m, h: h}, nil
+}
+
+// dirHandle is an open directory. bazil reads a listing whole, so
+// ReadDirAll materialises every entry of the directory in memory (bazil
+// has no readdir pagination); a rewind to offset 0 lists afresh.
+type dirHandle struct {
+	m  *mount
+	n  fs.Node
+	mu sync.Mutex
+	d  *fs.Dir // opened by Open, consumed by the first ReadDirAll
+}
+
+var (
+	_ bazilfs.HandleReadDirAller = (*dirHandle)(nil)
+	_ bazilfs.HandleReleaser     = (*dirHandle)(nil)
+)
+
+// ReadDirAll returns every entry of the directory.
+func (h *dirHandle) ReadDirAll(ctx context.Context) ([]fuse.Dirent, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.d
+	h.d = nil
+	if d == nil {
+		var err error
+		if d, err = h.m.t.OpenDir(ctx, h.n); err != nil {
+			return nil, h.m.t.Report(err)
+		}
+	}
+	defer d.Close()
+	out := make([]fuse.Dirent, 0, d.Len())
+	for {
+		e, ok := d.Next()
+		if !ok {
+			return out, nil
+		}
+		typ := fuse.DT_File
+		if e.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			typ = fuse.DT_Dir
+		}
+		out = append(out, fuse.Dirent{Inode: e.Ino, Type: typ, Name: e.Name})
+	}
+}
+
+// Release closes the directory if it was never listed.
+func (h *dirHandle) Release(context.Context, *fuse.ReleaseRequest) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.d != nil {
+		h.d.Close()
+		h.d = nil
+	}
+	return nil
+}
+
+// fileHandle is an open file of the tree.
+type fileHandle struct {
+	m *mount
+	h fs.Handle
+}
+
+var (
+	_ bazilfs.HandleReader   = (*fileHandle)(nil)
+	_ bazilfs.HandleReleaser = (*fileHandle)(nil)
+)
+
+// Read does one ReadAt into the response buffer (at most 128 KiB, bazil's
+// request size).
+func (f *fileHandle) Read(_ context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
+	if req.Offset < 0 || req.Size < 0 {
+		return syscall.EINVAL
+	}
+	buf := resp.Data[:0]
+	if cap(buf) < req.Size {
+		buf = make([]byte, 0, req.Size)
+	}
+	buf = buf[:req.Size]
+	n, err := f.h.ReadAt(buf, req.Offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return f.m.t.Report(err)
+	}
+	resp.Data = buf[:n]
+	return nil
+}
+
+// Release closes the file.
+func (f *fileHandle) Release(context.Context, *fuse.ReleaseRequest) error {
+	if err := f.h.Close(); err != nil {
+		return f.m.t.Report(err)
+	}
+	return nil
+}
+
+// xattrPrefix is the namespace of the attributes the tree serves.
+const xattrPrefix = "user.recfs."
+
+// Getxattr serves user.recfs.* attributes when xattrs are on. When they
+// are off it answers ENOSYS, which the kernel turns into ENOTSUP and
+// remembers, so it stops asking (go-fuse's DisableXAttrs does the same).
+// Other names give ENODATA without touching the tree.
+func (nd node) Getxattr(ctx context.Context, req *fuse.GetxattrRequest, resp *fuse.GetxattrResponse) error {
+	if !nd.m.xattrs {
+		return syscall.ENOSYS
+	}
+	if !strings.HasPrefix(req.Name, xattrPrefix) {
+		return fuse.ErrNoXattr
+	}
+	xs, err := nd.m.t.Xattrs(ctx, nd.n)
+	if err != nil {
+		return nd.m.t.Report(err)
+	}
+	for _, x := range xs {
+		if x.Name == req.Name {
+			resp.Xattr = append(resp.Xattr[:0], x.Value...)
+			return nil
+		}
+	}
+	return fuse.ErrNoXattr
+}
+
+// Listxattr lists the user.recfs.* attribute names when xattrs are on
+// (ENOSYS, seen as ENOTSUP, when off). bazil answers ERANGE itself when
+// the caller's buffer is too small.
+func (nd node) Listxattr(ctx context.Context, _ *fuse.ListxattrRequest, resp *fuse.ListxattrResponse) error {
+	if !nd.m.xattrs {
+		return syscall.ENOSYS
+	}
+	xs, err := nd.m.t.Xattrs(ctx, nd.n)
+	if err != nil {
+		return nd.m.t.Report(err)
+	}
+	for _, x := range xs {
+		resp.Append(x.Name)
+	}
+	return nil
+}
+
+// The mount is read-only: every change fails with EROFS. (The kernel
+// already refuses most of them on an "ro" mount; --rw, a later issue,
+// will implement Create in record directories.)
+
+// Setattr fails with EROFS.
+func (nd node) Setattr(context.Context, *fuse.SetattrRequest, *fuse.SetattrResponse) error {
+	return syscall.EROFS
+}
+
+// Create fails with EROFS.
+func (nd node) Create(context.Context, *fuse.CreateRequest, *fuse.CreateResponse) (bazilfs.Node, bazilfs.Handle, error) {
+	return nil, nil, syscall.EROFS
+}
+
+// Mkdir fails with EROFS.
+func (nd node) Mkdir(context.Context, *fuse.MkdirRequest) (bazilfs.Node, error) {
+	return nil, syscall.EROFS
+}
+
+// Mknod fails with EROFS.
+func (nd node) Mknod(context.Context, *fuse.MknodRequest) (bazilfs.Node, error) {
+	return nil, syscall.EROFS
+}
+
+// Remove (unlink and rmdir) fails with EROFS.
+func (nd node) Remove(context.Context, *fuse.RemoveRequest) error { return syscall.EROFS }
+
+// Rename fails with EROFS.
+func (nd node) Rename(context.Context, *fuse.RenameRequest, bazilfs.Node) error {
+	return syscall.EROFS
+}
+
+// Symlink fails with EROFS.
+func (nd node) Symlink(context.Context, *fuse.SymlinkRequest) (bazilfs.Node, error) {
+	return nil, syscall.EROFS
+}
+
+// Link fails with EROFS.
+func (nd node) Link(context.Context, *fuse.LinkRequest, bazilfs.Node) (bazilfs.Node, error) {
+	return nil, syscall.EROFS
+}
+
+// Setxattr fails with EROFS.
+func (nd node) Setxattr(context.Context, *fuse.SetxattrRequest) error { return syscall.EROFS }
+
+// Removexattr fails with EROFS.
+func (nd node) Removexattr(context.Context, *fuse.RemovexattrRequest) error {
+	return syscall.EROFS
+}
