@@ -40,7 +40,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	cleanupBench()
+	os.Exit(code)
 }
 
 // crashItem is item i of the sequence a crash child with this seed appends:
