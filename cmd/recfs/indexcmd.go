@@ -2,70 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/recfs/recfs/index"
 )
-
-// cacheDir returns the directory saved indexes go to for o.
-func cacheDir(o index.Options) (string, error) {
-	if o.CacheDir != "" {
-		return o.CacheDir, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory: %w (use --cache-dir)", err)
-	}
-	return filepath.Join(base, "recfs"), nil
-}
-
-// rebuildIndex scans path afresh and replaces its saved index. The index
-// package offers no "ignore the saved table" option, so the table is built
-// with an empty scratch cache directory (inside the real one, so renames
-// stay on one file system) and what the build saved there is moved over the
-// old saved index.
-func rebuildIndex(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
-	dir, err := cacheDir(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	scratch, err := os.MkdirTemp(dir, ".rebuild-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(scratch)
-	o.CacheDir = scratch
-	t, err := openTable(cmd, path, o)
-	if err != nil {
-		return nil, err
-	}
-	err = filepath.WalkDir(scratch, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(scratch, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.Rename(p, dst)
-	})
-	if err != nil {
-		t.Close()
-		return nil, fmt.Errorf("saving the rebuilt index: %w", err)
-	}
-	return t, nil
-}
 
 func newIndexCmd() *cobra.Command {
 	var rebuild bool
@@ -95,13 +34,9 @@ and identity. Deleting them is always safe.`,
 		if src.noCache {
 			return usagef("index saves an index: --no-cache makes no sense here")
 		}
+		o.Rebuild = rebuild
 		var changed bool
-		var t *index.Table
-		if rebuild {
-			t, err = rebuildIndex(cmd, args[0], o)
-		} else {
-			t, err = openTable(cmd, args[0], o)
-		}
+		t, err := openTable(cmd, args[0], o)
 		if err != nil {
 			return err
 		}
