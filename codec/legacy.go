@@ -181,24 +181,38 @@ func (s *RecordIOScanner) resyncLegacy(from int64) int64 {
 			return s.size
 		}
 		w := buf[:n]
-		for i := 0; i+8 <= len(w) && i < win; {
-			j1 := bytes.Index(w[i:], rioBodyMagic[:])
-			j2 := bytes.Index(w[i:], rioUnpackedMagic[:])
-			j := j1
-			if j < 0 || (j2 >= 0 && j2 < j) {
-				j = j2
+		// Next candidate position of each magic, recomputed only when used,
+		// so a window costs linear time whatever it holds.
+		next := func(m []byte, from int) int {
+			if from >= len(w) {
+				return -1
 			}
-			if j < 0 || i+j >= win {
-				break
+			if j := bytes.Index(w[from:], m); j >= 0 {
+				return from + j
 			}
-			at := off + int64(i+j)
+			return -1
+		}
+		c1, c2 := next(rioBodyMagic[:], 0), next(rioUnpackedMagic[:], 0)
+		for c1 >= 0 || c2 >= 0 {
+			j := c1
+			if j < 0 || (c2 >= 0 && c2 < j) {
+				j = c2
+			}
+			if j >= win {
+				break // found again by the next window
+			}
+			at := off + int64(j)
 			var hb [legacyHeaderLen]byte
 			if m, _ := readFullAt(s.r, hb[:], at); m == legacyHeaderLen {
 				if h, reason := parseLegacyHdr(hb[:], at, s.size); reason == "" && at+legacyHeaderLen+h.length <= s.size {
 					return at
 				}
 			}
-			i += j + 1
+			if j == c1 {
+				c1 = next(rioBodyMagic[:], j+1)
+			} else {
+				c2 = next(rioUnpackedMagic[:], j+1)
+			}
 		}
 	}
 	return s.size
