@@ -1,0 +1,314 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// vectors is the shared reference-vector folder, relative to test/e2e.
+const vectors = "../../../shared/vectors"
+
+// Bounds on everything that waits.
+const (
+	mountTimeout = 30 * time.Second // until a mount shows up
+	procTimeout  = 3 * time.Minute  // lifetime of any subprocess
+	exitTimeout  = 10 * time.Second // until a signalled mount process exits
+)
+
+// bin is the recfs binary TestMain builds.
+var bin string
+
+// buildErr is set when the binary could not be built.
+var buildErr error
+
+func TestMain(m *testing.M) {
+	tmp, err := os.MkdirTemp("", "recfs-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(tmp, "recfs")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/recfs/recfs/cmd/recfs")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	cancel()
+	// Saved indexes go to a scratch cache, never the user's. (Set after the
+	// build: GOCACHE defaults to a folder of XDG_CACHE_HOME.)
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	code := m.Run()
+	// No recfs mount of ours may survive the suite.
+	mine := map[string]bool{}
+	mountDirs.Range(func(k, _ any) bool { mine[k.(string)] = true; return true })
+	for _, mp := range recfsMounts() {
+		if mine[mp] {
+			fmt.Fprintf(os.Stderr, "e2e: stale recfs mount %s left behind; detaching\n", mp)
+			_ = syscall.Unmount(mp, syscall.MNT_DETACH)
+			code = 1
+		}
+	}
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// needFUSE applies RECFS_TEST_FUSE: "" runs when /dev/fuse exists (skips
+// otherwise), "0" skips, "1" requires it (a missing /dev/fuse fails).
+func needFUSE(t *testing.T) {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	mode := os.Getenv("RECFS_TEST_FUSE")
+	if mode == "0" {
+		t.Skip("RECFS_TEST_FUSE=0: FUSE mount tests disabled")
+	}
+	_, err := os.Stat("/dev/fuse")
+	if err == nil && os.Geteuid() != 0 {
+		if _, lerr := exec.LookPath("fusermount3"); lerr != nil {
+			err = fmt.Errorf("not root and no fusermount3: %v", lerr)
+		}
+	}
+	if err != nil {
+		if mode == "1" {
+			t.Fatalf("RECFS_TEST_FUSE=1 but FUSE is unusable: %v", err)
+		}
+		t.Skipf("FUSE unusable (set RECFS_TEST_FUSE=1 to make this a failure): %v", err)
+	}
+}
+
+// mountEntry is what the tests need of a mountinfo line.
+type mountEntry struct{ point, fstype string }
+
+// readMountinfo parses /proc/self/mountinfo (mount point is field 5, the
+// file system type follows the " - " separator).
+func readMountinfo() []mountEntry {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []mountEntry
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		for i := 6; i+1 < len(f); i++ {
+			if f[i] == "-" {
+				out = append(out, mountEntry{point: strings.ReplaceAll(f[4], `\040`, " "), fstype: f[i+1]})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mountedAt returns the type of the topmost mount at dir ("" if none).
+func mountedAt(dir string) string {
+	t := ""
+	for _, m := range readMountinfo() {
+		if m.point == dir {
+			t = m.fstype
+		}
+	}
+	return t
+}
+
+// recfsMounts lists the mount points of every recfs mount.
+func recfsMounts() []string {
+	var out []string
+	for _, m := range readMountinfo() {
+		if m.fstype == "fuse.recfs" {
+			out = append(out, m.point)
+		}
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// mount is a running `recfs mount` subprocess.
+type mount struct {
+	dir            string
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan struct{} // closed when the process has exited
+	err            error         // its Wait result, valid after done
+}
+
+// mountDirs holds every mount point the suite made, so TestMain can check
+// that none is left mounted (and touch no one else's mounts).
+var mountDirs sync.Map
+
+// newMountDir returns an empty directory to mount on.
+func newMountDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mountDirs.Store(d, true)
+	return d
+}
+
+// startMount runs `recfs mount [args...] src dir` and waits, with a bound,
+// until dir is a recfs mount in mountinfo. Cleanup unmounts it.
+func startMount(t *testing.T, src, dir string, args ...string) *mount {
+	t.Helper()
+	m := launchMount(t, src, dir, args...)
+	deadline := time.Now().Add(mountTimeout)
+	for mountedAt(dir) != "fuse.recfs" {
+		select {
+		case <-m.done:
+			t.Fatalf("recfs mount exited before the mount was ready: %v\nstderr:\n%s", m.err, m.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mount at %s not ready after %v\nstderr:\n%s", dir, mountTimeout, m.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return m
+}
+
+// launchMount starts the process without waiting for the mount.
+func launchMount(t *testing.T, src, dir string, args ...string) *mount {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	m := &mount{dir: dir, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	m.cmd = exec.CommandContext(ctx, bin, append(append([]string{"mount"}, args...), src, dir)...)
+	m.cmd.Stdout, m.cmd.Stderr = m.stdout, m.stderr
+	m.cmd.WaitDelay = 5 * time.Second
+	if err := m.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		m.err = m.cmd.Wait()
+		cancel()
+		close(m.done)
+	}()
+	t.Cleanup(func() { m.cleanup(t) })
+	return m
+}
+
+// cleanup unmounts (recfs unmount, then a lazy detach as the last resort)
+// and makes sure the process is gone.
+func (m *mount) cleanup(t *testing.T) {
+	if mountedAt(m.dir) == "fuse.recfs" {
+		if r := runRecfs(t, "unmount", m.dir); r.code != 0 {
+			t.Logf("cleanup: recfs unmount %s: %d %s", m.dir, r.code, r.stderr)
+			_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)
+		}
+	}
+	select {
+	case <-m.done:
+	case <-time.After(exitTimeout):
+		t.Errorf("recfs mount of %s still running after unmount; killing it", m.dir)
+		_ = m.cmd.Process.Kill()
+		<-m.done
+	}
+	if mountedAt(m.dir) == "fuse.recfs" {
+		_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)
+	}
+}
+
+// wait waits, with a bound, for the mount process to exit and returns its
+// exit status.
+func (m *mount) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-m.done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("recfs mount did not exit within %v\nstderr:\n%s", exitTimeout, m.stderr)
+	}
+	var ee *exec.ExitError
+	if errors.As(m.err, &ee) {
+		return ee.ExitCode()
+	}
+	if m.err != nil {
+		t.Fatalf("wait: %v", m.err)
+	}
+	return 0
+}
+
+// result of a short recfs or shell command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runRecfs runs the binary with args and a timeout.
+func runRecfs(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCmd(t, bin, args...)
+}
+
+// runCmd runs any command with a timeout and returns its output.
+func runCmd(t *testing.T, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	c.WaitDelay = 5 * time.Second
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %q: %v", name, args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// infoLines returns the "key: value" lines of a .recfs file.
+func infoLines(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ": ")
+		if ok {
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
+}
