@@ -28,6 +28,7 @@ const (
 	logReasonCutShort   = "record cut short"
 	logReasonTruncChunk = "truncated chunk"
 	logReasonTruncHdr   = "truncated header"
+	logReasonFragmented = "record too fragmented"
 )
 
 // LogOptions configure a leveldb-log scan or read.
@@ -145,18 +146,4 @@ func LogChunkAt(rec LogRecord, i int) (LogChunk, bool) {
 	}
 	off := rec.Off - rec.Off%logBlockSize + int64(i)*logBlockSize
 	return LogChunk{Off: off, Len: int32(min(per, rec.Len-start))}, true
-}
-
-// logCanonical reports whether chunks (starting at off, with header size hdr,
-// n payload bytes in all) are the writer's layout for that record.
-func logCanonical(off, n int64, hdr int, chunks []LogChunk) bool {
-	rec := LogRecord{Off: off, Len: n, Hdr: uint8(hdr)}
-	for i, c := range chunks {
-		want, ok := LogChunkAt(rec, i)
-		if !ok || want != c {
-			return false
-		}
-	}
-	_, more := LogChunkAt(rec, len(chunks))
-	return !more
 }

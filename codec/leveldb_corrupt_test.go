@@ -460,7 +460,7 @@ func mergeLogSplits(parts []*LogScanner, recs [][]LogRecord) ([]LogRecord, []Dam
 		ds = append(ds, p.Damage()...)
 		out = append(out, recs[i]...)
 		consumed = max(consumed, p.ConsumedEnd())
-		if p.Info().EOFMarker >= 0 || p.Info().End < p.o.End && p.Info().End < p.size {
+		if p.Info().End < p.size { // an end marker or stale data ended the log
 			break
 		}
 	}

@@ -10,6 +10,10 @@ import (
 // logPrefetch enables reading the next window while checking the current.
 var logPrefetch = true
 
+// logMaxExplicitChunks bounds the chunk list of a record that does not
+// follow the writer's layout (16 MiB of LogChunk values).
+const logMaxExplicitChunks = 1 << 20
+
 // logWindowBlocks is how many 32 KiB blocks the scanner reads per ReadAt.
 const logWindowBlocks = 8
 
@@ -36,8 +40,14 @@ type LogScanner struct {
 	inRec  bool
 	recOff int64
 	recLen int64
-	recHdr int
-	chunks []LogChunk
+	// canon says the chunks so far follow the writer's layout; then only
+	// nChunks, firstLen and lastOff are kept, else chunks lists them all.
+	canon    bool
+	nChunks  int
+	firstLen int32
+	lastOff  int64
+	recHdr   int
+	chunks   []LogChunk
 
 	cur      LogRecord
 	lead     []LogChunk
@@ -361,11 +371,17 @@ func (s *LogScanner) step() bool {
 			return true
 		}
 		s.inRec, s.recOff, s.recLen, s.recHdr = true, hdrOff, int64(ln), hs
-		s.chunks = append(s.chunks[:0], chunk)
+		s.nChunks, s.firstLen, s.lastOff = 1, int32(ln), hdrOff
+		s.chunks = s.chunks[:0]
+		// A FIRST of the writer's layout fills its block.
+		s.canon = int64(ln) == logBlockSize-hdrOff%logBlockSize-int64(hs)
+		if !s.canon {
+			s.chunks = append(s.chunks, chunk)
+		}
 		return false
 	}
-	s.pos = next
 	if !s.inRec {
+		s.pos = next
 		if s.leading {
 			s.lead = append(s.lead, chunk)
 			s.leadHdr = append(s.leadHdr, uint8(hs))
@@ -376,13 +392,39 @@ func (s *LogScanner) step() bool {
 	}
 	s.consumed = hdrOff + int64(hs+ln)
 	s.recLen += int64(ln)
-	s.chunks = append(s.chunks, chunk)
+	if s.canon {
+		// The writer puts every later chunk at the next block start; a
+		// MIDDLE fills its block, a LAST carries 1..32768-hs bytes.
+		per := logBlockSize - hs
+		ok := s.pos == 0 && hdrOff == s.lastOff-s.lastOff%logBlockSize+logBlockSize &&
+			(ln == per || kind == logKindLast && ln > 0)
+		if !ok {
+			s.canon = false
+			s.chunks = append(s.chunks, LogChunk{Off: s.recOff, Len: s.firstLen})
+			for j := 1; j < s.nChunks; j++ {
+				s.chunks = append(s.chunks, LogChunk{Off: s.recOff - s.recOff%logBlockSize + int64(j)*logBlockSize, Len: int32(per)})
+			}
+		}
+	}
+	s.pos = next
+	s.nChunks++
+	s.lastOff = hdrOff
+	if !s.canon {
+		if len(s.chunks) >= logMaxExplicitChunks {
+			// A hostile file could make one record of millions of tiny
+			// chunks; refuse to list them.
+			s.inRec = false
+			s.addDamage(Damage{Off: s.recOff, Len: s.consumed - s.recOff, Reason: logReasonFragmented, Err: ErrLimit})
+			return false
+		}
+		s.chunks = append(s.chunks, chunk)
+	}
 	if kind == logKindMiddle {
 		return false
 	}
 	s.inRec = false
 	s.cur = LogRecord{Off: s.recOff, Len: s.recLen, Hdr: uint8(s.recHdr)}
-	if !logCanonical(s.recOff, s.recLen, s.recHdr, s.chunks) {
+	if !s.canon {
 		s.cur.Chunks = s.chunks
 	}
 	return true

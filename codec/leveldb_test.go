@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -451,5 +452,71 @@ func TestLogChunkAtEdges(t *testing.T) {
 		if ok != c.ok || got != c.c {
 			t.Errorf("LogChunkAt(%+v, %d) = %v %v, want %v %v", c.rec, c.i, got, ok, c.c, c.ok)
 		}
+	}
+}
+
+// logChunkBytes builds one legacy chunk by hand.
+func logChunkBytes(typ byte, p []byte) []byte {
+	h := make([]byte, 7, 7+len(p))
+	binary.LittleEndian.PutUint32(h, maskCRC(crc32c(append([]byte{typ}, p...))))
+	binary.LittleEndian.PutUint16(h[4:], uint16(len(p)))
+	h[6] = typ
+	return append(h, p...)
+}
+
+// TestLogNonCanonical checks records whose chunks do not follow the writer's
+// layout are returned with explicit chunk lists that ReadLogRecord follows.
+func TestLogNonCanonical(t *testing.T) {
+	a, b := logVecPayload(0, 10), logVecPayload(1, 20)
+	var f []byte
+	f = append(f, logChunkBytes(2, a)...)   // FIRST of 10 bytes: does not fill block 0
+	f = append(f, logChunkBytes(3, nil)...) // an empty MIDDLE in the same block
+	f = append(f, logChunkBytes(4, b)...)   // LAST, not at a block start
+	got, s := scanAll(t, f, LogOptions{})
+	if len(s.Damage()) != 0 || len(got) != 1 {
+		t.Fatalf("%v %v", got, s.Damage())
+	}
+	r := got[0]
+	want := []LogChunk{{0, 10}, {17, 0}, {24, 20}}
+	if fmt.Sprint(r.Chunks) != fmt.Sprint(want) || r.Len != 30 {
+		t.Fatalf("record %+v, want chunks %v", r, want)
+	}
+	if p := readWhole(t, f, r); !bytes.Equal(p, append(append([]byte{}, a...), b...)) {
+		t.Fatalf("payload %x", p)
+	}
+	// Reading part of it touches the covering chunks only.
+	p := make([]byte, 3)
+	if n, err := ReadLogRecord(bytes.NewReader(f), r, p, 9, LogOptions{}); n != 3 || err != nil || !bytes.Equal(p, []byte{a[9], b[0], b[1]}) {
+		t.Fatalf("read at 9: %d %v %x", n, err, p)
+	}
+}
+
+// TestLogFragmented checks the bound on explicit chunk lists: a record of
+// more than logMaxExplicitChunks tiny chunks is refused with ErrLimit.
+func TestLogFragmented(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an 8 MiB file")
+	}
+	var f []byte
+	mid := logChunkBytes(3, []byte{1})
+	for n := 0; n <= logMaxExplicitChunks; {
+		if 32768-len(f)%32768 < len(mid) {
+			f = append(f, make([]byte, 32768-len(f)%32768)...)
+		}
+		if n == 0 {
+			f = append(f, logChunkBytes(2, []byte{1})...)
+		} else {
+			f = append(f, mid...)
+		}
+		n++
+	}
+	f = append(f, logChunkBytes(4, []byte{2})...)
+	got, s := scanAll(t, f, LogOptions{})
+	ds := s.Damage()
+	if len(got) != 0 || len(ds) < 1 || ds[0].Reason != logReasonFragmented || !errors.Is(ds[0], ErrLimit) {
+		t.Fatalf("%d records, damage %v", len(got), ds[:min(3, len(ds))])
+	}
+	if cap(s.chunks) > 2*logMaxExplicitChunks {
+		t.Fatalf("chunk list grew to %d", cap(s.chunks))
 	}
 }
