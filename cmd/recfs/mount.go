@@ -215,7 +215,7 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 	}
 	if m, ok, _ := mountAt(mntAbs); ok {
 		if m.FSType == fsType {
-			if _, serr := os.Stat(mntAbs); errors.Is(serr, syscall.ENOTCONN) {
+			if isStale(mntAbs) {
 				return "", nil, "", fmt.Errorf("mountpoint %s holds a stale recfs mount of %s (its server died); clean it with: recfs unmount %s", mntAbs, m.Source, mntAbs)
 			}
 		}
@@ -349,8 +349,9 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, mnt string) error {
 	}
 	msg, _ := bufio.NewReader(r).ReadString('\n')
 	if strings.HasPrefix(msg, "ready") {
+		pid := child.Process.Pid
 		_ = child.Process.Release()
-		fmt.Fprintf(cmd.OutOrStdout(), "%s (daemon pid %d)\n", strings.TrimSpace(msg), child.Process.Pid)
+		fmt.Fprintf(cmd.OutOrStdout(), "%s (daemon pid %d)\n", strings.TrimSpace(msg), pid)
 		return nil
 	}
 	werr := child.Wait()

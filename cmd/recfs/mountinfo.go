@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // fsType is how recfs mounts appear in /proc/self/mountinfo.
@@ -127,3 +128,15 @@ var errNotMounted = errors.New("not a mount point")
 
 // describeMount says what is mounted, for messages.
 func describeMount(m mountEntry) string { return fmt.Sprintf("%s (%s)", m.FSType, m.Source) }
+
+// isStale reports whether the FUSE mount at dir has lost its server. It
+// opens the directory rather than stat-ing it: the kernel may answer a stat
+// from its attribute cache, but an open always reaches the server (and fails
+// with ENOTCONN once the server is gone).
+func isStale(dir string) bool {
+	f, err := os.Open(dir)
+	if err == nil {
+		f.Close()
+	}
+	return errors.Is(err, syscall.ENOTCONN)
+}

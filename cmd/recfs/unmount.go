@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -48,10 +47,7 @@ MNT must be a recfs mount unless --force is given.`,
 		if m.FSType != fsType && !force {
 			return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
 		}
-		stale := false
-		if _, err := os.Stat(mnt); errors.Is(err, syscall.ENOTCONN) {
-			stale = true
-		}
+		stale := isStale(mnt)
 		if err := unmount(mnt, lazy); err != nil {
 			return err
 		}
