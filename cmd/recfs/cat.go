@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -97,6 +99,19 @@ func unescape(s string) (string, error) {
 	return b.String(), nil
 }
 
+// seqMinRecords is the selection size from which cat rescans the file for
+// reading in file order (openSequential) rather than a read per record.
+const seqMinRecords = 4096
+
+// countRecords returns how many records the resolved ranges select.
+func countRecords(rs []recordRange) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.hi - r.lo
+	}
+	return n
+}
+
 // copyBufSize is the read size used to stream payloads.
 const copyBufSize = 256 << 10
 
@@ -128,6 +143,49 @@ func copyTrailer(w io.Writer, t *index.Table) error {
 		return fmt.Errorf("trailer: %w", err)
 	}
 	return nil
+}
+
+// windowReader serves small reads from a window of the file read ahead in
+// one call, so that walking many small records in file order costs one
+// system call per window instead of one (or more) per record. It passes
+// reads straight through until enabled (the index's parallel scan reads all
+// over the file) and for reads as large as half the window.
+type windowReader struct {
+	r    io.ReaderAt
+	on   atomic.Bool
+	mu   sync.Mutex
+	buf  []byte // the window, allocated on first use
+	off  int64  // file offset of buf[0]
+	n    int    // valid bytes in buf
+	fill int    // window size
+}
+
+// newWindowReader returns a windowReader over r with a window of size bytes.
+func newWindowReader(r io.ReaderAt, size int) *windowReader {
+	return &windowReader{r: r, fill: size}
+}
+
+// ReadAt implements io.ReaderAt.
+func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if !w.on.Load() || off < 0 || len(p) > w.fill/2 {
+		return w.r.ReadAt(p, off)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if off < w.off || off+int64(len(p)) > w.off+int64(w.n) {
+		if w.buf == nil {
+			w.buf = make([]byte, w.fill)
+		}
+		m, err := w.r.ReadAt(w.buf, off)
+		w.off, w.n = off, m
+		if m < len(p) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return copy(p, w.buf[:m]), err
+		}
+	}
+	return copy(p, w.buf[off-w.off:w.n]), nil
 }
 
 // readerAtFunc adapts a function to io.ReaderAt.
@@ -177,11 +235,21 @@ checksum stops cat with exit status 1 after the bytes before it.`,
 		if trailer && len(sel) > 0 {
 			return usagef("--trailer takes no record selection")
 		}
-		t, err := openTable(cmd, args[0], o)
-		if err != nil {
-			return err
+		var t *index.Table
+		if len(sel) == 0 && !trailer {
+			// Every record: one fresh scan, then reads in file order.
+			st, err := openSequential(cmd, args[0], o)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			t = st.Table
+		} else {
+			if t, err = openTable(cmd, args[0], o); err != nil {
+				return err
+			}
+			defer t.Close()
 		}
-		defer t.Close()
 		w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
 		if trailer {
 			if !t.HasTrailer() {
@@ -195,6 +263,15 @@ checksum stops cat with exit status 1 after the bytes before it.`,
 		rs, err := resolveRanges(sel, t.Len())
 		if err != nil {
 			return err
+		}
+		if len(sel) > 0 && countRecords(rs) >= seqMinRecords {
+			// Many records: rescan once and read through a window.
+			st, err := openSequential(cmd, args[0], o)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			t = st.Table
 		}
 		buf := make([]byte, copyBufSize)
 		ctx := cmd.Context()

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,16 @@ type lsJSON struct {
 	N      int64 `json:"n"`      // record number
 	Offset int64 `json:"offset"` // file offset of the record's first framing byte
 	Length int64 `json:"length"` // payload length in bytes
+}
+
+// appendRight appends v in decimal, right-aligned in width columns.
+func appendRight(b []byte, v int64, width int) []byte {
+	var d [20]byte
+	digits := strconv.AppendInt(d[:0], v, 10)
+	for i := len(digits); i < width; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, digits...)
 }
 
 func newLsCmd() *cobra.Command {
@@ -61,6 +70,7 @@ Selections work as for cat. With --json each line is a JSON object
 		ow := len(strconv.FormatInt(t.Info().FileSize, 10))
 		w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 		enc := json.NewEncoder(w)
+		var line []byte
 		ctx := cmd.Context()
 		for _, r := range rs {
 			for n := r.lo; n < r.hi; n++ {
@@ -74,7 +84,10 @@ Selections work as for cat. With --json each line is a JSON object
 					}
 					continue
 				}
-				if _, err := fmt.Fprintf(w, "%*d  %*d  %d\n", nw, n, ow, t.Offset(n), t.Size(n)); err != nil {
+				line = appendRight(line[:0], n, nw)
+				line = appendRight(append(line, "  "...), t.Offset(n), ow)
+				line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
+				if _, err := w.Write(append(line, '\n')); err != nil {
 					return err
 				}
 			}

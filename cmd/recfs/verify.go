@@ -145,12 +145,13 @@ unreadable (also with --strict, where the first damage ends the scan).`,
 		if err != nil {
 			return err
 		}
-		o.CacheDir = "-" // always a full scan
-		t, err := openTable(cmd, args[0], o)
+		// Always a full fresh scan; reads go through a read-ahead window.
+		st, err := openSequential(cmd, args[0], o)
 		if err != nil {
 			return err
 		}
-		defer t.Close()
+		defer st.Close()
+		t := st.Table
 		var progress func(int64, int64)
 		bar := newProgressBar(cmd.ErrOrStderr(), "reading "+args[0])
 		if bar != nil {
