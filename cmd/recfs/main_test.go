@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // vectors is the shared reference-vector folder, relative to this package.
@@ -134,6 +136,25 @@ func (m manifest) records(t testing.TB) []itemMeta {
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// TestEveryCommandDocumented walks the whole command tree, including the
+// commands other files register, and wants a short line, a long text and an
+// example for each.
+func TestEveryCommandDocumented(t *testing.T) {
+	root := newRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() != "help" {
+			if c.Short == "" || c.Long == "" || c.Example == "" {
+				t.Errorf("%q lacks Short, Long or Example", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 func TestMissingCommandAndHelp(t *testing.T) {
