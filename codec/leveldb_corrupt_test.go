@@ -14,9 +14,9 @@ import (
 // (logLayoutModel), not from the scanner: which records survive, that every
 // damaged byte is reported, and that survivors' bytes are intact.
 
-// mChunk is one chunk of the model: where it is in the damaged file, which
+// logMChunk is one chunk of the model: where it is in the damaged file, which
 // record it belongs to, and which payload bytes of that record it carries.
-type mChunk struct {
+type logMChunk struct {
 	off   int64
 	n     int
 	kind  int
@@ -24,16 +24,16 @@ type mChunk struct {
 	start int // payload offset inside record rec
 }
 
-// mEvent is a point in the damaged file where the model's reader must drop
+// logMEvent is a point in the damaged file where the model's reader must drop
 // the record in progress: damage or zero padding.
-type mEvent struct {
+type logMEvent struct {
 	off int64
 }
 
 // logModel describes a written log.
 type logModel struct {
 	recs   [][]byte
-	chunks []mChunk
+	chunks []logMChunk
 	size   int64
 }
 
@@ -58,7 +58,7 @@ func buildLogModel(t testing.TB, recs [][]byte) (*logModel, []byte) {
 			case j == len(co)-1:
 				k = logKindLast
 			}
-			m.chunks = append(m.chunks, mChunk{off: co[j], n: cl[j], kind: k, rec: i, start: start})
+			m.chunks = append(m.chunks, logMChunk{off: co[j], n: cl[j], kind: k, rec: i, start: start})
 			start += cl[j]
 		}
 		pos = end
@@ -66,13 +66,13 @@ func buildLogModel(t testing.TB, recs [][]byte) (*logModel, []byte) {
 	return m, data
 }
 
-// mRecord is a record the model's reader returns.
-type mRecord struct {
+// logMRecord is a record the model's reader returns.
+type logMRecord struct {
 	off   int64
-	parts []mChunk
+	parts []logMChunk
 }
 
-func (m *logModel) bytesOf(r mRecord) []byte {
+func (m *logModel) bytesOf(r logMRecord) []byte {
 	var b []byte
 	for _, c := range r.parts {
 		b = append(b, m.recs[c.rec][c.start:c.start+c.n]...)
@@ -81,9 +81,9 @@ func (m *logModel) bytesOf(r mRecord) []byte {
 }
 
 // read runs the logical reader over chunks and events in file order.
-func (m *logModel) read(chunks []mChunk, events []mEvent) []mRecord {
-	var out []mRecord
-	var cur *mRecord
+func (m *logModel) read(chunks []logMChunk, events []logMEvent) []logMRecord {
+	var out []logMRecord
+	var cur *logMRecord
 	ci, ei := 0, 0
 	for ci < len(chunks) || ei < len(events) {
 		if ei < len(events) && (ci >= len(chunks) || events[ei].off <= chunks[ci].off) {
@@ -96,9 +96,9 @@ func (m *logModel) read(chunks []mChunk, events []mEvent) []mRecord {
 		switch c.kind {
 		case logKindFull:
 			cur = nil
-			out = append(out, mRecord{off: c.off, parts: []mChunk{c}})
+			out = append(out, logMRecord{off: c.off, parts: []logMChunk{c}})
 		case logKindFirst:
-			cur = &mRecord{off: c.off, parts: []mChunk{c}}
+			cur = &logMRecord{off: c.off, parts: []logMChunk{c}}
 		default:
 			if cur == nil {
 				continue // orphan
@@ -113,12 +113,12 @@ func (m *logModel) read(chunks []mChunk, events []mEvent) []mRecord {
 	return out
 }
 
-// corruption is one way of damaging a log: it returns the damaged bytes,
+// logCorruption is one way of damaging a log: it returns the damaged bytes,
 // the chunks and events the model's reader sees, the byte ranges of the
 // damaged file that must be reported, and the ranges that are padding.
-type corruption struct {
+type logCorruption struct {
 	name  string
-	apply func(m *logModel, data []byte, rng *rand.Rand) (out []byte, chunks []mChunk, events []mEvent, must [][2]int64, zero [][2]int64)
+	apply func(m *logModel, data []byte, rng *rand.Rand) (out []byte, chunks []logMChunk, events []logMEvent, must [][2]int64, zero [][2]int64)
 }
 
 // chunkAt returns the index of the model chunk holding byte x, or -1.
@@ -133,22 +133,22 @@ func (m *logModel) chunkAt(x int64) int {
 
 // dropRestOfBlock returns the chunks surviving damage to chunk i (every
 // chunk of its block from it on is lost) and the damage event.
-func (m *logModel) dropRestOfBlock(i int) ([]mChunk, []mEvent) {
+func (m *logModel) dropRestOfBlock(i int) ([]logMChunk, []logMEvent) {
 	bad := m.chunks[i]
 	blk := bad.off / 32768
-	var out []mChunk
+	var out []logMChunk
 	for _, c := range m.chunks {
 		if c.off/32768 == blk && c.off >= bad.off {
 			continue
 		}
 		out = append(out, c)
 	}
-	return out, []mEvent{{bad.off}}
+	return out, []logMEvent{{bad.off}}
 }
 
-// flipIn flips one byte chosen by pick inside a chunk chosen by choose.
-func flipIn(choose func(m *logModel, rng *rand.Rand) int, pick func(c mChunk, rng *rand.Rand) int64) func(*logModel, []byte, *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
-	return func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+// logFlipIn flips one byte chosen by pick inside a chunk chosen by choose.
+func logFlipIn(choose func(m *logModel, rng *rand.Rand) int, pick func(c logMChunk, rng *rand.Rand) int64) func(*logModel, []byte, *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
+	return func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		i := choose(m, rng)
 		if i < 0 {
 			return data, m.chunks, nil, nil, nil
@@ -161,9 +161,9 @@ func flipIn(choose func(m *logModel, rng *rand.Rand) int, pick func(c mChunk, rn
 	}
 }
 
-func anyChunk(m *logModel, rng *rand.Rand) int { return rng.IntN(len(m.chunks)) }
+func logAnyChunk(m *logModel, rng *rand.Rand) int { return rng.IntN(len(m.chunks)) }
 
-func chunkWith(pred func(c mChunk) bool) func(*logModel, *rand.Rand) int {
+func logChunkWith(pred func(c logMChunk) bool) func(*logModel, *rand.Rand) int {
 	return func(m *logModel, rng *rand.Rand) int {
 		var is []int
 		for i, c := range m.chunks {
@@ -178,22 +178,22 @@ func chunkWith(pred func(c mChunk) bool) func(*logModel, *rand.Rand) int {
 	}
 }
 
-func hdrByte(lo, hi int64) func(mChunk, *rand.Rand) int64 {
-	return func(c mChunk, rng *rand.Rand) int64 { return c.off + lo + rng.Int64N(hi-lo) }
+func logHdrByte(lo, hi int64) func(logMChunk, *rand.Rand) int64 {
+	return func(c logMChunk, rng *rand.Rand) int64 { return c.off + lo + rng.Int64N(hi-lo) }
 }
 
-var logCorruptions = []corruption{
-	{"flip-crc", flipIn(anyChunk, hdrByte(0, 4))},
-	{"flip-length-lo", flipIn(anyChunk, hdrByte(4, 5))},
-	{"flip-length-hi", flipIn(anyChunk, hdrByte(5, 6))},
-	{"flip-type", flipIn(anyChunk, hdrByte(6, 7))},
-	{"flip-payload-first", flipIn(chunkWith(func(c mChunk) bool { return c.n > 0 }), func(c mChunk, _ *rand.Rand) int64 { return c.off + 7 })},
-	{"flip-payload-last", flipIn(chunkWith(func(c mChunk) bool { return c.n > 0 }), func(c mChunk, _ *rand.Rand) int64 { return c.off + 6 + int64(c.n) })},
-	{"flip-payload-any", flipIn(chunkWith(func(c mChunk) bool { return c.n > 0 }), func(c mChunk, rng *rand.Rand) int64 { return c.off + 7 + rng.Int64N(int64(c.n)) })},
-	{"flip-empty-chunk", flipIn(chunkWith(func(c mChunk) bool { return c.n == 0 }), hdrByte(0, 7))},
-	{"flip-middle", flipIn(chunkWith(func(c mChunk) bool { return c.kind == logKindMiddle }), hdrByte(0, 7))},
-	{"flip-last", flipIn(chunkWith(func(c mChunk) bool { return c.kind == logKindLast }), hdrByte(0, 7))},
-	{"flip-trailer", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+var logCorruptions = []logCorruption{
+	{"flip-crc", logFlipIn(logAnyChunk, logHdrByte(0, 4))},
+	{"flip-length-lo", logFlipIn(logAnyChunk, logHdrByte(4, 5))},
+	{"flip-length-hi", logFlipIn(logAnyChunk, logHdrByte(5, 6))},
+	{"flip-type", logFlipIn(logAnyChunk, logHdrByte(6, 7))},
+	{"flip-payload-first", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.n > 0 }), func(c logMChunk, _ *rand.Rand) int64 { return c.off + 7 })},
+	{"flip-payload-last", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.n > 0 }), func(c logMChunk, _ *rand.Rand) int64 { return c.off + 6 + int64(c.n) })},
+	{"flip-payload-any", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.n > 0 }), func(c logMChunk, rng *rand.Rand) int64 { return c.off + 7 + rng.Int64N(int64(c.n)) })},
+	{"flip-empty-chunk", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.n == 0 }), logHdrByte(0, 7))},
+	{"flip-middle", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.kind == logKindMiddle }), logHdrByte(0, 7))},
+	{"flip-last", logFlipIn(logChunkWith(func(c logMChunk) bool { return c.kind == logKindLast }), logHdrByte(0, 7))},
+	{"flip-trailer", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		// A byte outside every chunk (a trailer) is never read.
 		var xs []int64
 		for x := int64(0); x < m.size; x++ {
@@ -208,9 +208,9 @@ var logCorruptions = []corruption{
 		out[xs[rng.IntN(len(xs))]] ^= 0x40
 		return out, m.chunks, nil, nil, nil
 	}},
-	{"cut", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+	{"cut", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		c := rng.Int64N(m.size + 1)
-		var ch []mChunk
+		var ch []logMChunk
 		var must [][2]int64
 		for _, k := range m.chunks {
 			if end := k.off + 7 + int64(k.n); end <= c {
@@ -219,22 +219,22 @@ var logCorruptions = []corruption{
 				must = append(must, [2]int64{k.off, c}) // a partial chunk
 			}
 		}
-		return data[:c], ch, []mEvent{{c}}, must, nil
+		return data[:c], ch, []logMEvent{{c}}, must, nil
 	}},
-	{"zero-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+	{"zero-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		b := rng.Int64N((m.size + 32767) / 32768)
 		lo, hi := b*32768, min((b+1)*32768, m.size)
 		out := bytes.Clone(data)
 		clear(out[lo:hi])
-		var ch []mChunk
+		var ch []logMChunk
 		for _, k := range m.chunks {
 			if k.off/32768 != b {
 				ch = append(ch, k)
 			}
 		}
-		return out, ch, []mEvent{{lo}}, nil, [][2]int64{{lo, hi}}
+		return out, ch, []logMEvent{{lo}}, nil, [][2]int64{{lo, hi}}
 	}},
-	{"insert-garbage-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+	{"insert-garbage-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		b := rng.Int64N((m.size+32767)/32768) * 32768
 		g := make([]byte, 32768)
 		for i := range g {
@@ -242,23 +242,23 @@ var logCorruptions = []corruption{
 		}
 		g[6] = 0xee // an unknown type, so the garbage cannot be padding or a chunk
 		out := append(append(bytes.Clone(data[:b]), g...), data[b:]...)
-		var ch []mChunk
+		var ch []logMChunk
 		for _, k := range m.chunks {
 			if k.off >= b {
 				k.off += 32768
 			}
 			ch = append(ch, k)
 		}
-		return out, ch, []mEvent{{b}}, [][2]int64{{b, b + 32768}}, nil
+		return out, ch, []logMEvent{{b}}, [][2]int64{{b, b + 32768}}, nil
 	}},
-	{"duplicate-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []mChunk, []mEvent, [][2]int64, [][2]int64) {
+	{"duplicate-block", func(m *logModel, data []byte, rng *rand.Rand) ([]byte, []logMChunk, []logMEvent, [][2]int64, [][2]int64) {
 		nb := m.size / 32768 // only whole blocks
 		if nb == 0 {
 			return data, m.chunks, nil, nil, nil
 		}
 		b := rng.Int64N(nb) * 32768
 		out := append(bytes.Clone(data[:b+32768]), data[b:]...)
-		var ch []mChunk
+		var ch []logMChunk
 		for _, k := range m.chunks {
 			if k.off < b+32768 {
 				ch = append(ch, k)
@@ -301,8 +301,8 @@ func randomLogRecords(rng *rand.Rand, n int) [][]byte {
 	return recs
 }
 
-// covered reports whether [lo, hi) lies inside the union of ds.
-func covered(ds []Damage, lo, hi int64) bool {
+// logCovered reports whether [lo, hi) lies inside the union of ds.
+func logCovered(ds []Damage, lo, hi int64) bool {
 	for lo < hi {
 		moved := false
 		for _, d := range ds {
@@ -327,7 +327,7 @@ func TestLogCorrupter(t *testing.T) {
 				bad, chunks, events, must, zero := c.apply(m, data, rng)
 				want := m.read(chunks, events)
 				desc := fmt.Sprintf("trial %d (%d bytes)", trial, len(bad))
-				got, s := scanAll(t, bad, LogOptions{})
+				got, s := logScanAll(t, bad, LogOptions{})
 				if s.Err() != nil {
 					t.Fatalf("%s: Err %v", desc, s.Err())
 				}
@@ -340,7 +340,7 @@ func TestLogCorrupter(t *testing.T) {
 					if r.Off != w.off || r.Len != int64(len(wb)) {
 						t.Fatalf("%s: record %d at %d len %d, model at %d len %d", desc, i, r.Off, r.Len, w.off, len(wb))
 					}
-					if !bytes.Equal(readWhole(t, bad, r), wb) {
+					if !bytes.Equal(logReadWhole(t, bad, r), wb) {
 						t.Fatalf("%s: record %d bytes differ from the model", desc, i)
 					}
 					if c.name != "duplicate-block" && !bytes.Equal(wb, m.recs[w.parts[0].rec]) {
@@ -357,7 +357,7 @@ func TestLogCorrupter(t *testing.T) {
 					}
 				}
 				for _, r := range must {
-					if !covered(ds, r[0], r[1]) {
+					if !logCovered(ds, r[0], r[1]) {
 						t.Fatalf("%s: damaged bytes [%d,%d) not reported in %v", desc, r[0], r[1], ds)
 					}
 				}
@@ -379,12 +379,12 @@ func TestLogCorrupter(t *testing.T) {
 					for _, z := range zero {
 						inZero = inZero || (lo >= z[0] && lo < z[1])
 					}
-					if !inZero && lo < hi && !covered(ds, lo, hi) {
+					if !inZero && lo < hi && !logCovered(ds, lo, hi) {
 						t.Fatalf("%s: lost record %d chunk [%d,%d) not reported in %v", desc, k.rec, lo, hi, ds)
 					}
 				}
 				// Strict mode stops at the first damage with a CorruptError.
-				srecs, ss := scanAll(t, bad, LogOptions{Strict: true})
+				srecs, ss := logScanAll(t, bad, LogOptions{Strict: true})
 				var ce *CorruptError
 				if len(ds) == 0 {
 					if ss.Err() != nil || len(srecs) != len(got) {
@@ -429,7 +429,7 @@ func TestLogDamageKinds(t *testing.T) {
 		}), []string{logReasonCutShort}, 2},
 	}
 	for _, c := range cases {
-		got, s := scanAll(t, c.data, LogOptions{})
+		got, s := logScanAll(t, c.data, LogOptions{})
 		var rs []string
 		for _, d := range s.Damage() {
 			rs = append(rs, d.Reason)
@@ -468,13 +468,13 @@ func mergeLogSplits(parts []*LogScanner, recs [][]LogRecord) ([]LogRecord, []Dam
 	return out, ds
 }
 
-// splitScan scans data in parts cut at the given block boundaries.
-func splitScan(t testing.TB, data []byte, cuts []int64) ([]LogRecord, []Damage) {
+// logSplitScan scans data in parts cut at the given block boundaries.
+func logSplitScan(t testing.TB, data []byte, cuts []int64) ([]LogRecord, []Damage) {
 	var parts []*LogScanner
 	var recs [][]LogRecord
 	bounds := append(append([]int64{0}, cuts...), int64(len(data)))
 	for i := 0; i+1 < len(bounds); i++ {
-		r, s := scanAll(t, data, LogOptions{Start: bounds[i], End: bounds[i+1]})
+		r, s := logScanAll(t, data, LogOptions{Start: bounds[i], End: bounds[i+1]})
 		if s.Err() != nil {
 			t.Fatalf("split [%d,%d): %v", bounds[i], bounds[i+1], s.Err())
 		}
@@ -502,7 +502,7 @@ func TestLogSplitScan(t *testing.T) {
 		files = append(files, file{fmt.Sprintf("random-%d-clean", i), data})
 	}
 	for _, f := range files {
-		whole, s := scanAll(t, f.data, LogOptions{})
+		whole, s := logScanAll(t, f.data, LogOptions{})
 		wd := s.Damage()
 		nb := (int64(len(f.data)) + 32767) / 32768
 		for trial := 0; trial < 12; trial++ {
@@ -512,7 +512,7 @@ func TestLogSplitScan(t *testing.T) {
 					cuts = append(cuts, b*32768)
 				}
 			}
-			got, gd := splitScan(t, f.data, cuts)
+			got, gd := logSplitScan(t, f.data, cuts)
 			if fmt.Sprint(got) != fmt.Sprint(whole) {
 				t.Fatalf("%s cuts %v: split records\n%v\nwhole\n%v", f.name, cuts, got, whole)
 			}
@@ -551,7 +551,7 @@ func TestLogInsertGarbage(t *testing.T) {
 				break
 			}
 		}
-		got, s := scanAll(t, bad, LogOptions{})
+		got, s := logScanAll(t, bad, LogOptions{})
 		desc := fmt.Sprintf("trial %d: %d garbage bytes at %d", trial, g, x)
 		next := 0 // next written record a returned one may match
 		for _, r := range got {
@@ -559,9 +559,9 @@ func TestLogInsertGarbage(t *testing.T) {
 			if old >= x+g {
 				old -= g
 			}
-			for next < len(m.recs) && m.chunks[firstChunk(m, next)].off != old {
+			for next < len(m.recs) && m.chunks[logFirstChunk(m, next)].off != old {
 				// Records skipped must not lie wholly before cut.
-				if end := recordEnd(m, next); end <= cut {
+				if end := logRecordEnd(m, next); end <= cut {
 					t.Fatalf("%s: record %d (ends %d, before %d) lost", desc, next, end, cut)
 				}
 				next++
@@ -569,13 +569,13 @@ func TestLogInsertGarbage(t *testing.T) {
 			if next == len(m.recs) {
 				t.Fatalf("%s: returned record at %d matches no written record", desc, r.Off)
 			}
-			if !bytes.Equal(readWhole(t, bad, r), m.recs[next]) {
+			if !bytes.Equal(logReadWhole(t, bad, r), m.recs[next]) {
 				t.Fatalf("%s: record %d bytes differ", desc, next)
 			}
 			next++
 		}
 		for ; next < len(m.recs); next++ {
-			if end := recordEnd(m, next); end <= cut {
+			if end := logRecordEnd(m, next); end <= cut {
 				t.Fatalf("%s: record %d (ends %d, before %d) lost", desc, next, end, cut)
 			}
 		}
@@ -583,14 +583,14 @@ func TestLogInsertGarbage(t *testing.T) {
 		if lo%32768 > 32761 {
 			lo += 32768 - lo%32768 // garbage in a block's last 6 bytes is never read
 		}
-		if lo < x+g && !covered(s.Damage(), lo, x+g) {
+		if lo < x+g && !logCovered(s.Damage(), lo, x+g) {
 			t.Fatalf("%s: garbage not covered by %v", desc, s.Damage())
 		}
 	}
 }
 
-// firstChunk returns the index in m.chunks of record i's first chunk.
-func firstChunk(m *logModel, i int) int {
+// logFirstChunk returns the index in m.chunks of record i's first chunk.
+func logFirstChunk(m *logModel, i int) int {
 	for j, c := range m.chunks {
 		if c.rec == i {
 			return j
@@ -599,8 +599,8 @@ func firstChunk(m *logModel, i int) int {
 	return -1
 }
 
-// recordEnd returns the offset just past record i's last chunk.
-func recordEnd(m *logModel, i int) int64 {
+// logRecordEnd returns the offset just past record i's last chunk.
+func logRecordEnd(m *logModel, i int) int64 {
 	var end int64
 	for _, c := range m.chunks {
 		if c.rec == i {

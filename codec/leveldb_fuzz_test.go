@@ -38,7 +38,7 @@ func addLogSeeds(f *testing.F, extra ...any) {
 // checkLogScan runs the scanner over data and checks the properties every
 // input must satisfy; it returns the records.
 func checkLogScan(t *testing.T, data []byte) []LogRecord {
-	recs, s := scanAll(t, data, LogOptions{})
+	recs, s := logScanAll(t, data, LogOptions{})
 	if s.Err() != nil {
 		t.Fatalf("Err on an in-memory file: %v", s.Err())
 	}
@@ -87,8 +87,8 @@ func FuzzLogScan(f *testing.F) {
 		for b := int64(32768); b < int64(len(data)); b += 32768 {
 			cuts = append(cuts, b)
 		}
-		_, s := scanAll(t, data, LogOptions{})
-		got, gd := splitScan(t, data, cuts)
+		_, s := logScanAll(t, data, LogOptions{})
+		got, gd := logSplitScan(t, data, cuts)
 		if fmt.Sprint(got) != fmt.Sprint(recs) || fmt.Sprint(gd) != fmt.Sprint(s.Damage()) {
 			t.Fatalf("split scan differs: %v %v vs %v %v", got, gd, recs, s.Damage())
 		}
@@ -98,12 +98,12 @@ func FuzzLogScan(f *testing.F) {
 func FuzzLogReadAt(f *testing.F) {
 	addLogSeeds(f, uint16(0), int64(0), uint32(100))
 	f.Fuzz(func(t *testing.T, data []byte, which uint16, off int64, n uint32) {
-		recs, _ := scanAll(t, data, LogOptions{})
+		recs, _ := logScanAll(t, data, LogOptions{})
 		if len(recs) == 0 {
 			return
 		}
 		r := recs[int(which)%len(recs)]
-		whole := readWhole(t, data, r)
+		whole := logReadWhole(t, data, r)
 		p := make([]byte, n%(1<<18))
 		k, err := ReadLogRecord(bytes.NewReader(data), r, p, off, LogOptions{})
 		switch {
@@ -158,7 +158,7 @@ func FuzzLogRoundTrip(f *testing.F) {
 			t.Fatalf("close: %v, offset %d, wrote %d", err, w.Offset(), out.Len())
 		}
 		data := out.Bytes()
-		got, s := scanAll(t, data, LogOptions{})
+		got, s := logScanAll(t, data, LogOptions{})
 		if len(got) >= len(pre) {
 			got = got[len(pre):]
 		}
@@ -166,7 +166,7 @@ func FuzzLogRoundTrip(f *testing.F) {
 			t.Fatalf("%d records, damage %v; wrote %d", len(got), s.Damage(), len(recs))
 		}
 		for i, r := range got {
-			if r.Off != offs[i] || r.Chunks != nil || !bytes.Equal(readWhole(t, data, r), recs[i]) {
+			if r.Off != offs[i] || r.Chunks != nil || !bytes.Equal(logReadWhole(t, data, r), recs[i]) {
 				t.Fatalf("record %d: %+v, written at %d", i, r, offs[i])
 			}
 		}

@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-// resealChunk recomputes the masked checksum of the chunk at off.
-func resealChunk(b []byte, off int64) {
+// logReseal recomputes the masked checksum of the chunk at off.
+func logReseal(b []byte, off int64) {
 	hs := int64(logHdrSize(b[off+6]))
 	n := int64(binary.LittleEndian.Uint16(b[off+4:]))
 	binary.LittleEndian.PutUint32(b[off:], maskCRC(crc32c(b[off+6:off+hs+n])))
 }
 
-func readVector(t *testing.T, name string) []byte {
+func readLogVector(t *testing.T, name string) []byte {
 	b, err := os.ReadFile(filepath.Join(logVectorDir, name))
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func readVector(t *testing.T, name string) []byte {
 // variants of the pebble-recyclable vector (chunks at 0, 1011, 32768, 65536,
 // 98304 LAST, 98325, 106336, 106347 FULL, end marker at 106373).
 func TestLogPebble(t *testing.T) {
-	base := readVector(t, "pebble-recyclable.log")
+	base := readLogVector(t, "pebble-recyclable.log")
 	type want struct {
 		nrec    int
 		reasons []string
@@ -45,7 +45,7 @@ func TestLogPebble(t *testing.T) {
 			// An intact chunk of log 6 at 98325: the previous life of the
 			// file; the log ends there, silently.
 			binary.LittleEndian.PutUint32(b[98325+7:], 6)
-			resealChunk(b, 98325)
+			logReseal(b, 98325)
 			return b
 		}, want{2, nil, -1, 98325}},
 		{"lognum-flipped", func(b []byte) []byte {
@@ -70,7 +70,7 @@ func TestLogPebble(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			data := c.mod(bytes.Clone(base))
-			got, s := scanAll(t, data, LogOptions{})
+			got, s := logScanAll(t, data, LogOptions{})
 			var rs []string
 			for _, d := range s.Damage() {
 				rs = append(rs, d.Reason)
@@ -91,7 +91,7 @@ func TestLogPebble(t *testing.T) {
 				t.Errorf("cut-short record at an end marker should be ErrTruncated")
 			}
 			for _, r := range got {
-				readWhole(t, data, r)
+				logReadWhole(t, data, r)
 			}
 		})
 	}
@@ -100,8 +100,8 @@ func TestLogPebble(t *testing.T) {
 // TestLogWALSync checks the 19-byte header flavour and its canonical
 // layout (chunks fill blocks of 32749 payload bytes).
 func TestLogWALSync(t *testing.T) {
-	data := readVector(t, "pebble-walsync.log")
-	got, s := scanAll(t, data, LogOptions{})
+	data := readLogVector(t, "pebble-walsync.log")
+	got, s := logScanAll(t, data, LogOptions{})
 	if len(got) != 3 || len(s.Damage()) != 0 || !s.Info().WALSync || s.Info().LogNum != 7 {
 		t.Fatalf("%v %v %+v", got, s.Damage(), s.Info())
 	}
@@ -113,7 +113,7 @@ func TestLogWALSync(t *testing.T) {
 	// Damage the synced-offset field: covered by the checksum.
 	bad := bytes.Clone(data)
 	bad[got[0].Off+12] ^= 0x10
-	got2, s2 := scanAll(t, bad, LogOptions{})
+	got2, s2 := logScanAll(t, bad, LogOptions{})
 	if len(got2) >= len(got) || len(s2.Damage()) == 0 || s2.Damage()[0].Reason != logReasonChecksum {
 		t.Fatalf("synced offset not checked: %v %v", got2, s2.Damage())
 	}

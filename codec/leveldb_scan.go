@@ -279,7 +279,7 @@ func (s *LogScanner) step() bool {
 	blkEnd := s.bOff + int64(len(s.blk))
 	if len(b) < logHdrLegacy {
 		// The file ends inside a header (the block is the last one).
-		if allZero(b) {
+		if logAllZero(b) {
 			s.padding(hdrOff, len(b), true)
 		} else {
 			s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncHdr, ErrTruncated)
@@ -289,7 +289,7 @@ func (s *LogScanner) step() bool {
 	}
 	typ := b[6]
 	if typ == 0 && binary.LittleEndian.Uint32(b) == 0 && b[4] == 0 && b[5] == 0 {
-		if allZero(b[logHdrLegacy:]) {
+		if logAllZero(b[logHdrLegacy:]) {
 			s.padding(hdrOff, len(b), blkEnd == s.size)
 		} else {
 			s.fail(hdrOff, blkEnd-hdrOff, logReasonZeroHeader, ErrCorrupt)
@@ -514,8 +514,8 @@ func (s *LogScanner) addDamage(d Damage) {
 	}
 }
 
-// allZero reports whether b holds only zero bytes.
-func allZero(b []byte) bool {
+// logAllZero reports whether b holds only zero bytes.
+func logAllZero(b []byte) bool {
 	for len(b) >= 8 {
 		if binary.LittleEndian.Uint64(b) != 0 {
 			return false

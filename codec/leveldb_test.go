@@ -62,12 +62,12 @@ func TestLogSpecExample(t *testing.T) {
 			t.Errorf("at %d: % x, want % x", h.off, got, want)
 		}
 	}
-	got, s := scanAll(t, data, LogOptions{})
+	got, s := logScanAll(t, data, LogOptions{})
 	if len(got) != 3 || s.Err() != nil || len(s.Damage()) != 0 {
 		t.Fatalf("scan: %v, %v, %v", got, s.Err(), s.Damage())
 	}
 	for i, r := range got {
-		if r.Off != offs[i] || !bytes.Equal(readWhole(t, data, r), recs[i]) {
+		if r.Off != offs[i] || !bytes.Equal(logReadWhole(t, data, r), recs[i]) {
 			t.Errorf("record %d differs", i)
 		}
 	}
@@ -168,12 +168,12 @@ func TestLogWriterBoundarySweep(t *testing.T) {
 			if int64(len(data)) != pos {
 				t.Fatalf("left %d n %d: size %d, model %d", left, n, len(data), pos)
 			}
-			got, s := scanAll(t, data, LogOptions{})
+			got, s := logScanAll(t, data, LogOptions{})
 			if len(got) != len(recs) || len(s.Damage()) != 0 || s.Err() != nil {
 				t.Fatalf("left %d n %d: scan %d records, %v %v", left, n, len(got), s.Damage(), s.Err())
 			}
 			for i, r := range got {
-				if r.Off != offs[i] || r.Chunks != nil || !bytes.Equal(readWhole(t, data, r), recs[i]) {
+				if r.Off != offs[i] || r.Chunks != nil || !bytes.Equal(logReadWhole(t, data, r), recs[i]) {
 					t.Fatalf("left %d n %d: record %d = %+v", left, n, i, r)
 				}
 			}
@@ -234,10 +234,10 @@ func TestLogWriterAppEngine(t *testing.T) {
 		}
 		data, _ := writeLog(t, recs, LogWriterOptions{AppEngine: true})
 		plain, _ := writeLog(t, recs, LogWriterOptions{})
-		if int64(len(data)) != c.want || !bytes.HasPrefix(data, plain) || !allZero(data[len(plain):]) {
+		if int64(len(data)) != c.want || !bytes.HasPrefix(data, plain) || !logAllZero(data[len(plain):]) {
 			t.Errorf("%v: %d bytes, want %d (plain %d)", c.recs, len(data), c.want, len(plain))
 		}
-		got, s := scanAll(t, data, LogOptions{})
+		got, s := logScanAll(t, data, LogOptions{})
 		if len(got) != len(recs) || len(s.Damage()) != 0 {
 			t.Errorf("%v: scan %d records, damage %v", c.recs, len(got), s.Damage())
 		}
@@ -247,10 +247,10 @@ func TestLogWriterAppEngine(t *testing.T) {
 	}
 }
 
-// failWriter fails after n bytes.
-type failWriter struct{ n int }
+// logFailWriter fails after n bytes.
+type logFailWriter struct{ n int }
 
-func (f *failWriter) Write(p []byte) (int, error) {
+func (f *logFailWriter) Write(p []byte) (int, error) {
 	if len(p) > f.n {
 		k := f.n
 		f.n = 0
@@ -261,7 +261,7 @@ func (f *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestLogWriterErrors(t *testing.T) {
-	w := NewLogWriter(&failWriter{n: 1000}, LogWriterOptions{})
+	w := NewLogWriter(&logFailWriter{n: 1000}, LogWriterOptions{})
 	var err error
 	for i := 0; i < 10 && err == nil; i++ {
 		_, err = w.WriteRecord(make([]byte, 40000))
@@ -289,7 +289,7 @@ func TestLogWriterErrors(t *testing.T) {
 func TestLogReadBoundaries(t *testing.T) {
 	recs := [][]byte{logVecPayload(0, 5000), logVecPayload(1, 150000), logVecPayload(2, 32761), logVecPayload(3, 0), logVecPayload(4, 70000)}
 	data, _ := writeLog(t, recs, LogWriterOptions{})
-	got, _ := scanAll(t, data, LogOptions{})
+	got, _ := logScanAll(t, data, LogOptions{})
 	for i, r := range got {
 		want := recs[i]
 		var cuts []int64
@@ -329,15 +329,15 @@ func TestLogReadBoundaries(t *testing.T) {
 	}
 }
 
-// countingReaderAt records the ranges read.
-type countingReaderAt struct {
+// logCountingReaderAt records the ranges read.
+type logCountingReaderAt struct {
 	r     io.ReaderAt
 	calls int
 	bytes int64
 	offs  []int64
 }
 
-func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+func (c *logCountingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	c.calls++
 	c.bytes += int64(len(p))
 	c.offs = append(c.offs, off)
@@ -351,7 +351,7 @@ func TestLogReadTouchesCoveringChunks(t *testing.T) {
 	data, _ := writeLog(t, [][]byte{payload}, LogWriterOptions{})
 	rec := LogRecord{Off: 0, Len: int64(len(payload)), Hdr: 7}
 	for _, off := range []int64{0, 32761 - 2048, 40 << 20, int64(len(payload)) - 4096} {
-		cr := &countingReaderAt{r: bytes.NewReader(data)}
+		cr := &logCountingReaderAt{r: bytes.NewReader(data)}
 		p := make([]byte, 4096)
 		if _, err := ReadLogRecord(cr, rec, p, off, LogOptions{}); err != nil {
 			t.Fatal(err)
@@ -410,17 +410,17 @@ func TestLogUnmasked(t *testing.T) {
 		m := binary.LittleEndian.Uint32(data[off:])
 		binary.LittleEndian.PutUint32(data[off:], unmaskCRC(m))
 	}
-	got, s := scanAll(t, data, LogOptions{Unmasked: true})
-	if len(got) != 2 || len(s.Damage()) != 0 || !bytes.Equal(readWhole2(t, data, got[1], LogOptions{Unmasked: true}), recs[1]) {
+	got, s := logScanAll(t, data, LogOptions{Unmasked: true})
+	if len(got) != 2 || len(s.Damage()) != 0 || !bytes.Equal(logReadWholeOpt(t, data, got[1], LogOptions{Unmasked: true}), recs[1]) {
 		t.Fatalf("unmasked scan: %v %v", got, s.Damage())
 	}
-	got, s = scanAll(t, data, LogOptions{})
+	got, s = logScanAll(t, data, LogOptions{})
 	if len(got) != 0 || len(s.Damage()) == 0 {
 		t.Fatalf("masked scan of unmasked file: %v %v", got, s.Damage())
 	}
 }
 
-func readWhole2(t testing.TB, data []byte, r LogRecord, o LogOptions) []byte {
+func logReadWholeOpt(t testing.TB, data []byte, r LogRecord, o LogOptions) []byte {
 	p := make([]byte, r.Len)
 	if _, err := ReadLogRecord(bytes.NewReader(data), r, p, 0, o); err != nil {
 		t.Fatal(err)
@@ -472,7 +472,7 @@ func TestLogNonCanonical(t *testing.T) {
 	f = append(f, logChunkBytes(2, a)...)   // FIRST of 10 bytes: does not fill block 0
 	f = append(f, logChunkBytes(3, nil)...) // an empty MIDDLE in the same block
 	f = append(f, logChunkBytes(4, b)...)   // LAST, not at a block start
-	got, s := scanAll(t, f, LogOptions{})
+	got, s := logScanAll(t, f, LogOptions{})
 	if len(s.Damage()) != 0 || len(got) != 1 {
 		t.Fatalf("%v %v", got, s.Damage())
 	}
@@ -481,7 +481,7 @@ func TestLogNonCanonical(t *testing.T) {
 	if fmt.Sprint(r.Chunks) != fmt.Sprint(want) || r.Len != 30 {
 		t.Fatalf("record %+v, want chunks %v", r, want)
 	}
-	if p := readWhole(t, f, r); !bytes.Equal(p, append(append([]byte{}, a...), b...)) {
+	if p := logReadWhole(t, f, r); !bytes.Equal(p, append(append([]byte{}, a...), b...)) {
 		t.Fatalf("payload %x", p)
 	}
 	// Reading part of it touches the covering chunks only.
@@ -511,7 +511,7 @@ func TestLogFragmented(t *testing.T) {
 		n++
 	}
 	f = append(f, logChunkBytes(4, []byte{2})...)
-	got, s := scanAll(t, f, LogOptions{})
+	got, s := logScanAll(t, f, LogOptions{})
 	ds := s.Damage()
 	if len(got) != 0 || len(ds) < 1 || ds[0].Reason != logReasonFragmented || !errors.Is(ds[0], ErrLimit) {
 		t.Fatalf("%d records, damage %v", len(got), ds[:min(3, len(ds))])

@@ -89,13 +89,13 @@ func (v *logVector) lengths(t testing.TB) []int {
 		ls[i] = int(st % 200)
 		strs[i] = strconv.Itoa(ls[i])
 	}
-	if got := sha256hex([]byte(strings.Join(strs, "\n"))); got != v.m.agg.LengthsSHA {
+	if got := logSHA256([]byte(strings.Join(strs, "\n"))); got != v.m.agg.LengthsSHA {
 		t.Fatalf("%s: regenerated lengths hash %s, manifest %s", v.m.Name, got, v.m.agg.LengthsSHA)
 	}
 	return ls
 }
 
-func sha256hex(b []byte) string {
+func logSHA256(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
@@ -139,9 +139,9 @@ func loadLogVectors(t testing.TB) []*logVector {
 	return vs
 }
 
-// scanAll runs a scanner to its end and returns the records (with copied
+// logScanAll runs a scanner to its end and returns the records (with copied
 // chunk lists).
-func scanAll(t testing.TB, data []byte, o LogOptions) ([]LogRecord, *LogScanner) {
+func logScanAll(t testing.TB, data []byte, o LogOptions) ([]LogRecord, *LogScanner) {
 	t.Helper()
 	s := NewLogScanner(bytes.NewReader(data), int64(len(data)), o)
 	var recs []LogRecord
@@ -155,8 +155,8 @@ func scanAll(t testing.TB, data []byte, o LogOptions) ([]LogRecord, *LogScanner)
 	return recs, s
 }
 
-// readWhole reads a record's payload with ReadLogRecord.
-func readWhole(t testing.TB, data []byte, r LogRecord) []byte {
+// logReadWhole reads a record's payload with ReadLogRecord.
+func logReadWhole(t testing.TB, data []byte, r LogRecord) []byte {
 	t.Helper()
 	p := make([]byte, r.Len)
 	n, err := ReadLogRecord(bytes.NewReader(data), r, p, 0, LogOptions{})
@@ -169,10 +169,10 @@ func readWhole(t testing.TB, data []byte, r LogRecord) []byte {
 func TestLogVectors(t *testing.T) {
 	for _, v := range loadLogVectors(t) {
 		t.Run(v.m.Name, func(t *testing.T) {
-			if int64(len(v.data)) != v.m.Size || sha256hex(v.data) != v.m.SHA256 {
-				t.Fatalf("vector file: size %d sha %s, manifest %d %s", len(v.data), sha256hex(v.data), v.m.Size, v.m.SHA256)
+			if int64(len(v.data)) != v.m.Size || logSHA256(v.data) != v.m.SHA256 {
+				t.Fatalf("vector file: size %d sha %s, manifest %d %s", len(v.data), logSHA256(v.data), v.m.Size, v.m.SHA256)
 			}
-			recs, s := scanAll(t, v.data, LogOptions{})
+			recs, s := logScanAll(t, v.data, LogOptions{})
 			if err := s.Err(); err != nil {
 				t.Fatalf("Err = %v", err)
 			}
@@ -194,10 +194,10 @@ func TestLogVectors(t *testing.T) {
 				if r.Chunks != nil {
 					t.Errorf("record %d: non-canonical chunks %v in a writer-made vector", i, r.Chunks)
 				}
-				p := readWhole(t, v.data, r)
+				p := logReadWhole(t, v.data, r)
 				all.Write(p)
 				total += r.Len
-				if v.m.list != nil && sha256hex(p) != v.m.list[i].SHA256 {
+				if v.m.list != nil && logSHA256(p) != v.m.list[i].SHA256 {
 					t.Errorf("record %d: sha mismatch", i)
 				}
 			}
@@ -259,7 +259,7 @@ func TestLogVectors(t *testing.T) {
 				t.Errorf("pebble vector: LogNum %d EOFMarker %d, want 7 and a marker", info.LogNum, info.EOFMarker)
 			}
 			// Strict mode agrees on every clean vector.
-			srecs, ss := scanAll(t, v.data, LogOptions{Strict: true})
+			srecs, ss := logScanAll(t, v.data, LogOptions{Strict: true})
 			if ss.Err() != nil || len(srecs) != len(recs) {
 				t.Errorf("strict: %d records, err %v", len(srecs), ss.Err())
 			}
