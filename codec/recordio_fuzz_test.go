@@ -11,7 +11,7 @@ import (
 
 // addRioSeeds adds every grailbio vector file (and a short prefix of the big
 // ones) to the corpus.
-func addRioSeeds(f *testing.F, match string) {
+func addRioSeeds(f *testing.F, match string, max int) {
 	paths, _ := filepath.Glob(filepath.Join(rioVectorDir, match))
 	for _, p := range paths {
 		if filepath.Ext(p) == ".json" {
@@ -23,7 +23,7 @@ func addRioSeeds(f *testing.F, match string) {
 		}
 		// Keep seeds small so mutation stays fast; the scanner is
 		// chunk-periodic, so three chunks exercise every path.
-		f.Add(b[:min(len(b), 3*rioChunkSize)])
+		f.Add(b[:min(len(b), max)])
 	}
 }
 
@@ -83,7 +83,7 @@ func checkRioScan(t *testing.T, data []byte, f Format, o RecordIOOptions) {
 }
 
 func FuzzRecordIOScan(f *testing.F) {
-	addRioSeeds(f, "*.rio")
+	addRioSeeds(f, "*.rio", 3*rioChunkSize)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRioScan(t, data, Unknown, RecordIOOptions{})
 		checkRioScan(t, data, RecordIO, RecordIOOptions{Strict: true})
@@ -91,7 +91,7 @@ func FuzzRecordIOScan(f *testing.F) {
 }
 
 func FuzzRecordIOLegacyScan(f *testing.F) {
-	addRioSeeds(f, "*.grail-*")
+	addRioSeeds(f, "*.grail-*", 2000)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRioScan(t, data, RecordIOLegacy, RecordIOOptions{})
 		checkRioScan(t, data, RecordIOLegacy, RecordIOOptions{LegacyTransform: "flate"})

@@ -3,7 +3,11 @@ package codec
 import (
 	"fmt"
 	"io"
+	"sync"
 )
+
+// chunkBufPool recycles the 32 KiB buffers of chunk reads.
+var chunkBufPool = sync.Pool{New: func() any { b := make([]byte, rioChunkSize); return &b }}
 
 // RecordIOReader reads items at random, with a bounded LRU cache of decoded
 // blocks so reading the items of one block in order decodes it once. It is
@@ -101,7 +105,9 @@ func (rd *RecordIOReader) chunkPayload(blockOff int64, idx int64) ([]byte, error
 	if b, ok := rd.cache.get(cacheKey{off: co, chunk: true}); ok {
 		return b, nil
 	}
-	cr := rioChunkReader{r: rd.r, size: rd.size}
+	bp := chunkBufPool.Get().(*[]byte)
+	defer chunkBufPool.Put(bp)
+	cr := rioChunkReader{r: rd.r, size: rd.size, buf: *bp}
 	h, p, f := cr.chunk(co)
 	if f != nil {
 		return nil, rd.failErr(f)

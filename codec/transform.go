@@ -165,7 +165,10 @@ func zstdDecoder(limit int64) (*zstd.Decoder, error) {
 		return d, nil
 	}
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(uint64(max(limit, 1))), zstd.WithDecoderMaxWindow(uint64(max(limit, 1<<10))))
+		zstd.WithDecoderMaxMemory(uint64(max(limit, 1))),
+		// Frames without a content size declare a window (8 MiB at the
+		// reference's default level); allow that much even under a smaller cap.
+		zstd.WithDecoderMaxWindow(uint64(max(limit, 8<<20))))
 	if err != nil {
 		return nil, err
 	}
