@@ -199,6 +199,7 @@ var appendCases = []appendCase{
 	{name: "trailer", wo: RecordIOWriterOptions{MaxItems: 3, Trailer: true}, trailer: bytes.Repeat([]byte("T"), 40000)},
 	{name: "trailer-zstd", wo: RecordIOWriterOptions{Transformers: []string{"zstd"}, Trailer: true}, trailer: []byte{}},
 	{name: "header-only", wo: RecordIOWriterOptions{}},
+	{name: "trailer-only", wo: RecordIOWriterOptions{Trailer: true}, trailer: []byte{}},
 }
 
 func TestRecordIOAppend(t *testing.T) {
@@ -206,7 +207,7 @@ func TestRecordIOAppend(t *testing.T) {
 	for _, c := range appendCases {
 		t.Run(c.name, func(t *testing.T) {
 			var base [][]byte
-			if c.name != "header-only" {
+			if c.name != "header-only" && c.name != "trailer-only" {
 				base = genItems(rng, 5)
 			}
 			dir := t.TempDir()
