@@ -294,7 +294,11 @@ func TestRecordIOAppendCrash(t *testing.T) {
 			for k := 0; k <= totalOps; k++ {
 				crashes = append(crashes, crash{-1, k})
 			}
-			for n := 0; n <= totalBytes; n += 1 + rng.Intn(3000) {
+			stride := 3000
+			if testing.Short() {
+				stride = 30000
+			}
+			for n := 0; n <= totalBytes; n += 1 + rng.Intn(stride) {
 				crashes = append(crashes, crash{n, -1})
 			}
 			for n := 0; n <= totalBytes; n += rioChunkSize {
