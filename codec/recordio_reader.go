@@ -26,7 +26,8 @@ type RecordIOReader struct {
 	format Format
 	opts   RecordIOOptions
 	chain  []rioTransformer
-	cache  *blockCache
+	cache  *blockCache // decoded blocks
+	chunks *blockCache // verified chunk payloads
 }
 
 // NewRecordIOReader makes a reader for a file whose header (for v2) listed
@@ -49,10 +50,11 @@ func NewRecordIOReader(r io.ReaderAt, size int64, f Format, transformers []strin
 	if err != nil {
 		return nil, err
 	}
-	// Chunk payloads are cached too, so allow a few per block.
-	n := max(cacheBlocks, 0) * 4
+	n := max(cacheBlocks, 0)
 	return &RecordIOReader{r: r, size: size, format: f, opts: o, chain: chain,
-		cache: newBlockCache(n, max(int64(cacheBlocks), 1)*o.maxBlock())}, nil
+		cache: newBlockCache(n, max(int64(n), 1)*o.maxBlock()),
+		// Verified chunk payloads of untransformed blocks: a few per block.
+		chunks: newBlockCache(4*n, int64(4*n)*rioMaxChunkPayload)}, nil
 }
 
 // ReadItem reads bytes of the item at loc into p starting at offset off
@@ -102,7 +104,7 @@ func (rd *RecordIOReader) failErr(f *rioFail) error {
 // blockOff.
 func (rd *RecordIOReader) chunkPayload(blockOff int64, idx int64) ([]byte, error) {
 	co := blockOff + idx*rioChunkSize
-	if b, ok := rd.cache.get(cacheKey{off: co, chunk: true}); ok {
+	if b, ok := rd.chunks.get(cacheKey{off: co, chunk: true}); ok {
 		return b, nil
 	}
 	bp := chunkBufPool.Get().(*[]byte)
@@ -119,7 +121,7 @@ func (rd *RecordIOReader) chunkPayload(blockOff int64, idx int64) ([]byte, error
 		return nil, rd.corrupt(co, ErrCorrupt, "chunk index mismatch, got %d, expect %d", h.index, idx)
 	}
 	b := append([]byte(nil), p...)
-	rd.cache.put(cacheKey{off: co, chunk: true}, b)
+	rd.chunks.put(cacheKey{off: co, chunk: true}, b)
 	return b, nil
 }
 
