@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"testing"
 )
 
@@ -448,9 +447,10 @@ func TestLogDamageKinds(t *testing.T) {
 }
 
 // mergeLogSplits is the index's merge rule for split scans: records in part
-// order; damage is the union plus the lead chunks of each part at offsets at
-// or past every earlier part's ConsumedEnd (orphans); a part that stopped at
-// an end of log (marker or stale data) ends the merged log.
+// order; damage is the union, plus the lead chunks of each part at offsets at
+// or past every earlier part's ConsumedEnd (orphans), joined by
+// MergeLogDamage; a part that stopped at an end of log (marker or stale
+// data) ends the merged log.
 func mergeLogSplits(parts []*LogScanner, recs [][]LogRecord) ([]LogRecord, []Damage) {
 	var out []LogRecord
 	var ds []Damage
@@ -464,8 +464,7 @@ func mergeLogSplits(parts []*LogScanner, recs [][]LogRecord) ([]LogRecord, []Dam
 			break
 		}
 	}
-	sort.SliceStable(ds, func(a, b int) bool { return ds[a].Off < ds[b].Off })
-	return out, ds
+	return out, MergeLogDamage(ds)
 }
 
 // logSplitScan scans data in parts cut at the given block boundaries.
@@ -608,4 +607,36 @@ func logRecordEnd(m *logModel, i int) int64 {
 		}
 	}
 	return end
+}
+
+// TestLogDamageJoined checks that runs of tiny bad chunks cost one damage
+// entry per run, in whole and split scans alike.
+func TestLogDamageJoined(t *testing.T) {
+	var f []byte
+	mid := logChunkBytes(3, []byte{9}) // an orphan MIDDLE, 8 bytes
+	for len(f) < 2*32768+800 {
+		f = append(f, mid...) // 4096 per block: they end exactly on block boundaries
+	}
+	f = append(f, logChunkBytes(1, []byte("ok"))...)
+	got, s := logScanAll(t, f, LogOptions{})
+	want := []Damage{{Off: 0, Len: 2*32768 + 800, Reason: logReasonOrphan, Err: ErrCorrupt}}
+	if len(got) != 1 || fmt.Sprint(s.Damage()) != fmt.Sprint(want) {
+		t.Fatalf("%d records, damage %v, want %v", len(got), s.Damage(), want)
+	}
+	for _, cuts := range [][]int64{{32768}, {65536}, {32768, 65536}} {
+		recs, ds := logSplitScan(t, f, cuts)
+		if len(recs) != 1 || fmt.Sprint(ds) != fmt.Sprint(want) {
+			t.Errorf("cuts %v: %d records, damage %v", cuts, len(recs), ds)
+		}
+	}
+	ds := MergeLogDamage([]Damage{
+		{Off: 10, Len: 5, Reason: "a", Err: ErrCorrupt},
+		{Off: 0, Len: 10, Reason: "a", Err: ErrCorrupt},
+		{Off: 15, Len: 5, Reason: "b", Err: ErrCorrupt},
+		{Off: 20, Len: 5, Reason: "b", Err: ErrTruncated},
+		{Off: 30, Len: 5, Reason: "b", Err: ErrTruncated},
+	})
+	if fmt.Sprint(ds) != "[a: 15 bytes at offset 0 b: 5 bytes at offset 15 b: 5 bytes at offset 20 b: 5 bytes at offset 30]" {
+		t.Errorf("MergeLogDamage = %v", ds)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // logPrefetch enables reading the next window while checking the current.
@@ -505,13 +506,40 @@ func (s *LogScanner) stopAt(off int64) {
 	}
 }
 
+// addDamage records d, joining it to the previous damage when they touch and
+// are of the same kind, so that a run of tiny bad chunks costs one entry.
 func (s *LogScanner) addDamage(d Damage) {
-	s.damage = append(s.damage, d)
 	if s.o.Strict && s.err == nil {
 		s.err = d.AsError(LevelDB)
 		s.done = true
 		s.info.End = d.Off
 	}
+	if n := len(s.damage); n > 0 && logDamageJoins(s.damage[n-1], d) {
+		s.damage[n-1].Len += d.Len
+		return
+	}
+	s.damage = append(s.damage, d)
+}
+
+// logDamageJoins reports whether b continues a: same kind, touching.
+func logDamageJoins(a, b Damage) bool {
+	return a.Reason == b.Reason && a.Err == b.Err && a.Off+a.Len == b.Off
+}
+
+// MergeLogDamage combines the damage of the parts of a split scan (each
+// part's Damage plus its LeadDamage): it sorts by offset and joins touching
+// ranges of the same kind, as a whole-file scan reports them.
+func MergeLogDamage(ds []Damage) []Damage {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Off < ds[j].Off })
+	out := ds[:0]
+	for _, d := range ds {
+		if n := len(out); n > 0 && logDamageJoins(out[n-1], d) {
+			out[n-1].Len += d.Len
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // logAllZero reports whether b holds only zero bytes.
