@@ -24,7 +24,7 @@ import (
 
 // newFileTree writes an empty placeholder file (for stat) and returns the
 // tree of src over it.
-func newFileTree(t *testing.T, src Source) (*Tree, string) {
+func newFileTree(t testing.TB, src Source) (*Tree, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "x.log")
 	if err := os.WriteFile(p, []byte("placeholder"), 0o644); err != nil {
