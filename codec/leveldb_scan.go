@@ -8,9 +8,6 @@ import (
 	"sort"
 )
 
-// logPrefetch enables reading the next window while checking the current.
-var logPrefetch = true
-
 // logMaxExplicitChunks bounds the chunk list of a record that does not
 // follow the writer's layout (16 MiB of LogChunk values).
 const logMaxExplicitChunks = 1 << 20
@@ -29,14 +26,11 @@ type LogScanner struct {
 	start int64
 	end   int64
 
-	win    []byte       // window of consecutive blocks read with one ReadAt
-	winOff int64        // file offset of win[0]
-	spare  []byte       // the other window buffer, when no read-ahead holds it
-	ra     logReadAhead // the read of the next window
-	ahead  bool         // ra is running or has finished unclaimed
-	blk    []byte       // current block (a slice of win)
-	bOff   int64        // file offset of the current block, -1 before the first
-	pos    int          // next header position inside blk
+	win    []byte // window of consecutive blocks read with one ReadAt
+	winOff int64  // file offset of win[0]
+	blk    []byte // current block (a slice of win)
+	bOff   int64  // file offset of the current block, -1 before the first
+	pos    int    // next header position inside blk
 
 	inRec  bool
 	recOff int64
@@ -182,23 +176,6 @@ func (s *LogScanner) nextBlock() {
 	s.pos = 0
 }
 
-// logReadAhead is one window read running in its own goroutine while the
-// scanner checks the previous window. The goroutine ends by itself when its
-// ReadAt returns (done has room for its signal), so an abandoned scanner
-// leaks nothing.
-type logReadAhead struct {
-	off  int64
-	buf  []byte
-	n    int
-	err  error
-	done chan struct{}
-}
-
-func (ra *logReadAhead) run(r io.ReaderAt) {
-	ra.n, ra.err = r.ReadAt(ra.buf, ra.off)
-	ra.done <- struct{}{}
-}
-
 // windowLen returns how many bytes a window starting at nb should hold: a
 // whole window, but no further than the file, or than the split's end unless
 // a record in progress must be followed past it.
@@ -210,33 +187,18 @@ func (s *LogScanner) windowLen(nb int64) int64 {
 	return max(n, 0)
 }
 
-// load makes the window start at block nb, taking it from the read-ahead
-// when that is where it went, and starts reading the following window. It
-// reports false (and ends the scan) on a read error.
+// load reads the window starting at block nb. It reports false (and ends
+// the scan) on a read error.
 func (s *LogScanner) load(nb int64) bool {
 	n := s.windowLen(nb)
-	var m int
-	var err error
-	if s.ahead {
-		ra := &s.ra
-		<-ra.done
-		s.ahead = false
-		if ra.off == nb && int64(len(ra.buf)) >= n {
-			s.win, s.spare = ra.buf, s.win
-			m, err = ra.n, ra.err
-		} else {
-			s.spare = ra.buf
-			s.win = s.bufFor(s.win, n)
-			m, err = s.r.ReadAt(s.win, nb)
-		}
-		ra.buf = nil
-	} else {
-		s.win = s.bufFor(s.win, n)
-		m, err = s.r.ReadAt(s.win, nb)
+	if int64(cap(s.win)) < n {
+		s.win = make([]byte, n)
 	}
-	if int64(m) < int64(len(s.win)) {
+	s.win = s.win[:n]
+	m, err := s.r.ReadAt(s.win, nb)
+	if int64(m) < n {
 		if err == nil || errors.Is(err, io.EOF) {
-			err = fmt.Errorf("codec: leveldb log: read %d bytes at offset %d, want %d: %w", m, nb, len(s.win), io.ErrUnexpectedEOF)
+			err = fmt.Errorf("codec: leveldb log: read %d bytes at offset %d, want %d: %w", m, nb, n, io.ErrUnexpectedEOF)
 		}
 		s.err = err
 		s.done = true
@@ -244,28 +206,7 @@ func (s *LogScanner) load(nb int64) bool {
 		return false
 	}
 	s.winOff = nb
-	// Read the next window while this one is checked, if the scan will
-	// (probably) get there.
-	next := nb + int64(len(s.win))
-	if nn := s.windowLen(next); logPrefetch && next < s.size && (next < s.end || s.inRec) && nn > 0 {
-		if s.ra.done == nil {
-			s.ra.done = make(chan struct{}, 1)
-		}
-		s.ra.off, s.ra.buf = next, s.bufFor(s.spare, nn)
-		s.spare = nil
-		s.ahead = true
-		go s.ra.run(s.r)
-	}
 	return true
-}
-
-// bufFor returns b resized to n bytes, reallocating only when it is too
-// small.
-func (s *LogScanner) bufFor(b []byte, n int64) []byte {
-	if int64(cap(b)) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }
 
 // step handles the chunk (or trailer, padding, damage) at s.pos. It reports
