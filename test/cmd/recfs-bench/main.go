@@ -1,0 +1,262 @@
+// Command recfs-bench measures recfs against the tools a user would
+// otherwise pick (pebble, goleveldb and grailbio readers, tmpfs,
+// squashfuse, fuse-zip) and against the machine's limits (cat of the
+// source), pair by pair in one run, and writes docs/BENCHMARKS.md and
+// docs/benchmarks.png.
+//
+// It is what `make bench` runs:
+//
+//	make bench                      # default sizes, ~10 minutes on 2 cores
+//	make bench BENCHFLAGS=-quick    # small sizes, a minute or two
+//	make bench BENCHFLAGS='-only mount,scan-1k-pebble'
+//
+// It must run as root (or with FUSE usable and drop_caches writable for the
+// cold rows); missing Debian tools (squashfuse, squashfs-tools, fuse-zip,
+// hyperfine) are installed with apt-get when possible, and a row whose tool
+// or recfs feature is missing is printed as "not measured: <why>".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is the run's settings, from flags.
+type config struct {
+	bin      string  // recfs binary
+	out      string  // where BENCHMARKS.md and benchmarks.png go
+	work     string  // scratch directory on disk
+	shm      string  // scratch directory on tmpfs (the tmpfs peer)
+	quick    bool    // small sizes
+	scale    float64 // multiplies every size
+	only     string  // comma-separated row IDs or prefixes ("" = all)
+	runs     int     // timed runs per command
+	timeout  time.Duration
+	keep     bool // keep the scratch data
+	noApt    bool // never apt-get install
+	argsUsed string
+
+	scanBytes     int64 // size of each scan file
+	openRecords   int   // records of the open/RSS log
+	mountRecords  int   // records of the mount comparison
+	bigRecord     int64 // size of the one big record
+	memRecords    int   // records of the bytes-per-record log
+	appendRecords int   // records of one append batch
+}
+
+// sizes sets the data sizes from quick and scale.
+func (c *config) sizes() {
+	c.scanBytes, c.openRecords, c.mountRecords = 1<<30, 1_000_000, 100_000
+	c.bigRecord, c.memRecords, c.appendRecords = 1<<30, 10_000_000, 100_000
+	if c.quick {
+		c.scanBytes, c.openRecords, c.mountRecords = 64<<20, 100_000, 10_000
+		c.bigRecord, c.memRecords, c.appendRecords = 64<<20, 1_000_000, 10_000
+	}
+	s := c.scale
+	c.scanBytes = int64(float64(c.scanBytes) * s)
+	c.bigRecord = int64(float64(c.bigRecord) * s)
+	c.openRecords = max(1, int(float64(c.openRecords)*s))
+	c.mountRecords = max(1, int(float64(c.mountRecords)*s))
+	c.memRecords = max(1, int(float64(c.memRecords)*s))
+	c.appendRecords = max(1, int(float64(c.appendRecords)*s))
+}
+
+// wants reports whether the row id was selected with -only: an exact ID,
+// a prefix of IDs ("mount", "scan-1k") or a section name.
+func (c *config) wants(id string) bool {
+	if c.only == "" {
+		return true
+	}
+	for _, w := range strings.Split(c.only, ",") {
+		w = strings.TrimSpace(strings.ToLower(w))
+		if w != "" && (id == w || strings.HasPrefix(id, w+"-") || strings.HasPrefix(id, w)) {
+			return true
+		}
+	}
+	return false
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.bin, "bin", "../bin/recfs", "recfs binary to measure")
+	flag.StringVar(&c.out, "out", "../docs", "directory for BENCHMARKS.md and benchmarks.png")
+	flag.StringVar(&c.work, "work", "/tmp/recfs-bench", "scratch directory on disk (emptied first)")
+	flag.StringVar(&c.shm, "shm", "/dev/shm/recfs-bench", "scratch directory on tmpfs for the tmpfs peer")
+	flag.BoolVar(&c.quick, "quick", false, "small sizes (a minute or two)")
+	flag.Float64Var(&c.scale, "size-scale", 1, "multiply every data size by this factor")
+	flag.StringVar(&c.only, "only", "", "comma-separated row IDs, ID prefixes or sections to run (default all)")
+	flag.IntVar(&c.runs, "runs", 3, "timed runs of each command (median reported)")
+	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "limit for each subprocess")
+	flag.BoolVar(&c.keep, "keep", false, "keep the scratch data and print where it is")
+	flag.BoolVar(&c.noApt, "no-apt", false, "never install missing tools with apt-get")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: recfs-bench [flags]\n\nMeasures recfs against its peers and writes OUT/BENCHMARKS.md and OUT/benchmarks.png.\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 || c.scale <= 0 || c.runs < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	c.argsUsed = strings.Join(os.Args[1:], " ")
+	c.sizes()
+	os.Exit(run(c))
+}
+
+// run does the whole measurement and returns the exit status.
+func run(c config) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	b := &bench{ctx: ctx, cfg: c, logf: func(f string, a ...any) {
+		fmt.Fprintf(os.Stderr, "%s "+f+"\n", append([]any{time.Now().Format("15:04:05")}, a...)...)
+	}}
+	b.mounts = &mounts{b: b, active: map[string]string{}}
+	var err error
+	if b.cfg.bin, err = filepath.Abs(c.bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := os.Stat(b.cfg.bin); err != nil {
+		fmt.Fprintf(os.Stderr, "recfs-bench: %v (run make build first)\n", err)
+		return 1
+	}
+	for _, d := range []string{c.work, c.shm} {
+		os.RemoveAll(d)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	// Cleanup on every path, including a signal: unmount, then remove data.
+	defer func() {
+		b.mounts.downAll()
+		if c.keep {
+			b.logf("scratch data kept in %s and %s", c.work, c.shm)
+			return
+		}
+		os.RemoveAll(c.work)
+		os.RemoveAll(c.shm)
+	}()
+	b.setupTools()
+	b.checkDropCaches()
+	start := time.Now()
+	for _, s := range sections {
+		if ctx.Err() != nil {
+			break
+		}
+		if !c.wantsAny(s.ids) {
+			continue
+		}
+		b.logf("== %s", s.name)
+		s.run(b)
+		b.mounts.downAll()
+	}
+	if ctx.Err() != nil {
+		b.logf("interrupted: nothing written")
+		return 1
+	}
+	elapsed := time.Since(start)
+	if err := b.writeDocs(elapsed); err != nil {
+		fmt.Fprintln(os.Stderr, "recfs-bench:", err)
+		return 1
+	}
+	b.logf("wrote %s and %s in %s", filepath.Join(c.out, "BENCHMARKS.md"), filepath.Join(c.out, "benchmarks.png"), elapsed.Round(time.Second))
+	return 0
+}
+
+// wantsAny reports whether any of ids is selected.
+func (c *config) wantsAny(ids []string) bool {
+	for _, id := range ids {
+		if c.wants(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// setupTools installs missing Debian tools (once, with apt-get) and finds
+// hyperfine.
+func (b *bench) setupTools() {
+	want := map[string]string{"squashfuse": "squashfuse", "mksquashfs": "squashfs-tools", "fuse-zip": "fuse-zip", "hyperfine": "hyperfine"}
+	var missing []string
+	for tool, pkg := range want {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, pkg)
+		}
+	}
+	if len(missing) > 0 && !b.cfg.noApt && os.Geteuid() == 0 {
+		b.logf("installing %s with apt-get", strings.Join(missing, " "))
+		if _, err := b.sh("apt-get update -qq"); err != nil {
+			b.logf("apt-get update: %v", err)
+		}
+		if _, err := b.sh("DEBIAN_FRONTEND=noninteractive apt-get install -y -qq " + strings.Join(missing, " ")); err != nil {
+			b.logf("apt-get install: %v", err)
+		}
+	}
+	if p, err := exec.LookPath("hyperfine"); err == nil {
+		b.hyperfine = p
+	} else {
+		b.logf("hyperfine not available: timing commands in-process")
+	}
+}
+
+// toolMissing returns why tool cannot be used, or "".
+func toolMissing(tool string) string {
+	if _, err := exec.LookPath(tool); err != nil {
+		return tool + " not installed"
+	}
+	return ""
+}
+
+// runDetached runs a shell command with its own timeout, independent of the
+// run's context (for cleanup after a signal).
+func runDetached(cmd string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	c.WaitDelay = 5 * time.Second
+	return c.Run()
+}
+
+// machine describes the machine for the document.
+func machine() string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if i := strings.Index(l, ":"); i >= 0 {
+					cpu = strings.TrimSpace(l[i+1:])
+				}
+				break
+			}
+		}
+	}
+	var uts syscall.Utsname
+	kernel := "unknown kernel"
+	if syscall.Uname(&uts) == nil {
+		var sb strings.Builder
+		for _, c := range uts.Release {
+			if c == 0 {
+				break
+			}
+			sb.WriteByte(byte(c))
+		}
+		kernel = "Linux " + sb.String()
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if f := strings.Fields(strings.SplitN(string(data), "\n", 2)[0]); len(f) >= 2 {
+			mem = ", " + f[1] + " kB RAM"
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)%s, %s, %s", runtime.NumCPU(), cpu, mem, kernel, runtime.Version())
+}
