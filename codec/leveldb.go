@@ -47,7 +47,14 @@ type LogOptions struct {
 	// reported only for byte ranges that start in [Start, End), except the
 	// "record cut short" kind for a record that began in [Start, End).
 	// Continuation chunks met before the first record start of a split that
-	// begins after 0 are returned by Lead, not reported as damage.
+	// begins after 0 are returned by Lead, not reported as damage. End 0
+	// means the file size.
+	//
+	// To merge parts into what a whole-file scan reports: records in part
+	// order; damage = MergeLogDamage of every part's Damage plus each part's
+	// LeadDamage(the largest ConsumedEnd of the parts before it); a part
+	// whose Info().End is below the file size ended the log (end marker or
+	// stale recyclable data), so later parts are dropped.
 	Start, End int64
 }
 
@@ -76,7 +83,7 @@ type LogInfo struct {
 	WALSync    bool   // pebble WAL-sync chunks (types 9-12) seen
 	LogNum     uint32 // log number of the first recyclable/WAL-sync chunk
 	EOFMarker  int64  // offset of pebble's end-of-log marker, or -1
-	End        int64  // offset where scanning ended (file size unless an end marker, stale data or a strict error stopped it)
+	End        int64  // offset where the log ended: the file size unless an end marker, stale data or a strict error stopped the scan (also for split scans)
 }
 
 // logHdrSize returns the header size of chunk type t, or 0 for a type no

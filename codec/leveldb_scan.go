@@ -61,7 +61,7 @@ func NewLogScanner(r io.ReaderAt, size int64, o LogOptions) *LogScanner {
 	s := &LogScanner{r: r, size: max(size, 0), o: o, bOff: -1}
 	s.info.EOFMarker = -1
 	s.start, s.end = o.Start, o.End
-	if s.start == 0 && s.end == 0 {
+	if s.end == 0 {
 		s.end = s.size
 	}
 	s.end = min(s.end, s.size)
