@@ -550,3 +550,53 @@ func TestDaemonKilled(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestXattrs reads the user.recfs.* attributes of a grailbio vector with
+// --xattrs, and checks that they are absent without it.
+func TestXattrs(t *testing.T) {
+	needFUSE(t)
+	e := loadManifest(t, filepath.Join(vectors, "grailbio", "header-types.rio.json"))
+	src, err := filepath.Abs(e.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, name string) (string, error) {
+		buf := make([]byte, 4096)
+		n, err := syscall.Getxattr(path, name, buf)
+		if err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	mnt := newMountDir(t)
+	startMount(t, src, mnt, "--no-cache", "--xattrs")
+	if v, err := get(mnt, "user.recfs.records"); err != nil || v != strconv.FormatInt(e.count, 10) {
+		t.Errorf("user.recfs.records = %q, %v; want %d", v, err, e.count)
+	}
+	if v, err := get(mnt, "user.recfs.format"); err != nil || v != "recordio" {
+		t.Errorf("user.recfs.format = %q, %v", v, err)
+	}
+	for _, h := range e.header {
+		if _, err := get(mnt, "user.recfs.header."+h.Key); err != nil {
+			t.Errorf("user.recfs.header.%s: %v", h.Key, err)
+		}
+	}
+	rec := filepath.Join(mnt, recordName(0, e.count))
+	if v, err := get(rec, "user.recfs.length"); err != nil || v != strconv.FormatInt(e.lens[0], 10) {
+		t.Errorf("user.recfs.length = %q, %v; want %d", v, err, e.lens[0])
+	}
+	if _, err := get(rec, "user.recfs.offset"); err != nil {
+		t.Errorf("user.recfs.offset: %v", err)
+	}
+	buf := make([]byte, 4096)
+	n, err := syscall.Listxattr(rec, buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "user.recfs.length\x00") {
+		t.Errorf("listxattr: %q %v", buf[:n], err)
+	}
+
+	plain := newMountDir(t)
+	startMount(t, src, plain, "--no-cache")
+	if _, err := get(plain, "user.recfs.records"); err == nil {
+		t.Error("xattrs served without --xattrs")
+	}
+}
