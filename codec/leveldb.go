@@ -100,18 +100,6 @@ func logHdrSize(t byte) int {
 	return 0
 }
 
-// logChunkType returns the type byte for a chunk of kind k in the flavour
-// with header size hdr.
-func logChunkType(hdr int, k int) byte {
-	switch hdr {
-	case logHdrRecycle:
-		return byte(5 + k)
-	case logHdrWALSync:
-		return byte(9 + k)
-	}
-	return byte(1 + k)
-}
-
 // recHdr returns rec.Hdr, defaulting to the legacy 7.
 func recHdr(rec LogRecord) int64 {
 	if rec.Hdr == 0 {

@@ -583,3 +583,73 @@ func TestLogReadGiB(t *testing.T) {
 		}
 	}
 }
+
+// logErrReaderAt fails every read that reaches past limit.
+type logErrReaderAt struct {
+	r     io.ReaderAt
+	limit int64
+}
+
+var errLogTestIO = errors.New("device on fire")
+
+func (e logErrReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > e.limit {
+		return 0, errLogTestIO
+	}
+	return e.r.ReadAt(p, off)
+}
+
+// TestLogScanIO checks I/O errors end the scan with the error itself, and
+// a file shorter than the size given is an io.ErrUnexpectedEOF, both
+// distinct from content damage.
+func TestLogScanIO(t *testing.T) {
+	data, _ := writeLog(t, [][]byte{logVecPayload(0, 100), logVecPayload(1, 600000), logVecPayload(2, 100)}, LogWriterOptions{})
+	s := NewLogScanner(logErrReaderAt{bytes.NewReader(data), 300000}, int64(len(data)), LogOptions{})
+	n := 0
+	for s.Next() {
+		n++
+	}
+	if !errors.Is(s.Err(), errLogTestIO) || n != 1 {
+		t.Errorf("failing reader: %d records, err %v", n, s.Err())
+	}
+	s = NewLogScanner(bytes.NewReader(data), int64(len(data))+1000, LogOptions{})
+	for s.Next() {
+	}
+	if !errors.Is(s.Err(), io.ErrUnexpectedEOF) || errors.Is(s.Err(), ErrCorrupt) {
+		t.Errorf("short file: err %v", s.Err())
+	}
+	s = NewLogScanner(bytes.NewReader(data), int64(len(data)), LogOptions{Start: 100, End: 32768})
+	if s.Next() || s.Err() == nil {
+		t.Errorf("misaligned split start accepted")
+	}
+}
+
+// TestLogLead checks a split that starts inside a record hands its
+// continuation chunks to Lead, and ConsumedEnd of the split before it
+// covers them.
+func TestLogLead(t *testing.T) {
+	recs := [][]byte{logVecPayload(0, 100), logVecPayload(1, 100000), logVecPayload(2, 10)}
+	data, offs := writeLog(t, recs, LogWriterOptions{})
+	first, s0 := logScanAll(t, data, LogOptions{Start: 0, End: 32768})
+	if len(first) != 2 || first[1].Off != offs[1] || first[1].Len != 100000 {
+		t.Fatalf("part 0: %v", first)
+	}
+	_, s1 := logScanAll(t, data, LogOptions{Start: 32768, End: 65536})
+	wantLead := []LogChunk{{32768, 32761}} // the MIDDLE at 65536 is past End: the next part's
+	if fmt.Sprint(s1.Lead()) != fmt.Sprint(wantLead) {
+		t.Fatalf("Lead = %v, want %v", s1.Lead(), wantLead)
+	}
+	// Record 1 ends in block 3 with a LAST chunk: part 0 consumed it all.
+	rec1 := LogRecord{Off: offs[1], Len: 100000, Hdr: 7}
+	var end int64
+	for i := 0; ; i++ {
+		c, ok := LogChunkAt(rec1, i)
+		if !ok {
+			break
+		}
+		end = c.Off + 7 + int64(c.Len)
+	}
+	if s0.ConsumedEnd() != end || len(s1.LeadDamage(end)) != 0 || len(s1.LeadDamage(0)) != 1 {
+		t.Errorf("ConsumedEnd %d (want %d), LeadDamage %v / %v", s0.ConsumedEnd(), end, s1.LeadDamage(end), s1.LeadDamage(0))
+	}
+}
