@@ -57,3 +57,13 @@ func TestOpErrorText(t *testing.T) {
 		t.Error("OpError does not unwrap")
 	}
 }
+
+func TestReadOnly(t *testing.T) {
+	tr, path := newFileTree(t, &fakeSource{recs: records(3)})
+	n, _ := tr.Lookup(context.Background(), tr.Root(), "2")
+	err := tr.ReadOnly("write", n)
+	var oe *OpError
+	if Errno(err) != syscall.EROFS || !errors.As(err, &oe) || oe.Path != path || oe.Name != "2" || oe.Op != "write" {
+		t.Errorf("ReadOnly: %v (errno %v)", err, Errno(err))
+	}
+}

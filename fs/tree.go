@@ -227,8 +227,9 @@ func (t *Tree) abs(rel string) string {
 	return filepath.Join(t.src, filepath.FromSlash(rel))
 }
 
-// name returns the path of a node in the mount, for messages.
-func (n Node) name() string {
+// Name returns the node's path relative to the mount root ("" for the
+// root), for messages.
+func (n Node) Name() string {
 	switch n.Kind {
 	case KindDir, KindFile:
 		return n.rel
@@ -244,6 +245,20 @@ func (n Node) name() string {
 		return joinRel(n.rd.rel, InfoName)
 	}
 	return ""
+}
+
+// ReadOnly returns the error for an attempt to change n by op ("create",
+// "write", "mkdir"...): an *OpError wrapping ErrReadOnly, so that Report logs
+// it once and maps it to EROFS.
+func (t *Tree) ReadOnly(op string, n Node) error {
+	path := t.src
+	switch {
+	case n.rd != nil:
+		path = n.rd.path
+	case n.rel != "":
+		path = t.abs(n.rel)
+	}
+	return &OpError{Op: op, Path: path, Name: n.Name(), Record: -1, Off: -1, Err: ErrReadOnly}
 }
 
 func joinRel(dir, name string) string {

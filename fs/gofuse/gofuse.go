@@ -244,7 +244,7 @@ const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall
 // keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
 	if flags&writeFlags != 0 {
-		return nil, 0, syscall.EROFS
+		return nil, 0, nd.readOnly("open for writing")
 	}
 	h, err := nd.m.t.Open(ctx, nd.n)
 	if err != nil {
@@ -332,41 +332,46 @@ func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Err
 	return uint32(len(b)), 0
 }
 
-// The mount is read-only: every change fails with EROFS. (--rw, a later
-// issue, will implement Create in record directories.)
+// The mount is read-only: every change fails with EROFS, logged once per
+// operation and entry. (--rw, a later issue, will implement Create in
+// record directories.)
+
+func (nd *node) readOnly(op string) syscall.Errno { return nd.m.t.Report(nd.m.t.ReadOnly(op, nd.n)) }
 
 func (nd *node) Setattr(context.Context, fusefs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
-	return syscall.EROFS
+	return nd.readOnly("setattr")
 }
 
 func (nd *node) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, fusefs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, syscall.EROFS
+	return nil, nil, 0, nd.readOnly("create")
 }
 
 func (nd *node) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+	return nil, nd.readOnly("mkdir")
 }
 
 func (nd *node) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+	return nil, nd.readOnly("mknod")
 }
 
-func (nd *node) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (nd *node) Unlink(context.Context, string) syscall.Errno { return nd.readOnly("unlink") }
 
-func (nd *node) Rmdir(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (nd *node) Rmdir(context.Context, string) syscall.Errno { return nd.readOnly("rmdir") }
 
 func (nd *node) Rename(context.Context, string, fusefs.InodeEmbedder, string, uint32) syscall.Errno {
-	return syscall.EROFS
+	return nd.readOnly("rename")
 }
 
 func (nd *node) Symlink(context.Context, string, string, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+	return nil, nd.readOnly("symlink")
 }
 
 func (nd *node) Link(context.Context, fusefs.InodeEmbedder, string, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+	return nil, nd.readOnly("link")
 }
 
-func (nd *node) Setxattr(context.Context, string, []byte, uint32) syscall.Errno { return syscall.EROFS }
+func (nd *node) Setxattr(context.Context, string, []byte, uint32) syscall.Errno {
+	return nd.readOnly("setxattr")
+}
 
-func (nd *node) Removexattr(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (nd *node) Removexattr(context.Context, string) syscall.Errno { return nd.readOnly("removexattr") }
