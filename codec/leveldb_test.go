@@ -653,3 +653,36 @@ func TestLogLead(t *testing.T) {
 		t.Errorf("ConsumedEnd %d (want %d), LeadDamage %v / %v", s0.ConsumedEnd(), end, s1.LeadDamage(end), s1.LeadDamage(0))
 	}
 }
+
+// TestLogTinyFiles covers files made only of padding or fragments.
+func TestLogTinyFiles(t *testing.T) {
+	full, _ := writeLog(t, [][]byte{[]byte("abc")}, LogWriterOptions{})
+	cases := []struct {
+		name    string
+		data    []byte
+		nrec    int
+		reasons string
+		padded  bool
+	}{
+		{"empty", nil, 0, "[]", false},
+		{"zero-block", make([]byte, 32768), 0, "[]", true},
+		{"two-zero-blocks-and-a-record", append(make([]byte, 65536), full...), 1, "[]", true},
+		{"three-zero-bytes", make([]byte, 3), 0, "[]", false},
+		{"three-bytes", []byte{1, 2, 3}, 0, "[truncated header]", false},
+		{"record-then-zero-tail", append(bytes.Clone(full), make([]byte, 20)...), 1, "[]", true},
+		{"record-cut-in-payload", full[:9], 0, "[truncated chunk]", false},
+		{"record-cut-in-header", full[:5], 0, "[truncated header]", false},
+		{"empty-first-then-eof", logChunkBytes(2, nil), 0, "[]", false},
+		{"first-then-eof", logChunkBytes(2, []byte("x")), 0, "[record cut short]", false},
+	}
+	for _, c := range cases {
+		got, s := logScanAll(t, c.data, LogOptions{})
+		var rs []string
+		for _, d := range s.Damage() {
+			rs = append(rs, d.Reason)
+		}
+		if len(got) != c.nrec || fmt.Sprint(rs) != c.reasons && !(len(rs) == 0 && c.reasons == "[]") || s.Info().Padded != c.padded || s.Err() != nil {
+			t.Errorf("%s: %d records, damage %v, info %+v, err %v", c.name, len(got), s.Damage(), s.Info(), s.Err())
+		}
+	}
+}
