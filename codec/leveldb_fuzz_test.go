@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -78,9 +79,29 @@ func checkLogScan(t *testing.T, data []byte) []LogRecord {
 	return recs
 }
 
+// logScanAllocs returns the bytes a bare scan of data allocates.
+func logScanAllocs(data []byte) uint64 {
+	var before, after runtime.MemStats
+	r := bytes.NewReader(data)
+	runtime.ReadMemStats(&before)
+	s := NewLogScanner(r, int64(len(data)), LogOptions{})
+	for s.Next() {
+	}
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
 func FuzzLogScan(f *testing.F) {
 	addLogSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Memory follows the input's size, never a length field: one window,
+		// one probe block, and lists of at most one entry per input chunk
+		// (the worst case, alternating 8-byte FIRST and 7-byte FULL chunks,
+		// allocates about 17 bytes per input byte counting slice growth; a
+		// length-driven allocation would be thousands).
+		if a := logScanAllocs(data); a > 1<<20+32*uint64(len(data)) {
+			t.Fatalf("a scan of %d bytes allocated %d bytes", len(data), a)
+		}
 		recs := checkLogScan(t, data)
 		// Splitting at every block boundary and merging gives the same scan.
 		var cuts []int64
