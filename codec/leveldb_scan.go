@@ -71,8 +71,7 @@ func NewLogScanner(r io.ReaderAt, size int64, o LogOptions) *LogScanner {
 		s.err = fmt.Errorf("codec: leveldb split start %d is not a multiple of %d", s.start, logBlockSize)
 		s.done = true
 	case s.start >= s.end:
-		s.done = true
-		s.info.End = s.start
+		s.done = true // an empty split
 	}
 	s.consumed = s.start
 	s.leading = s.start > 0
