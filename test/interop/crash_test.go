@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -152,11 +153,15 @@ func runAndKill(t *testing.T, rng *rand.Rand, mode, path string, seed int64, sta
 		t.Fatal(err)
 	}
 	lines := make(chan ack, 1)
+	started := make(chan struct{}) // closed at the first acknowledgement or at EOF
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(out)
 		cur := prev
+		once := sync.OnceFunc(func() { close(started) })
+		defer once()
 		for sc.Scan() {
+			once()
 			f := strings.Fields(sc.Text())
 			if len(f) == 0 {
 				continue
@@ -172,9 +177,18 @@ func runAndKill(t *testing.T, rng *rand.Rand, mode, path string, seed int64, sta
 		}
 		lines <- cur
 	}()
-	// Child start-up is tens of milliseconds; kill anywhere from before the
-	// first append to well into the run.
-	time.Sleep(time.Duration(rng.Intn(250)) * time.Millisecond)
+	// Usually wait for the first acknowledgement, so that a loaded machine
+	// (slow child start-up) still makes progress, then kill at a random
+	// moment; sometimes kill at a random moment from the start, possibly
+	// before the appender has opened the file.
+	if rng.Intn(4) != 0 {
+		select {
+		case <-started:
+		case <-time.After(childDeadline / 2):
+			t.Errorf("child acknowledged nothing in %v", childDeadline/2)
+		}
+	}
+	time.Sleep(time.Duration(rng.Intn(150)) * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
