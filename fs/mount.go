@@ -20,6 +20,13 @@ type MountOptions struct {
 	// NegativeTimeout caches failed lookups (0: one second).
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 
+	// MaxInodes bounds the record inodes the kernel is asked to keep: when
+	// more records have been looked up, the adapter invalidates the oldest
+	// names (the kernel then forgets their inodes and the adapter frees its
+	// nodes), so memory stays flat however many records ls -l or grep -r
+	// touch. 0: 65536; negative: no bound.
+	MaxInodes int
+
 	// Follow and ReadWrite are reserved for the next issue (live logs with
 	// kernel cache invalidation; appends through created files). Adapters
 	// reject them with ErrNotSupported for now.

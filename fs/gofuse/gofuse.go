@@ -14,6 +14,8 @@ import (
 	"io"
 	"log"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,6 +34,7 @@ const (
 	defaultAttrTimeout     = time.Hour
 	defaultNegativeTimeout = time.Second
 	maxRequest             = 1 << 20 // MaxWrite, and max_read with it
+	defaultMaxInodes       = 1 << 16 // record inodes kept before the oldest are invalidated
 )
 
 // Options returns the go-fuse options Mount uses for o.
@@ -112,13 +115,84 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return server{srv}, nil
+	m := root.(*node).m
+	limit := o.MaxInodes
+	if limit == 0 {
+		limit = defaultMaxInodes
+	}
+	done := make(chan struct{})
+	if limit > 0 {
+		m.recent = newRecentRing(limit)
+		go m.recent.evictor(done)
+	}
+	return &server{s: srv, done: done, m: m}, nil
 }
 
-type server struct{ s *fuse.Server }
+type server struct {
+	s    *fuse.Server
+	done chan struct{}
+	once sync.Once
+	m    *mount
+}
 
-func (s server) Wait() error    { s.s.Wait(); return nil }
-func (s server) Unmount() error { return s.s.Unmount() }
+func (s *server) Wait() error {
+	s.s.Wait()
+	s.once.Do(func() { close(s.done) })
+	return nil
+}
+
+func (s *server) Unmount() error { return s.s.Unmount() }
+
+// recentRing remembers the most recent record lookups. When it is full, the
+// oldest name is handed to a goroutine that invalidates it in the kernel
+// (NotifyEntry), so that the kernel drops the dentry and FORGETs the inode,
+// and go-fuse frees its node. The notify cannot be sent from the lookup
+// itself: the kernel holds the directory lock until the lookup returns.
+type recentRing struct {
+	mu    sync.Mutex
+	items []recentItem
+	next  int
+	out   chan recentItem
+}
+
+type recentItem struct {
+	parent *fusefs.Inode
+	name   string
+}
+
+func newRecentRing(n int) *recentRing {
+	return &recentRing{items: make([]recentItem, n), out: make(chan recentItem, 1024)}
+}
+
+// add records a lookup of name in parent and queues the entry it displaces.
+func (r *recentRing) add(parent *fusefs.Inode, name string) {
+	r.mu.Lock()
+	old := r.items[r.next]
+	r.items[r.next] = recentItem{parent, name}
+	r.next++
+	if r.next == len(r.items) {
+		r.next = 0
+	}
+	r.mu.Unlock()
+	if old.parent != nil {
+		select {
+		case r.out <- old:
+		default: // the evictor is behind; this one stays cached
+		}
+	}
+}
+
+// evictor sends the queued invalidations until done is closed.
+func (r *recentRing) evictor(done <-chan struct{}) {
+	for {
+		select {
+		case it := <-r.out:
+			_ = it.parent.NotifyEntry(it.name)
+		case <-done:
+			return
+		}
+	}
+}
 
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
 // tests that drive nodes without a kernel.
@@ -130,6 +204,8 @@ func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
 type mount struct {
 	t      *fs.Tree
 	xattrs bool
+	recent *recentRing  // nil: record inodes are not bounded
+	live   atomic.Int64 // nodes the kernel references (for tests)
 }
 
 // node is the kernel-facing node of one tree entry. It lives only as long
@@ -142,6 +218,7 @@ type node struct {
 
 var (
 	_ fusefs.NodeLookuper       = (*node)(nil)
+	_ fusefs.NodeOnForgetter    = (*node)(nil)
 	_ fusefs.NodeGetattrer      = (*node)(nil)
 	_ fusefs.NodeOpendirHandler = (*node)(nil)
 	_ fusefs.NodeOpener         = (*node)(nil)
@@ -187,8 +264,18 @@ func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 	}
 	fillAttr(&out.Attr, a)
 	child := &node{m: nd.m, n: c}
-	return nd.NewInode(ctx, child, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino}), 0
+	in := nd.NewInode(ctx, child, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
+	if in.Operations() == child {
+		nd.m.live.Add(1)
+	}
+	if nd.m.recent != nil && c.Kind == fs.KindRecord {
+		nd.m.recent.add(nd.EmbeddedInode(), name)
+	}
+	return in, 0
 }
+
+// OnForget is called when the kernel has forgotten the node.
+func (nd *node) OnForget() { nd.m.live.Add(-1) }
 
 // Getattr reports the entry's attributes.
 func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.AttrOut) syscall.Errno {

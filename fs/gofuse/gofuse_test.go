@@ -268,6 +268,40 @@ func TestMount(t *testing.T) {
 	_ = srv.Wait()
 }
 
+// TestBoundedInodes checks that stat-ing many records keeps at most about
+// MaxInodes record nodes alive: older names are invalidated and forgotten.
+func TestBoundedInodes(t *testing.T) {
+	fuseMode(t)
+	tr := newTree(t, &memSource{n: 5000, bad: -1})
+	dir := t.TempDir()
+	srv, err := Mount(dir, tr, fs.MountOptions{MaxInodes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	for i := range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := srv.(*server).m.live.Load
+	deadline := time.Now().Add(10 * time.Second)
+	for live() > 200 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if live() > 200 {
+		t.Errorf("%d nodes alive after 3000 lookups with MaxInodes 100", live())
+	}
+	// Evicted names still work: the kernel just looks them up again.
+	if b, err := os.ReadFile(filepath.Join(dir, "000007")); err != nil || !bytes.Equal(b, payload(7)) {
+		t.Errorf("re-read of an evicted record: %q %v", b, err)
+	}
+}
+
 // BenchmarkLookupRead measures a lookup, open, read and release of one
 // record through the bridge, without a kernel.
 func BenchmarkLookupRead(b *testing.B) {

@@ -65,7 +65,7 @@ func TestLargeDirectory(t *testing.T) {
 	start = time.Now()
 	r = runCmd(t, "grep", "-r", "-l", "-x", fmt.Sprintf("record %d", n-1), mnt)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(mnt, recordName(int64(n-1), int64(n))) {
-		t.Fatalf("grep -r: exit %d %q", r.code, r.stdout)
+		t.Fatalf("grep -r: exit %d %q\nstderr: %.2000s\nmount log: %.2000s", r.code, r.stdout, r.stderr, m.stderr)
 	}
 	after := rss()
 	t.Logf("grep -r: %v, RSS %d MiB", time.Since(start), after>>20)
