@@ -23,6 +23,8 @@ func TestLargeDirectory(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set RECFS_TEST_LARGE=<records> (e.g. 1000000) to run")
 	}
+	defer func(d time.Duration) { procTimeout = d }(procTimeout)
+	procTimeout = 20 * time.Minute
 	src := filepath.Join(t.TempDir(), "large.log")
 	f, err := os.Create(src)
 	if err != nil {
