@@ -144,15 +144,18 @@ func (s *server) Wait() error {
 func (s *server) Unmount() error { return s.s.Unmount() }
 
 // recentRing remembers the most recent record lookups. When it is full, the
-// oldest name is handed to a goroutine that invalidates it in the kernel
-// (NotifyEntry), so that the kernel drops the dentry and FORGETs the inode,
-// and go-fuse frees its node. The notify cannot be sent from the lookup
-// itself: the kernel holds the directory lock until the lookup returns.
+// oldest name moves to a pending list that a goroutine drains, invalidating
+// each name in the kernel (NotifyEntry) so that the kernel drops the dentry
+// and FORGETs the inode, and go-fuse frees its node. The notify cannot be
+// sent from the lookup itself: the kernel holds the directory lock until
+// the lookup returns. Pending entries cost a few words each, far less than
+// the nodes they release.
 type recentRing struct {
-	mu    sync.Mutex
-	items []recentItem
-	next  int
-	out   chan recentItem
+	mu      sync.Mutex
+	items   []recentItem
+	next    int
+	pending []recentItem
+	wake    chan struct{}
 }
 
 type recentItem struct {
@@ -161,7 +164,7 @@ type recentItem struct {
 }
 
 func newRecentRing(n int) *recentRing {
-	return &recentRing{items: make([]recentItem, n), out: make(chan recentItem, 1024)}
+	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1)}
 }
 
 // add records a lookup of name in parent and queues the entry it displaces.
@@ -173,23 +176,33 @@ func (r *recentRing) add(parent *fusefs.Inode, name string) {
 	if r.next == len(r.items) {
 		r.next = 0
 	}
+	if old.parent != nil {
+		r.pending = append(r.pending, old)
+	}
 	r.mu.Unlock()
 	if old.parent != nil {
 		select {
-		case r.out <- old:
-		default: // the evictor is behind; this one stays cached
+		case r.wake <- struct{}{}:
+		default:
 		}
 	}
 }
 
 // evictor sends the queued invalidations until done is closed.
 func (r *recentRing) evictor(done <-chan struct{}) {
+	var batch []recentItem
 	for {
 		select {
-		case it := <-r.out:
-			_ = it.parent.NotifyEntry(it.name)
+		case <-r.wake:
 		case <-done:
 			return
+		}
+		r.mu.Lock()
+		batch, r.pending = r.pending, batch[:0]
+		r.mu.Unlock()
+		for i, it := range batch {
+			_ = it.parent.NotifyEntry(it.name)
+			batch[i] = recentItem{}
 		}
 	}
 }
