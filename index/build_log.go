@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -214,7 +213,9 @@ func mergeLogParts(parts []*logPart, o Options) (*snapshot, error) {
 		consumed = max(consumed, p.consumed)
 		mergeInfo(&s.log.info, p.info)
 	}
-	sort.SliceStable(s.damage, func(i, j int) bool { return s.damage[i].Off < s.damage[j].Off })
+	// The scanner joins touching damage of one kind; do the same across
+	// part edges so the result equals a sequential scan's.
+	s.damage = codec.MergeLogDamage(s.damage)
 	s.log.resume = s.log.lastEnd()
 	s.flavor = logFlavor(s.log.info)
 	return s, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -138,8 +137,7 @@ func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snap
 		}
 	}
 	dmg = append(dmg, sc.LeadDamage(resume)...)
-	sort.SliceStable(dmg, func(i, j int) bool { return dmg[i].Off < dmg[j].Off })
-	s.damage = dmg
+	s.damage = codec.MergeLogDamage(dmg)
 	info := old.log.info
 	mergeInfo(&info, sc.Info())
 	s.log.info = info
