@@ -43,6 +43,7 @@ type config struct {
 	timeout  time.Duration
 	keep     bool // keep the scratch data
 	noApt    bool // never apt-get install
+	noHyper  bool // time shell commands in-process even when hyperfine exists
 	argsUsed string
 
 	scanBytes     int64 // size of each scan file
@@ -98,6 +99,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "limit for each subprocess")
 	flag.BoolVar(&c.keep, "keep", false, "keep the scratch data and print where it is")
 	flag.BoolVar(&c.noApt, "no-apt", false, "never install missing tools with apt-get")
+	flag.BoolVar(&c.noHyper, "no-hyperfine", false, "time shell commands in-process instead of with hyperfine")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: recfs-bench [flags]\n\nMeasures recfs against its peers and writes OUT/BENCHMARKS.md and OUT/benchmarks.png.\n\n")
 		flag.PrintDefaults()
@@ -202,7 +204,9 @@ func (b *bench) setupTools() {
 			b.logf("apt-get install: %v", err)
 		}
 	}
-	if p, err := exec.LookPath("hyperfine"); err == nil {
+	if b.cfg.noHyper {
+		b.logf("-no-hyperfine: timing commands in-process")
+	} else if p, err := exec.LookPath("hyperfine"); err == nil {
 		b.hyperfine = p
 	} else {
 		b.logf("hyperfine not available: timing commands in-process")

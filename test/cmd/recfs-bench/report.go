@@ -118,6 +118,9 @@ func formatRatio(r Row) string {
 	case UnitBPR, UnitMiB:
 		word = "smaller"
 	}
+	if math.Abs(q-1) < 0.005 {
+		return "level (1.00×)"
+	}
 	if q >= 1 {
 		return fmt.Sprintf("%s× %s", formatFactor(q), word)
 	}

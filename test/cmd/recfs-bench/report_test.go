@@ -26,6 +26,7 @@ func TestRatioDirection(t *testing.T) {
 		{"more bytes per record", Row{Unit: UnitBPR, Recfs: 16, PeerVal: 12}, 0.75, true, "**1.33× behind**"},
 		{"records per second", Row{Unit: UnitRecPS, Recfs: 2e6, PeerVal: 1e6}, 2, false, "2.00× faster"},
 		{"level within tolerance", Row{Unit: UnitSeconds, Recfs: 1.04, PeerVal: 1}, 1 / 1.04, false, "**1.04× behind**"},
+		{"level", Row{Unit: UnitMBps, Recfs: 1000, PeerVal: 1003}, 1000.0 / 1003, false, "level (1.00×)"},
 		{"skipped", Row{Unit: UnitSeconds, Recfs: nan, PeerVal: nan, Skip: "tool missing"}, nan, false, "—"},
 		{"zero figure", Row{Unit: UnitSeconds, Recfs: 0, PeerVal: 1}, nan, false, "—"},
 	}
