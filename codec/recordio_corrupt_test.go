@@ -235,21 +235,25 @@ func TestRecordIOHostile(t *testing.T) {
 		xf   []string
 		body []byte
 		kind error
+		// verify: only a full decode at scan time (VerifyBlocks) can see
+		// this damage; the default header-only scan must stay bounded and
+		// return nothing from the block.
+		verify bool
 	}{
-		{"chunk size > 32740", nil, rioChunk(rioBodyMagic, 40000, 1, 0, nil), ErrCorrupt},
-		{"totalChunks 0", nil, rioChunk(rioBodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), ErrCorrupt},
-		{"index mismatch", nil, slices.Concat(rioChunk(rioBodyMagic, rioMaxChunkPayload, 2, 0, []byte{1}), rioChunk(rioBodyMagic, 1, 2, 5, nil)), ErrCorrupt},
-		{"first index 1", nil, rioChunk(rioBodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), ErrCorrupt},
-		{"total beyond file", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), ErrCorrupt},
-		{"total beyond file at end", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:rioChunkSize], ErrTruncated},
-		{"huge count varint", nil, rioChunk(rioBodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), ErrCorrupt},
-		{"count 2^40", nil, rioChunk(rioBodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), ErrCorrupt},
-		{"size overflow", nil, rioChunk(rioBodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), ErrCorrupt},
-		{"size past block", nil, rioChunk(rioBodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), ErrCorrupt},
-		{"header magic in body", nil, rioChunk(rioHeaderMagic, 3, 1, 0, []byte{1, 1, 'x'}), ErrCorrupt},
-		{"zstd bomb", []string{"zstd"}, rioChunk(rioBodyMagic, uint32(len(zb)), 1, 0, zb), ErrLimit},
-		{"flate bomb", []string{"flate"}, rioChunk(rioBodyMagic, uint32(len(fb)), 1, 0, fb), ErrLimit},
-		{"zstd garbage", []string{"zstd"}, rioChunk(rioBodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), ErrCorrupt},
+		{"chunk size > 32740", nil, rioChunk(rioBodyMagic, 40000, 1, 0, nil), ErrCorrupt, false},
+		{"totalChunks 0", nil, rioChunk(rioBodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), ErrCorrupt, false},
+		{"index mismatch", nil, slices.Concat(rioChunk(rioBodyMagic, rioMaxChunkPayload, 2, 0, []byte{1}), rioChunk(rioBodyMagic, 1, 2, 5, nil)), ErrCorrupt, false},
+		{"first index 1", nil, rioChunk(rioBodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), ErrCorrupt, false},
+		{"total beyond file", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), ErrCorrupt, false},
+		{"total beyond file at end", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:rioChunkSize], ErrTruncated, false},
+		{"huge count varint", nil, rioChunk(rioBodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), ErrCorrupt, false},
+		{"count 2^40", nil, rioChunk(rioBodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), ErrCorrupt, false},
+		{"size overflow", nil, rioChunk(rioBodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), ErrCorrupt, false},
+		{"size past block", nil, rioChunk(rioBodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), ErrCorrupt, false},
+		{"header magic in body", nil, rioChunk(rioHeaderMagic, 3, 1, 0, []byte{1, 1, 'x'}), ErrCorrupt, false},
+		{"zstd bomb", []string{"zstd"}, rioChunk(rioBodyMagic, uint32(len(zb)), 1, 0, zb), ErrLimit, false},
+		{"flate bomb", []string{"flate"}, rioChunk(rioBodyMagic, uint32(len(fb)), 1, 0, fb), ErrLimit, true},
+		{"zstd garbage", []string{"zstd"}, rioChunk(rioBodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), ErrCorrupt, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -263,9 +267,22 @@ func TestRecordIOHostile(t *testing.T) {
 				tail = nil
 			}
 			data := slices.Concat(emptyRioHeader(t, c.xf), c.body, tail)
+			if c.verify {
+				s, err := NewRecordIOScanner(bytes.NewReader(data), int64(len(data)), RecordIO, RecordIOOptions{MaxBlockSize: 1 << 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for s.Next() {
+					n++
+				}
+				if n != 1 {
+					t.Fatalf("header-only scan: %d items, want only the good block's 1", n)
+				}
+			}
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
-			s, err := NewRecordIOScanner(bytes.NewReader(data), int64(len(data)), RecordIO, RecordIOOptions{MaxBlockSize: 1 << 20})
+			s, err := NewRecordIOScanner(bytes.NewReader(data), int64(len(data)), RecordIO, RecordIOOptions{MaxBlockSize: 1 << 20, VerifyBlocks: c.verify})
 			if err != nil {
 				t.Fatal(err)
 			}
