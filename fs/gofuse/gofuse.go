@@ -144,34 +144,39 @@ func (s *server) Wait() error {
 func (s *server) Unmount() error { return s.s.Unmount() }
 
 // recentRing remembers the most recent record lookups. When it is full, the
-// oldest name moves to a pending list that a goroutine drains, invalidating
-// each name in the kernel (NotifyEntry) so that the kernel drops the dentry
-// and FORGETs the inode, and go-fuse frees its node. The notify cannot be
-// sent from the lookup itself: the kernel holds the directory lock until
-// the lookup returns. Pending entries cost a few words each, far less than
-// the nodes they release.
+// oldest entry moves to a pending list that a goroutine drains, asking the
+// kernel to forget those inodes: in batches with FUSE_NOTIFY_PRUNE where
+// the kernel has it (Linux 6.16+), else name by name with NotifyEntry. The
+// kernel then drops the dentries and sends FORGET, and go-fuse frees the
+// nodes. Notifies cannot be sent from the lookup itself: the kernel holds
+// the directory lock until the lookup returns. Pending entries cost a few
+// words each, far less than the nodes they release.
 type recentRing struct {
 	mu      sync.Mutex
 	items   []recentItem
 	next    int
 	pending []recentItem
 	wake    chan struct{}
+	noPrune bool // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
 }
 
 type recentItem struct {
-	parent *fusefs.Inode
-	name   string
+	parent, child *fusefs.Inode
+	name          string
 }
+
+// pruneBatch is how many inodes one prune notification names.
+const pruneBatch = 1024
 
 func newRecentRing(n int) *recentRing {
 	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1)}
 }
 
 // add records a lookup of name in parent and queues the entry it displaces.
-func (r *recentRing) add(parent *fusefs.Inode, name string) {
+func (r *recentRing) add(parent, child *fusefs.Inode, name string) {
 	r.mu.Lock()
 	old := r.items[r.next]
-	r.items[r.next] = recentItem{parent, name}
+	r.items[r.next] = recentItem{parent, child, name}
 	r.next++
 	if r.next == len(r.items) {
 		r.next = 0
@@ -191,6 +196,7 @@ func (r *recentRing) add(parent *fusefs.Inode, name string) {
 // evictor sends the queued invalidations until done is closed.
 func (r *recentRing) evictor(done <-chan struct{}) {
 	var batch []recentItem
+	var nodes []*fusefs.Inode
 	for {
 		select {
 		case <-r.wake:
@@ -200,10 +206,27 @@ func (r *recentRing) evictor(done <-chan struct{}) {
 		r.mu.Lock()
 		batch, r.pending = r.pending, batch[:0]
 		r.mu.Unlock()
-		for i, it := range batch {
-			_ = it.parent.NotifyEntry(it.name)
-			batch[i] = recentItem{}
+		for len(batch) > 0 {
+			k := min(len(batch), pruneBatch)
+			if !r.noPrune {
+				nodes = nodes[:0]
+				for _, it := range batch[:k] {
+					nodes = append(nodes, it.child)
+				}
+				if batch[0].parent.NotifyPrune(nodes) == syscall.ENOSYS {
+					r.noPrune = true
+				}
+			}
+			if r.noPrune {
+				for _, it := range batch[:k] {
+					_ = it.parent.NotifyEntry(it.name)
+				}
+			}
+			clear(batch[:k])
+			batch = batch[k:]
 		}
+		clear(nodes)
+		batch = batch[:0:cap(batch)]
 	}
 }
 
@@ -282,7 +305,7 @@ func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		nd.m.live.Add(1)
 	}
 	if nd.m.recent != nil && c.Kind == fs.KindRecord {
-		nd.m.recent.add(nd.EmbeddedInode(), name)
+		nd.m.recent.add(nd.EmbeddedInode(), in, name)
 	}
 	return in, 0
 }
