@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,7 +111,8 @@ const (
 
 // Mount serves tree at dir through fusermount3 and returns once the mount
 // answers: bazil's fuse.Mount returns after the kernel's INIT, and Mount
-// then stats the mount point through the running server.
+// then opens a file through the running server to turn the kernel's POLL
+// requests off (see disablePoll).
 func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if o.Follow || o.ReadWrite {
 		return nil, fs.ErrNotSupported
@@ -125,14 +127,20 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}
 	s := &server{dir: abs, done: make(chan struct{})}
 	srv := bazilfs.New(conn, config(o))
+	fsys := NewFS(tree, o)
+	fsys.root.m.hack.Store(true)
 	go func() {
-		s.err = srv.Serve(NewFS(tree, o))
+		s.err = srv.Serve(fsys)
 		// Closing the device aborts the connection if Serve stopped
 		// early, so nothing waits on a server that is gone.
 		conn.Close()
 		close(s.done)
 	}()
-	if _, err := os.Stat(abs); err != nil {
+	// Turning POLL off goes through the server, so it also proves that the
+	// mount answers.
+	err = disablePoll(filepath.Join(abs, pollHackName))
+	fsys.root.m.hack.Store(false)
+	if err != nil {
 		_ = s.Unmount()
 		return nil, err
 	}
@@ -182,6 +190,11 @@ type FS struct {
 	root node
 }
 
+// pollHackName is a hidden file of the root that exists only while Mount
+// turns POLL off: opening it gives a handle whose Poll answers ENOSYS. It
+// is never listed, and looking it up afterwards gives ENOENT.
+const pollHackName = ".recfs-bazil-poll-hack"
+
 var (
 	_ bazilfs.FS         = (*FS)(nil)
 	_ bazilfs.FSStatfser = (*FS)(nil)
@@ -214,13 +227,15 @@ type mount struct {
 	t           *fs.Tree
 	xattrs      bool
 	entry, attr time.Duration
+	hack        atomic.Bool // pollHackName can be looked up
 }
 
 // node is the kernel-facing node of one tree entry. It is a comparable
 // value: bazil uses it as a map key, so equal entries share a node ID.
 type node struct {
-	m *mount
-	n fs.Node
+	m    *mount
+	n    fs.Node
+	hack bool // the pollHackName file, not a tree entry
 }
 
 var (
@@ -269,6 +284,10 @@ func fileMode(m uint32) os.FileMode {
 
 // Attr reports the entry's attributes, valid for the attribute timeout.
 func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
+	if nd.hack {
+		a.Mode, a.Valid = 0o444, 0
+		return nil
+	}
 	at, err := nd.m.t.Getattr(ctx, nd.n)
 	if err != nil {
 		return nd.m.t.Report(err)
@@ -281,6 +300,12 @@ func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
 // then asks it for its attributes. The entry is valid for the entry
 // timeout.
 func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.LookupResponse) (bazilfs.Node, error) {
+	if nd.hack {
+		return nil, syscall.ENOTDIR
+	}
+	if req.Name == pollHackName && nd.m.hack.Load() && nd.n == nd.m.t.Root() {
+		return node{m: nd.m, hack: true}, nil // EntryValid 0: not cached
+	}
 	c, err := nd.m.t.Lookup(ctx, nd.n, req.Name)
 	if err != nil {
 		return nil, nd.m.t.Report(err)
@@ -297,6 +322,9 @@ const writeFlags = fuse.OpenTruncate | fuse.OpenAppend | fuse.OpenCreate
 // listings (CACHE_DIR) and contents (KEEP_CACHE); no file sends FLUSH on
 // close.
 func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenResponse) (bazilfs.Handle, error) {
+	if nd.hack {
+		return &fileHandle{m: nd.m, h: emptyHandle{}}, nil
+	}
 	if req.Dir || nd.n.IsDir() {
 		d, err := nd.m.t.OpenDir(ctx, nd.n)
 		if err != nil {
@@ -383,7 +411,18 @@ type fileHandle struct {
 var (
 	_ bazilfs.HandleReader   = (*fileHandle)(nil)
 	_ bazilfs.HandleReleaser = (*fileHandle)(nil)
+	_ bazilfs.HandlePoller   = (*fileHandle)(nil)
 )
+
+// Poll answers ENOSYS, so the kernel stops sending POLL for the whole
+// mount and reports files as always ready. bazil's own fallback claims
+// readiness but keeps the kernel asking, once per epoll_wait: a process
+// that serves the mount and also opens its files (Go registers them with
+// its netpoller) then deadlocks, its epoll_wait waiting for an answer that
+// only its own stalled scheduler could give.
+func (f *fileHandle) Poll(context.Context, *fuse.PollRequest, *fuse.PollResponse) error {
+	return syscall.ENOSYS
+}
 
 // Read does one ReadAt into the response buffer (at most 128 KiB, bazil's
 // request size).
@@ -411,6 +450,12 @@ func (f *fileHandle) Release(context.Context, *fuse.ReleaseRequest) error {
 	}
 	return nil
 }
+
+// emptyHandle is the contents of the pollHackName file.
+type emptyHandle struct{}
+
+func (emptyHandle) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (emptyHandle) Close() error                      { return nil }
 
 // xattrPrefix is the namespace of the attributes the tree serves.
 const xattrPrefix = "user.recfs."
