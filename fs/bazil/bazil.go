@@ -304,7 +304,8 @@ func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.L
 		return nil, syscall.ENOTDIR
 	}
 	if req.Name == pollHackName && nd.m.hack.Load() && nd.n == nd.m.t.Root() {
-		return node{m: nd.m, hack: true}, nil // EntryValid 0: not cached
+		resp.EntryValid = 0 // not cached: gone once Mount returns
+		return node{m: nd.m, hack: true}, nil
 	}
 	c, err := nd.m.t.Lookup(ctx, nd.n, req.Name)
 	if err != nil {
