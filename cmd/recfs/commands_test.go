@@ -463,6 +463,8 @@ func TestErrors(t *testing.T) {
 		{"bad escape", []string{"cat", "--sep", `\q`, seed}, exitUsage, "escape"},
 		{"missing file", []string{"info", filepath.Join(t.TempDir(), "nope.log")}, exitFailure, "no such file"},
 		{"directory", []string{"ls", t.TempDir()}, exitFailure, "directory"},
+		{"directory, sequential", []string{"verify", t.TempDir()}, exitFailure, "directory"},
+		{"device", []string{"info", os.DevNull}, exitFailure, "character device, not a regular file"},
 		{"not a record file", []string{"info", text}, exitFailure, "not a record file"},
 		{"record out of range", []string{"cat", seed, "3"}, exitFailure, "record 3 is out of range: the file has 3 records (0-2)"},
 		{"range past the end", []string{"ls", seed, "1-5"}, exitFailure, "record 3 is out of range"},

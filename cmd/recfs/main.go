@@ -14,7 +14,14 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM cancels the context, so commands stop
+	// cleanly (a foreground mount unmounts); once it has, the default
+	// action is restored, so a second signal kills a stuck process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

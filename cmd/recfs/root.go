@@ -238,6 +238,35 @@ func (s *sourceFlags) options() (index.Options, error) {
 	return o, nil
 }
 
+// checkRegular refuses directories, pipes and devices: a record file is a
+// regular file (reading a FIFO would block, and a device has no size).
+func checkRegular(path string, fi os.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a record file (recfs mount mirrors directories)", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
+	}
+	return nil
+}
+
+// fileKind names the type of a non-regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "block device"
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
+}
+
 // openTable opens the record file at path with o, showing a progress bar
 // on a terminal while the index is built, and logs what it did.
 func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
@@ -245,8 +274,8 @@ func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, 
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a record file", path)
+	if err := checkRegular(path, fi); err != nil {
+		return nil, err
 	}
 	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
 	if bar != nil {
@@ -296,8 +325,8 @@ func openSequential(cmd *cobra.Command, path string, o index.Options) (seqTable,
 		return seqTable{}, err
 	}
 	fi, err := f.Stat()
-	if err == nil && fi.IsDir() {
-		err = fmt.Errorf("%s is a directory, not a record file", path)
+	if err == nil {
+		err = checkRegular(path, fi)
 	}
 	if err != nil {
 		f.Close()
