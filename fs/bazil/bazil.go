@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bazil serves an fs.Tree through bazil.org/fuse, recfs's second
 // FUSE backend (selected with --backend bazil).
 //
