@@ -1001,3 +1001,71 @@ func BenchmarkReadDirAll(b *testing.B) {
 		})
 	}
 }
+
+// TestUnmountBusy checks that Unmount fails while a file on the mount is
+// open, leaving the mount usable, and succeeds once it is closed.
+func TestUnmountBusy(t *testing.T) {
+	fuseMode(t)
+	l := writeLog(t, t.TempDir(), 5)
+	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	dir := t.TempDir()
+	srv, err := Mount(dir, tr, fs.MountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ok, _ := mounted(t, dir); ok {
+			_ = exec.Command("fusermount3", "-uz", dir).Run()
+		}
+	})
+	f, err := os.Open(filepath.Join(dir, "000003"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Unmount(); err == nil {
+		t.Fatal("Unmount succeeded with a file open")
+	}
+	got, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || !bytes.Equal(got, l.recs[3]) {
+		t.Errorf("read after a failed unmount: %v", err)
+	}
+	if err := srv.Unmount(); err != nil {
+		t.Fatalf("Unmount after close: %v", err)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+	if ok, _ := mounted(t, dir); ok {
+		t.Errorf("%s still mounted", dir)
+	}
+	// Unmounting again is a no-op.
+	if err := srv.Unmount(); err != nil {
+		t.Errorf("second Unmount: %v", err)
+	}
+}
+
+func TestDebugLog(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		lg, hook := test.NewNullLogger()
+		lg.SetLevel(logrus.DebugLevel)
+		c := config(fs.MountOptions{Debug: debug, Logger: lg})
+		c.Debug("request 1")
+		want := 0
+		if debug {
+			want = 1
+		}
+		if n := len(hook.AllEntries()); n != want {
+			t.Fatalf("debug=%v: %d log lines, want %d", debug, n, want)
+		}
+		if debug {
+			if e := hook.LastEntry(); e.Level != logrus.DebugLevel || e.Message != "request 1" || e.Data["backend"] != "bazil" {
+				t.Errorf("log line %v %q %v", e.Level, e.Message, e.Data)
+			}
+		}
+	}
+}
