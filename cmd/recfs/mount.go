@@ -21,20 +21,21 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
 	"github.com/recfs/recfs/index"
 )
 
 func init() { registerCommand(newMountCmd) }
 
-// backends are the FUSE libraries recfs can serve a tree with. A bazil
-// adapter (a later issue) registers here under "bazil".
+// backends are the FUSE libraries recfs can serve a tree with.
 var backends = map[string]fs.Mounter{
 	"gofuse": gofuse.Mount,
+	"bazil":  bazil.Mount,
 }
 
 // plannedBackends are accepted names whose adapter is not built yet.
-var plannedBackends = map[string]bool{"bazil": true}
+var plannedBackends = map[string]bool{}
 
 // Environment of a daemon child: the inherited file descriptor it reports
 // readiness on.
@@ -61,6 +62,7 @@ type mountFlags struct {
 	hideOther     bool
 	backend       string
 	logFile       string
+	maxInodes     int
 	rw, follow    bool
 }
 
@@ -94,7 +96,8 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.BoolVar(&f.daemon, "daemon", false, "serve from a background process; return once the mount is ready")
 	fl.BoolVar(&f.debugFuse, "debug-fuse", false, "log every FUSE request (at debug level)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
-	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse")
+	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
+	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 65536; -1: no bound; gofuse only)")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount (not yet supported)")
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source while mounted (not yet supported)")
@@ -174,11 +177,19 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		AllowOther: f.allowOther,
 		Xattrs:     f.xattrs,
 		Debug:      f.debugFuse,
+		MaxInodes:  f.maxInodes,
 	})
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", srcAbs, mntAbs, err)
 	}
-	if err := waitReady(mntAbs, readyTimeout); err != nil {
+	ended := make(chan error, 1)
+	go func() { ended <- srv.Wait() }()
+	if err := waitReady(mntAbs, readyTimeout, ended); err != nil {
+		if errors.Is(err, errEndedEarly) {
+			// Unmounted from elsewhere before we saw it ready: nothing to do.
+			logrus.WithField("mountpoint", mntAbs).Info("unmounted")
+			return nil
+		}
 		_ = srv.Unmount()
 		return err
 	}
@@ -189,7 +200,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	} else {
 		fmt.Fprint(cmd.OutOrStdout(), msg)
 	}
-	return serve(cmd.Context(), srv, mntAbs)
+	return serve(cmd.Context(), srv, mntAbs, ended)
 }
 
 func backendNames() string {
@@ -257,11 +268,21 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 	return srcAbs, srcInfo, mntAbs, nil
 }
 
+// errEndedEarly says the mount ended before it was seen ready.
+var errEndedEarly = errors.New("mount ended before it was ready")
+
 // waitReady polls until mnt is listed as a recfs mount and answers a stat.
-func waitReady(mnt string, timeout time.Duration) error {
+// It gives up when the server ends (ended delivers), putting the value back.
+func waitReady(mnt string, timeout time.Duration, ended chan error) error {
 	deadline := time.Now().Add(timeout)
 	delay := time.Millisecond
 	for {
+		select {
+		case err := <-ended:
+			ended <- err
+			return errEndedEarly
+		default:
+		}
 		m, ok, err := mountAt(mnt)
 		if err != nil {
 			return err
@@ -281,9 +302,7 @@ func waitReady(mnt string, timeout time.Duration) error {
 
 // serve waits until the mount ends: unmounted from elsewhere (exit 0), or
 // ctx is cancelled by SIGINT/SIGTERM, and then unmounts it.
-func serve(ctx context.Context, srv fs.Server, mnt string) error {
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
+func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) error {
 	select {
 	case err := <-done:
 		logrus.WithField("mountpoint", mnt).Info("unmounted")

@@ -31,7 +31,6 @@ func TestMountRefusals(t *testing.T) {
 	}{
 		{[]string{"mount", "--rw", logf, empty}, exitUsage, "--rw is not yet supported"},
 		{[]string{"mount", "--follow", logf, empty}, exitUsage, "--follow is not yet supported"},
-		{[]string{"mount", "--backend", "bazil", logf, empty}, exitUsage, "not yet supported"},
 		{[]string{"mount", "--backend", "nope", logf, empty}, exitUsage, "unknown --backend"},
 		{[]string{"mount", "--no-cache", "--cache-dir", dir, logf, empty}, exitUsage, "contradict"},
 		{[]string{"mount", logf}, exitUsage, ""},

@@ -92,6 +92,21 @@ func needFUSE(t *testing.T) {
 	}
 }
 
+// needBackend applies RECFS_TEST_FUSE to what a backend needs beyond
+// /dev/fuse: bazil always mounts through fusermount3.
+func needBackend(t *testing.T, backend string) {
+	t.Helper()
+	if backend != "bazil" {
+		return
+	}
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		if os.Getenv("RECFS_TEST_FUSE") == "1" {
+			t.Fatalf("RECFS_TEST_FUSE=1 but the bazil backend needs fusermount3: %v", err)
+		}
+		t.Skipf("the bazil backend needs fusermount3: %v", err)
+	}
+}
+
 // mountEntry is what the tests need of a mountinfo line.
 type mountEntry struct{ point, fstype string }
 
@@ -236,9 +251,15 @@ func (m *mount) cleanup(t *testing.T) {
 	select {
 	case <-m.done:
 	case <-time.After(exitTimeout):
-		t.Errorf("recfs mount of %s still running after unmount; killing it", m.dir)
-		_ = m.cmd.Process.Kill()
-		<-m.done
+		// Ask for a goroutine dump (SIGQUIT) before killing it.
+		_ = m.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-m.done:
+		case <-time.After(2 * time.Second):
+			_ = m.cmd.Process.Kill()
+			<-m.done
+		}
+		t.Errorf("recfs mount of %s still running %v after unmount; its stderr:\n%.20000s", m.dir, exitTimeout, m.stderr)
 	}
 	if mountedAt(m.dir) == "fuse.recfs" {
 		_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)

@@ -412,7 +412,6 @@ func TestCommandErrors(t *testing.T) {
 		{"inside source", []string{"mount", dir, inside}, 1, "inside the source"},
 		{"rw", []string{"mount", "--rw", logf, newMountDir(t)}, 2, "not yet supported"},
 		{"follow", []string{"mount", "--follow", logf, newMountDir(t)}, 2, "not yet supported"},
-		{"bazil", []string{"mount", "--backend", "bazil", logf, newMountDir(t)}, 2, "not yet supported"},
 		{"backend", []string{"mount", "--backend", "x", logf, newMountDir(t)}, 2, "unknown --backend"},
 		{"args", []string{"mount", logf}, 2, ""},
 		{"unmount nothing", []string{"unmount", newMountDir(t)}, 1, "not a mount point"},
@@ -450,10 +449,15 @@ func TestLifecycle(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "l.log")
 	writeLog(t, src, genRecords(8, 10, 50))
-	for _, how := range []string{"SIGINT", "SIGTERM", "unmount"} {
+	for _, how := range []string{"SIGINT", "SIGTERM", "unmount", "bazil-SIGINT", "bazil-unmount"} {
 		t.Run(how, func(t *testing.T) {
+			args := []string{"--no-cache"}
+			if b, ok := strings.CutPrefix(how, "bazil-"); ok {
+				needBackend(t, "bazil")
+				args, how = append(args, "--backend", "bazil"), b
+			}
 			mnt := newMountDir(t)
-			m := startMount(t, src, mnt, "--no-cache")
+			m := startMount(t, src, mnt, args...)
 			if !strings.Contains(m.stdout.String(), "ready") {
 				// "ready" is printed once the mount answers; mountinfo can
 				// list it a moment earlier.

@@ -118,16 +118,21 @@ func TestVectors(t *testing.T) {
 			}
 		}
 	}
-	for _, mpath := range manifests {
-		e := loadManifest(t, mpath)
-		t.Run(filepath.Base(e.file), func(t *testing.T) {
-			mnt := newMountDir(t)
-			src, err := filepath.Abs(e.file)
-			if err != nil {
-				t.Fatal(err)
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			for _, mpath := range manifests {
+				e := loadManifest(t, mpath)
+				t.Run(filepath.Base(e.file), func(t *testing.T) {
+					mnt := newMountDir(t)
+					src, err := filepath.Abs(e.file)
+					if err != nil {
+						t.Fatal(err)
+					}
+					startMount(t, src, mnt, "--no-cache", "--backend", backend)
+					checkRecordDir(t, mnt, e)
+				})
 			}
-			startMount(t, src, mnt, "--no-cache")
-			checkRecordDir(t, mnt, e)
 		})
 	}
 }
