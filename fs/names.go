@@ -1,6 +1,9 @@
 package fs
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // minNameWidth is the smallest width of a record file name.
 const minNameWidth = 6
@@ -46,7 +49,11 @@ func ParseRecordName(name string, count int64) (int64, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false // overflows: no record has that number
+		}
+		n = n*10 + d
 	}
 	if n >= count {
 		return 0, false
