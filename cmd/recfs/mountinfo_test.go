@@ -68,3 +68,26 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseMountinfo feeds arbitrary text to the mountinfo parser: it must
+// not panic, it returns at most one entry per line, and every entry has a
+// type.
+func FuzzParseMountinfo(f *testing.F) {
+	f.Add("36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw\n")
+	f.Add("43 27 0:40 / /tmp/a\\040b ro - fuse.recfs /x\\ ro\n")
+	f.Add("1 2 3 4 5 6 - \n")
+	f.Fuzz(func(t *testing.T, in string) {
+		ents, err := parseMountinfo(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if lines := strings.Count(in, "\n") + 1; len(ents) > lines {
+			t.Fatalf("%d entries from %d lines", len(ents), lines)
+		}
+		for _, e := range ents {
+			if e.FSType == "" {
+				t.Fatalf("entry without a type: %+v", e)
+			}
+		}
+	})
+}
