@@ -604,3 +604,36 @@ func TestXattrs(t *testing.T) {
 		t.Error("xattrs served without --xattrs")
 	}
 }
+
+// TestBusyUnmount: a mount with an open file refuses a plain unmount with a
+// clear message and goes away with --lazy.
+func TestBusyUnmount(t *testing.T) {
+	needFUSE(t)
+	src := filepath.Join(t.TempDir(), "b.log")
+	recs := genRecords(10, 5, 50)
+	writeLog(t, src, recs)
+	mnt := newMountDir(t)
+	m := startMount(t, src, mnt, "--no-cache")
+	f, err := os.Open(filepath.Join(mnt, "000004"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := runRecfs(t, "unmount", mnt)
+	if r.code != 1 || !strings.Contains(r.stderr, "busy") || mountedAt(mnt) != "fuse.recfs" {
+		t.Errorf("unmount of a busy mount: exit %d %q", r.code, r.stderr)
+	}
+	r = runRecfs(t, "unmount", "--lazy", mnt)
+	if r.code != 0 || mountedAt(mnt) != "" {
+		t.Errorf("lazy unmount: exit %d %q", r.code, r.stderr)
+	}
+	// The open file still reads after the detach.
+	b := make([]byte, 100)
+	if n, _ := f.ReadAt(b, 0); string(b[:n]) != string(recs[4]) {
+		t.Errorf("read after lazy detach: %q", b[:n])
+	}
+	f.Close()
+	if code := m.wait(t); code != 0 {
+		t.Errorf("mount process exit %d\n%s", code, m.stderr)
+	}
+}
