@@ -64,6 +64,7 @@ type OpError struct {
 	Err    error
 }
 
+// Error describes the failure with its file, record and offset.
 func (e *OpError) Error() string {
 	s := fmt.Sprintf("fs: %s %s", e.Op, e.Path)
 	if e.Record >= 0 {
