@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -47,15 +48,11 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 	fmt.Fprintf(w, "- Sizes: scans %s per file; open and RSS log %s records; mount rows %s records of 1 KiB; big record %s; bytes/record at %s records; append batch %s records.",
 		humanBytes(c.scanBytes), humanCount(c.openRecords), humanCount(c.mountRecords), humanBytes(c.bigRecord),
 		humanCount(c.memRecords), humanCount(c.appendRecords))
-	if c.quick || c.scale != 1 {
-		fmt.Fprint(w, " These are **scaled down** from the issue's sizes (1 GiB scans, 1M open/RSS, 100k mount, 1 GiB record, 10M bytes/record)")
-		if c.quick {
-			fmt.Fprint(w, " by `-quick`")
+	if sd := c.scaledDown(); len(sd) > 0 {
+		fmt.Fprintf(w, " **Sizes that differ from the issue's:** %s.", strings.Join(sd, "; "))
+		if c.mountRecords < issueSizes.mountRecords && !c.quick && c.scale == 1 && c.mountOverride == 0 {
+			fmt.Fprint(w, " The mount rows default to half the issue's 100k records so that `make bench` ends in about 10 minutes on this 2-core machine (at 100k they alone take about 11); `BENCHFLAGS='-mount-records 100000'` measures the full size.")
 		}
-		if c.scale != 1 {
-			fmt.Fprintf(w, " by `-size-scale %g`", c.scale)
-		}
-		fmt.Fprint(w, ".")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- Timing: median of %d runs per command (%s); in-process rows run the pair in alternation, round by round.\n",
@@ -94,7 +91,7 @@ var methodNotes = []string{
 	"Data is generated deterministically: record *i* is text cut from a fixed-seed word pool; every 100th record starts with `needle`, the word `grep -r` searches for (so grep reads every byte and exits 0). leveldb logs are written by goleveldb's journal writer and recordio files by grailbio's writer, not by recfs.",
 	"**Scan**: recfs builds its index as a mount does (`index.Open` with no saved table; leveldb logs are scanned in parallel parts on both cores); pebble and goleveldb read every record to `io.Discard` (goleveldb with checksums on); grailbio's Scanner reads every item; `cat` reads the file. The page cache is warm. MB/s are of the file's bytes (10^6 bytes/s).",
 	"**Open**: `recfs mount --daemon` returns once the mount answers; the time is mount plus the first `ls` (which sorts the names). Cold: the saved index is deleted and the page cache dropped first; warm: the index saved by an earlier mount is loaded.",
-	"**Mount**: the same records as a leveldb log (recfs), as files on tmpfs (`/dev/shm`), as an uncompressed squashfs image (`mksquashfs -noI -noD -noF -noX`) served by squashfuse, and as a zip of stored members served by `fuse-zip -r`. Uncompressed images keep the comparison about file-system overhead, not decompression. The log, image and zip are on disk; the cold rows drop the page cache and remount before each run, which cannot make tmpfs cold. `cat` of every record is `find DIR -type f -exec cat {} +`. grep's output goes through a pipe (`hyperfine --output=pipe`): GNU grep stops at the first match when its output is `/dev/null`. RSS rows read `VmRSS` of each FUSE server after `ls -l` and `grep -r` from a fresh mount. Every recfs backend (`--backend gofuse`, `--backend bazil`) is measured beside every peer; one that does not mount is listed as not measured. `ls -l` gets at least 5 runs (it is cheap and noisy); the warm rows follow the cold grep, which leaves every mount warm.",
+	"**Mount**: the same records as a leveldb log (recfs), as files on tmpfs (`/dev/shm`), as an uncompressed squashfs image (`mksquashfs -noI -noD -noF -noX`) served by squashfuse, and as a zip of stored members served by `fuse-zip -r`. Uncompressed images keep the comparison about file-system overhead, not decompression. The log, image and zip are on disk; the cold rows drop the page cache and remount before each run, which cannot make tmpfs cold. `cat` of every record is `find DIR -type f -exec cat {} +`. grep's output goes through a pipe (`hyperfine --output=pipe`): GNU grep stops at the first match when its output is `/dev/null`. RSS rows read `VmRSS` of each FUSE server after `ls -l` and `grep -r` from a fresh mount. Every recfs backend (`--backend gofuse`, `--backend bazil`) is measured beside every peer; one that does not mount is listed as not measured. The warm rows follow the cold grep, which leaves every mount warm.",
 	"**Big record**: one record the size of the file, read with `cat` through the mount, beside `cat` of the source log (which also reads the chunk headers).",
 	"**Memory**: heap bytes that stay allocated after building an index of tiny records (`runtime.MemStats.HeapAlloc` after GC, before and after), beside a plain Go slice of 16-byte `{offset, length}` entries appended during a pebble scan (its capacity grows by append). RSS is `VmRSS` of the serving process after `ls -l` and `grep -r` over every record from a fresh mount.",
 	"Go's own benchmark harness covers the in-process rows too (no FUSE): `cd test && RECFS_BENCH_BYTES=1073741824 go test -run '^$' -bench 'LeveldbScan|RecordIOScan' ./interop/` (recfs's scanners vs the reference readers) and `RECFS_BENCH_BYTES=1073741824 go test -run '^$' -bench 'Build|BytesPerRecord' ./index/` from the repository root (index build vs a plain read; heap per record at 10M). `make microbench` runs them all.",

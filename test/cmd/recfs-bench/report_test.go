@@ -309,3 +309,30 @@ func ExampleRow_Ratio() {
 	// 2 2.00× faster
 	// 0.5 **2.00× behind**
 }
+
+func TestScaledDown(t *testing.T) {
+	tests := []struct {
+		name     string
+		c        config
+		want     int
+		contains string
+	}{
+		{"defaults: only the mount rows", config{scale: 1}, 1, "mount rows 50k records instead of 100k records"},
+		{"defaults with the full mount size", config{scale: 1, mountOverride: 100_000}, 0, ""},
+		{"quick", config{scale: 1, quick: true}, 5, "scan files 64 MiB instead of 1 GiB"},
+		{"scaled up", config{scale: 2}, 4, "big record 2 GiB instead of 1 GiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.sizes()
+			got := c.scaledDown()
+			if len(got) != tc.want {
+				t.Fatalf("scaledDown() = %q, want %d entries", got, tc.want)
+			}
+			if tc.contains != "" && !strings.Contains(strings.Join(got, "; "), tc.contains) {
+				t.Errorf("scaledDown() = %q, want it to mention %q", got, tc.contains)
+			}
+		})
+	}
+}

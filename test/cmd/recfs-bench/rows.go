@@ -479,9 +479,6 @@ func runMount(b *bench) {
 			warm = 0
 		}
 		runs := b.cfg.runs
-		if o.id == "mount-ls" {
-			runs = max(runs, 5) // cheap and noisy: more runs
-		}
 		ts, cmd, err := b.timeJobs(jobs, timeOpts{runs: runs, warmup: warm, pipe: strings.HasPrefix(o.id, "mount-grep")})
 		warmed = err == nil && strings.HasPrefix(o.id, "mount-grep")
 		for ki, k := range kinds {
