@@ -97,7 +97,7 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.BoolVar(&f.debugFuse, "debug-fuse", false, "log every FUSE request (at debug level)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
-	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 65536; -1: no bound; gofuse only)")
+	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount (not yet supported)")
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source while mounted (not yet supported)")

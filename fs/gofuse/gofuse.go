@@ -34,7 +34,7 @@ const (
 	defaultAttrTimeout     = time.Hour
 	defaultNegativeTimeout = time.Second
 	maxRequest             = 1 << 20 // MaxWrite, and max_read with it
-	defaultMaxInodes       = 1 << 16 // record inodes kept before the oldest are invalidated
+	defaultMaxInodes       = 1 << 17 // record inodes kept before the oldest are invalidated (a 100k-record log stays whole)
 )
 
 // Options returns the go-fuse options Mount uses for o.
