@@ -131,9 +131,10 @@ type Tree struct {
 	root Node
 	elog *errLog
 
-	mu    sync.Mutex
-	files map[string]*plainEntry // tree mounts: regular files seen so far
-	opens []*recDir              // record files opened, for Close
+	mu     sync.Mutex
+	files  map[string]*plainEntry // tree mounts: regular files seen so far
+	opens  []*recDir              // record files opened, for Close
+	follow *following             // non-nil while the tree follows its sources
 }
 
 // NewFile returns the tree of a single record file: the root is the record
@@ -286,6 +287,7 @@ func (t *Tree) source(ctx context.Context, rd *recDir) (Source, error) {
 	t.mu.Lock()
 	t.opens = append(t.opens, rd)
 	t.mu.Unlock()
+	t.followOpened(rd, src)
 	return src, nil
 }
 

@@ -1,0 +1,116 @@
+package fs
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/recfs/recfs/index"
+)
+
+// Follower is a source that can follow a file other processes append to.
+// *index.Table implements it.
+type Follower interface {
+	// Follow refreshes the source every interval until ctx ends and calls
+	// changed with the record counts before and after each change.
+	Follow(ctx context.Context, interval time.Duration, changed func(oldLen, newLen int64), onErr func(error)) error
+}
+
+var _ Follower = (*index.Table)(nil)
+
+// Change says that records were added to (or, after a rewrite of the
+// source, removed from) a record directory. Adapters use it to invalidate
+// what the kernel cached: the directory's listing and attributes, the names
+// of the new records (negative entries), and the .recfs file.
+type Change struct {
+	Dir            Node  // the record directory, as Lookup returns it
+	Info           Node  // its .recfs file
+	OldLen, NewLen int64 // record counts before and after
+}
+
+// Names returns the names of the records the change added, at most max of
+// them (the first ones), as the directory now lists them.
+func (c Change) Names(max int) []string {
+	var out []string
+	for n := c.OldLen; n < c.NewLen && len(out) < max; n++ {
+		out = append(out, RecordName(n, c.NewLen))
+	}
+	return out
+}
+
+// following is the state of a tree whose record files are followed.
+type following struct {
+	interval time.Duration
+	notify   func(Change)
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	started  map[*recDir]bool
+}
+
+// Follow makes the tree follow its record files: every record file opened
+// so far, and every one opened later, is refreshed every interval (0: the
+// index's default), and notify is called after each change. The returned
+// stop function ends following and waits for it; call it before Close.
+// Sources that cannot follow (not a Follower) are left as they are.
+func (t *Tree) Follow(interval time.Duration, notify func(Change)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &following{interval: interval, notify: notify, ctx: ctx, cancel: cancel, started: map[*recDir]bool{}}
+	t.mu.Lock()
+	t.follow = f
+	opens := append([]*recDir(nil), t.opens...)
+	t.mu.Unlock()
+	for _, rd := range opens {
+		rd.mu.Lock()
+		src := rd.src
+		rd.mu.Unlock()
+		if src != nil {
+			t.followOpened(rd, src)
+		}
+	}
+	return func() {
+		t.mu.Lock()
+		t.follow = nil
+		t.mu.Unlock()
+		cancel()
+		f.wg.Wait()
+	}
+}
+
+// followOpened starts following rd, whose source src was just opened, if
+// the tree is following and rd is not followed yet.
+func (t *Tree) followOpened(rd *recDir, src Source) {
+	fl, ok := src.(Follower)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	f := t.follow
+	if f == nil || f.started[rd] {
+		t.mu.Unlock()
+		return
+	}
+	f.started[rd] = true
+	f.wg.Add(1)
+	t.mu.Unlock()
+	dir := Node{Kind: KindRecordDir, rd: rd}
+	if t.root.rd == rd {
+		dir = t.root
+	}
+	ch := Change{Dir: dir, Info: Node{Kind: KindInfo, rd: rd}}
+	go func() {
+		defer f.wg.Done()
+		_ = fl.Follow(f.ctx, f.interval, func(oldLen, newLen int64) {
+			rd.mu.Lock()
+			rd.info = nil // .recfs is rebuilt on its next open
+			rd.mu.Unlock()
+			c := ch
+			c.OldLen, c.NewLen = oldLen, newLen
+			if f.notify != nil {
+				f.notify(c)
+			}
+		}, func(err error) {
+			t.Report(&OpError{Op: "follow", Path: rd.path, Name: dir.Name(), Record: -1, Off: -1, Err: err})
+		})
+	}()
+}
