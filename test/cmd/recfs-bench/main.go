@@ -181,6 +181,7 @@ func run(c config) int {
 	}()
 	b.setupTools()
 	b.checkDropCaches()
+	b.loadStart = loadAvg()
 	start := time.Now()
 	for _, s := range sections {
 		if ctx.Err() != nil {
@@ -294,4 +295,18 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d CPUs (%s)%s, %s, %s", runtime.NumCPU(), cpu, mem, kernel, runtime.Version())
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages, to show how busy
+// the shared machine was.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " / ")
 }

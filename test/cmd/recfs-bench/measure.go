@@ -25,6 +25,7 @@ type bench struct {
 	dropOK    bool   // drop_caches is writable
 	dropWhy   string // why not, when !dropOK
 	rows      []Row
+	loadStart string // load averages when measuring began
 }
 
 // timing is what one timed command gave: median and spread in seconds.
