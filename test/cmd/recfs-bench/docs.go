@@ -44,7 +44,7 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 	}
 	fmt.Fprintf(w, "- Produced by: `make bench` → `cd test && go run ./cmd/recfs-bench` with flags `%s`, on %s UTC, in %s.\n",
 		flags, time.Now().UTC().Format("2006-01-02 15:04"), elapsed.Round(time.Second))
-	fmt.Fprintf(w, "- Machine: %s. Load average (1 / 5 / 15 min) when measuring began: %s; at the end: %s (above 2 means other jobs shared the 2 cores).\n",
+	fmt.Fprintf(w, "- Machine: %s. Load average (1 / 5 / 15 min) when measuring began: %s; at the end: %s (this run keeps one or two cores busy itself; more than that means other jobs shared the machine).\n",
 		machine(), b.loadStart, loadAvg())
 	fmt.Fprintf(w, "- Sizes: scans %s per file; open and RSS log %s records; mount rows %s records of 1 KiB; big record %s; bytes/record at %s records; append batch %s records.",
 		humanBytes(c.scanBytes), humanCount(c.openRecords), humanCount(c.mountRecords), humanBytes(c.bigRecord),
