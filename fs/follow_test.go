@@ -1,0 +1,116 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
+)
+
+// appendRecords appends recs to the log at path with the codec writer, as
+// another process would.
+func appendRecords(t *testing.T, path string, recs ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+	for _, r := range recs {
+		if _, err := w.WriteRecord([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.log")
+	appendRecords(t, path, "a", "b")
+	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := NewFile(path, tbl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	var mu sync.Mutex
+	var changes []Change
+	stop := tree.Follow(10*time.Millisecond, func(c Change) {
+		mu.Lock()
+		changes = append(changes, c)
+		mu.Unlock()
+	})
+	ctx := context.Background()
+	info := func() string {
+		h, err := tree.Open(ctx, Node{Kind: KindInfo, rd: tree.Root().rd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 4096)
+		n, _ := h.ReadAt(b, 0)
+		return string(b[:n])
+	}
+	if !strings.Contains(info(), "records: 2") {
+		t.Fatalf(".recfs before: %s", info())
+	}
+	appendRecords(t, path, "c", "d", "e")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(changes)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no change reported")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	c := changes[0]
+	if c.OldLen != 2 || c.NewLen != 5 || c.Dir != tree.Root() || c.Info.Kind != KindInfo {
+		t.Fatalf("change %+v", c)
+	}
+	if got := strings.Join(c.Names(10), ","); got != "000002,000003,000004" {
+		t.Fatalf("new names %s", got)
+	}
+	if got := strings.Join(c.Names(1), ","); got != "000002" {
+		t.Fatalf("capped names %s", got)
+	}
+	n, err := tree.Lookup(ctx, tree.Root(), "000004")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tree.Open(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 10)
+	if k, _ := h.ReadAt(b, 0); string(b[:k]) != "e" {
+		t.Fatalf("new record reads %q", b[:k])
+	}
+	if s := info(); !strings.Contains(s, "records: 5") {
+		t.Fatalf(".recfs not refreshed: %s", s)
+	}
+	// After stop, nothing more is reported.
+	appendRecords(t, path, "f")
+	time.Sleep(50 * time.Millisecond)
+	if len(changes) != 1 {
+		t.Fatalf("%d changes, want 1: %v", len(changes), fmt.Sprint(changes))
+	}
+}
