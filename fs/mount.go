@@ -27,10 +27,13 @@ type MountOptions struct {
 	// touch. 0: 65536; negative: no bound.
 	MaxInodes int
 
-	// Follow and ReadWrite are reserved for the next issue (live logs with
-	// kernel cache invalidation; appends through created files). Adapters
-	// reject them with ErrNotSupported for now.
+	// Follow makes the mount show records appended to its sources by any
+	// process: the tree refreshes every FollowInterval (0: the index's
+	// default) and the adapter invalidates the kernel's caches. ReadWrite is
+	// reserved for appends through created files; adapters reject it with
+	// ErrNotSupported until they support it.
 	Follow, ReadWrite bool
+	FollowInterval    time.Duration
 }
 
 // Server is a live mount.

@@ -82,7 +82,10 @@ func TestAppendCommand(t *testing.T) {
 
 func TestAppendCommandErrors(t *testing.T) {
 	dir := t.TempDir()
-	legacy, _ := os.ReadFile("../../../shared/vectors/grailbio/legacy-unpacked.grail-rio")
+	legacy, err := os.ReadFile("../../../shared/vectors/grailbio/legacy-unpacked.grail-rio")
+	if err != nil {
+		t.Fatalf("reference vector missing (shared/ must sit beside the checkout): %v", err)
+	}
 	lp := filepath.Join(dir, "x.grail-rio")
 	os.WriteFile(lp, legacy, 0o644)
 	if code, _, e := runIn(t, "x", "append", lp); code != exitFailure || !strings.Contains(e, "legacy") {

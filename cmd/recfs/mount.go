@@ -53,17 +53,18 @@ const gcPercent = 50
 
 // mountFlags are the flags of `recfs mount`.
 type mountFlags struct {
-	src           *sourceFlags
-	xattrs        bool
-	allowOther    bool
-	allowNonEmpty bool
-	daemon        bool
-	debugFuse     bool
-	hideOther     bool
-	backend       string
-	logFile       string
-	maxInodes     int
-	rw, follow    bool
+	src            *sourceFlags
+	xattrs         bool
+	allowOther     bool
+	allowNonEmpty  bool
+	daemon         bool
+	debugFuse      bool
+	hideOther      bool
+	backend        string
+	logFile        string
+	maxInodes      int
+	rw, follow     bool
+	followInterval time.Duration
 }
 
 func newMountCmd() *cobra.Command {
@@ -100,7 +101,8 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount (not yet supported)")
-	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source while mounted (not yet supported)")
+	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
+	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
@@ -114,9 +116,6 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if f.rw {
 		return usagef("--rw is not yet supported: the mount is read-only for now")
-	}
-	if f.follow {
-		return usagef("--follow is not yet supported: remount to see appended records")
 	}
 	mounter, ok := backends[f.backend]
 	if !ok {
@@ -172,12 +171,14 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	defer tree.Close()
 
 	srv, err := mounter(mntAbs, tree, fs.MountOptions{
-		FSName:     srcAbs,
-		Name:       "recfs",
-		AllowOther: f.allowOther,
-		Xattrs:     f.xattrs,
-		Debug:      f.debugFuse,
-		MaxInodes:  f.maxInodes,
+		FSName:         srcAbs,
+		Name:           "recfs",
+		AllowOther:     f.allowOther,
+		Xattrs:         f.xattrs,
+		Debug:          f.debugFuse,
+		MaxInodes:      f.maxInodes,
+		Follow:         f.follow,
+		FollowInterval: f.followInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", srcAbs, mntAbs, err)

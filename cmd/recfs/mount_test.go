@@ -30,7 +30,7 @@ func TestMountRefusals(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"mount", "--rw", logf, empty}, exitUsage, "--rw is not yet supported"},
-		{[]string{"mount", "--follow", logf, empty}, exitUsage, "--follow is not yet supported"},
+		{[]string{"mount", "--follow", "--follow-interval", "soon", logf, empty}, exitUsage, "invalid argument"},
 		{[]string{"mount", "--backend", "nope", logf, empty}, exitUsage, "unknown --backend"},
 		{[]string{"mount", "--no-cache", "--cache-dir", dir, logf, empty}, exitUsage, "contradict"},
 		{[]string{"mount", logf}, exitUsage, ""},

@@ -118,7 +118,7 @@ const (
 // then opens a file through the running server to turn the kernel's POLL
 // requests off (see disablePoll).
 func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
-	if o.Follow || o.ReadWrite {
+	if o.ReadWrite {
 		return nil, fs.ErrNotSupported
 	}
 	abs, err := filepath.Abs(dir)
@@ -147,6 +147,10 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if err != nil {
 		_ = s.Unmount()
 		return nil, err
+	}
+	if o.Follow {
+		stop := startFollow(srv, fsys, tree, o.FollowInterval)
+		go func() { <-s.done; stop() }()
 	}
 	return s, nil
 }

@@ -654,9 +654,6 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%+v: %d options, want %d", tc.o, got, tc.want)
 		}
 	}
-	if _, err := Mount(t.TempDir(), tr, fs.MountOptions{Follow: true}); !errors.Is(err, fs.ErrNotSupported) {
-		t.Errorf("--follow: %v", err)
-	}
 	if _, err := Mount(t.TempDir(), tr, fs.MountOptions{ReadWrite: true}); !errors.Is(err, fs.ErrNotSupported) {
 		t.Errorf("--rw: %v", err)
 	}

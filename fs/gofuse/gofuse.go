@@ -107,7 +107,7 @@ func writerOf(lg logrus.FieldLogger) io.Writer {
 // Mount serves tree at dir and returns once the kernel has the mount. It
 // tries mount(2) first and falls back to fusermount3.
 func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
-	if o.Follow || o.ReadWrite {
+	if o.ReadWrite {
 		return nil, fs.ErrNotSupported
 	}
 	root := NewRoot(tree, o)
@@ -124,6 +124,10 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if limit > 0 {
 		m.recent = newRecentRing(limit)
 		go m.recent.evictor(done)
+	}
+	if o.Follow {
+		stop := startFollow(root.EmbeddedInode(), tree, o.FollowInterval)
+		go func() { srv.Wait(); stop() }()
 	}
 	return &server{s: srv, done: done, m: m}, nil
 }

@@ -411,7 +411,6 @@ func TestCommandErrors(t *testing.T) {
 		{"non-empty", []string{"mount", logf, nonEmpty}, 1, "not empty"},
 		{"inside source", []string{"mount", dir, inside}, 1, "inside the source"},
 		{"rw", []string{"mount", "--rw", logf, newMountDir(t)}, 2, "not yet supported"},
-		{"follow", []string{"mount", "--follow", logf, newMountDir(t)}, 2, "not yet supported"},
 		{"backend", []string{"mount", "--backend", "x", logf, newMountDir(t)}, 2, "unknown --backend"},
 		{"args", []string{"mount", logf}, 2, ""},
 		{"unmount nothing", []string{"unmount", newMountDir(t)}, 1, "not a mount point"},

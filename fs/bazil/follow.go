@@ -1,0 +1,35 @@
+//go:build linux
+
+package bazil
+
+import (
+	"time"
+
+	bazilfs "bazil.org/fuse/fs"
+
+	"github.com/recfs/recfs/fs"
+)
+
+// maxNotifyNames bounds the new names whose kernel entries are invalidated
+// one by one after a change.
+const maxNotifyNames = 1024
+
+// startFollow makes tree follow its record files and, after every change,
+// invalidates what the kernel cached about the record directory: the
+// entries of the new names, its listing and attributes, and .recfs. Nodes
+// are comparable values, so the directory's node is rebuilt from the
+// change; the server answers fuse.ErrNotCached (ignored) for nodes the
+// kernel does not hold.
+func startFollow(srv *bazilfs.Server, fsys *FS, tree *fs.Tree, interval time.Duration) (stop func()) {
+	return tree.Follow(interval, func(c fs.Change) {
+		dir := node{m: fsys.root.m, n: c.Dir}
+		for _, name := range c.Names(maxNotifyNames) {
+			_ = srv.InvalidateEntry(dir, name)
+		}
+		_ = srv.InvalidateNodeData(dir)
+		_ = srv.InvalidateNodeAttr(dir)
+		info := node{m: fsys.root.m, n: c.Info}
+		_ = srv.InvalidateNodeData(info)
+		_ = srv.InvalidateNodeAttr(info)
+	})
+}
