@@ -35,6 +35,10 @@ func Errno(err error) syscall.Errno {
 		return syscall.ENOENT
 	case errors.Is(err, ErrReadOnly):
 		return syscall.EROFS
+	case errors.Is(err, ErrImmutable):
+		return syscall.EPERM
+	case errors.Is(err, ErrTooLarge):
+		return syscall.EFBIG
 	case errors.Is(err, iofs.ErrPermission):
 		return syscall.EACCES
 	case errors.Is(err, iofs.ErrExist):

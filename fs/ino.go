@@ -9,12 +9,13 @@ package fs
 
 // Entry kinds folded into inode numbers.
 const (
-	inoKindPlain  = 1 // a mirrored directory or passed-through file: its own inode
-	inoKindRecDir = 2 // a record file shown as a directory
-	inoKindRecord = 3
-	inoKindTrDir  = 4
-	inoKindTrItem = 5
-	inoKindInfo   = 6
+	inoKindPlain   = 1 // a mirrored directory or passed-through file: its own inode
+	inoKindRecDir  = 2 // a record file shown as a directory
+	inoKindRecord  = 3
+	inoKindTrDir   = 4
+	inoKindTrItem  = 5
+	inoKindInfo    = 6
+	inoKindPending = 7
 )
 
 // mix64 is the splitmix64 finaliser, a bijection on 64-bit values.

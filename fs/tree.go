@@ -27,6 +27,7 @@ const (
 	KindTrailerDir                 // trailer/ of a grailbio file with a trailer
 	KindTrailer                    // the trailer item inside trailer/
 	KindInfo                       // .recfs
+	KindPending                    // a file created in a record directory, not yet released (writable trees)
 )
 
 // Names of the fixed entries of a record directory.
@@ -91,6 +92,20 @@ type Options struct {
 	// Logger receives one line per distinct failure (other than ENOENT).
 	// nil: logrus's standard logger.
 	Logger logrus.FieldLogger
+
+	// ReadWrite makes the tree writable: files created in record
+	// directories are appended as records (see Create), and, with Create
+	// set, mkdir in a directory tree makes a new record file. Sources must
+	// implement Appender. Without it every change fails with EROFS.
+	ReadWrite bool
+	// Create makes the record file for mkdir in a writable directory tree.
+	Create CreateFunc
+	// MemLimit is how many bytes of a pending record stay in memory before
+	// they move to a temporary file in TempDir (0: DefaultMemLimit; ""
+	// TempDir: os.TempDir). MaxRecord bounds a created record (0:
+	// DefaultMaxRecord); larger writes fail with EFBIG.
+	MemLimit, MaxRecord int64
+	TempDir             string
 }
 
 // statInfo is what the tree keeps of a source file's stat.
@@ -113,6 +128,12 @@ type recDir struct {
 	src  Source
 	err  error
 	info []byte // .recfs, built on first use
+
+	written bool // appended to (or created) through this tree: kept across size changes
+
+	pmu     sync.Mutex
+	pend    map[string]*pending // writable trees: created files not yet released
+	pendSeq int64
 }
 
 // plainEntry caches what a tree mount learned about one regular file.
@@ -244,14 +265,20 @@ func (n Node) Name() string {
 		return joinRel(n.rd.rel, TrailerName+"/"+fmt.Sprint(n.N))
 	case KindInfo:
 		return joinRel(n.rd.rel, InfoName)
+	case KindPending:
+		return joinRel(n.rd.rel, n.rel)
 	}
 	return ""
 }
 
 // ReadOnly returns the error for an attempt to change n by op ("create",
-// "write", "mkdir"...): an *OpError wrapping ErrReadOnly, so that Report logs
-// it once and maps it to EROFS.
+// "write", "mkdir"...): an *OpError wrapping ErrReadOnly (EROFS), or in a
+// writable tree ErrImmutable (EPERM), so that Report logs it once.
 func (t *Tree) ReadOnly(op string, n Node) error {
+	cause := ErrReadOnly
+	if t.o.ReadWrite {
+		cause = ErrImmutable
+	}
 	path := t.src
 	switch {
 	case n.rd != nil:
@@ -259,7 +286,11 @@ func (t *Tree) ReadOnly(op string, n Node) error {
 	case n.rel != "":
 		path = t.abs(n.rel)
 	}
-	return &OpError{Op: op, Path: path, Name: n.Name(), Record: -1, Off: -1, Err: ErrReadOnly}
+	rec := int64(-1)
+	if n.Kind == KindRecord {
+		rec = n.N
+	}
+	return &OpError{Op: op, Path: path, Name: n.Name(), Record: rec, Off: -1, Err: cause}
 }
 
 func joinRel(dir, name string) string {
@@ -298,6 +329,11 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		src, err := t.source(ctx, parent.rd)
 		if err != nil {
 			return Node{}, err
+		}
+		if t.o.ReadWrite {
+			if p, ok := parent.rd.lookupPending(name); ok {
+				return p.node(), nil
+			}
 		}
 		switch name {
 		case InfoName:
@@ -350,7 +386,9 @@ func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
 	t.mu.Lock()
 	pe := t.files[rel]
 	t.mu.Unlock()
-	if pe == nil || pe.dev != st.dev || pe.ino != st.ino || pe.size != st.size || !pe.mtime.Equal(st.mtime) {
+	if pe != nil && pe.rd != nil && pe.dev == st.dev && pe.ino == st.ino && pe.rd.isWritten() {
+		// Appended through this tree: its table is current.
+	} else if pe == nil || pe.dev != st.dev || pe.ino != st.ino || pe.size != st.size || !pe.mtime.Equal(st.mtime) {
 		pe = &plainEntry{dev: st.dev, ino: st.ino, size: st.size, mtime: st.mtime}
 		if t.detect(t.abs(rel), st.size) {
 			pe.rd = &recDir{path: t.abs(rel), rel: rel, st: st, key: fileKey(st.dev, st.ino)}
@@ -409,6 +447,8 @@ func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
 		a := attrFrom(n.rd.st, makeIno(n.rd.key, inoKindTrDir, 0))
 		a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
 		return a, nil
+	case KindPending:
+		return t.pendingAttr(n)
 	}
 	src, err := t.source(ctx, n.rd)
 	if err != nil {
@@ -465,6 +505,8 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 		return &trailerHandle{src: src, rd: n.rd}, nil
 	case KindInfo:
 		return infoHandle(t.infoText(n.rd, src)), nil
+	case KindPending:
+		return t.OpenWrite(ctx, n)
 	}
 	return nil, iofs.ErrInvalid
 }
@@ -520,3 +562,9 @@ func (h infoHandle) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (h infoHandle) Close() error { return nil }
+
+func (rd *recDir) isWritten() bool {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	return rd.written
+}
