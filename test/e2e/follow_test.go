@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/syndtr/goleveldb/leveldb"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// followWait is how long a followed mount may take to show an append.
+const followWait = 10 * time.Second
+
+// recordNames lists the numbered record files of a mounted record directory.
+func recordNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if !strings.HasPrefix(e.Name(), ".") && e.Name() != "trailer" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// waitRecords polls, with a bound, until dir lists n records.
+func waitRecords(t *testing.T, dir string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(followWait)
+	for {
+		got := len(recordNames(t, dir))
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s lists %d records after %v, want %d", dir, got, followWait, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	needFUSE(t)
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			t.Run("external appender", func(t *testing.T) { followAppender(t, backend) })
+			t.Run("goleveldb live log", func(t *testing.T) { followGoleveldb(t, backend) })
+		})
+	}
+}
+
+// followAppender: another process (recfs append, i.e. the codec writer)
+// grows the log; a record written halfway stays hidden until complete.
+func followAppender(t *testing.T, backend string) {
+	src := filepath.Join(t.TempDir(), "live.log")
+	writeLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
+	dir := newMountDir(t)
+	startMount(t, src, dir, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
+	if got := recordNames(t, dir); len(got) != 3 {
+		t.Fatalf("initial listing %v", got)
+	}
+	// Looked up before it exists: the kernel may cache the miss.
+	if _, err := os.Stat(filepath.Join(dir, "000003")); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("stat of a future record: %v", err)
+	}
+	in := filepath.Join(t.TempDir(), "in")
+	os.WriteFile(in, []byte("user_17 fourth"), 0o644)
+	if r := runRecfs(t, "append", src, in); r.code != 0 {
+		t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+	}
+	waitRecords(t, dir, 4)
+	if b, err := os.ReadFile(filepath.Join(dir, "000003")); err != nil || string(b) != "user_17 fourth" {
+		t.Fatalf("new record: %q %v", b, err)
+	}
+	if r := runCmd(t, "grep", "-rl", "user_17", dir); r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(dir, "000003") {
+		t.Fatalf("grep -r after append: %d %q", r.code, r.stdout)
+	}
+	if info := infoLines(t, filepath.Join(dir, ".recfs")); strings.Join(info["records"], "") != "4" {
+		t.Fatalf(".recfs after append: %v", info["records"])
+	}
+
+	// A big record written in two halves is hidden until its last byte lands.
+	fi, _ := os.Stat(src)
+	var buf bytes.Buffer
+	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{Offset: fi.Size()})
+	big := bytes.Repeat([]byte("0123456789abcdef"), 10000)
+	w.WriteRecord(big)
+	w.Close()
+	f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	half := buf.Len() / 2
+	f.Write(buf.Bytes()[:half])
+	time.Sleep(300 * time.Millisecond) // several follow intervals
+	if got := recordNames(t, dir); len(got) != 4 {
+		t.Fatalf("half-written record listed: %v", got)
+	}
+	f.Write(buf.Bytes()[half:])
+	waitRecords(t, dir, 5)
+	if b, err := os.ReadFile(filepath.Join(dir, "000004")); err != nil || !bytes.Equal(b, big) {
+		t.Fatalf("completed record: %d bytes, %v", len(b), err)
+	}
+	if info := infoLines(t, filepath.Join(dir, ".recfs")); len(info["damage"]) != 0 {
+		t.Fatalf(".recfs still lists the torn tail: %v", info["damage"])
+	}
+}
+
+// followGoleveldb mounts the live write-ahead log of an open goleveldb
+// database and watches its writes appear.
+func followGoleveldb(t *testing.T, backend string) {
+	dbdir := t.TempDir()
+	db, err := leveldb.OpenFile(dbdir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 5 {
+		if err := db.Put([]byte(fmt.Sprintf("key-%d", i)), []byte("value"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(dbdir, "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("goleveldb logs: %v", logs)
+	}
+	dir := newMountDir(t)
+	startMount(t, logs[0], dir, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
+	base := len(recordNames(t, dir))
+	if base < 5 {
+		t.Fatalf("live log lists %d records, want at least the 5 puts", base)
+	}
+	for i := range 3 {
+		if err := db.Put([]byte(fmt.Sprintf("late-key-%d", i)), []byte("late value"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRecords(t, dir, base+3)
+	if r := runCmd(t, "grep", "-rl", "late-key-2", dir); r.code != 0 {
+		t.Fatalf("grep for the last put: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
