@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
 
@@ -25,8 +26,9 @@ import (
 //
 // After a pending file has been appended, it is sealed: further writes or
 // truncations fail with EIO (the record is immutable like every other),
-// later flushes do nothing. cp, echo >, tee and dd write and then close
-// once, so they never hit this.
+// later flushes do nothing. cp, echo >, tee and dd write and then close,
+// so they never hit this; a program that closes a duplicate descriptor
+// after writing and then writes more through another one does.
 
 // ErrImmutable is returned, in a writable mount, for an attempt to change
 // an existing record, the trailer, .recfs or the mirrored tree. It maps to
@@ -73,7 +75,7 @@ type pending struct {
 	mem    []byte   // content while it fits in memory
 	spill  *os.File // content once it did not
 	size   int64
-	dirty  bool  // written since the last append (or never appended)
+	dirty  bool  // written or truncated since created
 	sealed bool  // appended: no more changes
 	record int64 // the record it became, once sealed
 	err    error // a failed append: every later flush reports it
@@ -128,6 +130,11 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 	if _, ok := src.(Appender); !ok {
 		return Node{}, nil, &OpError{Op: "create", Path: parent.rd.path, Name: joinRel(parent.rd.rel, name), Record: -1, Off: -1, Err: ErrNotSupported}
 	}
+	if f, ok := src.(interface{ Format() codec.Format }); ok && f.Format() == codec.RecordIOLegacy {
+		// Legacy recordio is read-only: say so at open(2), as EROFS.
+		return Node{}, nil, &OpError{Op: "create", Path: parent.rd.path, Name: joinRel(parent.rd.rel, name), Record: -1, Off: -1,
+			Err: fmt.Errorf("%w: %w", ErrReadOnly, index.ErrReadOnlyFormat)}
+	}
 	if name == "" || name == "." || name == ".." || len(name) > 255 || containsSlash(name) {
 		return Node{}, nil, iofs.ErrInvalid
 	}
@@ -144,7 +151,7 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 		rd.pend = make(map[string]*pending)
 	}
 	rd.pendSeq++
-	p := &pending{t: t, rd: rd, name: name, id: rd.pendSeq, ctim: time.Now(), dirty: true, record: -1, refs: 1}
+	p := &pending{t: t, rd: rd, name: name, id: rd.pendSeq, ctim: time.Now(), record: -1, refs: 1}
 	rd.pend[name] = p
 	return p.node(), &WriteHandle{p: p}, nil
 }
@@ -348,19 +355,24 @@ func (h *WriteHandle) Size() int64 {
 	return h.p.size
 }
 
-// Flush appends the pending content as one record unless it was appended
-// already and not written since (a created and closed empty file becomes an
-// empty record). It returns the new record's number, or -1 when nothing was
-// appended by this call.
-func (h *WriteHandle) Flush(ctx context.Context) (int64, error) { return h.p.flush(ctx, false) }
+// Flush appends the pending content as one record if it has been written
+// to (or truncated) and not appended yet. It returns the new record's
+// number, or -1 when nothing was appended by this call.
+//
+// A flush before any write does nothing: shells open a file, dup it to
+// stdout and close the first descriptor (a FLUSH) before they write. A
+// created file closed without any write becomes an empty record when its
+// last handle is released (Close), which FUSE does just after close(2)
+// returns rather than before.
+func (h *WriteHandle) Flush(ctx context.Context) (int64, error) { return h.p.flush(ctx, false, false) }
 
-// Fsync is Flush with a durable append (the source file is synced).
-func (h *WriteHandle) Fsync(ctx context.Context) (int64, error) { return h.p.flush(ctx, true) }
+// Fsync appends the pending content now (even if empty), durably: the
+// source file is synced before it returns.
+func (h *WriteHandle) Fsync(ctx context.Context) (int64, error) { return h.p.flush(ctx, true, true) }
 
 // Close releases the handle. When the last handle of a pending file closes,
-// its name disappears and its buffers are freed; content never flushed is
-// appended first (a release without a flush, which FUSE does not normally
-// do).
+// content not appended yet is appended (an empty record for a file never
+// written), then its name disappears and its buffers are freed.
 func (h *WriteHandle) Close() error {
 	if h.closed {
 		return nil
@@ -374,7 +386,7 @@ func (h *WriteHandle) Close() error {
 	if !last {
 		return nil
 	}
-	_, err := p.flush(context.Background(), false)
+	_, err := p.flush(context.Background(), false, true)
 	p.rd.pmu.Lock()
 	if p.rd.pend[p.name] == p {
 		delete(p.rd.pend, p.name)
@@ -486,14 +498,15 @@ func (p *pending) free() {
 	p.mem = nil
 }
 
-// flush appends the content if it changed since the last append.
-func (p *pending) flush(ctx context.Context, sync bool) (int64, error) {
+// flush appends the content once: when it was written to, or (force) in
+// any case.
+func (p *pending) flush(ctx context.Context, sync, force bool) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
 		return -1, p.err
 	}
-	if p.sealed || !p.dirty {
+	if p.sealed || (!p.dirty && !force) {
 		return -1, nil
 	}
 	rec, err := p.t.appendRecord(ctx, p.rd, p, sync)
@@ -578,4 +591,33 @@ func (rd *recDir) pendingEntries() []DirEntry {
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
 	return es
+}
+
+// Unlink removes the entry name of parent. Only a pending file can be
+// removed: its content is discarded, never appended (the open handles see
+// their later flushes do nothing). Everything else is immutable.
+func (t *Tree) Unlink(ctx context.Context, parent Node, name string) error {
+	if !t.o.ReadWrite || parent.Kind != KindRecordDir {
+		return t.refuse("unlink", parent, name)
+	}
+	rd := parent.rd
+	rd.pmu.Lock()
+	p, ok := rd.pend[name]
+	if ok {
+		delete(rd.pend, name)
+	}
+	rd.pmu.Unlock()
+	if !ok {
+		if _, err := t.Lookup(ctx, parent, name); err != nil {
+			return err
+		}
+		return t.refuse("unlink", parent, name)
+	}
+	p.mu.Lock()
+	if !p.sealed {
+		p.sealed, p.dirty = true, false
+		p.free()
+	}
+	p.mu.Unlock()
+	return nil
 }

@@ -88,7 +88,12 @@ func TestCreateAppends(t *testing.T) {
 			want := [][]byte{[]byte("hello\n"), {}, big, []byte("last")}
 			for i, w := range want {
 				rec := writeFile(t, tr, fmt.Sprintf("new%d.txt", i), w, 4096)
-				if rec != int64(i) {
+				if len(w) == 0 {
+					// Never written: appended at release, not at flush.
+					if rec != -1 {
+						t.Errorf("empty file flushed as record %d", rec)
+					}
+				} else if rec != int64(i) {
 					t.Errorf("record %d appended as %d", i, rec)
 				}
 			}
@@ -189,6 +194,30 @@ func TestPendingFile(t *testing.T) {
 	}
 }
 
+// Shells open a file, dup it and close the original (a FLUSH) before they
+// write: that flush must not append.
+func TestFlushBeforeWrite(t *testing.T) {
+	ctx := context.Background()
+	tr, path := newWritableTree(t, codec.LevelDB, Options{})
+	_, h, err := tr.Create(ctx, tr.Root(), "sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := h.Flush(ctx); rec != -1 || err != nil {
+		t.Fatalf("flush before write: %d, %v", rec, err)
+	}
+	if _, err := h.WriteAt([]byte("echo\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := h.Flush(ctx); rec != 0 || err != nil {
+		t.Fatalf("flush after write: %d, %v", rec, err)
+	}
+	h.Close()
+	if got := readBack(t, path); len(got) != 1 || string(got[0]) != "echo\n" {
+		t.Errorf("records %q", got)
+	}
+}
+
 func TestWriteRefused(t *testing.T) {
 	ctx := context.Background()
 	src := &fakeSource{recs: records(3)}
@@ -262,8 +291,8 @@ func TestCreateTwiceAndTooLarge(t *testing.T) {
 	}
 }
 
-// A legacy recordio source cannot take appends: the flush fails and
-// nothing is written.
+// A legacy recordio source cannot take appends: create fails with EROFS
+// and nothing is written.
 func TestAppendLegacyFails(t *testing.T) {
 	ctx := context.Background()
 	matches, _ := filepath.Glob("../../shared/vectors/grailbio/legacy-unpacked.grail-rio")
@@ -291,15 +320,9 @@ func TestAppendLegacyFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	_, h, err := tr.Create(ctx, tr.Root(), "x")
-	if err != nil {
-		t.Fatal(err)
+	if _, _, err := tr.Create(ctx, tr.Root(), "x"); !errors.Is(err, index.ErrReadOnlyFormat) || Errno(err) != syscall.EROFS {
+		t.Errorf("create in legacy: %v (%v)", err, Errno(err))
 	}
-	h.WriteAt([]byte("data"), 0)
-	if _, err := h.Flush(ctx); !errors.Is(err, codec.ErrUnsupported) || Errno(err) != syscall.EIO {
-		t.Errorf("flush to legacy: %v", err)
-	}
-	h.Close()
 	after, _ := os.ReadFile(dst)
 	if !bytes.Equal(after, data) {
 		t.Error("legacy file changed")

@@ -64,6 +64,8 @@ type mountFlags struct {
 	logFile        string
 	maxInodes      int
 	rw, follow     bool
+	newFormat      string
+	newTrailer     bool
 	followInterval time.Duration
 }
 
@@ -71,7 +73,7 @@ func newMountCmd() *cobra.Command {
 	f := &mountFlags{}
 	cmd := &cobra.Command{
 		Use:   "mount SRC MNT",
-		Short: "Mount a record file (or a directory tree of them) read-only at MNT",
+		Short: "Mount a record file (or a directory tree of them) at MNT, read-only unless --rw",
 		Long: `mount serves SRC at the directory MNT through FUSE.
 
 If SRC is a record file, MNT becomes its record directory: one read-only file
@@ -80,6 +82,11 @@ describing the file. If SRC is a directory, MNT mirrors it: every file whose
 content is a record file appears as a record directory of the same name,
 indexed on first use; other files are passed through read-only (or hidden
 with --hide-other).
+
+With --rw, a file created in a record directory (cp, echo >, tee, dd) is
+appended to the source as one record when it is closed, and mkdir in a
+directory mount makes a new, empty record file (--new-format; .rio and
+.recordio names are recordio). Existing records stay immutable (EPERM).
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
@@ -100,7 +107,10 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
-	fl.BoolVar(&f.rw, "rw", false, "append records through the mount (not yet supported)")
+	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
+	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
+	fl.BoolVar(&f.newTrailer, "new-trailer", false, "with --rw: recordio files made by mkdir get an (empty) trailer")
+	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio"))
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
@@ -114,8 +124,9 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 
 // runMount checks the command line and the two paths, then mounts.
 func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
-	if f.rw {
-		return usagef("--rw is not yet supported: the mount is read-only for now")
+	newFormat, err := codec.ParseFormat(f.newFormat)
+	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO) {
+		return usagef("--new-format %q: want leveldb or recordio", f.newFormat)
 	}
 	mounter, ok := backends[f.backend]
 	if !ok {
@@ -128,6 +139,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if err != nil {
 		return err
 	}
+	// Only a writable mount opens its sources for appending (which repairs
+	// a crashed recordio append first).
+	iopts.Writable = f.rw
 	srcAbs, srcInfo, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
 	if err != nil {
 		return err
@@ -156,6 +170,17 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				return err == nil
 			},
 			HideOther: f.hideOther,
+			ReadWrite: f.rw,
+			Create: func(ctx context.Context, path string) (fs.Source, error) {
+				nf := newFormat
+				if ext := strings.ToLower(filepath.Ext(path)); ext == ".rio" || ext == ".recordio" {
+					nf = codec.RecordIO
+				}
+				logrus.WithFields(logrus.Fields{"file": path, "format": nf}).Info("creating record file")
+				o := iopts
+				o.Format = nf
+				return index.Create(ctx, path, nf, nf == codec.RecordIO && f.newTrailer, o)
+			},
 		})
 	} else {
 		var t *index.Table
@@ -163,7 +188,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{})
+		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw})
 	}
 	if err != nil {
 		return err
@@ -177,6 +202,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		Xattrs:         f.xattrs,
 		Debug:          f.debugFuse,
 		MaxInodes:      f.maxInodes,
+		ReadWrite:      f.rw,
 		Follow:         f.follow,
 		FollowInterval: f.followInterval,
 	})

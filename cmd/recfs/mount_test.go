@@ -29,7 +29,7 @@ func TestMountRefusals(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"mount", "--rw", logf, empty}, exitUsage, "--rw is not yet supported"},
+		{[]string{"mount", "--rw", "--new-format", "recordio-legacy", logf, empty}, exitUsage, "--new-format"},
 		{[]string{"mount", "--follow", "--follow-interval", "soon", logf, empty}, exitUsage, "invalid argument"},
 		{[]string{"mount", "--backend", "nope", logf, empty}, exitUsage, "unknown --backend"},
 		{[]string{"mount", "--no-cache", "--cache-dir", dir, logf, empty}, exitUsage, "contradict"},

@@ -11,6 +11,7 @@ package gofuse
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"runtime/debug"
@@ -48,6 +49,15 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 	}
 	if neg == 0 {
 		neg = defaultNegativeTimeout
+		if o.ReadWrite {
+			// Appends make new record names: a failed lookup must not
+			// hide the record that the next close(2) creates.
+			neg = 0
+		}
+	}
+	mflags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY)
+	if o.ReadWrite {
+		mflags &^= syscall.MS_RDONLY
 	}
 	name := o.Name
 	if name == "" {
@@ -73,8 +83,9 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			IgnoreSecurityLabels: o.Xattrs,
 			MaxWrite:             maxRequest,
 			DirectMount:          true,
-			// mount(2) flags for DirectMount: read-only at the VFS level.
-			DirectMountFlags:  syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY,
+			// mount(2) flags for DirectMount: read-only at the VFS level
+			// unless the mount takes appends.
+			DirectMountFlags:  mflags,
 			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 			Debug:             o.Debug,
 			PanicHandler: func(v any) fuse.Status {
@@ -107,8 +118,8 @@ func writerOf(lg logrus.FieldLogger) io.Writer {
 // Mount serves tree at dir and returns once the kernel has the mount. It
 // tries mount(2) first and falls back to fusermount3.
 func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
-	if o.ReadWrite {
-		return nil, fs.ErrNotSupported
+	if o.ReadWrite != tree.Writable() {
+		return nil, fmt.Errorf("gofuse: MountOptions.ReadWrite is %v but the tree's Options.ReadWrite is %v", o.ReadWrite, tree.Writable())
 	}
 	root := NewRoot(tree, o)
 	srv, err := fusefs.Mount(dir, root, Options(tree, o))
@@ -303,6 +314,7 @@ func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 		return nil, nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
+	nd.m.timeouts(c, out)
 	child := &node{m: nd.m, n: c}
 	in := nd.NewInode(ctx, child, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
 	if in.Operations() == child {
@@ -324,6 +336,9 @@ func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.Attr
 		return nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
+	if nd.m.t.Mutable(nd.n) {
+		out.SetTimeout(0)
+	}
 	return 0
 }
 
@@ -335,7 +350,7 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 		return nil, 0, nd.m.t.Report(err)
 	}
 	var flags uint32
-	if nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir {
+	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	return &dirHandle{d: d}, flags, 0
@@ -370,6 +385,13 @@ const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall
 // Open opens a file for reading. Record contents never change, so the kernel
 // keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
+	if nd.n.Kind == fs.KindPending {
+		h, err := nd.m.t.OpenWrite(ctx, nd.n)
+		if err != nil {
+			return nil, 0, nd.m.t.Report(err)
+		}
+		return &writeHandle{m: nd.m, h: h}, fuse.FOPEN_DIRECT_IO, 0
+	}
 	if flags&writeFlags != 0 {
 		return nil, 0, nd.readOnly("open for writing")
 	}
@@ -378,7 +400,7 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 		return nil, 0, nd.m.t.Report(err)
 	}
 	fl := uint32(fuse.FOPEN_NOFLUSH)
-	if nd.n.Kind != fs.KindFile {
+	if nd.n.Kind != fs.KindFile && !nd.m.t.Mutable(nd.n) {
 		fl |= fuse.FOPEN_KEEP_CACHE
 	}
 	return &fileHandle{h: h}, fl, 0
@@ -393,11 +415,16 @@ func (f *fileHandle) Release(context.Context) syscall.Errno { return fs.Errno(f.
 
 // Read does one ReadAt into the request buffer.
 func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	f, ok := fh.(*fileHandle)
-	if !ok {
+	var r io.ReaderAt
+	switch f := fh.(type) {
+	case *fileHandle:
+		r = f.h
+	case *writeHandle:
+		r = f.h
+	default:
 		return nil, syscall.EBADF
 	}
-	n, err := f.h.ReadAt(dest, off)
+	n, err := r.ReadAt(dest, off)
 	if err != nil && err != io.EOF {
 		return nil, nd.m.t.Report(err)
 	}
@@ -459,29 +486,16 @@ func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Err
 	return uint32(len(b)), 0
 }
 
-// The mount is read-only: every change fails with EROFS, logged once per
-// operation and entry. (--rw, a later issue, will implement Create in
-// record directories.)
+// Changes: without --rw every change fails with EROFS, logged once per
+// operation and entry. With --rw (see write.go) files can be created in
+// record directories and record files made with mkdir; everything else
+// fails with EPERM.
 
 func (nd *node) readOnly(op string) syscall.Errno { return nd.m.t.Report(nd.m.t.ReadOnly(op, nd.n)) }
-
-func (nd *node) Setattr(context.Context, fusefs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
-	return nd.readOnly("setattr")
-}
-
-func (nd *node) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, fusefs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, nd.readOnly("create")
-}
-
-func (nd *node) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nil, nd.readOnly("mkdir")
-}
 
 func (nd *node) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
 	return nil, nd.readOnly("mknod")
 }
-
-func (nd *node) Unlink(context.Context, string) syscall.Errno { return nd.readOnly("unlink") }
 
 func (nd *node) Rmdir(context.Context, string) syscall.Errno { return nd.readOnly("rmdir") }
 

@@ -410,7 +410,7 @@ func TestCommandErrors(t *testing.T) {
 		{"missing mountpoint", []string{"mount", logf, filepath.Join(dir, "nope")}, 1, "no such file"},
 		{"non-empty", []string{"mount", logf, nonEmpty}, 1, "not empty"},
 		{"inside source", []string{"mount", dir, inside}, 1, "inside the source"},
-		{"rw", []string{"mount", "--rw", logf, newMountDir(t)}, 2, "not yet supported"},
+		{"new format", []string{"mount", "--rw", "--new-format", "csv", logf, newMountDir(t)}, 2, "--new-format"},
 		{"backend", []string{"mount", "--backend", "x", logf, newMountDir(t)}, 2, "unknown --backend"},
 		{"args", []string{"mount", logf}, 2, ""},
 		{"unmount nothing", []string{"unmount", newMountDir(t)}, 1, "not a mount point"},
