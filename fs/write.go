@@ -621,3 +621,18 @@ func (t *Tree) Unlink(ctx context.Context, parent Node, name string) error {
 	p.mu.Unlock()
 	return nil
 }
+
+// Fsync makes n durable: a pending file is appended now (even if empty)
+// and the source synced. Other nodes never change; Fsync does nothing for
+// them. Adapters whose FSYNC names a node, not a handle, use it.
+func (t *Tree) Fsync(ctx context.Context, n Node) error {
+	if n.Kind != KindPending {
+		return nil
+	}
+	p, err := t.pendingOf(n)
+	if err != nil {
+		return err
+	}
+	_, err = p.flush(ctx, true, true)
+	return err
+}

@@ -32,6 +32,7 @@ package bazil
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,9 +81,11 @@ func Options(tree *fs.Tree, o fs.MountOptions) []fuse.MountOption {
 	opts := []fuse.MountOption{
 		fuse.FSName(fsname),
 		fuse.Subtype(name),
-		fuse.ReadOnly(),
 		fuse.MaxReadahead(maxReadahead),
 		fuse.AsyncRead(),
+	}
+	if !o.ReadWrite {
+		opts = append(opts, fuse.ReadOnly())
 	}
 	if o.AllowOther {
 		opts = append(opts, fuse.AllowOther(), fuse.DefaultPermissions())
@@ -118,8 +121,8 @@ const (
 // then opens a file through the running server to turn the kernel's POLL
 // requests off (see disablePoll).
 func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
-	if o.ReadWrite {
-		return nil, fs.ErrNotSupported
+	if o.ReadWrite != tree.Writable() {
+		return nil, fmt.Errorf("bazil: MountOptions.ReadWrite is %v but the tree's Options.ReadWrite is %v", o.ReadWrite, tree.Writable())
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -300,7 +303,7 @@ func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
 	if err != nil {
 		return nd.m.t.Report(err)
 	}
-	fillAttr(a, at, nd.m.attr)
+	fillAttr(a, at, nd.m.attrValid(nd.n))
 	return nil
 }
 
@@ -319,7 +322,7 @@ func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.L
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	resp.EntryValid = nd.m.entry
+	resp.EntryValid = nd.m.entryValid(c)
 	return node{m: nd.m, n: c}, nil
 }
 
@@ -339,20 +342,28 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		if err != nil {
 			return nil, nd.m.t.Report(err)
 		}
-		if nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir {
+		if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 			resp.Flags |= fuse.OpenCacheDir | fuse.OpenKeepCache
 		}
 		return &dirHandle{m: nd.m, n: nd.n, d: d}, nil
 	}
+	if nd.n.Kind == fs.KindPending {
+		h, err := nd.m.t.OpenWrite(ctx, nd.n)
+		if err != nil {
+			return nil, nd.m.t.Report(err)
+		}
+		resp.Flags |= fuse.OpenDirectIO
+		return &writeHandle{m: nd.m, h: h}, nil
+	}
 	if !req.Flags.IsReadOnly() || req.Flags&writeFlags != 0 {
-		return nil, syscall.EROFS
+		return nil, nd.refuse("open for writing")
 	}
 	h, err := nd.m.t.Open(ctx, nd.n)
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
 	resp.Flags |= openNoFlush
-	if nd.n.Kind != fs.KindFile {
+	if nd.n.Kind != fs.KindFile && !nd.m.t.Mutable(nd.n) {
 		resp.Flags |= fuse.OpenKeepCache
 	}
 	return &fileHandle{m: nd.m, h: h}, nil
@@ -510,52 +521,37 @@ func (nd node) Listxattr(ctx context.Context, _ *fuse.ListxattrRequest, resp *fu
 	return nil
 }
 
-// The mount is read-only: every change fails with EROFS. (The kernel
-// already refuses most of them on an "ro" mount; --rw, a later issue,
-// will implement Create in record directories.)
+// Changes: without --rw every change fails with EROFS (the kernel already
+// refuses most of them on an "ro" mount). With --rw (see write.go) files
+// can be created in record directories and record files made with mkdir;
+// everything else fails with EPERM. Refusals are logged once.
 
-// Setattr fails with EROFS.
-func (nd node) Setattr(context.Context, *fuse.SetattrRequest, *fuse.SetattrResponse) error {
-	return syscall.EROFS
-}
+func (nd node) refuse(op string) error { return nd.m.t.Report(nd.m.t.ReadOnly(op, nd.n)) }
 
-// Create fails with EROFS.
-func (nd node) Create(context.Context, *fuse.CreateRequest, *fuse.CreateResponse) (bazilfs.Node, bazilfs.Handle, error) {
-	return nil, nil, syscall.EROFS
-}
-
-// Mkdir fails with EROFS.
-func (nd node) Mkdir(context.Context, *fuse.MkdirRequest) (bazilfs.Node, error) {
-	return nil, syscall.EROFS
-}
-
-// Mknod fails with EROFS.
+// Mknod is refused.
 func (nd node) Mknod(context.Context, *fuse.MknodRequest) (bazilfs.Node, error) {
-	return nil, syscall.EROFS
+	return nil, nd.refuse("mknod")
 }
 
-// Remove (unlink and rmdir) fails with EROFS.
-func (nd node) Remove(context.Context, *fuse.RemoveRequest) error { return syscall.EROFS }
-
-// Rename fails with EROFS.
+// Rename is refused.
 func (nd node) Rename(context.Context, *fuse.RenameRequest, bazilfs.Node) error {
-	return syscall.EROFS
+	return nd.refuse("rename")
 }
 
-// Symlink fails with EROFS.
+// Symlink is refused.
 func (nd node) Symlink(context.Context, *fuse.SymlinkRequest) (bazilfs.Node, error) {
-	return nil, syscall.EROFS
+	return nil, nd.refuse("symlink")
 }
 
-// Link fails with EROFS.
+// Link is refused.
 func (nd node) Link(context.Context, *fuse.LinkRequest, bazilfs.Node) (bazilfs.Node, error) {
-	return nil, syscall.EROFS
+	return nil, nd.refuse("link")
 }
 
-// Setxattr fails with EROFS.
-func (nd node) Setxattr(context.Context, *fuse.SetxattrRequest) error { return syscall.EROFS }
+// Setxattr is refused.
+func (nd node) Setxattr(context.Context, *fuse.SetxattrRequest) error { return nd.refuse("setxattr") }
 
-// Removexattr fails with EROFS.
+// Removexattr is refused.
 func (nd node) Removexattr(context.Context, *fuse.RemovexattrRequest) error {
-	return syscall.EROFS
+	return nd.refuse("removexattr")
 }

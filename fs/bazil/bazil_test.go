@@ -654,8 +654,12 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%+v: %d options, want %d", tc.o, got, tc.want)
 		}
 	}
-	if _, err := Mount(t.TempDir(), tr, fs.MountOptions{ReadWrite: true}); !errors.Is(err, fs.ErrNotSupported) {
-		t.Errorf("--rw: %v", err)
+	// A writable mount needs a writable tree.
+	if _, err := Mount(t.TempDir(), tr, fs.MountOptions{ReadWrite: true}); err == nil || !strings.Contains(err.Error(), "ReadWrite") {
+		t.Errorf("--rw over a read-only tree: %v", err)
+	}
+	if got, want := len(Options(tr, fs.MountOptions{ReadWrite: true})), 4; got != want {
+		t.Errorf("--rw: %d options, want %d (no ro)", got, want)
 	}
 }
 
