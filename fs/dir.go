@@ -37,9 +37,6 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 			d.extra = append(d.extra, DirEntry{Name: TrailerName, Mode: syscall.S_IFDIR, Ino: makeIno(n.rd.key, inoKindTrDir, 0)})
 		}
 		d.extra = append(d.extra, DirEntry{Name: InfoName, Mode: syscall.S_IFREG, Ino: makeIno(n.rd.key, inoKindInfo, 0)})
-		if t.o.ReadWrite {
-			d.extra = append(d.extra, n.rd.pendingEntries()...)
-		}
 	case KindTrailerDir:
 		d.count, d.width = 1, minNameWidth
 	case KindDir:

@@ -506,7 +506,7 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 	case KindInfo:
 		return infoHandle(t.infoText(n.rd, src)), nil
 	case KindPending:
-		return t.OpenWrite(ctx, n)
+		return t.openPending(ctx, n)
 	}
 	return nil, iofs.ErrInvalid
 }

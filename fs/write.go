@@ -7,7 +7,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -21,8 +20,11 @@ import (
 // then in a temporary file) and appended to the source file as ONE record
 // through the source's Appender when the file is flushed (close(2)) or
 // fsynced. Until its last handle is released the pending file keeps its
-// created name (so that stat, chmod or utimes after the last write work);
-// afterwards the name is gone and the record is listed under its number.
+// created name for lookups (so that stat, chmod or utimes after the last
+// write work), though listings leave it out (grep -r would race with its
+// disappearance); afterwards the name is gone and the record is listed
+// under its number. Opening it again for reading gives a read-only view
+// whose close appends nothing.
 //
 // After a pending file has been appended, it is sealed: further writes or
 // truncations fail with EIO (the record is immutable like every other),
@@ -227,6 +229,16 @@ func (t *Tree) OpenWrite(ctx context.Context, n Node) (*WriteHandle, error) {
 	return &WriteHandle{p: p}, nil
 }
 
+// openPending opens a pending file for reading only.
+func (t *Tree) openPending(ctx context.Context, n Node) (Handle, error) {
+	h, err := t.OpenWrite(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	h.ro = true
+	return h, nil
+}
+
 // Truncate sets the size of a pending file (O_TRUNC, ftruncate). Other
 // nodes are immutable.
 func (t *Tree) Truncate(ctx context.Context, n Node, size int64) error {
@@ -283,6 +295,7 @@ func (t *Tree) Mkdir(ctx context.Context, parent Node, name string) (Node, error
 // use; writes of several handles of one file go to the same content.
 type WriteHandle struct {
 	p      *pending
+	ro     bool // opened for reading: writes fail, flushes do nothing
 	closed bool
 }
 
@@ -295,6 +308,9 @@ func (h *WriteHandle) WriteAt(b []byte, off int64) (int, error) {
 	p := h.p
 	if off < 0 {
 		return 0, iofs.ErrInvalid
+	}
+	if h.ro {
+		return 0, syscall.EBADF
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -346,7 +362,12 @@ func (h *WriteHandle) ReadAt(b []byte, off int64) (int, error) {
 }
 
 // Truncate sets the pending content's size.
-func (h *WriteHandle) Truncate(size int64) error { return h.p.truncate(size) }
+func (h *WriteHandle) Truncate(size int64) error {
+	if h.ro {
+		return syscall.EBADF
+	}
+	return h.p.truncate(size)
+}
 
 // Size returns the pending content's size.
 func (h *WriteHandle) Size() int64 {
@@ -364,11 +385,21 @@ func (h *WriteHandle) Size() int64 {
 // created file closed without any write becomes an empty record when its
 // last handle is released (Close), which FUSE does just after close(2)
 // returns rather than before.
-func (h *WriteHandle) Flush(ctx context.Context) (int64, error) { return h.p.flush(ctx, false, false) }
+func (h *WriteHandle) Flush(ctx context.Context) (int64, error) {
+	if h.ro {
+		return -1, nil
+	}
+	return h.p.flush(ctx, false, false)
+}
 
 // Fsync appends the pending content now (even if empty), durably: the
 // source file is synced before it returns.
-func (h *WriteHandle) Fsync(ctx context.Context) (int64, error) { return h.p.flush(ctx, true, true) }
+func (h *WriteHandle) Fsync(ctx context.Context) (int64, error) {
+	if h.ro {
+		return -1, nil
+	}
+	return h.p.flush(ctx, true, true)
+}
 
 // Close releases the handle. When the last handle of a pending file closes,
 // content not appended yet is appended (an empty record for a file never
@@ -580,18 +611,6 @@ func (t *Tree) maxRecord() int64 {
 
 // String describes a pending file for messages.
 func (p *pending) String() string { return fmt.Sprintf("%s/%s", p.rd.path, p.name) }
-
-// pendingEntries lists rd's pending files, sorted by name.
-func (rd *recDir) pendingEntries() []DirEntry {
-	rd.pmu.Lock()
-	defer rd.pmu.Unlock()
-	var es []DirEntry
-	for name, p := range rd.pend {
-		es = append(es, DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: makeIno(rd.key, inoKindPending, p.id)})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	return es
-}
 
 // Unlink removes the entry name of parent. Only a pending file can be
 // removed: its content is discarded, never appended (the open handles see

@@ -160,9 +160,25 @@ func TestPendingFile(t *testing.T) {
 	for e, ok := d.Next(); ok; e, ok = d.Next() {
 		names = append(names, e.Name)
 	}
-	if fmt.Sprint(names) != "[.recfs edit.txt]" {
+	if fmt.Sprint(names) != "[.recfs]" { // pending files are not listed
 		t.Errorf("listing %v", names)
 	}
+	// A read-only open sees the content; its flush appends nothing.
+	rh, err := tr.Open(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := rh.ReadAt(buf, 0); !bytes.Equal(buf[:k], want) {
+		t.Errorf("read-only view %q", buf[:k])
+	}
+	if wh, ok := rh.(*WriteHandle); !ok {
+		t.Errorf("read-only handle %T", rh)
+	} else if rec, err := wh.Flush(ctx); rec != -1 || err != nil {
+		t.Errorf("read-only flush: %d, %v", rec, err)
+	} else if _, err := wh.WriteAt([]byte("x"), 0); Errno(err) != syscall.EBADF {
+		t.Errorf("write through read-only handle: %v", err)
+	}
+	rh.Close()
 	// Nothing reaches the file before the flush.
 	if got := readBack(t, path); len(got) != 0 {
 		t.Errorf("%d records before flush", len(got))

@@ -347,7 +347,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		}
 		return &dirHandle{m: nd.m, n: nd.n, d: d}, nil
 	}
-	if nd.n.Kind == fs.KindPending {
+	if nd.n.Kind == fs.KindPending && (!req.Flags.IsReadOnly() || req.Flags&writeFlags != 0) {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
 			return nil, nd.m.t.Report(err)

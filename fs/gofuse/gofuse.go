@@ -385,7 +385,7 @@ const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall
 // Open opens a file for reading. Record contents never change, so the kernel
 // keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
-	if nd.n.Kind == fs.KindPending {
+	if nd.n.Kind == fs.KindPending && flags&writeFlags != 0 {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
 			return nil, 0, nd.m.t.Report(err)
