@@ -100,6 +100,16 @@ func Detect(r io.ReaderAt, size int64) (Format, error) {
 		ErrFormat, detectProbeBlocks, h[:min(8, len(h))])
 }
 
+// ByteSlicer is an io.ReaderAt that can also hand out its bytes without
+// copying, as a memory-mapped file can. Scanners that are given one slice
+// their windows from it instead of reading them into a buffer; they never
+// write to the slices, which must stay valid while the scanner is used.
+type ByteSlicer interface {
+	io.ReaderAt
+	// Slice returns the n bytes at off, read-only; fewer only with an error.
+	Slice(off, n int64) ([]byte, error)
+}
+
 // Sizes shared by the formats.
 const (
 	logBlockSize       = 32768 // leveldb log block

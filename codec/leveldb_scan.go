@@ -26,7 +26,8 @@ type LogScanner struct {
 	start int64
 	end   int64
 
-	win    []byte // window of consecutive blocks read with one ReadAt
+	win    []byte // window of consecutive blocks read with one ReadAt (or sliced from a ByteSlicer)
+	buf    []byte // the scanner's own window buffer; win may point into mapped memory instead
 	winOff int64  // file offset of win[0]
 	blk    []byte // current block (a slice of win)
 	bOff   int64  // file offset of the current block, -1 before the first
@@ -190,10 +191,16 @@ func (s *LogScanner) windowLen(nb int64) int64 {
 // the scan) on a read error.
 func (s *LogScanner) load(nb int64) bool {
 	n := s.windowLen(nb)
-	if int64(cap(s.win)) < n {
-		s.win = make([]byte, n)
+	if bs, ok := s.r.(ByteSlicer); ok {
+		if b, err := bs.Slice(nb, n); err == nil && int64(len(b)) == n {
+			s.win, s.winOff = b, nb
+			return true
+		}
 	}
-	s.win = s.win[:n]
+	if int64(cap(s.buf)) < n {
+		s.buf = make([]byte, n)
+	}
+	s.win = s.buf[:n]
 	m, err := s.r.ReadAt(s.win, nb)
 	if int64(m) < n {
 		if err == nil || errors.Is(err, io.EOF) {

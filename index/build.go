@@ -51,7 +51,12 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 			return t, nil
 		}
 	}
-	s, err := build(ctx, f, id.size, o)
+	var src io.ReaderAt = f
+	if m := mapFile(f, id.size); m != nil {
+		defer m.close()
+		src = m
+	}
+	s, err := build(ctx, src, id.size, o)
 	if err != nil {
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}

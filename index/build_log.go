@@ -49,7 +49,7 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = scanLogPart(ctx, r, size, pr[0], pr[1], len(parts) > 1, o, &done, prog)
+			results[i] = scanLogPartGuarded(ctx, r, size, pr[0], pr[1], len(parts) > 1, o, &done, prog)
 		}()
 	}
 	wg.Wait()
@@ -58,7 +58,7 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 	}
 	if len(parts) > 1 && needSequential(results) {
 		done.Store(0)
-		results = []*logPart{scanLogPart(ctx, r, size, 0, size, false, o, &done, prog)}
+		results = []*logPart{scanLogPartGuarded(ctx, r, size, 0, size, false, o, &done, prog)}
 	}
 	s, err := mergeLogParts(results, o)
 	if err != nil {
@@ -93,6 +93,20 @@ func needSequential(parts []*logPart) bool {
 		}
 	}
 	return false
+}
+
+// scanLogPartGuarded is scanLogPart with memory faults (a mapped source
+// that shrank) turned into the part's error.
+func scanLogPartGuarded(ctx context.Context, r io.ReaderAt, size, start, end int64, split bool,
+	o Options, done *atomic.Int64, prog progress) (part *logPart) {
+	var err error
+	defer func() {
+		if err != nil {
+			part = &logPart{start: start, end: end, err: err}
+		}
+	}()
+	defer recoverFault(guardFault(), &err)
+	return scanLogPart(ctx, r, size, start, end, split, o, done, prog)
 }
 
 // scanLogPart scans the records whose first chunk starts in [start, end).

@@ -10,7 +10,13 @@ import (
 )
 
 // buildRIO indexes a grailbio recordio file (current or legacy format).
-func buildRIO(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+func buildRIO(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (s *snapshot, err error) {
+	defer recoverFault(guardFault(), &err)
+	return buildRIOUnguarded(ctx, r, size, f, o)
+}
+
+// buildRIOUnguarded does the work of buildRIO.
+func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
 	ro := codec.RecordIOOptions{Strict: o.Strict, LegacyTransform: o.LegacyTransform}
 	sc, err := codec.NewRecordIOScanner(r, size, f, ro)
 	if err != nil {
