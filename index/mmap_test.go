@@ -1,0 +1,35 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestMapShrunkSource: a source truncated while its map is scanned makes
+// the scan fail with an error; the process does not die of SIGBUS.
+func TestMapShrunkSource(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	writeLog(t, path, records(300, 2000, 'a'))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	m := mapFile(f, fi.Size())
+	if m == nil {
+		t.Skip("mmap unavailable")
+	}
+	defer m.close()
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	p := scanLogPartGuarded(context.Background(), m, fi.Size(), 0, fi.Size(), false, Options{}, &atomic.Int64{}, progress{})
+	if p.err == nil || !strings.Contains(p.err.Error(), "changed while it was scanned") {
+		t.Fatalf("scan of a shrunk map: %d records, error %v", len(p.t.off), p.err)
+	}
+}
