@@ -32,12 +32,14 @@ lint:
 	$(GO) vet $(PKGS)
 	cd test && $(GO) vet ./...
 
-## fuzz: every Fuzz target of the product module for FUZZTIME each (make fuzz FUZZTIME=5m).
+## fuzz: every Fuzz target of both modules for FUZZTIME each (make fuzz FUZZTIME=5m).
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$t ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	@set -e; for mod in . test; do \
+	  for pkg in $$(cd $$mod && $(GO) list ./...); do \
+	    for t in $$(cd $$mod && $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	      echo "== $$pkg $$t ($(FUZZTIME))"; \
+	      (cd $$mod && $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); \
+	    done; \
 	  done; \
 	done
 
