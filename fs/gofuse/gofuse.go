@@ -51,8 +51,9 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 		neg = defaultNegativeTimeout
 		if o.ReadWrite {
 			// Appends make new record names: a failed lookup must not
-			// hide the record that the next close(2) creates.
-			neg = 0
+			// hide the record that the next close(2) creates. (A zero
+			// NegativeTimeout would mean "use EntryTimeout".)
+			neg = noCache
 		}
 	}
 	mflags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY)
@@ -337,7 +338,7 @@ func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.Attr
 	}
 	fillAttr(&out.Attr, a)
 	if nd.m.t.Mutable(nd.n) {
-		out.SetTimeout(0)
+		out.SetTimeout(noCache)
 	}
 	return 0
 }

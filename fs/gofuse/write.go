@@ -3,6 +3,7 @@ package gofuse
 import (
 	"context"
 	"syscall"
+	"time"
 
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -19,14 +20,19 @@ import (
 // released. Negative lookups are not cached at all in a writable mount
 // (see Options), so a new record's name is found at once.
 
+// noCache is the timeout of whatever changes. go-fuse replaces a zero
+// timeout with the mount's default (an hour), so "no time" is one
+// nanosecond: the kernel asks again on next use.
+const noCache = time.Nanosecond
+
 // timeouts sets the kernel cache timeouts of a looked-up entry.
 func (m *mount) timeouts(n fs.Node, out *fuse.EntryOut) {
 	if !m.t.Mutable(n) {
 		return
 	}
-	out.SetAttrTimeout(0)
+	out.SetAttrTimeout(noCache)
 	if n.Kind == fs.KindPending {
-		out.SetEntryTimeout(0)
+		out.SetEntryTimeout(noCache)
 	}
 }
 

@@ -206,6 +206,12 @@ func shellAppends(t *testing.T, dir string, first int) [][]byte {
 		if !bytes.Equal(got, s.data) {
 			t.Fatalf("%s: record %s has %d bytes, want %d", s.name, rec, len(got), len(s.data))
 		}
+		if got := infoLines(t, filepath.Join(dir, ".recfs"))["records"]; len(got) != 1 || got[0] != fmt.Sprint(n+1) {
+			t.Fatalf("%s: .recfs says records %v, want %d", s.name, got, n+1)
+		}
+		if names := recordNames(t, dir); len(names) != int(n+1) {
+			t.Fatalf("%s: listing has %d records, want %d", s.name, len(names), n+1)
+		}
 		waitGone(t, filepath.Join(dir, s.name))
 		out = append(out, s.data)
 	}
