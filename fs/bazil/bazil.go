@@ -363,7 +363,12 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		return nil, nd.m.t.Report(err)
 	}
 	resp.Flags |= openNoFlush
-	if nd.n.Kind != fs.KindFile && !nd.m.t.Mutable(nd.n) {
+	switch {
+	case nd.m.t.Mutable(nd.n):
+		// .recfs of a writable mount changes size with every append:
+		// reads bypass the page cache, so one open reads one version.
+		resp.Flags |= fuse.OpenDirectIO
+	case nd.n.Kind != fs.KindFile:
 		resp.Flags |= fuse.OpenKeepCache
 	}
 	return &fileHandle{m: nd.m, h: h}, nil

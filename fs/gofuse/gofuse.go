@@ -401,7 +401,12 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 		return nil, 0, nd.m.t.Report(err)
 	}
 	fl := uint32(fuse.FOPEN_NOFLUSH)
-	if nd.n.Kind != fs.KindFile && !nd.m.t.Mutable(nd.n) {
+	switch {
+	case nd.m.t.Mutable(nd.n):
+		// .recfs of a writable mount changes size with every append:
+		// reads bypass the page cache, so one open reads one version.
+		fl |= fuse.FOPEN_DIRECT_IO
+	case nd.n.Kind != fs.KindFile:
 		fl |= fuse.FOPEN_KEEP_CACHE
 	}
 	return &fileHandle{h: h}, fl, 0
