@@ -158,8 +158,14 @@ func drawChart(rows []Row, path string) error {
 	lo, hi = math.Floor(lo)-0.5, math.Ceil(hi)+0.5
 	p.X.Min, p.X.Max = lo, hi
 	var ticks plot.ConstantTicks
+	// At most about ten labelled ticks, one of them at ×1.
+	step := max(1, int(math.Ceil((hi-lo)/10)))
 	for e := int(math.Ceil(lo)); float64(e) <= hi; e++ {
-		ticks = append(ticks, plot.Tick{Value: float64(e), Label: ratioTick(e)})
+		label := ""
+		if e%step == 0 {
+			label = ratioTick(e)
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(e), Label: label})
 	}
 	p.X.Tick.Marker = ticks
 	p.Add(plotter.NewGrid())
