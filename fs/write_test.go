@@ -448,3 +448,79 @@ func BenchmarkAppendThroughTree(b *testing.B) {
 		h.Close()
 	}
 }
+
+// appendSource is a fakeSource that takes appends.
+type appendSource struct{ *fakeSource }
+
+func (a appendSource) Append(_ context.Context, recs [][]byte, _ index.AppendOptions) (int64, error) {
+	first := a.Len()
+	for _, r := range recs {
+		a.recs = append(a.recs, bytes.Clone(r))
+	}
+	return first, nil
+}
+
+// FuzzPendingWrites applies a sequence of writes and truncations (decoded
+// from ops) to a created file, with a tiny memory limit so the content
+// moves to a temporary file on the way, and checks that the one record
+// appended on flush is exactly what a plain byte slice model holds.
+func FuzzPendingWrites(f *testing.F) {
+	f.Add([]byte{0, 5, 3, 'a', 'b', 'c', 1, 2, 0, 40, 2, 'x', 'y'})
+	f.Add([]byte{1, 200, 0, 30, 1, 'z', 1, 3})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		ctx := context.Background()
+		src := appendSource{&fakeSource{}}
+		tr, _ := newFileTree(t, src)
+		tr.o.ReadWrite, tr.o.MemLimit, tr.o.MaxRecord, tr.o.TempDir = true, 16, 1<<12, t.TempDir()
+		_, h, err := tr.Create(ctx, tr.Root(), "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var model []byte
+		for len(ops) >= 2 {
+			op, arg := ops[0], int64(ops[1])*7
+			ops = ops[2:]
+			switch op % 2 {
+			case 0: // write ops[0] bytes at arg
+				n := 0
+				if len(ops) > 0 {
+					n = min(int(ops[0]), len(ops)-1)
+					ops = ops[1:]
+				}
+				data := ops[:n]
+				ops = ops[n:]
+				if _, err := h.WriteAt(data, arg); err != nil {
+					t.Fatal(err)
+				}
+				if end := int(arg) + n; end > len(model) {
+					model = append(model, make([]byte, end-len(model))...)
+				}
+				copy(model[arg:], data)
+			case 1: // truncate to arg
+				if err := h.Truncate(arg); err != nil {
+					t.Fatal(err)
+				}
+				if int(arg) <= len(model) {
+					model = model[:arg]
+				} else {
+					model = append(model, make([]byte, int(arg)-len(model))...)
+				}
+			}
+			if h.Size() != int64(len(model)) {
+				t.Fatalf("size %d, model %d", h.Size(), len(model))
+			}
+		}
+		buf := make([]byte, len(model)+1)
+		if n, _ := h.ReadAt(buf, 0); !bytes.Equal(buf[:n], model) {
+			t.Fatalf("pending content differs from the model")
+		}
+		if _, err := h.Fsync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		if len(src.recs) != 1 || !bytes.Equal(src.recs[0], model) {
+			t.Fatalf("%d records; want exactly the model (%d bytes)", len(src.recs), len(model))
+		}
+	})
+}
