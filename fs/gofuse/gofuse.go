@@ -123,18 +123,21 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		return nil, fmt.Errorf("gofuse: MountOptions.ReadWrite is %v but the tree's Options.ReadWrite is %v", o.ReadWrite, tree.Writable())
 	}
 	root := NewRoot(tree, o)
-	srv, err := fusefs.Mount(dir, root, Options(tree, o))
-	if err != nil {
-		return nil, err
-	}
 	m := root.(*node).m
 	limit := o.MaxInodes
 	if limit == 0 {
 		limit = defaultMaxInodes
 	}
-	done := make(chan struct{})
 	if limit > 0 {
+		// Set before the server starts: lookups read it.
 		m.recent = newRecentRing(limit)
+	}
+	srv, err := fusefs.Mount(dir, root, Options(tree, o))
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	if m.recent != nil {
 		go m.recent.evictor(done)
 	}
 	if o.Follow {
