@@ -653,5 +653,20 @@ func TestAppendThroughput(t *testing.T) {
 		el := time.Since(start)
 		t.Logf("recfs append (a process per record): %d records in %v: %.0f records/s",
 			nCLI, el.Round(time.Millisecond), float64(nCLI)/el.Seconds())
+		// One process, every record in one Table.Append batch.
+		lines := filepath.Join(t.TempDir(), "lines")
+		if err := os.WriteFile(lines, bytes.Repeat(append(bytes.Clone(rec), '\n'), n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		if r := runRecfs(t, "append", "--lines", src, lines); r.code != 0 {
+			t.Fatalf("recfs append --lines: %d %s", r.code, r.stderr)
+		}
+		el = time.Since(start)
+		if got := refLevelDB(t, src, false); len(got) != nCLI+n {
+			t.Fatalf("%d records, want %d", len(got), nCLI+n)
+		}
+		t.Logf("recfs append --lines (one process, one batch): %d records in %v: %.0f records/s",
+			n, el.Round(time.Millisecond), float64(n)/el.Seconds())
 	})
 }
