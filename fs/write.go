@@ -319,14 +319,14 @@ func (h *WriteHandle) WriteAt(b []byte, off int64) (int, error) {
 	}
 	end := off + int64(len(b))
 	if end > p.t.maxRecord() || end < off {
-		return 0, p.opErr("write", off, ErrTooLarge)
+		return 0, p.fail(p.opErr("write", off, ErrTooLarge))
 	}
 	if err := p.reserve(end); err != nil {
-		return 0, p.opErr("write", off, err)
+		return 0, p.fail(p.opErr("write", off, err))
 	}
 	if p.spill != nil {
 		if _, err := p.spill.WriteAt(b, off); err != nil {
-			return 0, p.opErr("write", off, err)
+			return 0, p.fail(p.opErr("write", off, err))
 		}
 	} else {
 		copy(p.mem[off:end], b)
@@ -403,7 +403,8 @@ func (h *WriteHandle) Fsync(ctx context.Context) (int64, error) {
 
 // Close releases the handle. When the last handle of a pending file closes,
 // content not appended yet is appended (an empty record for a file never
-// written), then its name disappears and its buffers are freed.
+// written) unless a write failed, then its name disappears and its buffers
+// are freed.
 func (h *WriteHandle) Close() error {
 	if h.closed {
 		return nil
@@ -438,6 +439,17 @@ func (p *pending) changeable() error {
 		return p.opErr("write", -1, ErrSealed)
 	}
 	return nil
+}
+
+// fail poisons the pending file after a failed write or truncation: its
+// content is no longer what the writer meant, so it is never appended;
+// every later write, flush and the release report err. p.mu is held.
+func (p *pending) fail(err error) error {
+	if p.err == nil {
+		p.err = err
+		p.free()
+	}
+	return err
 }
 
 func (p *pending) opErr(op string, off int64, err error) error {
@@ -489,16 +501,16 @@ func (p *pending) truncate(size int64) error {
 		return err
 	}
 	if size > p.t.maxRecord() {
-		return p.opErr("truncate", size, ErrTooLarge)
+		return p.fail(p.opErr("truncate", size, ErrTooLarge))
 	}
 	if size > p.size {
 		if err := p.reserve(size); err != nil {
-			return p.opErr("truncate", size, err)
+			return p.fail(p.opErr("truncate", size, err))
 		}
 	}
 	if p.spill != nil {
 		if err := p.spill.Truncate(size); err != nil {
-			return p.opErr("truncate", size, err)
+			return p.fail(p.opErr("truncate", size, err))
 		}
 	} else {
 		p.mem = p.mem[:size]

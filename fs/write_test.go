@@ -290,12 +290,29 @@ func TestCreateTwiceAndTooLarge(t *testing.T) {
 	if _, _, err := tr.Create(ctx, tr.Root(), "x"); Errno(err) != syscall.EEXIST {
 		t.Errorf("second create: %v", err)
 	}
-	if _, err := h.WriteAt(make([]byte, 101), 0); Errno(err) != syscall.EFBIG {
+	// A failed write poisons the file: nothing of it is ever appended.
+	_, h2, err := tr.Create(ctx, tr.Root(), "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h2.WriteAt(make([]byte, 50), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h2.WriteAt(make([]byte, 51), 50); Errno(err) != syscall.EFBIG {
 		t.Errorf("oversized write: %v", err)
 	}
-	if err := h.Truncate(1000); Errno(err) != syscall.EFBIG {
+	if _, err := h2.Flush(ctx); Errno(err) != syscall.EFBIG {
+		t.Errorf("flush after a failed write: %v", err)
+	}
+	h2.Close()
+	_, h3, err := tr.Create(ctx, tr.Root(), "z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h3.Truncate(1000); Errno(err) != syscall.EFBIG {
 		t.Errorf("oversized truncate: %v", err)
 	}
+	h3.Close()
 	if _, err := h.WriteAt(make([]byte, 100), 0); err != nil {
 		t.Fatal(err)
 	}

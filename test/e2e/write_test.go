@@ -287,6 +287,20 @@ func writeLevelDB(t *testing.T, backend string) {
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	added := shellAppends(t, mnt, len(base))
 	checkImmutable(t, mnt)
+	// A file removed before it is closed is discarded, never appended.
+	f, err := os.Create(filepath.Join(mnt, "discard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("never appended")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(mnt, "discard")); err != nil {
+		t.Errorf("remove a pending file: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("close after remove: %v", err)
+	}
 	unmountAndWait(t, m)
 	sameRecords(t, "leveldb", append(base, added...), refLevelDB(t, src, false))
 }
