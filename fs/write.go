@@ -80,7 +80,7 @@ type pending struct {
 	dirty  bool  // written or truncated since created
 	sealed bool  // appended: no more changes
 	record int64 // the record it became, once sealed
-	err    error // a failed append: every later flush reports it
+	err    error // a failed write, truncation or append: reported from then on
 	refs   int   // open handles
 }
 
@@ -343,6 +343,23 @@ func (h *WriteHandle) ReadAt(b []byte, off int64) (int, error) {
 		return 0, iofs.ErrInvalid
 	}
 	p.mu.Lock()
+	if p.err != nil {
+		p.mu.Unlock()
+		return 0, p.err
+	}
+	if p.sealed {
+		// Appended: the buffers are gone, the record has the bytes.
+		rec := p.record
+		p.mu.Unlock()
+		if rec < 0 {
+			return 0, io.EOF // discarded
+		}
+		src, err := p.t.source(context.Background(), p.rd)
+		if err != nil {
+			return 0, err
+		}
+		return src.ReadAt(rec, b, off)
+	}
 	defer p.mu.Unlock()
 	if off >= p.size {
 		return 0, io.EOF
@@ -513,8 +530,10 @@ func (p *pending) truncate(size int64) error {
 			return p.fail(p.opErr("truncate", size, err))
 		}
 	} else {
+		// Bytes past the length stay zero, so that growing again by
+		// reslicing (here or in reserve) shows zeros, not old content.
+		clear(p.mem[min(p.size, size):p.size])
 		p.mem = p.mem[:size]
-		clear(p.mem[min(p.size, size):])
 	}
 	p.size = size
 	p.dirty = true

@@ -187,6 +187,10 @@ func TestPendingFile(t *testing.T) {
 	if err != nil || rec != 0 {
 		t.Fatalf("Fsync: %d, %v", rec, err)
 	}
+	// Reads after the append come from the record.
+	if k, _ := h.ReadAt(buf, 0); !bytes.Equal(buf[:k], want) {
+		t.Errorf("read after append %q, want %q", buf[:k], want)
+	}
 	// Sealed: a second flush appends nothing, writes fail with EIO.
 	if rec, err := h.Flush(ctx); err != nil || rec != -1 {
 		t.Errorf("second flush: %d, %v", rec, err)
@@ -485,6 +489,8 @@ func FuzzPendingWrites(f *testing.F) {
 	f.Add([]byte{0, 5, 3, 'a', 'b', 'c', 1, 2, 0, 40, 2, 'x', 'y'})
 	f.Add([]byte{1, 200, 0, 30, 1, 'z', 1, 3})
 	f.Add([]byte{})
+	// Shrink, then grow through a gap: the gap must read as zeros.
+	f.Add([]byte{0, 0, 10, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 1, 0, 0, 1, 1, 'b'})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		ctx := context.Background()
 		src := appendSource{&fakeSource{}}
