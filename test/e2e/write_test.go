@@ -168,8 +168,8 @@ func waitGone(t *testing.T, path string) {
 }
 
 // shellAppends appends records to the record directory dir with cp, echo
-// >, tee -a and dd (a multi-MiB record, past the mount's in-memory
-// buffer), checking after each that the record is listed under its number
+// >, tee -a, dd (a multi-MiB record, past the mount's in-memory buffer) and
+// dd with O_SYNC writes and a final fsync, checking after each that the record is listed under its number
 // as soon as the command has returned. first is the number of records dir
 // held before. It returns the records written, in order.
 func shellAppends(t *testing.T, dir string, first int) [][]byte {
@@ -193,6 +193,7 @@ func shellAppends(t *testing.T, dir string, first int) [][]byte {
 		{"echo.txt", "echo hello-from-echo > " + filepath.Join(dir, "echo.txt"), []byte("hello-from-echo\n")},
 		{"tee.txt", "printf 'tee line\\n' | tee -a " + filepath.Join(dir, "tee.txt") + " >/dev/null", []byte("tee line\n")},
 		{"dd.bin", "dd if=" + big + " of=" + filepath.Join(dir, "dd.bin") + " bs=1M status=none", bigData},
+		{"sync.bin", "dd if=" + small + " of=" + filepath.Join(dir, "sync.bin") + " bs=4k conv=fsync oflag=sync status=none", smallData},
 	}
 	var out [][]byte
 	for i, s := range steps {
