@@ -378,6 +378,11 @@ func writeLegacy(t *testing.T, backend string) {
 
 func writeMkdir(t *testing.T, backend string) {
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := genRecords(8, 4, 60)
+	writeLog(t, filepath.Join(dir, "sub", "old.log"), old)
 	mnt := newMountDir(t)
 	m := startMount(t, dir, mnt, "--rw", "--no-cache", "--backend", backend)
 	for _, name := range []string{"new.log", "new.rio", "other.recordio"} {
@@ -390,6 +395,11 @@ func writeMkdir(t *testing.T, backend string) {
 		added[name] = shellAppends(t, filepath.Join(mnt, name), 0)
 	}
 	sh(t, "echo one > "+filepath.Join(mnt, "other.recordio", "a"))
+	// An existing record file deeper in the tree takes appends too.
+	sh(t, "echo appended > "+filepath.Join(mnt, "sub", "old.log", "x"))
+	if b, err := os.ReadFile(filepath.Join(mnt, "sub", "old.log", recordName(4, 5))); err != nil || string(b) != "appended\n" {
+		t.Errorf("appended record in a tree mount: %q, %v", b, err)
+	}
 	if err := os.Mkdir(filepath.Join(mnt, "new.log", "sub"), 0o755); !errors.Is(err, syscall.EPERM) {
 		t.Errorf("mkdir in a record directory: %v, want EPERM", err)
 	}
@@ -402,6 +412,7 @@ func writeMkdir(t *testing.T, backend string) {
 	sameRecords(t, "new.rio", added["new.rio"], items)
 	items, _ = refGrail(t, filepath.Join(dir, "other.recordio"))
 	sameRecords(t, "other.recordio", [][]byte{[]byte("one\n")}, items)
+	sameRecords(t, "sub/old.log", append(old, []byte("appended\n")), refLevelDB(t, filepath.Join(dir, "sub", "old.log"), false))
 }
 
 func writeReadOnly(t *testing.T, backend string) {
