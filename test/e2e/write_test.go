@@ -512,15 +512,24 @@ func writeCrash(t *testing.T, backend, format string) {
 	}
 	inflight := recs[len(done)]
 	t.Logf("%d records closed before SIGKILL", len(done))
-	if format == "leveldb" {
-		checkPrefix(t, base, done, inflight, refLevelDB(t, src, false))
-		return
+	read := func() [][]byte {
+		if format == "leveldb" {
+			return refLevelDB(t, src, false)
+		}
+		items, tr := refGrail(t, src)
+		if string(tr) != "trailer" {
+			t.Errorf("trailer after crash: %q", tr)
+		}
+		return items
 	}
-	items, tr := refGrail(t, src)
-	checkPrefix(t, base, done, inflight, items)
-	if string(tr) != "trailer" {
-		t.Errorf("trailer after crash: %q", tr)
-	}
+	got := read()
+	checkPrefix(t, base, done, inflight, got)
+	// A new --rw mount appends after whatever the crash left.
+	mnt2 := newMountDir(t)
+	m2 := startMount(t, src, mnt2, "--rw", "--no-cache", "--backend", backend)
+	sh(t, "echo after-crash > "+filepath.Join(mnt2, "again"))
+	unmountAndWait(t, m2)
+	sameRecords(t, "after remount", append(got, []byte("after-crash\n")), read())
 }
 
 // concurrentRecords is how many records each of the two writers of
