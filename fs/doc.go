@@ -27,6 +27,12 @@
 //     a record file become record directories, indexed lazily on first
 //     lookup or listing; other regular files are passed through read-only
 //     (or hidden); symbolic links, devices and sockets are left out.
+//   - Writing (Options.ReadWrite, recfs mount --rw): a file created in a
+//     record directory is buffered and appended as one record when it is
+//     flushed (close(2)) — [Tree.Create], [WriteHandle]; mkdir in a mirrored
+//     directory creates an empty record file ([Tree.Mkdir]). Existing
+//     entries refuse every change with EPERM; a read-only tree refuses
+//     everything with EROFS.
 //
 // Concurrency: a Tree is safe for concurrent use. Node values are small,
 // immutable and may be copied; nothing is kept per record.

@@ -29,9 +29,9 @@ type MountOptions struct {
 
 	// Follow makes the mount show records appended to its sources by any
 	// process: the tree refreshes every FollowInterval (0: the index's
-	// default) and the adapter invalidates the kernel's caches. ReadWrite is
-	// reserved for appends through created files; adapters reject it with
-	// ErrNotSupported until they support it.
+	// default) and the adapter invalidates the kernel's caches. ReadWrite
+	// mounts the tree writable (appends through created files, mkdir of
+	// record files); it must match the tree's Options.ReadWrite.
 	Follow, ReadWrite bool
 	FollowInterval    time.Duration
 }
