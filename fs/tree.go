@@ -407,10 +407,12 @@ func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
 }
 
 // detect reports whether the file at path is a record file. Unreadable
-// files are not.
+// files are not. An empty file is not either, except in a writable tree
+// where an empty ".log" file is an empty leveldb log (what mkdir makes),
+// ready for appends.
 func (t *Tree) detect(path string, size int64) bool {
 	if size == 0 {
-		return false
+		return t.o.ReadWrite && strings.EqualFold(filepath.Ext(path), ".log")
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -451,6 +451,41 @@ func TestMkdirTree(t *testing.T) {
 	}
 }
 
+// An empty .log file is a record directory in a writable tree (mkdir makes
+// them, and they must survive a remount), a plain file otherwise.
+func TestEmptyLogWritable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{"empty.log", "empty.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rw := range []bool{false, true} {
+		tr, err := NewDir(dir, Options{
+			Open: func(ctx context.Context, p string) (Source, error) {
+				return index.Open(ctx, p, index.Options{CacheDir: "-", Writable: rw})
+			},
+			Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
+			ReadWrite: rw,
+			Logger:    quietLogger(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, wantRec := range map[string]bool{"empty.log": rw, "empty.txt": false} {
+			n, err := tr.Lookup(ctx, tr.Root(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := n.Kind == KindRecordDir; got != wantRec {
+				t.Errorf("rw=%v %s: kind %v", rw, name, n.Kind)
+			}
+		}
+		tr.Close()
+	}
+}
+
 func BenchmarkAppendThroughTree(b *testing.B) {
 	tr, _ := newWritableTree(b, codec.LevelDB, Options{})
 	ctx := context.Background()
