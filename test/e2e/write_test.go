@@ -385,7 +385,7 @@ func writeMkdir(t *testing.T, backend string) {
 	writeLog(t, filepath.Join(dir, "sub", "old.log"), old)
 	mnt := newMountDir(t)
 	m := startMount(t, dir, mnt, "--rw", "--no-cache", "--backend", backend)
-	for _, name := range []string{"new.log", "new.rio", "other.recordio"} {
+	for _, name := range []string{"new.log", "new.rio", "other.recordio", "unused.log"} {
 		if err := os.Mkdir(filepath.Join(mnt, name), 0o755); err != nil {
 			t.Fatalf("mkdir %s: %v", name, err)
 		}
@@ -413,6 +413,15 @@ func writeMkdir(t *testing.T, backend string) {
 	items, _ = refGrail(t, filepath.Join(dir, "other.recordio"))
 	sameRecords(t, "other.recordio", [][]byte{[]byte("one\n")}, items)
 	sameRecords(t, "sub/old.log", append(old, []byte("appended\n")), refLevelDB(t, filepath.Join(dir, "sub", "old.log"), false))
+	// Record files made by mkdir and never written stay record directories.
+	mnt2 := newMountDir(t)
+	m2 := startMount(t, dir, mnt2, "--rw", "--no-cache", "--backend", backend)
+	for _, name := range []string{"unused.log", "new.log"} {
+		if fi, err := os.Stat(filepath.Join(mnt2, name)); err != nil || !fi.IsDir() {
+			t.Errorf("%s after remount: %v, %v", name, fi, err)
+		}
+	}
+	unmountAndWait(t, m2)
 }
 
 func writeReadOnly(t *testing.T, backend string) {
