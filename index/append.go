@@ -110,6 +110,35 @@ func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
 	return nil
 }
 
+// repairLogTail moves a torn leveldb tail (a record cut short at the end of
+// the file by a crashed writer) out of the way when a table is opened for
+// writing: the bytes are saved aside and the file is truncated to the end
+// of its last good record, so reference readers read it cleanly again. It
+// reports whether it changed the file.
+func (t *Table) repairLogTail() (bool, error) {
+	s := t.s()
+	torn := s.tornTail()
+	if s.format != codec.LevelDB || torn < 0 {
+		return false, nil
+	}
+	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return false, err
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != s.size {
+		return false, err // changed meanwhile: leave it to the next append
+	}
+	if err := t.saveTorn(f, torn, s.size); err != nil {
+		return false, err
+	}
+	return true, f.Truncate(torn)
+}
+
 // tornTail returns where a damaged tail of a leveldb log starts (the end of
 // the last good record), or -1 if the file ends cleanly.
 func (s *snapshot) tornTail() int64 {
@@ -152,8 +181,18 @@ func (t *Table) saveTorn(f *os.File, from, to int64) error {
 	return os.WriteFile(name, buf, 0o644)
 }
 
-// appendRIO appends items to a recordio v2 file.
+// appendRIO appends items to a recordio v2 file. The file is flock'd for
+// the whole append, like a leveldb append, so two recfs processes never
+// interleave their blocks or journals.
 func (t *Table) appendRIO(items [][]byte) error {
+	lock, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
 	a, err := codec.OpenRecordIOAppender(t.path, codec.RecordIOAppendOptions{})
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func TestAppendAfterTornTail(t *testing.T) {
 	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, whole[:len(good)+50000], 0o644)
-	tb, err := Open(ctx, path, Options{CacheDir: cache, Writable: true})
+	tb, err := Open(ctx, path, Options{CacheDir: cache}) // not Writable: the append itself must repair
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +188,39 @@ func TestAppendConcurrent(t *testing.T) {
 	}
 	if len(seen) != 200 {
 		t.Fatalf("%d distinct records, want 200", len(seen))
+	}
+}
+
+// TestWritableOpenRepairsTornTail: opening a torn log for writing repairs it
+// at once (saved aside, truncated), before any append; a read-only open
+// leaves the file alone.
+func TestWritableOpenRepairsTornTail(t *testing.T) {
+	ctx := context.Background()
+	dir, cache := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "a.log")
+	writeLog(t, path, records(3, 100, 'a'))
+	good, _ := os.ReadFile(path)
+	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	whole, _ := os.ReadFile(path)
+	torn := whole[:len(good)+40000]
+	os.WriteFile(path, torn, 0o644)
+	ro, err := Open(ctx, path, Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Close()
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, torn) {
+		t.Fatal("read-only open changed the file")
+	}
+	tb, err := Open(ctx, path, Options{CacheDir: cache, Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+		t.Fatalf("writable open left %d bytes, want the %d good ones", len(b), len(good))
+	}
+	if tb.Len() != 3 || len(tb.Damage()) != 0 {
+		t.Fatalf("after repair: %d records, damage %v", tb.Len(), tb.Damage())
 	}
 }
