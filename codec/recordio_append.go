@@ -26,13 +26,17 @@ package codec
 //     trailer offset with the new body blocks followed by the same trailer
 //     block, fsync the file, remove the journal and fsync the directory;
 //     Append returns after that. On the next open, RepairRecordIO finds the
-//     journal: if it is valid, the append may have been torn anywhere, so it
-//     rolls back — writes the saved trailer block at the saved offset and
-//     truncates the file just after it — then removes the journal. (Rolling
-//     back is always correct: an Append whose journal still exists has not
-//     returned, so its items may be dropped; the trailer is never lost.) A
-//     journal that is torn or fails its CRC was never completed, which means
-//     the file was not touched yet: it is deleted.
+//     journal. If it is valid and the file already ends with the saved
+//     trailer block right after new blocks that all decode cleanly, the
+//     append finished everything but removing its journal: the new state is
+//     kept (the reference scanner reads it already) and the journal removed.
+//     Otherwise the append may have been torn anywhere, so it rolls back —
+//     writes the saved trailer block at the saved offset and truncates the
+//     file just after it — then removes the journal. (Rolling back is always
+//     correct: an Append whose journal still exists has not returned, so its
+//     items may be dropped; the trailer is never lost.) A journal that is
+//     torn or fails its CRC was never completed, which means the file was
+//     not touched yet: it is deleted.
 //
 // A header that promises a trailer the file does not end with is treated as
 // a file without a trailer. The trailer's content is kept as it was; an
@@ -165,6 +169,16 @@ func repairRecordIO(fsys appendFS, path string) (bool, error) {
 			if err != nil {
 				return false, err
 			}
+			if appendCompleted(f, toff, trailer) {
+				// The append got as far as rewriting the trailer: keep it.
+				if err := f.Close(); err != nil {
+					return false, err
+				}
+				if err := fsys.Remove(jpath); err != nil {
+					return false, err
+				}
+				return true, fsys.SyncDir(dir)
+			}
 			if _, err := f.WriteAt(trailer, toff); err != nil {
 				f.Close()
 				return false, err
@@ -215,6 +229,30 @@ func repairRecordIO(fsys appendFS, path string) (bool, error) {
 		repaired = true
 	}
 	return repaired, f.Close()
+}
+
+// appendCompleted reports whether a journaled append finished writing: the
+// file ends with the saved trailer block, and everything before it (the old
+// blocks and the new ones written from the old trailer's offset) scans with
+// no damage up to exactly where that trailer starts. Such a file is what
+// the append meant to leave, so repair keeps it instead of rolling back.
+func appendCompleted(f appendFile, toff int64, trailer []byte) bool {
+	size, err := f.Size()
+	tstart := size - int64(len(trailer))
+	if err != nil || len(trailer) == 0 || tstart < toff {
+		return false
+	}
+	end := make([]byte, len(trailer))
+	if _, err := f.ReadAt(end, tstart); err != nil || !bytes.Equal(end, trailer) {
+		return false
+	}
+	s, err := NewRecordIOScanner(f, size, RecordIO, RecordIOOptions{VerifyBlocks: true})
+	if err != nil {
+		return false
+	}
+	for s.Next() {
+	}
+	return s.Err() == nil && len(s.Damage()) == 0 && s.goodEnd == tstart
 }
 
 // rioConsistentEnd returns the size the file should have: its size when it
