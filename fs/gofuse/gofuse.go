@@ -313,19 +313,30 @@ func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*f
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
+	in, errno := nd.child(ctx, c, out)
+	if errno != 0 {
+		return nil, errno
+	}
+	if nd.m.recent != nil && c.Kind == fs.KindRecord {
+		nd.m.recent.add(nd.EmbeddedInode(), in, name)
+	}
+	return in, 0
+}
+
+// child makes the kernel-facing inode of the tree entry c, a child of nd,
+// and fills out with its attributes and cache timeouts. go-fuse merges the
+// new inode with a live one of the same inode number.
+func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
 	a, err := nd.m.t.Getattr(ctx, c)
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
 	nd.m.timeouts(c, out)
-	child := &node{m: nd.m, n: c}
-	in := nd.NewInode(ctx, child, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
-	if in.Operations() == child {
+	ch := &node{m: nd.m, n: c}
+	in := nd.NewInode(ctx, ch, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
+	if in.Operations() == ch {
 		nd.m.live.Add(1)
-	}
-	if nd.m.recent != nil && c.Kind == fs.KindRecord {
-		nd.m.recent.add(nd.EmbeddedInode(), in, name)
 	}
 	return in, 0
 }

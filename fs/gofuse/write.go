@@ -42,17 +42,10 @@ func (nd *node) Create(ctx context.Context, name string, _ uint32, _ uint32, out
 	if err != nil {
 		return nil, nil, 0, nd.m.t.Report(err)
 	}
-	a, err := nd.m.t.Getattr(ctx, c)
-	if err != nil {
+	in, errno := nd.child(ctx, c, out)
+	if errno != 0 {
 		h.Close()
-		return nil, nil, 0, nd.m.t.Report(err)
-	}
-	fillAttr(&out.Attr, a)
-	nd.m.timeouts(c, out)
-	child := &node{m: nd.m, n: c}
-	in := nd.NewInode(ctx, child, fusefs.StableAttr{Mode: syscall.S_IFREG, Ino: a.Ino})
-	if in.Operations() == child {
-		nd.m.live.Add(1)
+		return nil, nil, 0, errno
 	}
 	return in, &writeHandle{m: nd.m, h: h}, fuse.FOPEN_DIRECT_IO, 0
 }
@@ -63,18 +56,7 @@ func (nd *node) Mkdir(ctx context.Context, name string, _ uint32, out *fuse.Entr
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	a, err := nd.m.t.Getattr(ctx, c)
-	if err != nil {
-		return nil, nd.m.t.Report(err)
-	}
-	fillAttr(&out.Attr, a)
-	nd.m.timeouts(c, out)
-	child := &node{m: nd.m, n: c}
-	in := nd.NewInode(ctx, child, fusefs.StableAttr{Mode: syscall.S_IFDIR, Ino: a.Ino})
-	if in.Operations() == child {
-		nd.m.live.Add(1)
-	}
-	return in, 0
+	return nd.child(ctx, c, out)
 }
 
 // Unlink discards a pending file; everything else is refused.
