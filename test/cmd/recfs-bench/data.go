@@ -128,13 +128,19 @@ func writeLeveldbBig(path string, size int64) error {
 }
 
 // writeRecordIO writes a grailbio recordio file (v2, no transformer) of n
-// items of recSize bytes with grailbio's own writer.
+// items of recSize bytes with grailbio's own writer, in blocks of about
+// 16 MiB.
 func writeRecordIO(path string, n, recSize int) error {
 	w, done, err := createBuffered(path)
 	if err != nil {
 		return err
 	}
-	rw := recordio.NewWriter(w, recordio.WriterOpts{})
+	// grailbio packs 16384 items a block by default: 1 GiB blocks of 64 KiB
+	// items, past recfs's 256 MiB decoded-block cap. Blocks of about
+	// 16 MiB (16384 items of 1 KiB, the default there) keep both readers
+	// in their normal range.
+	items := uint32(max(1, (16<<20)/recSize))
+	rw := recordio.NewWriter(w, recordio.WriterOpts{MaxItems: items})
 	for i := 0; i < n; i++ {
 		buf := make([]byte, recSize) // Append keeps the slice until the block is flushed
 		fillRecord(buf, i)

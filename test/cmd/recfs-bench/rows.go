@@ -145,7 +145,7 @@ func (b *bench) scanLeveldb(rs int, tag string) {
 		}
 		defer t.Close()
 		if t.Len() != int64(n) {
-			return fmt.Errorf("recfs index: %d records, want %d", t.Len(), n)
+			return fmt.Errorf("recfs index: %d records, want %d (damage: %v)", t.Len(), n, t.Damage())
 		}
 		return nil
 	}
@@ -237,7 +237,7 @@ func (b *bench) scanRecordIO(rs int, tag string) {
 		}
 		defer t.Close()
 		if t.Len() != int64(n) {
-			return fmt.Errorf("recfs index: %d items, want %d", t.Len(), n)
+			return fmt.Errorf("recfs index: %d items, want %d (damage: %v)", t.Len(), n, t.Damage())
 		}
 		return nil
 	}
