@@ -23,7 +23,7 @@ const (
 type RecordIOOptions struct {
 	Strict          bool   // stop at the first damage instead of resyncing
 	LegacyTransform string // "flate" for .grail-rpk-gz legacy files (nothing in the file says so); "" otherwise
-	MaxBlockSize    int64  // cap on a decoded (untransformed) block; 0 = default 256 MiB; exceeding → ErrLimit (decompression bombs)
+	MaxBlockSize    int64  // cap on a block decoded from transformed (compressed) bytes; 0 = default 256 MiB; exceeding → ErrLimit (decompression bombs). Untransformed blocks are bounded by the file size only.
 
 	// VerifyBlocks makes the scanner decompress every transformed block in
 	// full and check that it holds exactly what its item sizes claim. By
@@ -519,7 +519,12 @@ func (s *RecordIOScanner) nextV2() {
 func (s *RecordIOScanner) decodeBodyBlock(pos int64) (RecordIOBlock, *packedHdr, *rioFail) {
 	limit := s.opts.maxBlock()
 	if len(s.chain) == 0 {
-		p := &packedHdr{bound: min(limit, s.size)}
+		// An untransformed block is bounded by the file itself: it is
+		// never held in memory whole (the header is parsed as the chunks
+		// stream by, and reads fetch single chunks), so the decoded-block
+		// cap does not apply. grailbio's defaults make blocks of 16385
+		// items, which is a gigabyte for 64 KiB items.
+		p := &packedHdr{bound: s.size}
 		magic, chunks, stored, f := s.cr.block(pos, isBodyMagic, func(b []byte) error {
 			if err := p.feed(b); err != nil {
 				return rioCorrupt(pos, ErrCorrupt, "%v", err)
@@ -529,9 +534,6 @@ func (s *RecordIOScanner) decodeBodyBlock(pos int64) (RecordIOBlock, *packedHdr,
 		_ = magic
 		if f != nil || chunks == 0 {
 			return RecordIOBlock{}, nil, f
-		}
-		if stored > limit {
-			return RecordIOBlock{}, nil, rioCorrupt(pos, ErrLimit, "block of %d bytes exceeds the %d-byte cap", stored, limit)
 		}
 		if err := p.finish(stored); err != nil {
 			return RecordIOBlock{}, nil, rioCorrupt(pos, ErrCorrupt, "%v", err)
