@@ -138,17 +138,7 @@ func (b *bench) scanLeveldb(rs int, tag string) {
 	}
 	size := fileSize(path)
 	_ = catCmd(path)() // page cache warm: every reader sees the same cache
-	recfs := func() error {
-		t, err := index.Open(b.ctx, path, index.Options{CacheDir: "-"})
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		if t.Len() != int64(n) {
-			return fmt.Errorf("recfs index: %d records, want %d (damage: %v)", t.Len(), n, t.Damage())
-		}
-		return nil
-	}
+	recfs := indexScan(b.ctx, path, n, "records")
 	pebble := func() error {
 		f, err := os.Open(path)
 		if err != nil {
@@ -230,17 +220,7 @@ func (b *bench) scanRecordIO(rs int, tag string) {
 	}
 	size := fileSize(path)
 	_ = catCmd(path)()
-	recfs := func() error {
-		t, err := index.Open(b.ctx, path, index.Options{CacheDir: "-"})
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		if t.Len() != int64(n) {
-			return fmt.Errorf("recfs index: %d items, want %d (damage: %v)", t.Len(), n, t.Damage())
-		}
-		return nil
-	}
+	recfs := indexScan(b.ctx, path, n, "items")
 	grail := func() error {
 		f, err := os.Open(path)
 		if err != nil {
@@ -907,5 +887,22 @@ func countPebble(path string) (int, error) {
 		if _, err := io.Copy(io.Discard, rr); err != nil {
 			return k, err
 		}
+	}
+}
+
+// indexScan returns the recfs side of a scan row: build the index of path
+// (no saved table) and check that it holds n records ("records" or "items"
+// in the message).
+func indexScan(ctx context.Context, path string, n int, noun string) func() error {
+	return func() error {
+		t, err := index.Open(ctx, path, index.Options{CacheDir: "-"})
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		if t.Len() != int64(n) {
+			return fmt.Errorf("recfs index: %d %s, want %d (damage: %v)", t.Len(), noun, n, t.Damage())
+		}
+		return nil
 	}
 }
