@@ -31,6 +31,7 @@ type CorruptError struct {
 	Err    error  // ErrCorrupt, ErrTruncated, ErrUnsupported or ErrLimit
 }
 
+// Error says what was wrong, in which format, at which file offset.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("codec: %s: %s at offset %d", e.Format, e.Reason, e.Off)
 }
