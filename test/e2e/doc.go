@@ -4,6 +4,7 @@
 // against the reference vectors' manifests and the reference readers.
 //
 // RECFS_TEST_FUSE selects what happens without /dev/fuse: "" skips with the
-// reason, "0" skips always, "1" (set by .ci/run) fails. RECFS_TEST_LARGE
-// enables the large runs (1M-record directories, 10k×2 concurrent appends).
+// reason, "0" skips always, "1" (set by .ci/run) fails. RECFS_TEST_LARGE=N
+// turns on the large runs: a record directory of N records (e.g. 1000000,
+// with its RSS bound) and 10k×2 concurrent appends instead of 1k×2.
 package e2e
