@@ -83,6 +83,20 @@ step 'grep -rh quota ev | wc -l'
 step 'cat ev/.recfs'
 step 'recfs unmount ev'
 
+section "Appending: cp into a --rw mount, and a live log with --follow"
+mnt rw
+step 'recfs mount --daemon --rw events.log rw'
+step "printf '{\"seq\":\"new\",\"msg\":\"hello from cp\"}' > payload.json && cp payload.json rw/"
+step 'ls rw | tail -2'
+step 'cat "rw/$(ls rw | tail -1)"; echo'
+step 'recfs unmount rw'
+mnt live
+step 'recfs mount --daemon --follow --follow-interval 100ms events.log live'
+step "echo 'appended by another process' | recfs append events.log"
+step 'sleep 0.5; cat "live/$(ls live | tail -1)"'
+step 'recfs unmount live'
+step 'recfs verify events.log | tail -2'
+
 section "A grailbio recordio file (flate-compressed, with header and trailer)"
 mnt cat
 step 'recfs mount --daemon catalog.rio cat'
