@@ -42,8 +42,12 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, err := t.refreshLocked(ctx); err != nil {
-		return 0, err
+	// Catch up with changes made by others first; a stat tells whether
+	// there are any (appendLog re-checks the size under its file lock).
+	if t.moved() {
+		if _, err := t.refreshLocked(ctx); err != nil {
+			return 0, err
+		}
 	}
 	s := t.s()
 	first = s.n

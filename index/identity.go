@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -44,13 +45,22 @@ func identify(f *os.File) (identity, error) {
 	return id, nil
 }
 
-// rangeCRC returns the CRC-32C of n bytes of r at off.
+// identBufs holds identBlock-sized buffers for rangeCRC: identify runs on
+// every refresh and append, so its reads should not allocate.
+var identBufs = sync.Pool{New: func() any { b := make([]byte, identBlock); return &b }}
+
+// castagnoliTable is the CRC-32C table of source identities.
+var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
+
+// rangeCRC returns the CRC-32C of n (at most identBlock) bytes of r at off.
 func rangeCRC(r io.ReaderAt, off, n int64) (uint32, error) {
-	buf := make([]byte, n)
+	bp := identBufs.Get().(*[]byte)
+	defer identBufs.Put(bp)
+	buf := (*bp)[:n]
 	if _, err := r.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return 0, fmt.Errorf("index: checksum of source bytes: %w", err)
 	}
-	return crc32.Checksum(buf, crc32.MakeTable(crc32.Castagnoli)), nil
+	return crc32.Checksum(buf, castagnoliTable), nil
 }
 
 // sameFile reports whether a and b name the same file.
