@@ -139,56 +139,12 @@ func (b *bench) scanLeveldb(rs int, tag string) {
 	size := fileSize(path)
 	_ = catCmd(path)() // page cache warm: every reader sees the same cache
 	recfs := indexScan(b.ctx, path, n, "records")
-	pebble := func() error {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r := record.NewReader(f, 0)
-		k := 0
-		for ; ; k++ {
-			rr, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(io.Discard, rr); err != nil {
-				return err
-			}
-		}
-		if k != n {
-			return fmt.Errorf("pebble: %d records, want %d", k, n)
-		}
-		return nil
-	}
-	goleveldb := func() error {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r := journal.NewReader(f, nil, true, true)
-		k := 0
-		for ; ; k++ {
-			jr, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(io.Discard, jr); err != nil {
-				return err
-			}
-		}
-		if k != n {
-			return fmt.Errorf("goleveldb: %d records, want %d", k, n)
-		}
-		return nil
-	}
+	pebble := drainLog(path, n, "pebble", func(f io.Reader) func() (io.Reader, error) {
+		return record.NewReader(f, 0).Next
+	})
+	goleveldb := drainLog(path, n, "goleveldb", func(f io.Reader) func() (io.Reader, error) {
+		return journal.NewReader(f, nil, true, true).Next
+	})
 	ts, err := b.timeFuncs(b.cfg.runs, recfs, pebble, goleveldb, catCmd(path))
 	label := fmt.Sprintf("scan a %s leveldb log of %s-byte records (%s records)", humanBytes(size), humanCount(rs), humanCount(n))
 	if err != nil {
@@ -902,6 +858,37 @@ func indexScan(ctx context.Context, path string, n int, noun string) func() erro
 		defer t.Close()
 		if t.Len() != int64(n) {
 			return fmt.Errorf("recfs index: %d %s, want %d (damage: %v)", t.Len(), noun, n, t.Damage())
+		}
+		return nil
+	}
+}
+
+// drainLog returns a peer side of a scan row: open path, take every record
+// from the reader that open builds (its Next method), copy each to
+// io.Discard, and check that there are n of them.
+func drainLog(path string, n int, name string, open func(io.Reader) func() (io.Reader, error)) func() error {
+	return func() error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		next := open(f)
+		k := 0
+		for ; ; k++ {
+			r, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return err
+			}
+		}
+		if k != n {
+			return fmt.Errorf("%s: %d records, want %d", name, k, n)
 		}
 		return nil
 	}
