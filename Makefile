@@ -4,7 +4,7 @@ BIN       ?= bin/recfs
 FUZZTIME  ?= 30s
 PKGS      := ./...
 
-.PHONY: all build test unit nested race e2e fuzz bench microbench demo lint clean
+.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint clean
 
 all: build
 
@@ -31,6 +31,12 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd test && $(GO) vet ./...
+
+## soak: the long versions of the attack tests (concurrent appends, kill loops, change under a
+## mount, memory watches): the tests that read RECFS_SOAK=1 run for minutes instead of seconds.
+soak: build
+	RECFS_SOAK=1 $(GO) test -count=1 -timeout 60m $(PKGS)
+	cd test && RECFS_SOAK=1 RECFS_TEST_FUSE=1 $(GO) test -count=1 -p 1 -timeout 90m ./...
 
 ## fuzz: every Fuzz target of both modules for FUZZTIME each (make fuzz FUZZTIME=5m).
 fuzz:

@@ -300,12 +300,23 @@ func runRecfs(t *testing.T, args ...string) result {
 // runCmd runs any command with a timeout and returns its output.
 func runCmd(t *testing.T, name string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	defer cancel()
-	c := exec.CommandContext(ctx, name, args...)
+	return runPrepared(t, exec.Command(name, args...))
+}
+
+// runPrepared runs c with a timeout (procTimeout, then SIGKILL) and returns
+// its output.
+func runPrepared(t *testing.T, c *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	c.WaitDelay = 5 * time.Second
+	c.Cancel = func() error { return c.Process.Kill() }
+	timer := time.AfterFunc(procTimeout, func() {
+		if c.Process != nil {
+			_ = c.Process.Kill()
+		}
+	})
+	defer timer.Stop()
 	err := c.Run()
 	code := 0
 	var ee *exec.ExitError
@@ -313,7 +324,7 @@ func runCmd(t *testing.T, name string, args ...string) result {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("%s %q: %v", name, args, err)
+		t.Fatalf("%s %q: %v", c.Path, c.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
 }
