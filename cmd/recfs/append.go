@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -84,6 +86,10 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 			return usageError{perr}
 		}
 		t, err = index.Create(cmd.Context(), path, f, af.trailer, o)
+		if errors.Is(err, fs.ErrExist) {
+			// Created by someone else meanwhile: append to it.
+			t, err = openTable(cmd, path, o)
+		}
 	} else {
 		if af.create == "" && af.trailer {
 			return usagef("--trailer goes with --create")

@@ -1,0 +1,151 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// ErrReplaced is returned by Append when the table's path no longer names
+// the file the table was made from (it was renamed, removed or replaced):
+// records appended to the old file would not be where the caller looks,
+// and writing to whatever the path names now would write to a file nobody
+// opened. Refresh (or reopen) the table first.
+var ErrReplaced = errors.New("index: the source path names another file now")
+
+// lockFile takes the append lock of f: an exclusive flock, which every recfs
+// appender and repair of the file takes, in this process or another. The
+// returned function releases it.
+func lockFile(f *os.File) (unlock func(), err error) {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: lock: %w", err)
+	}
+	return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
+}
+
+// openSource opens the source at path: read-write when the table will take
+// appends (o.Writable), read-only otherwise. A writable source must be a
+// regular file. reopen refuses a symlink at path: the file that replaced
+// the source is taken only if it is a file in its own right.
+func openSource(path string, o Options, reopen bool) (*os.File, error) {
+	if !o.Writable {
+		return os.Open(path)
+	}
+	flag := os.O_RDWR | syscall.O_NONBLOCK
+	if reopen {
+		flag |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("index: %s is not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// writable returns a read-write descriptor of the very file the table
+// indexed, never of whatever its path names now: the table's own
+// descriptor when it was opened writable, else the same open file opened
+// again through /proc/self/fd. done releases it.
+func (t *Table) writable() (f *os.File, done func(), err error) {
+	if t.opt.Writable {
+		return t.file, func() {}, nil
+	}
+	f, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// No /proc: the path, not following a symlink, and only if it is
+		// still the same file.
+		f, err = os.OpenFile(t.path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !sameFile(f, t.file) {
+		f.Close()
+		return nil, nil, ErrReplaced
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// sameFile reports whether a and b are descriptors of one file.
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
+}
+
+// pathIsFile reports ErrReplaced unless the table's path still names f.
+func (t *Table) pathIsFile(f *os.File) error {
+	pi, err := os.Stat(t.path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrReplaced, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(pi, fi) {
+		return ErrReplaced
+	}
+	return nil
+}
+
+// undo is what puts a file back exactly as it was before an append: its
+// size, and the bytes from off on that the append may overwrite or cut
+// (a torn leveldb tail, a recordio trailer block).
+type undo struct {
+	size int64
+	off  int64
+	tail []byte
+}
+
+// saveUndo records the file's state: size bytes, of which [off, size) may
+// be overwritten.
+func saveUndo(f *os.File, size, off int64) (undo, error) {
+	u := undo{size: size, off: off, tail: make([]byte, size-off)}
+	if _, err := f.ReadAt(u.tail, off); err != nil {
+		return undo{}, fmt.Errorf("index: save the bytes an append may overwrite: %w", err)
+	}
+	return u, nil
+}
+
+// restore puts the file back as saveUndo found it. A file that is already
+// so is not written.
+func (u undo) restore(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == u.size {
+		cur := make([]byte, len(u.tail))
+		if _, err := f.ReadAt(cur, u.off); err == nil && bytes.Equal(cur, u.tail) {
+			return nil
+		}
+	}
+	if _, err := f.WriteAt(u.tail, u.off); err != nil {
+		return err
+	}
+	if err := f.Truncate(u.size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
