@@ -358,6 +358,15 @@ func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOA
 	return a, nil
 }
 
+// WriteOffset returns where the next Append starts writing: the offset of
+// the trailer block it rewrites, or the end of the file when there is none.
+func (a *RecordIOAppender) WriteOffset() int64 {
+	if a.trailer != nil {
+		return a.trailerOff
+	}
+	return a.size
+}
+
 // Append writes items as one or more body blocks (MaxItems+1 items each)
 // and returns once they are durable; a file with a trailer gets its trailer
 // block written again after them. When Append fails it first puts the file
