@@ -33,18 +33,22 @@ func lockFile(f *os.File) (unlock func(), err error) {
 }
 
 // openSource opens the source at path: read-write when the table will take
-// appends (o.Writable), read-only otherwise. A writable source must be a
-// regular file. reopen refuses a symlink at path: the file that replaced
-// the source is taken only if it is a file in its own right.
+// appends (o.Writable), read-only otherwise or when the file may not be
+// written (its appends will then fail, as they would have). A writable
+// source must be a regular file. reopen refuses a symlink at path: the file
+// that replaced the source is taken only if it is a file in its own right.
 func openSource(path string, o Options, reopen bool) (*os.File, error) {
 	if !o.Writable {
 		return os.Open(path)
 	}
-	flag := os.O_RDWR | syscall.O_NONBLOCK
+	flag := syscall.O_NONBLOCK
 	if reopen {
 		flag |= syscall.O_NOFOLLOW
 	}
-	f, err := os.OpenFile(path, flag, 0)
+	f, err := os.OpenFile(path, flag|os.O_RDWR, 0)
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
+		f, err = os.OpenFile(path, flag|os.O_RDONLY, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +65,10 @@ func openSource(path string, o Options, reopen bool) (*os.File, error) {
 
 // writable returns a read-write descriptor of the very file the table
 // indexed, never of whatever its path names now: the table's own
-// descriptor when it was opened writable, else the same open file opened
+// descriptor when it was opened read-write, else the same open file opened
 // again through /proc/self/fd. done releases it.
 func (t *Table) writable() (f *os.File, done func(), err error) {
-	if t.opt.Writable {
+	if readWrite(t.file) {
 		return t.file, func() {}, nil
 	}
 	f, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
@@ -148,4 +152,20 @@ func (u undo) restore(f *os.File) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// readWrite reports whether f was opened for reading and writing.
+func readWrite(f *os.File) bool {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var flags uintptr
+	var errno syscall.Errno
+	if err := sc.Control(func(fd uintptr) {
+		flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	}); err != nil || errno != 0 {
+		return false
+	}
+	return flags&syscall.O_ACCMODE == syscall.O_RDWR
 }
