@@ -295,3 +295,82 @@ func TestKilledAppendsLoseNothingAcknowledged(t *testing.T) {
 	}
 	checkOutcomes(t, outcomes, presentKeys(t, path, k), []string{"seed", "final"}, true)
 }
+
+// TestKilledMountLosesNoClosedRecord: a --rw mount of a recordio file with
+// a trailer takes records by close(2) while `recfs append` processes append
+// to the same file, and the mount daemon is SIGKILLed and remounted again
+// and again (3 times, 20 under RECFS_SOAK=1). A record whose close returned
+// 0, and every append that exited 0, is in the file exactly once.
+func TestKilledMountLosesNoClosedRecord(t *testing.T) {
+	needFUSE(t)
+	k := appendKinds[1]
+	src := filepath.Join(t.TempDir(), "m.rio")
+	createForAppends(t, src, k)
+	rounds := 3
+	if soak() {
+		rounds = 20
+	}
+	var (
+		mu       sync.Mutex
+		outcomes []appendOutcome
+	)
+	record := func(o appendOutcome) {
+		mu.Lock()
+		outcomes = append(outcomes, o)
+		mu.Unlock()
+	}
+	stopCLI := make(chan struct{})
+	cliDone := make(chan struct{})
+	go func() {
+		defer close(cliDone)
+		rng := rand.New(rand.NewSource(7))
+		for i := 0; ; i++ {
+			select {
+			case <-stopCLI:
+				return
+			default:
+			}
+			code, stderr := recfsAppend(context.Background(), src, appendRecord(rng, 9, i, 200000), nil)
+			record(appendOutcome{fmt.Sprintf("w9:%d", i), code, stderr})
+		}
+	}()
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	seq := 0
+	for round := range rounds {
+		mnt := newMountDir(t)
+		m := startMount(t, src, mnt, "--rw", "--no-cache")
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			wr := rand.New(rand.NewSource(int64(round)))
+			for {
+				key := fmt.Sprintf("m:%d", seq)
+				rec := append([]byte(key+"|"), bytes.Repeat([]byte("m"), wr.Intn(100000))...)
+				err := os.WriteFile(filepath.Join(mnt, fmt.Sprint("s", seq)), rec, 0o644)
+				seq++
+				if err != nil {
+					record(appendOutcome{key, -1, err.Error()}) // the daemon is gone: unknown
+					return
+				}
+				record(appendOutcome{key, 0, ""})
+			}
+		}()
+		time.Sleep(time.Duration(300+rng.Intn(700)) * time.Millisecond)
+		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-m.done
+		_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		select {
+		case <-stopped:
+		case <-time.After(exitTimeout):
+			t.Fatal("the mount writer did not stop after the daemon was killed")
+		}
+	}
+	close(stopCLI)
+	<-cliDone
+	if code, stderr := recfsAppend(context.Background(), src, []byte("final|"), nil); code != 0 {
+		t.Fatalf("append after the kills: exit %d: %s", code, stderr)
+	}
+	checkOutcomes(t, outcomes, presentKeys(t, src, k), []string{"seed", "final"}, true)
+}
