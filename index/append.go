@@ -101,11 +101,12 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, o AppendOptions
 	if err == nil {
 		err = t.checkAppended(ctx, s.n, recs)
 	}
-	if err != nil && u.tail != nil {
+	if err != nil && u.set() {
 		if rerr := u.restore(f); rerr != nil {
 			err = fmt.Errorf("%w; putting the file back failed too: %v", err, rerr)
 		}
-		_, _ = t.rescanLocked(ctx)
+		// The table must match the file again, even if ctx has ended.
+		_, _ = t.rescanLocked(context.WithoutCancel(ctx))
 	}
 	if err != nil {
 		return 0, err
@@ -150,20 +151,22 @@ func (t *Table) checkAppended(ctx context.Context, first int64, recs [][]byte) e
 // holds and which s describes. It returns what puts the file back.
 func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOptions) (undo, error) {
 	size := s.size
-	// Pre-write checks: nothing is changed until they all pass.
 	end := size
 	if torn := s.tornTail(); torn >= 0 {
 		end = torn
 	}
-	u, err := saveUndo(f, size, end)
-	if err != nil {
-		return undo{}, err
-	}
+	// Pre-write checks go here: until the torn tail is saved nothing has
+	// changed, and returning undo{} with an error refuses the append.
+
+	// A torn tail is saved aside, then cut off; a failure later writes it
+	// back from the saved copy.
+	u := undo{size: size, off: size, tail: []byte{}}
 	if end < size {
-		// A torn tail: saved aside, then cut off.
-		if _, err := t.saveTorn(f, end, size); err != nil {
+		backup, err := t.saveTorn(f, end, size)
+		if err != nil {
 			return undo{}, err
 		}
+		u = undo{size: size, off: end, backup: backup}
 		if err := f.Truncate(end); err != nil {
 			return u, err
 		}

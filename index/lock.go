@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
@@ -114,13 +115,19 @@ func (t *Table) pathIsFile(f *os.File) error {
 }
 
 // undo is what puts a file back exactly as it was before an append: its
-// size, and the bytes from off on that the append may overwrite or cut
-// (a torn leveldb tail, a recordio trailer block).
+// size, and the bytes from off on that the append may overwrite or cut (a
+// recordio trailer block in tail, or a torn leveldb tail in the file
+// backup, which may be too large to hold in memory).
 type undo struct {
-	size int64
-	off  int64
-	tail []byte
+	size   int64
+	off    int64
+	tail   []byte
+	backup string
 }
+
+// set reports whether u describes a state (the zero undo means nothing was
+// changed).
+func (u undo) set() bool { return u.tail != nil || u.backup != "" }
 
 // saveUndo records the file's state: size bytes, of which [off, size) may
 // be overwritten.
@@ -132,26 +139,48 @@ func saveUndo(f *os.File, size, off int64) (undo, error) {
 	return u, nil
 }
 
-// restore puts the file back as saveUndo found it. A file that is already
-// so is not written.
+// restore puts the file back as it was. A file that is already so is not
+// written.
 func (u undo) restore(f *os.File) error {
+	var old io.ReaderAt = bytes.NewReader(u.tail)
+	if u.backup != "" {
+		b, err := os.Open(u.backup)
+		if err != nil {
+			return fmt.Errorf("index: reopen the saved torn tail: %w", err)
+		}
+		defer b.Close()
+		old = b
+	}
+	n := u.size - u.off
 	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if fi.Size() == u.size {
-		cur := make([]byte, len(u.tail))
-		if _, err := f.ReadAt(cur, u.off); err == nil && bytes.Equal(cur, u.tail) {
-			return nil
-		}
+	if fi.Size() == u.size && sameBytes(io.NewSectionReader(f, u.off, n), io.NewSectionReader(old, 0, n)) {
+		return nil
 	}
-	if _, err := f.WriteAt(u.tail, u.off); err != nil {
+	if _, err := io.Copy(&offsetWriter{f: f, off: u.off}, io.NewSectionReader(old, 0, n)); err != nil {
 		return err
 	}
 	if err := f.Truncate(u.size); err != nil {
 		return err
 	}
 	return f.Sync()
+}
+
+// sameBytes reports whether a and b read the same bytes.
+func sameBytes(a, b io.Reader) bool {
+	var ab, bb [32 << 10]byte
+	for {
+		n, errA := io.ReadFull(a, ab[:])
+		m, errB := io.ReadFull(b, bb[:])
+		if n != m || !bytes.Equal(ab[:n], bb[:m]) {
+			return false
+		}
+		if errA != nil || errB != nil {
+			return (errA == io.EOF || errA == io.ErrUnexpectedEOF) && (errB == io.EOF || errB == io.ErrUnexpectedEOF)
+		}
+	}
 }
 
 // readWrite reports whether f was opened for reading and writing.

@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -77,10 +78,6 @@ func (t *Table) saveTorn(f *os.File, from, to int64) (string, error) {
 		return "", err
 	}
 	defer d.Close()
-	buf := make([]byte, to-from)
-	if _, err := f.ReadAt(buf, from); err != nil {
-		return "", fmt.Errorf("index: read torn tail: %w", err)
-	}
 	base := fmt.Sprintf("%s.%d-%d", filepath.Base(t.path), from, to)
 	for i := 0; i < maxTornBackups; i++ {
 		name := base
@@ -96,7 +93,7 @@ func (t *Table) saveTorn(f *os.File, from, to int64) (string, error) {
 			return "", fmt.Errorf("index: save torn tail in %s: %w", dir, err)
 		}
 		out := os.NewFile(uintptr(fd), filepath.Join(dir, name))
-		_, err = out.Write(buf)
+		_, err = io.Copy(out, io.NewSectionReader(f, from, to-from))
 		if err == nil {
 			err = out.Sync()
 		}
