@@ -420,11 +420,9 @@ func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
 func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
 	jpath := a.path + RecordIOJournalSuffix
 	dir := filepath.Dir(a.path)
-	jf, err := a.fsys.CreateJournal(jpath)
+	jf, err := a.createJournal(jpath)
 	if err != nil {
-		// Something is already there (planted, or an append that is not
-		// ours): the file is untouched, and the entry is not ours to remove.
-		return fmt.Errorf("codec: create journal: %w", err)
+		return err
 	}
 	err = writeJournal(jf, encodeJournal(a.size, a.trailerOff, a.trailer))
 	if err == nil {
@@ -465,6 +463,32 @@ func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
 	a.trailerOff = newOff
 	a.size = newOff + int64(len(a.trailer))
 	return nil
+}
+
+// journalAttempts bounds how often an append removes an untrusted entry
+// raced in at its journal's name and tries again.
+const journalAttempts = 3
+
+// createJournal creates the append's journal at jpath. Something planted
+// there since the repair (a symlink, another user's file) is removed
+// unread and the creation tried again; a trusted journal is left alone and
+// fails the append, with the file untouched.
+func (a *RecordIOAppender) createJournal(jpath string) (appendFile, error) {
+	for i := 0; ; i++ {
+		jf, err := a.fsys.CreateJournal(jpath)
+		if err == nil {
+			return jf, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i+1 >= journalAttempts {
+			return nil, fmt.Errorf("codec: create journal: %w", err)
+		}
+		if _, rerr := a.fsys.ReadJournal(jpath, a.f); !errors.Is(rerr, ErrUntrustedJournal) {
+			return nil, fmt.Errorf("codec: create journal: %w", err)
+		}
+		if rerr := a.fsys.Remove(jpath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("codec: create journal: %w (removing what is there: %v)", err, rerr)
+		}
+	}
 }
 
 // writeJournal writes b to the new journal jf, syncs and closes it.
