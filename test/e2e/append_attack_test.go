@@ -7,7 +7,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,4 +143,48 @@ func TestAttackJournalSymlinkRace(t *testing.T) {
 	stopAttacker()
 	os.Remove(journal)
 	checkOutcomes(t, outcomes, presentKeys(t, victim, appendKinds[1]), []string{"seed"}, false)
+}
+
+// craftJournal lays out a well-formed recfs recordio journal (magic, sizes,
+// trailer block, CRC-32C) that would make a repair write block at off and
+// cut the file just after it.
+func craftJournal(off int64, block []byte) []byte {
+	b := []byte("recfsJ1\n")
+	b = binary.LittleEndian.AppendUint64(b, uint64(off)+uint64(len(block)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(off))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(block)))
+	b = append(b, block...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// TestAttackForeignJournal: the attacker leaves a well-formed journal of
+// their own next to root's recordio file, asking the repair to overwrite
+// the file's body with their bytes. Root's next append ignores (and
+// removes) it: every record and the trailer survive, no attacker byte lands.
+func TestAttackForeignJournal(t *testing.T) {
+	needAttacker(t)
+	needBinary(t)
+	pub := publicDir(t)
+	dir := sharedDir(t, pub, "shared")
+	victim := filepath.Join(dir, "victim.rio")
+	createForAppends(t, victim, appendKinds[1])
+	if code, stderr := recfsAppend(context.Background(), victim, []byte("second|"), nil); code != 0 {
+		t.Fatal(stderr)
+	}
+	crafted := filepath.Join(pub, "crafted")
+	evil := bytes.Repeat([]byte("EVIL"), 32768/4)
+	if err := os.WriteFile(crafted, craftJournal(32768, evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := asAttacker(t, "cp", crafted, victim+".recfs-journal"); r.code != 0 {
+		t.Fatalf("attacker: %d %s", r.code, r.stderr)
+	}
+	if code, stderr := recfsAppend(context.Background(), victim, []byte("third|"), nil); code != 0 {
+		t.Fatalf("append next to a foreign journal: exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(victim)
+	if bytes.Contains(b, []byte("EVILEVIL")) {
+		t.Fatal("the attacker's bytes are in root's file")
+	}
+	checkOutcomes(t, []appendOutcome{{"third", 0, ""}}, presentKeys(t, victim, appendKinds[1]), []string{"seed", "second"}, true)
 }

@@ -227,7 +227,7 @@ func TestConcurrentAppendsTellTheTruth(t *testing.T) {
 
 // TestKilledAppendsLoseNothingAcknowledged: `recfs append` loops on a
 // recordio file with a trailer while appenders are SIGKILLed at random
-// moments (5 kills, 25 under RECFS_SOAK=1). Every append that exited 0 is in
+// moments (5 kills, 30 under RECFS_SOAK=1). Every append that exited 0 is in
 // the file once (after one more append, which repairs what the last kill
 // left), killed ones at most once, and appends that were not killed never
 // fail.
@@ -235,7 +235,7 @@ func TestKilledAppendsLoseNothingAcknowledged(t *testing.T) {
 	needBinary(t)
 	kills := 5
 	if soak() {
-		kills = 25
+		kills = 30
 	}
 	k := appendKinds[1]
 	path := filepath.Join(t.TempDir(), "f.rio")
