@@ -37,9 +37,15 @@ no INPUT reads standard input. With --lines every line (without its newline)
 becomes one record.
 
 A torn tail left by a crashed writer is moved aside first (its bytes are
-saved under the index cache directory), App Engine padding is kept, and a
-recordio trailer is rewritten after the new blocks, crash-safely. Legacy
-recordio files are read-only.`,
+saved under <user cache dir>/recfs/torn, which must be private: with no
+$HOME or $XDG_CACHE_HOME the append is refused), App Engine padding is
+kept, and a recordio trailer is rewritten after the new blocks,
+crash-safely. Legacy recordio files are read-only.
+
+Concurrent appends (other recfs append processes, --rw mounts) take turns
+by an exclusive flock of FILE; each lands after the others. The exit status
+is the truth: 0 if and only if the records are in FILE; on failure FILE is
+left as it was.`,
 		Example: `  recfs append events.log payload.json other.json
   printf 'a\nb\nc\n' | recfs append --lines events.log
   recfs append --create recordio --sync new.rio - < blob.bin`,
