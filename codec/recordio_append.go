@@ -38,6 +38,19 @@ package codec
 //     torn or fails its CRC was never completed, which means the file was
 //     not touched yet: it is deleted.
 //
+// Concurrency. Appends and repairs run only with an exclusive flock of the
+// record file held: a journal seen under the lock belongs to an append
+// that crashed, never to one still running, so rolling it back loses
+// nothing that was acknowledged.
+//
+// Hostile directories. The journal lives next to the record file, where
+// other users may be able to create entries. It is created with
+// O_CREAT|O_EXCL|O_NOFOLLOW and mode 0600, so it is never written through a
+// planted symlink or into an existing file, and a repair applies a journal
+// only if it is a regular file (opened with O_NOFOLLOW) owned by root, the
+// running user or the record file's owner; anything else at that name is
+// removed unread (ErrUntrustedJournal).
+//
 // A header that promises a trailer the file does not end with is treated as
 // a file without a trailer. The trailer's content is kept as it was; an
 // application whose trailer indexes the items must rewrite it itself.
@@ -59,54 +72,6 @@ type RecordIOAppendOptions struct {
 	MaxBlockBytes int64 // optional cut of blocks by raw size, as RecordIOWriterOptions.MaxBlockBytes
 
 	fsys appendFS // nil = the operating system; tests inject crashing file systems
-}
-
-// appendFS is the file-system surface the appender uses.
-type appendFS interface {
-	OpenFile(name string, flag int, perm fs.FileMode) (appendFile, error)
-	ReadFile(name string) ([]byte, error)
-	Remove(name string) error
-	SyncDir(dir string) error
-}
-
-// appendFile is an open file of an appendFS.
-type appendFile interface {
-	io.ReaderAt
-	io.WriterAt
-	Truncate(size int64) error
-	Sync() error
-	Close() error
-	Size() (int64, error)
-}
-
-type osFS struct{}
-
-type osFile struct{ *os.File }
-
-func (f osFile) Size() (int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
-}
-
-func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (appendFile, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return osFile{f}, nil
-}
-func (osFS) ReadFile(name string) ([]byte, error) { return os.ReadFile(name) }
-func (osFS) Remove(name string) error             { return os.Remove(name) }
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // RecordIOJournalSuffix is appended to a file's path to name its append journal.
@@ -152,49 +117,53 @@ func decodeJournal(b []byte) (origSize, trailerOff int64, trailer []byte, ok boo
 // RepairRecordIO brings a recordio v2 file back to a consistent state after
 // an append crashed: it rolls back an interrupted trailer-rewriting append
 // using its journal, deletes a torn journal, and truncates a torn tail after
-// the last cleanly decoding block. It reports whether it changed anything.
+// the last cleanly decoding block. It reports whether it changed the file.
+// It holds an exclusive flock of the file while it works, the lock every
+// appender holds, so it never mistakes a running append for a crashed one.
 func RepairRecordIO(path string) (repaired bool, err error) {
-	return repairRecordIO(osFS{}, path)
+	return repairPath(osFS{}, path)
 }
 
-func repairRecordIO(fsys appendFS, path string) (bool, error) {
+// RepairRecordIOFile is RepairRecordIO through f, an open read-write
+// descriptor of the file at path (path names the journal). The caller must
+// hold an exclusive flock of f.
+func RepairRecordIOFile(f *os.File, path string) (repaired bool, err error) {
+	return repairRecordIO(osFS{}, osFile{f}, path)
+}
+
+// repairPath opens and locks the file at path, then repairs it.
+func repairPath(fsys appendFS, path string) (bool, error) {
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := f.Lock(); err != nil {
+		return false, err
+	}
+	repaired, err := repairRecordIO(fsys, f, path)
+	if err != nil {
+		return repaired, err
+	}
+	return repaired, f.Close()
+}
+
+// repairRecordIO repairs the file f (at path) with its lock held.
+func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
 	jpath := path + RecordIOJournalSuffix
 	dir := filepath.Dir(path)
 	repaired := false
-	j, err := fsys.ReadFile(jpath)
+	j, err := fsys.ReadJournal(jpath, f)
 	switch {
 	case err == nil:
-		if _, toff, trailer, ok := decodeJournal(j); ok {
-			f, err := fsys.OpenFile(path, os.O_RDWR, 0)
-			if err != nil {
-				return false, err
-			}
-			if appendCompleted(f, toff, trailer) {
-				// The append got as far as rewriting the trailer: keep it.
-				if err := f.Close(); err != nil {
-					return false, err
-				}
-				if err := fsys.Remove(jpath); err != nil {
-					return false, err
-				}
-				return true, fsys.SyncDir(dir)
-			}
-			if _, err := f.WriteAt(trailer, toff); err != nil {
-				f.Close()
-				return false, err
-			}
-			if err := f.Truncate(toff + int64(len(trailer))); err != nil {
-				f.Close()
-				return false, err
-			}
-			if err := f.Sync(); err != nil {
-				f.Close()
-				return false, err
-			}
-			if err := f.Close(); err != nil {
+		if _, toff, trailer, ok := decodeJournal(j); ok && !appendCompleted(f, toff, trailer) {
+			// Torn anywhere after the journal was made durable: roll back.
+			if err := rollBack(f, toff, trailer); err != nil {
 				return false, err
 			}
 		}
+		// Else the append got as far as rewriting the trailer (keep it), or
+		// the journal itself is torn (the file was not touched yet).
 		if err := fsys.Remove(jpath); err != nil {
 			return false, err
 		}
@@ -202,15 +171,16 @@ func repairRecordIO(fsys appendFS, path string) (bool, error) {
 			return false, err
 		}
 		repaired = true
+	case errors.Is(err, ErrUntrustedJournal):
+		// Planted, not ours: never applied; removed so appends can make
+		// their own journal (removing a name never follows a link).
+		if err := fsys.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		return false, err
 	}
-	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return repaired, err
-	}
-	defer f.Close()
 	size, err := f.Size()
 	if err != nil || size == 0 {
 		return repaired, err
@@ -228,7 +198,19 @@ func repairRecordIO(fsys appendFS, path string) (bool, error) {
 		}
 		repaired = true
 	}
-	return repaired, f.Close()
+	return repaired, nil
+}
+
+// rollBack puts the saved trailer block back at toff and cuts the file
+// just after it, which restores the file as it was before the append.
+func rollBack(f appendFile, toff int64, trailer []byte) error {
+	if _, err := f.WriteAt(trailer, toff); err != nil {
+		return err
+	}
+	if err := f.Truncate(toff + int64(len(trailer))); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // appendCompleted reports whether a journaled append finished writing: the
@@ -290,12 +272,13 @@ func rioConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 
 // RecordIOAppender appends body blocks to an existing recordio v2 file,
 // durably and crash-safely (see the package's recordio_append.go for the
-// design). It is not safe for concurrent use, and only one appender may
-// have a file open at a time.
+// design). It is not safe for concurrent use; the flock it (or its caller)
+// holds keeps other appenders and repairs out.
 type RecordIOAppender struct {
 	fsys       appendFS
 	path       string
 	f          appendFile
+	owned      bool // Close closes f (and so releases the lock)
 	o          RecordIOAppendOptions
 	chain      []rioTransformer
 	size       int64
@@ -305,26 +288,45 @@ type RecordIOAppender struct {
 	buf        []byte
 }
 
-// OpenRecordIOAppender repairs the file if a previous append crashed (see
-// RepairRecordIO), then opens it for appending. The file must be a recordio
+// OpenRecordIOAppender opens the file at path for appending and takes an
+// exclusive flock of it, held until Close; then it repairs the file if a
+// previous append crashed (see RepairRecordIO). The file must be a recordio
 // v2 file with an intact header.
 func OpenRecordIOAppender(path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	if o.fsys == nil {
 		o.fsys = osFS{}
 	}
-	if _, err := repairRecordIO(o.fsys, path); err != nil {
-		return nil, err
-	}
 	f, err := o.fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAppender(f, path, o)
+	a, err := openAppender(f, path, o)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	a.owned = true
 	return a, nil
+}
+
+func openAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
+	if err := f.Lock(); err != nil {
+		return nil, err
+	}
+	if _, err := repairRecordIO(o.fsys, f, path); err != nil {
+		return nil, err
+	}
+	return newAppender(f, path, o)
+}
+
+// NewRecordIOAppender appends through f, an open read-write descriptor of
+// the recordio v2 file at path (path only names the journal). The caller
+// must hold an exclusive flock of f for as long as it uses the appender and
+// must have repaired the file under that lock (RepairRecordIOFile). Close
+// leaves f open.
+func NewRecordIOAppender(f *os.File, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
+	o.fsys = osFS{}
+	return newAppender(osFile{f}, path, o)
 }
 
 func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
@@ -356,10 +358,21 @@ func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOA
 	return a, nil
 }
 
+// WriteOffset returns where the next Append starts writing: the offset of
+// the trailer block it rewrites, or the end of the file when there is none.
+func (a *RecordIOAppender) WriteOffset() int64 {
+	if a.trailer != nil {
+		return a.trailerOff
+	}
+	return a.size
+}
+
 // Append writes items as one or more body blocks (MaxItems+1 items each)
 // and returns once they are durable; a file with a trailer gets its trailer
-// block written again after them. After an error the appender is unusable;
-// reopen it (which repairs the file).
+// block written again after them. When Append fails it first puts the file
+// back exactly as it was (if even that fails, the journal stays for the
+// next repair, and the error says so). After an error the appender is
+// unusable; reopen it.
 func (a *RecordIOAppender) Append(items ...[]byte) error {
 	if a.err != nil {
 		return a.err
@@ -384,6 +397,126 @@ func (a *RecordIOAppender) Append(items ...[]byte) error {
 		a.err = err
 	}
 	return err
+}
+
+func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
+	_, err := a.f.WriteAt(blocks, a.size)
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if err != nil {
+		if rerr := a.f.Truncate(a.size); rerr != nil {
+			return fmt.Errorf("%w (and cutting the file back failed: %v)", err, rerr)
+		}
+		if rerr := a.f.Sync(); rerr != nil {
+			return fmt.Errorf("%w (and syncing the cut failed: %v)", err, rerr)
+		}
+		return err
+	}
+	a.size += int64(len(blocks))
+	return nil
+}
+
+func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
+	jpath := a.path + RecordIOJournalSuffix
+	dir := filepath.Dir(a.path)
+	jf, err := a.createJournal(jpath)
+	if err != nil {
+		return err
+	}
+	err = writeJournal(jf, encodeJournal(a.size, a.trailerOff, a.trailer))
+	if err == nil {
+		err = a.fsys.SyncDir(dir)
+	}
+	if err != nil {
+		// The file is untouched; the journal is ours and not yet trusted.
+		if rerr := a.fsys.Remove(jpath); rerr != nil {
+			return fmt.Errorf("%w (and removing the journal failed: %v)", err, rerr)
+		}
+		return err
+	}
+	// The journal is durable: the file may now be torn at any byte.
+	newOff := a.trailerOff + int64(len(blocks))
+	_, err = a.f.WriteAt(blocks, a.trailerOff)
+	if err == nil {
+		_, err = a.f.WriteAt(a.trailer, newOff)
+	}
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if err == nil {
+		err = a.fsys.Remove(jpath)
+	}
+	if err != nil {
+		if rerr := rollBack(a.f, a.trailerOff, a.trailer); rerr != nil {
+			return fmt.Errorf("%w (and rolling back failed, the journal stays for the next repair: %v)", err, rerr)
+		}
+		if rerr := a.fsys.Remove(jpath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return fmt.Errorf("%w (rolled back; removing the journal failed: %v)", err, rerr)
+		}
+		return err
+	}
+	// The new state is durable in the file and the journal is gone. Should
+	// the removal not reach the disk before a crash, repair finds the
+	// journal and keeps the completed append, so the items are in either way.
+	_ = a.fsys.SyncDir(dir)
+	a.trailerOff = newOff
+	a.size = newOff + int64(len(a.trailer))
+	return nil
+}
+
+// journalAttempts bounds how often an append removes an untrusted entry
+// raced in at its journal's name and tries again.
+const journalAttempts = 3
+
+// createJournal creates the append's journal at jpath. Something planted
+// there since the repair (a symlink, another user's file) is removed
+// unread and the creation tried again; a trusted journal is left alone and
+// fails the append, with the file untouched.
+func (a *RecordIOAppender) createJournal(jpath string) (appendFile, error) {
+	for i := 0; ; i++ {
+		jf, err := a.fsys.CreateJournal(jpath)
+		if err == nil {
+			return jf, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i+1 >= journalAttempts {
+			return nil, fmt.Errorf("codec: create journal: %w", err)
+		}
+		if _, rerr := a.fsys.ReadJournal(jpath, a.f); !errors.Is(rerr, ErrUntrustedJournal) {
+			return nil, fmt.Errorf("codec: create journal: %w", err)
+		}
+		if rerr := a.fsys.Remove(jpath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("codec: create journal: %w (removing what is there: %v)", err, rerr)
+		}
+	}
+}
+
+// writeJournal writes b to the new journal jf, syncs and closes it.
+func writeJournal(jf appendFile, b []byte) error {
+	_, err := jf.WriteAt(b, 0)
+	if err == nil {
+		err = jf.Sync()
+	}
+	if cerr := jf.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close releases the appender. An appender made by OpenRecordIOAppender
+// closes its file (which releases the lock); one made by
+// NewRecordIOAppender leaves the caller's descriptor open. Appends are
+// already durable when Append returns.
+func (a *RecordIOAppender) Close() error {
+	if a.f == nil {
+		return nil
+	}
+	f := a.f
+	a.f = nil
+	if !a.owned {
+		return nil
+	}
+	return f.Close()
 }
 
 // encode packs items into transformed body blocks cut into chunks.
@@ -422,68 +555,4 @@ func (a *RecordIOAppender) encode(items [][]byte) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
-	if _, err := a.f.WriteAt(blocks, a.size); err != nil {
-		return err
-	}
-	if err := a.f.Sync(); err != nil {
-		return err
-	}
-	a.size += int64(len(blocks))
-	return nil
-}
-
-func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
-	jpath := a.path + RecordIOJournalSuffix
-	dir := filepath.Dir(a.path)
-	jf, err := a.fsys.OpenFile(jpath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := jf.WriteAt(encodeJournal(a.size, a.trailerOff, a.trailer), 0); err != nil {
-		jf.Close()
-		return err
-	}
-	if err := jf.Sync(); err != nil {
-		jf.Close()
-		return err
-	}
-	if err := jf.Close(); err != nil {
-		return err
-	}
-	if err := a.fsys.SyncDir(dir); err != nil {
-		return err
-	}
-	// The journal is durable: the file may now be torn at any byte.
-	if _, err := a.f.WriteAt(blocks, a.trailerOff); err != nil {
-		return err
-	}
-	newOff := a.trailerOff + int64(len(blocks))
-	if _, err := a.f.WriteAt(a.trailer, newOff); err != nil {
-		return err
-	}
-	if err := a.f.Sync(); err != nil {
-		return err
-	}
-	if err := a.fsys.Remove(jpath); err != nil {
-		return err
-	}
-	if err := a.fsys.SyncDir(dir); err != nil {
-		return err
-	}
-	a.trailerOff = newOff
-	a.size = newOff + int64(len(a.trailer))
-	return nil
-}
-
-// Close closes the file. Appends are already durable when Append returns.
-func (a *RecordIOAppender) Close() error {
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
 }

@@ -73,6 +73,19 @@ func (m *memFS) ReadFile(name string) ([]byte, error) {
 	return slices.Clone(b), nil
 }
 
+func (m *memFS) ReadJournal(name string, _ appendFile) ([]byte, error) { return m.ReadFile(name) }
+
+func (m *memFS) CreateJournal(name string) (appendFile, error) {
+	if err := m.step(); err != nil {
+		return nil, err
+	}
+	if _, ok := m.files[name]; ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrExist}
+	}
+	m.files[name] = nil
+	return &memFile{m: m, name: name}, nil
+}
+
 func (m *memFS) Remove(name string) error {
 	if err := m.step(); err != nil {
 		return err
@@ -135,6 +148,7 @@ func (f *memFile) Truncate(size int64) error {
 
 func (f *memFile) Sync() error          { return f.m.step() }
 func (f *memFile) Close() error         { return nil }
+func (f *memFile) Lock() error          { return nil }
 func (f *memFile) Size() (int64, error) { return int64(len(f.m.files[f.name])), nil }
 func (m *memFS) clone() *memFS {
 	c := newMemFS()
@@ -313,7 +327,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				done := run(m, cr.bytes, cr.ops)
 				// Reboot: no more crashes.
 				m.crashed, m.bytesLeft, m.opsLeft = false, -1, -1
-				if _, err := repairRecordIO(m, path); err != nil {
+				if _, err := repairPath(m, path); err != nil {
 					t.Fatalf("crash %+v: repair: %v", cr, err)
 				}
 				if _, ok := m.files[path+RecordIOJournalSuffix]; ok {
@@ -366,7 +380,7 @@ func TestRepairRecordIOJournal(t *testing.T) {
 		m := newMemFS()
 		m.files["/f"] = slices.Clone(data)
 		m.files["/f"+RecordIOJournalSuffix] = j[:cut]
-		if ok, err := repairRecordIO(m, "/f"); err != nil || !ok {
+		if ok, err := repairPath(m, "/f"); err != nil || !ok {
 			t.Fatalf("cut %d: repaired=%v err=%v", cut, ok, err)
 		}
 		if !bytes.Equal(m.files["/f"], data) {
@@ -379,12 +393,12 @@ func TestRepairRecordIOJournal(t *testing.T) {
 	// A clean file needs no repair.
 	m := newMemFS()
 	m.files["/f"] = slices.Clone(data)
-	if ok, err := repairRecordIO(m, "/f"); err != nil || ok {
+	if ok, err := repairPath(m, "/f"); err != nil || ok {
 		t.Fatalf("clean file: repaired=%v err=%v", ok, err)
 	}
 	// Garbage after the last block is cut off.
 	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunkSize]), 1, 2, 3)
-	if ok, err := repairRecordIO(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunkSize {
+	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunkSize {
 		t.Fatalf("tail garbage: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
 	}
 }

@@ -2,11 +2,8 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -24,188 +21,187 @@ type AppendOptions struct {
 
 // Append writes recs to the end of the source file as new records, through
 // the format's own writer, and adds them to the table. It returns the
-// number of the first new record. Appends to one table are serialised, and
-// an advisory lock (flock) keeps two recfs processes from interleaving.
+// number of the first new record. It writes through a descriptor of the
+// file the table was made from, never re-resolving the path.
+//
+// Appends are serialised: within a table by a mutex, between tables and
+// processes by an exclusive flock of the file, which every recfs appender
+// and repair takes. Under the lock the table first catches up with what
+// others appended since it was made, then appends at the file's true end.
+// The result is the truth: Append succeeds if and only if all of recs are
+// in the file; when it fails it puts the file back, still under the lock,
+// exactly as it found it (byte for byte).
 //
 // leveldb logs: records go after the last complete record. A torn tail left
 // by a crashed writer (a record cut short at the end of the file) is first
-// moved out of the way — its bytes are saved next to the cached tables and
-// the file is truncated to the end of the last good record — because
-// goleveldb and pebble would otherwise glue it to the next record. A file
-// that ends in App Engine block padding stays padded.
+// moved out of the way — its bytes are saved in a private directory next to
+// the cached tables (see ErrNoPrivateDir) and the file is truncated to the
+// end of the last good record — because goleveldb and pebble would
+// otherwise glue it to the next record. A file that ends in App Engine block
+// padding stays padded.
 //
-// recordio: new body blocks go through codec.RecordIOAppender, which keeps
-// the trailer and is crash safe. Legacy recordio files are read-only.
+// recordio: what a crashed append left is repaired first (see
+// codec.RepairRecordIOFile), then new body blocks go through
+// codec.RecordIOAppender, which keeps the trailer and is crash safe. Legacy
+// recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
 	if t.file == nil {
 		return 0, errNoFile
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	// Catch up with changes made by others first; a stat tells whether
-	// there are any (appendLog re-checks the size under its file lock).
-	if t.moved() {
-		if _, err := t.refreshLocked(ctx); err != nil {
-			return 0, err
-		}
-	}
-	s := t.s()
-	first = s.n
-	switch s.format {
-	case codec.LevelDB:
-		err = t.appendLog(s, recs, o)
-	case codec.RecordIO:
-		err = t.appendRIO(recs)
-	default:
-		err = ErrReadOnlyFormat
-	}
+	first, err = t.appendLocked(ctx, recs, o)
 	if err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
-	}
-	if _, err := t.refreshLocked(ctx); err != nil {
-		return 0, err
-	}
-	if got := t.s().n - first; got != int64(len(recs)) {
-		return 0, fmt.Errorf("index: append to %s: %d records written, %d found after it", t.path, len(recs), got)
 	}
 	return first, nil
 }
 
-// appendLog appends to a leveldb log.
-func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
-	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
+// appendLocked is Append with t.mu held.
+func (t *Table) appendLocked(ctx context.Context, recs [][]byte, o AppendOptions) (int64, error) {
+	if f := t.s().format; f != codec.LevelDB && f != codec.RecordIO {
+		return 0, ErrReadOnlyFormat
+	}
+	f, done, err := t.writable()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	unlock, err := lockFile(f)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	if err := t.pathIsFile(f); err != nil {
+		return 0, err
+	}
+	if err := t.catchUp(ctx); err != nil {
+		return 0, err
+	}
+	if t.s().format == codec.RecordIO {
+		// Only under the lock is a journal or torn tail provably a crash's.
+		if fixed, err := codec.RepairRecordIOFile(f, t.path); err != nil {
+			return 0, err
+		} else if fixed {
+			if err := t.catchUp(ctx); err != nil {
+				return 0, err
+			}
+		}
+	}
+	s := t.s()
+	var u undo
+	switch s.format {
+	case codec.LevelDB:
+		u, err = t.appendLog(f, s, recs, o)
+	case codec.RecordIO:
+		u, err = t.appendRIO(f, s, recs)
+	default:
+		return 0, ErrReadOnlyFormat
+	}
+	if err == nil {
+		err = t.checkAppended(ctx, s.n, recs)
+	}
+	if err != nil && u.set() {
+		if rerr := u.restore(f); rerr != nil {
+			err = fmt.Errorf("%w; putting the file back failed too: %v", err, rerr)
+		}
+		// The table must match the file again, even if ctx has ended.
+		_, _ = t.rescanLocked(context.WithoutCancel(ctx))
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.n, nil
+}
+
+// catchUp brings the table up to date with the file, which the caller has
+// locked: a cheap stat first, a scan of what changed only if it moved.
+func (t *Table) catchUp(ctx context.Context) error {
+	s := t.s()
+	fi, err := t.file.Stat()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if fi.Size() == s.id.size && fi.ModTime().UnixNano() == s.id.mtime {
+		return nil
+	}
+	_, err = t.rescanLocked(ctx)
+	return err
+}
+
+// checkAppended rescans the file (still locked) after an append and checks
+// that exactly recs follow record first.
+func (t *Table) checkAppended(ctx context.Context, first int64, recs [][]byte) error {
+	if _, err := t.rescanLocked(ctx); err != nil {
 		return err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		return err
+	s := t.s()
+	if got := s.n - first; got != int64(len(recs)) {
+		return fmt.Errorf("%d records written, %d found after it", len(recs), got)
 	}
-	size := fi.Size()
-	if size != s.size {
-		return fmt.Errorf("file changed while appending (%d bytes, table covers %d)", size, s.size)
-	}
-	if torn := s.tornTail(); torn >= 0 {
-		if err := t.saveTorn(f, torn, size); err != nil {
-			return err
+	for i, r := range recs {
+		if s.size1(first+int64(i)) != int64(len(r)) {
+			return fmt.Errorf("record %d reads back with %d bytes, %d written", first+int64(i), s.size1(first+int64(i)), len(r))
 		}
-		if err := f.Truncate(torn); err != nil {
-			return err
-		}
-		size = torn
-	}
-	padded := s.log.info.Padded && size > 0 && size%blockSize == 0
-	w := codec.NewLogWriter(&offsetWriter{f: f, off: size}, codec.LogWriterOptions{Offset: size, AppEngine: padded})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			return err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	if o.Sync {
-		return f.Sync()
 	}
 	return nil
 }
 
-// repairLogTail moves a torn leveldb tail (a record cut short at the end of
-// the file by a crashed writer) out of the way when a table is opened for
-// writing: the bytes are saved aside and the file is truncated to the end
-// of its last good record, so reference readers read it cleanly again. It
-// reports whether it changed the file.
-func (t *Table) repairLogTail() (bool, error) {
-	s := t.s()
-	torn := s.tornTail()
-	if s.format != codec.LevelDB || torn < 0 {
-		return false, nil
+// appendLog appends recs to a leveldb log through f, whose lock the caller
+// holds and which s describes. It returns what puts the file back.
+func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOptions) (undo, error) {
+	size := s.size
+	end := size
+	if torn := s.tornTail(); torn >= 0 {
+		end = torn
 	}
-	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return false, err
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Size() != s.size {
-		return false, err // changed meanwhile: leave it to the next append
-	}
-	if err := t.saveTorn(f, torn, s.size); err != nil {
-		return false, err
-	}
-	return true, f.Truncate(torn)
-}
+	// Pre-write checks go here: until the torn tail is saved nothing has
+	// changed, and returning undo{} with an error refuses the append.
 
-// tornTail returns where a damaged tail of a leveldb log starts (the end of
-// the last good record), or -1 if the file ends cleanly.
-func (s *snapshot) tornTail() int64 {
-	for _, d := range s.damage {
-		if d.Off >= s.log.resume {
-			return s.log.resume
-		}
-	}
-	return -1
-}
-
-// saveTorn copies the bytes [from, to) of f aside before they are cut off,
-// so that nothing a crashed writer left is destroyed without a trace.
-func (t *Table) saveTorn(f *os.File, from, to int64) error {
-	dir := t.opt.CacheDir
-	if dir == "-" {
-		dir = ""
-	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
+	// A torn tail is saved aside, then cut off; a failure later writes it
+	// back from the saved copy.
+	u := undo{size: size, off: size, tail: []byte{}}
+	if end < size {
+		backup, err := t.saveTorn(f, end, size)
 		if err != nil {
-			base = os.TempDir()
+			return undo{}, err
 		}
-		dir = filepath.Join(base, "recfs")
+		u = undo{size: size, off: end, backup: backup}
+		if err := f.Truncate(end); err != nil {
+			return u, err
+		}
 	}
-	dir = filepath.Join(dir, "torn")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	// Writer options.
+	wo := codec.LogWriterOptions{Offset: end, AppEngine: s.log.info.Padded && end > 0 && end%blockSize == 0}
+	// Write.
+	w := codec.NewLogWriter(&offsetWriter{f: f, off: end}, wo)
+	for _, r := range recs {
+		if _, err := w.WriteRecord(r); err != nil {
+			return u, err
+		}
 	}
-	buf := make([]byte, to-from)
-	src, err := os.Open(t.path)
-	if err != nil {
-		return err
+	if err := w.Close(); err != nil {
+		return u, err
 	}
-	defer src.Close()
-	if _, err := src.ReadAt(buf, from); err != nil {
-		return err
+	if o.Sync {
+		return u, f.Sync()
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%s.%d-%d", filepath.Base(t.path), from, to))
-	return os.WriteFile(name, buf, 0o644)
+	return u, nil
 }
 
-// appendRIO appends items to a recordio v2 file. The file is flock'd for
-// the whole append, like a leveldb append, so two recfs processes never
-// interleave their blocks or journals.
-func (t *Table) appendRIO(items [][]byte) error {
-	lock, err := os.Open(t.path)
+// appendRIO appends items to a recordio v2 file through f, whose lock the
+// caller holds and which s describes. It returns what puts the file back.
+func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte) (undo, error) {
+	a, err := codec.NewRecordIOAppender(f, t.path, codec.RecordIOAppendOptions{})
 	if err != nil {
-		return err
+		return undo{}, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	a, err := codec.OpenRecordIOAppender(t.path, codec.RecordIOAppendOptions{})
+	defer a.Close()
+	u, err := saveUndo(f, s.size, a.WriteOffset())
 	if err != nil {
-		return err
+		return undo{}, err
 	}
-	if err := a.Append(items...); err != nil {
-		a.Close()
-		return err
-	}
-	return a.Close()
+	return u, a.Append(items...)
 }
 
 // offsetWriter writes sequentially at an explicit offset, so appends land
@@ -223,10 +219,24 @@ func (w *offsetWriter) Write(p []byte) (int, error) {
 
 // Create makes a new, empty record file of format f at path (failing if it
 // exists) and returns its table: an empty file for a leveldb log, a
-// header-only file for recordio (with a trailer when trailer is set).
+// header-only file for recordio (with a trailer when trailer is set). The
+// table is made from the descriptor that created the file.
 func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
 	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	// Appenders that find the new file before its header is written wait
+	// for the header.
+	unlock, err := lockFile(file)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	fail := func(err error) (*Table, error) {
+		unlock()
+		file.Close()
+		os.Remove(path)
 		return nil, err
 	}
 	switch f {
@@ -240,22 +250,20 @@ func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Op
 			err = w.Close()
 		}
 		if err != nil {
-			file.Close()
-			os.Remove(path)
-			return nil, err
+			return fail(err)
 		}
 	default:
-		file.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
+		return fail(fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat))
 	}
 	if err := file.Sync(); err != nil {
+		return fail(err)
+	}
+	unlock()
+	o.Format = f
+	t, err := openFile(ctx, file, path, o)
+	if err != nil {
 		file.Close()
 		return nil, err
 	}
-	file.Close()
-	o.Format = f
-	return Open(ctx, path, o)
+	return t, nil
 }
-
-var _ = errors.Is

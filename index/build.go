@@ -9,14 +9,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/recfs/recfs/codec"
 )
 
-// Open opens the file at path read-only and returns its table: loaded from
-// the cache when a saved table for the unchanged file exists, built (and
-// saved) otherwise. A damaged, foreign or stale cache file is ignored.
+// Open opens the file at path and returns its table: loaded from the cache
+// when a saved table for the unchanged file exists, built (and saved)
+// otherwise. A damaged, foreign or stale cache file is ignored. The file is
+// opened read-only, or read-write with o.Writable; the table keeps that
+// descriptor, and appends write through it.
 func Open(ctx context.Context, path string, o Options) (*Table, error) {
-	f, err := os.Open(path)
+	f, err := openSource(path, o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -28,10 +32,15 @@ func Open(ctx context.Context, path string, o Options) (*Table, error) {
 	if o.Writable {
 		// A leveldb log left torn by a crashed writer is repaired before
 		// anyone appends to it (recordio files were repaired in openFile).
-		if fixed, err := t.repairLogTail(); err != nil {
+		fixed, err := t.repairLogTail()
+		switch {
+		case errors.Is(err, ErrNoPrivateDir):
+			// The file stays as it is; an append will say why it cannot.
+			logrus.Warnf("recfs: %s has a torn tail that stays in place: %v", path, err)
+		case err != nil:
 			t.Close()
 			return nil, err
-		} else if fixed {
+		case fixed:
 			if _, err := t.Refresh(ctx); err != nil {
 				t.Close()
 				return nil, err
@@ -151,8 +160,10 @@ func canceled(ctx context.Context) error {
 var _ = errors.Is
 
 // repair undoes what a crashed recordio append left behind (see
-// codec.RepairRecordIO). Other formats need nothing here: a torn leveldb
-// tail is dealt with by the next Append.
+// codec.RepairRecordIOFile), holding the file's append lock so that an
+// append running in another process is never taken for a crashed one.
+// Other formats need nothing here: a torn leveldb tail is dealt with by
+// repairLogTail and by the next Append.
 func repair(f *os.File, path string) error {
 	fi, err := f.Stat()
 	if err != nil {
@@ -164,6 +175,11 @@ func repair(f *os.File, path string) error {
 	if format, err := codec.Detect(f, fi.Size()); err != nil || format != codec.RecordIO {
 		return nil
 	}
-	_, err = codec.RepairRecordIO(path)
+	unlock, err := lockFile(f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = codec.RepairRecordIOFile(f, path)
 	return err
 }

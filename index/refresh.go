@@ -30,13 +30,19 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 
 // refreshLocked is Refresh with t.mu held.
 func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
-	old := t.s()
-	start := time.Now()
 	if fi, err := os.Stat(t.path); err == nil {
 		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
 			return true, t.reopen(ctx)
 		}
 	}
+	return t.rescanLocked(ctx)
+}
+
+// rescanLocked brings the table up to date with the file it has open
+// (never another one at its path), with t.mu held.
+func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
+	old := t.s()
+	start := time.Now()
 	id, err := identify(t.file)
 	if err != nil {
 		return false, err
@@ -71,7 +77,7 @@ func (t *Table) prefixUnchanged(old *snapshot) bool {
 
 // reopen switches to the file now at the table's path and rebuilds.
 func (t *Table) reopen(ctx context.Context) error {
-	f, err := os.Open(t.path)
+	f, err := openSource(t.path, t.opt, true)
 	if err != nil {
 		return err
 	}

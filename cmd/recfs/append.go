@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -35,9 +37,15 @@ no INPUT reads standard input. With --lines every line (without its newline)
 becomes one record.
 
 A torn tail left by a crashed writer is moved aside first (its bytes are
-saved under the index cache directory), App Engine padding is kept, and a
-recordio trailer is rewritten after the new blocks, crash-safely. Legacy
-recordio files are read-only.`,
+saved under <user cache dir>/recfs/torn, which must be private: with no
+$HOME or $XDG_CACHE_HOME the append is refused), App Engine padding is
+kept, and a recordio trailer is rewritten after the new blocks,
+crash-safely. Legacy recordio files are read-only.
+
+Concurrent appends (other recfs append processes, --rw mounts) take turns
+by an exclusive flock of FILE; each lands after the others. The exit status
+is the truth: 0 if and only if the records are in FILE; on failure FILE is
+left as it was.`,
 		Example: `  recfs append events.log payload.json other.json
   printf 'a\nb\nc\n' | recfs append --lines events.log
   recfs append --create recordio --sync new.rio - < blob.bin`,
@@ -84,6 +92,10 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 			return usageError{perr}
 		}
 		t, err = index.Create(cmd.Context(), path, f, af.trailer, o)
+		if errors.Is(err, fs.ErrExist) {
+			// Created by someone else meanwhile: append to it.
+			t, err = openTable(cmd, path, o)
+		}
 	} else {
 		if af.create == "" && af.trailer {
 			return usagef("--trailer goes with --create")

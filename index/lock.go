@@ -1,0 +1,200 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrReplaced is returned by Append when the table's path no longer names
+// the file the table was made from (it was renamed, removed or replaced):
+// records appended to the old file would not be where the caller looks,
+// and writing to whatever the path names now would write to a file nobody
+// opened. Refresh (or reopen) the table first.
+var ErrReplaced = errors.New("index: the source path names another file now")
+
+// lockFile takes the append lock of f: an exclusive flock, which every recfs
+// appender and repair of the file takes, in this process or another. The
+// returned function releases it.
+func lockFile(f *os.File) (unlock func(), err error) {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: lock: %w", err)
+	}
+	return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
+}
+
+// openSource opens the source at path: read-write when the table will take
+// appends (o.Writable), read-only otherwise or when the file may not be
+// written (its appends will then fail, as they would have). A writable
+// source must be a regular file. reopen refuses a symlink at path: the file
+// that replaced the source is taken only if it is a file in its own right.
+func openSource(path string, o Options, reopen bool) (*os.File, error) {
+	if !o.Writable {
+		return os.Open(path)
+	}
+	flag := syscall.O_NONBLOCK
+	if reopen {
+		flag |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flag|os.O_RDWR, 0)
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
+		f, err = os.OpenFile(path, flag|os.O_RDONLY, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("index: %s is not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// writable returns a read-write descriptor of the very file the table
+// indexed, never of whatever its path names now: the table's own
+// descriptor when it was opened read-write, else the same open file opened
+// again through /proc/self/fd. done releases it.
+func (t *Table) writable() (f *os.File, done func(), err error) {
+	if readWrite(t.file) {
+		return t.file, func() {}, nil
+	}
+	f, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// No /proc: the path, not following a symlink, and only if it is
+		// still the same file.
+		f, err = os.OpenFile(t.path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !sameFile(f, t.file) {
+		f.Close()
+		return nil, nil, ErrReplaced
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// sameFile reports whether a and b are descriptors of one file.
+func sameFile(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
+}
+
+// pathIsFile reports ErrReplaced unless the table's path still names f.
+func (t *Table) pathIsFile(f *os.File) error {
+	pi, err := os.Stat(t.path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrReplaced, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(pi, fi) {
+		return ErrReplaced
+	}
+	return nil
+}
+
+// undo is what puts a file back exactly as it was before an append: its
+// size, and the bytes from off on that the append may overwrite or cut (a
+// recordio trailer block in tail, or a torn leveldb tail in the file
+// backup, which may be too large to hold in memory).
+type undo struct {
+	size   int64
+	off    int64
+	tail   []byte
+	backup string
+}
+
+// set reports whether u describes a state (the zero undo means nothing was
+// changed).
+func (u undo) set() bool { return u.tail != nil || u.backup != "" }
+
+// saveUndo records the file's state: size bytes, of which [off, size) may
+// be overwritten.
+func saveUndo(f *os.File, size, off int64) (undo, error) {
+	u := undo{size: size, off: off, tail: make([]byte, size-off)}
+	if _, err := f.ReadAt(u.tail, off); err != nil {
+		return undo{}, fmt.Errorf("index: save the bytes an append may overwrite: %w", err)
+	}
+	return u, nil
+}
+
+// restore puts the file back as it was. A file that is already so is not
+// written.
+func (u undo) restore(f *os.File) error {
+	var old io.ReaderAt = bytes.NewReader(u.tail)
+	if u.backup != "" {
+		b, err := os.Open(u.backup)
+		if err != nil {
+			return fmt.Errorf("index: reopen the saved torn tail: %w", err)
+		}
+		defer b.Close()
+		old = b
+	}
+	n := u.size - u.off
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == u.size && sameBytes(io.NewSectionReader(f, u.off, n), io.NewSectionReader(old, 0, n)) {
+		return nil
+	}
+	if _, err := io.Copy(&offsetWriter{f: f, off: u.off}, io.NewSectionReader(old, 0, n)); err != nil {
+		return err
+	}
+	if err := f.Truncate(u.size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// sameBytes reports whether a and b read the same bytes.
+func sameBytes(a, b io.Reader) bool {
+	var ab, bb [32 << 10]byte
+	for {
+		n, errA := io.ReadFull(a, ab[:])
+		m, errB := io.ReadFull(b, bb[:])
+		if n != m || !bytes.Equal(ab[:n], bb[:m]) {
+			return false
+		}
+		if errA != nil || errB != nil {
+			return (errA == io.EOF || errA == io.ErrUnexpectedEOF) && (errB == io.EOF || errB == io.ErrUnexpectedEOF)
+		}
+	}
+}
+
+// readWrite reports whether f was opened for reading and writing.
+func readWrite(f *os.File) bool {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var flags uintptr
+	var errno syscall.Errno
+	if err := sc.Control(func(fd uintptr) {
+		flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	}); err != nil || errno != 0 {
+		return false
+	}
+	return flags&syscall.O_ACCMODE == syscall.O_RDWR
+}
