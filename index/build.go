@@ -20,23 +20,10 @@ func Open(ctx context.Context, path string, o Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := openFile(ctx, f, path, o)
+	t, err := OpenFile(ctx, f, path, o)
 	if err != nil {
 		f.Close()
 		return nil, err
-	}
-	if o.Writable {
-		// A leveldb log left torn by a crashed writer is repaired before
-		// anyone appends to it (recordio files were repaired in openFile).
-		if fixed, err := t.repairLogTail(); err != nil {
-			t.Close()
-			return nil, err
-		} else if fixed {
-			if _, err := t.Refresh(ctx); err != nil {
-				t.Close()
-				return nil, err
-			}
-		}
 	}
 	return t, nil
 }

@@ -32,7 +32,7 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
-	if fi, err := os.Stat(t.path); err == nil {
+	if fi, err := t.statPath(); err == nil {
 		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
 			return true, t.reopen(ctx)
 		}
@@ -71,7 +71,7 @@ func (t *Table) prefixUnchanged(old *snapshot) bool {
 
 // reopen switches to the file now at the table's path and rebuilds.
 func (t *Table) reopen(ctx context.Context) error {
-	f, err := os.Open(t.path)
+	f, err := t.openPath()
 	if err != nil {
 		return err
 	}
