@@ -112,6 +112,49 @@ func TestSymlinkSwapFile(t *testing.T) {
 	}
 }
 
+// TestSymlinkSwapFollowed: with --follow, a refresh looks at the source's
+// path again; a record file swapped for a symbolic link to a root-only log
+// after it was indexed must not be reopened through the link, in a tree
+// mount or a single-file mount.
+func TestSymlinkSwapFollowed(t *testing.T) {
+	for _, backend := range securityBackends {
+		for _, single := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/single=%v", backend, single), func(t *testing.T) {
+				s := newAttackSetup(t)
+				pubLog := filepath.Join(s.dir, "public.log")
+				writeLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+				l := filepath.Join(s.shared, "r.log")
+				if err := os.WriteFile(l, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(l, 1001, 1001); err != nil {
+					t.Fatal(err)
+				}
+				r := attackerSh(t, fmt.Sprintf("cat %s > %s", pubLog, l))
+				if r.code != 0 {
+					t.Fatalf("attacker's copy: %q", r.stderr)
+				}
+				src, ml := s.tree, filepath.Join(s.mnt, "shared", "r.log")
+				if single {
+					src, ml = l, s.mnt
+				}
+				needBackend(t, backend)
+				startMount(t, src, s.mnt, "--allow-other", "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
+				r = attackerSh(t, fmt.Sprintf("cat %[1]s/000000 && rm %[2]s && ln -s %[3]s %[2]s && sleep 0.5; cat %[1]s/000000 %[1]s/000001; ls %[1]s", ml, l, s.secretLog))
+				if !strings.HasPrefix(r.stdout, "public record 0") {
+					t.Errorf("first read: %q %q", r.stdout, r.stderr)
+				}
+				if strings.Contains(r.stdout, secretMarker) {
+					t.Errorf("followed record file swapped for a symlink: the attacker read the root-only log\n%.300s", r.stdout)
+				}
+				if b, err := os.ReadFile(filepath.Join(ml, "000000")); err == nil && bytes.Contains(b, []byte(secretMarker)) {
+					t.Errorf("the followed record file serves the link's target")
+				}
+			})
+		}
+	}
+}
+
 // TestSymlinkSwapDir: the attacker makes a directory, lists it through the
 // mount, then replaces it with a symlink to a root-only directory holding
 // a readable plain file and a readable record file, and reads them
