@@ -109,7 +109,7 @@ func (t *Tree) reopener(rd *recDir) func() (*os.File, error) {
 	return func() (*os.File, error) {
 		f, _, err := t.rootd.openFile(rd.rel)
 		if err != nil {
-			if resolveGone(err) {
+			if resolveGone(err) && t.sourceDeleted(rd) {
 				t.sourceGone(rd)
 			}
 			return nil, err

@@ -110,3 +110,6 @@ func (d *dirFD) names() ([]string, error) {
 func resolveGone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, ErrStale)
 }
+
+// linkCount is unknown here.
+func linkCount(fi os.FileInfo) (uint64, bool) { return 0, false }

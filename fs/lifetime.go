@@ -2,15 +2,18 @@ package fs
 
 import (
 	"fmt"
+	"os"
 	"sync"
+
+	"github.com/recfs/recfs/index"
 )
 
 // Lifetime of the record files a directory tree opens. A record file stays
 // open while anything may still need it: open handles of its records or
 // trailer, reads and appends in progress, following, and nodes the kernel
-// references. Once the file is found deleted or replaced at its path (by
-// following, whose refresh looks at the path, or when the kernel forgets
-// the file's last node and the tree looks), it is doomed: it takes no new
+// references. Once the file is found deleted (by following, whose refresh
+// looks at the path), or deleted, replaced or renamed away when the kernel
+// forgets the file's last node and the tree looks, it is doomed: it takes no new
 // users, and it is closed as soon as its last user is done, so that a
 // directory whose files are rotated away (a database's write-ahead logs)
 // does not pin every deleted file until unmount.
@@ -100,6 +103,34 @@ func (t *Tree) closeGone(rd *recDir, src Source) {
 	}
 	t.mu.Unlock()
 	t.elog.log.WithField("file", rd.path).WithError(err).Debug("closed a deleted or replaced source")
+}
+
+// fileStater is implemented by sources that can stat the file they read
+// (*index.Table).
+type fileStater interface {
+	Stat() (os.FileInfo, error)
+}
+
+var _ fileStater = (*index.Table)(nil)
+
+// sourceDeleted reports whether the file rd's source reads has no name
+// left. A file that was only renamed (a write-ahead log recycled under a
+// new name) is not: it stays open, and is closed when the kernel forgets
+// it (Forget).
+func (t *Tree) sourceDeleted(rd *recDir) bool {
+	rd.mu.Lock()
+	src := rd.src
+	rd.mu.Unlock()
+	sf, ok := src.(fileStater)
+	if !ok {
+		return src != nil
+	}
+	fi, err := sf.Stat()
+	if err != nil {
+		return false
+	}
+	n, ok := linkCount(fi)
+	return ok && n == 0
 }
 
 // Hold tells the tree that the kernel references n: adapters call it when

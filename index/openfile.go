@@ -83,3 +83,15 @@ func (t *Table) openPath() (*os.File, error) {
 	}
 	return t.opt.Reopen()
 }
+
+// Stat returns the attributes of the file the table reads now (the one it
+// was opened on, or the one a refresh reopened), whatever is at its path.
+func (t *Table) Stat() (os.FileInfo, error) {
+	t.rioMu.Lock()
+	f := t.file
+	t.rioMu.Unlock()
+	if f == nil {
+		return nil, errNoFile
+	}
+	return f.Stat()
+}

@@ -377,3 +377,33 @@ func TestDeletedSourcesClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestRenamedSourceStaysReadable: a record file renamed in the tree (a
+// write-ahead log recycled under a new name) is not deleted: under
+// --follow it stays open and readable, under its new name too.
+func TestRenamedSourceStaysReadable(t *testing.T) {
+	for _, backend := range securityBackends {
+		t.Run(backend, func(t *testing.T) {
+			needFUSE(t)
+			needBackend(t, backend)
+			tree := t.TempDir()
+			recs := genRecords(5, 4, 40)
+			writeLog(t, filepath.Join(tree, "000005.log"), recs)
+			mnt := newMountDir(t)
+			startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
+			if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000001")); err != nil || !bytes.Equal(b, recs[1]) {
+				t.Fatalf("before the rename: %q %v", b, err)
+			}
+			if err := os.Rename(filepath.Join(tree, "000005.log"), filepath.Join(tree, "000009.log")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond) // several follow intervals
+			for _, rec := range []string{"000002", "000003"} {
+				i, _ := strconv.Atoi(rec)
+				if b, err := os.ReadFile(filepath.Join(mnt, "000009.log", rec)); err != nil || !bytes.Equal(b, recs[i]) {
+					t.Errorf("record %s under the new name: %q %v", rec, b, err)
+				}
+			}
+		})
+	}
+}
