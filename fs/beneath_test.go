@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
 )
 
 // forEachResolver runs f with openat2 and with the O_NOFOLLOW walk that
@@ -220,5 +223,47 @@ func TestModesFollowSource(t *testing.T) {
 			}
 		}
 		tr.Close()
+	}
+}
+
+func TestAppendAfterSwapRefused(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	src, outside := filepath.Join(base, "src"), filepath.Join(base, "outside.log")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(src, "a.log"), outside} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := NewDir(src, Options{
+		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
+		},
+		Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
+		ReadWrite: true,
+		Logger:    quietLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	rd := lookupPath(t, tr, "a.log")
+	_, h, err := tr.Create(ctx, rd, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteAt([]byte("appended"), 0); err != nil {
+		t.Fatal(err)
+	}
+	swap(t, filepath.Join(src, "a.log"), outside)
+	if _, err := h.Flush(ctx); Errno(err) != syscall.ESTALE {
+		t.Errorf("append after the swap: %v, want ESTALE", err)
+	}
+	h.Close()
+	if fi, err := os.Stat(outside); err != nil || fi.Size() != 0 {
+		t.Errorf("the link's target was written: %v %v", fi.Size(), err)
 	}
 }

@@ -616,6 +616,9 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
+	if err := t.checkAppendTarget(rd, src); err != nil {
+		return -1, p.opErr("append", -1, err)
+	}
 	// The append must finish once started: an interrupted close must not
 	// leave half a record.
 	first, err := ap.Append(context.WithoutCancel(ctx), [][]byte{b}, index.AppendOptions{Sync: sync})
@@ -624,6 +627,32 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	}
 	t.appended(rd)
 	return first, nil
+}
+
+// checkAppendTarget makes sure, in a directory tree, that the path the
+// index appends through (it opens the path for writing) still leads,
+// beneath the root and without symbolic links, to the file the source
+// reads: a record file swapped for a link is not written through.
+func (t *Tree) checkAppendTarget(rd *recDir, src Source) error {
+	if t.rootd == nil || rd.rel == "" {
+		return nil
+	}
+	st, err := t.rootd.stat(rd.rel)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStale, err)
+	}
+	sf, ok := src.(fileStater)
+	if !ok {
+		return nil
+	}
+	fi, err := sf.Stat()
+	if err != nil {
+		return err
+	}
+	if cur := statOf(fi); st.typ != typeReg || !st.same(cur) {
+		return fmt.Errorf("%w: %s is no longer the file being appended to", ErrStale, rd.rel)
+	}
+	return nil
 }
 
 // appended updates what the tree caches about rd after an append.
