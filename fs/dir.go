@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	iofs "io/fs"
-	"os"
 	"sort"
 	"syscall"
 )
@@ -40,21 +39,25 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 	case KindTrailerDir:
 		d.count, d.width = 1, minNameWidth
 	case KindDir:
-		ents, err := os.ReadDir(t.abs(n.rel))
+		dd, err := t.openDir(n, true)
+		if err != nil {
+			return nil, err
+		}
+		defer dd.close()
+		names, err := dd.names()
 		if err != nil {
 			return nil, &OpError{Op: "readdir", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
 		}
-		for _, e := range ents {
-			fi, err := e.Info()
+		for _, name := range names {
+			st, err := dd.statAt(name)
 			if err != nil {
 				continue // vanished since the listing
 			}
-			c, ok := t.classify(joinRel(n.rel, e.Name()), fi)
+			c, ok := t.classify(dd, name, joinRel(n.rel, name), st)
 			if !ok {
 				continue
 			}
-			st := statOf(fi)
-			de := DirEntry{Name: e.Name(), Mode: syscall.S_IFREG, Ino: makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0)}
+			de := DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0)}
 			switch c.Kind {
 			case KindDir:
 				de.Mode = syscall.S_IFDIR

@@ -26,6 +26,9 @@ func Errno(err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
+	if errors.Is(err, ErrStale) {
+		return syscall.ESTALE // before the errno of the failed resolution it may wrap
+	}
 	var en syscall.Errno
 	if errors.As(err, &en) {
 		return en

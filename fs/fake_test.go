@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/recfs/recfs/codec"
@@ -79,11 +78,15 @@ func fakeDetect(r io.ReaderAt, size int64) bool {
 }
 
 // fakeOpener opens fake record files and counts the opens.
-type fakeOpener struct{ opens int }
+type fakeOpener struct {
+	opens int
+	srcs  []*fakeSource // every source opened
+}
 
-func (o *fakeOpener) open(_ context.Context, path string) (Source, error) {
+func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Source, error) {
 	o.opens++
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(sf.File)
+	sf.File.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -95,5 +98,6 @@ func (o *fakeOpener) open(_ context.Context, path string) (Source, error) {
 	for sc.Scan() {
 		src.recs = append(src.recs, []byte(sc.Text()))
 	}
+	o.srcs = append(o.srcs, src)
 	return src, nil
 }

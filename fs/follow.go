@@ -93,6 +93,17 @@ func (t *Tree) followOpened(rd *recDir, src Source) {
 	f.started[rd] = true
 	f.wg.Add(1)
 	t.mu.Unlock()
+	rd.mu.Lock()
+	if rd.src != src || rd.doomed {
+		rd.mu.Unlock()
+		f.wg.Done()
+		return
+	}
+	// Following uses the file: it stays open until following ends.
+	rd.users++
+	ctx, cancel := context.WithCancel(f.ctx)
+	rd.stopFollow = cancel
+	rd.mu.Unlock()
 	dir := Node{Kind: KindRecordDir, rd: rd}
 	if t.root.rd == rd {
 		dir = t.root
@@ -100,7 +111,9 @@ func (t *Tree) followOpened(rd *recDir, src Source) {
 	ch := Change{Dir: dir, Info: Node{Kind: KindInfo, rd: rd}}
 	go func() {
 		defer f.wg.Done()
-		_ = fl.Follow(f.ctx, f.interval, func(oldLen, newLen int64) {
+		defer t.release(rd)
+		defer cancel()
+		_ = fl.Follow(ctx, f.interval, func(oldLen, newLen int64) {
 			rd.mu.Lock()
 			rd.info = nil // .recfs is rebuilt on its next open
 			rd.mu.Unlock()

@@ -37,9 +37,10 @@ type Source interface {
 
 var _ Source = (*index.Table)(nil)
 
-// OpenFunc opens the record file at path and returns its table. Tree mounts
-// call it lazily, the first time a record directory is looked into.
-type OpenFunc func(ctx context.Context, path string) (Source, error)
+// OpenFunc returns the table of a record file of a directory tree, which
+// the tree opened (see SourceFile). Tree mounts call it lazily, the first
+// time a record directory is looked into. It must not open f.Path itself.
+type OpenFunc func(ctx context.Context, f SourceFile) (Source, error)
 
 // DetectFunc reports whether the size bytes readable from r are a record
 // file. cmd/recfs passes a wrapper of codec.Detect.

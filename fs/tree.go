@@ -44,6 +44,8 @@ type Node struct {
 	N    int64   // record number (KindRecord) or trailer item (KindTrailer)
 	rel  string  // KindDir, KindFile: slash-separated path below the source root
 	rd   *recDir // record kinds: the record file
+
+	dev, ino uint64 // KindDir, KindFile: the identity of what was looked up
 }
 
 // IsDir reports whether the node is a directory.
@@ -83,7 +85,8 @@ type Xattr struct {
 
 // Options configure a Tree. The zero value works for single-file trees.
 type Options struct {
-	// Open opens a record file of a tree mount; required by NewDir.
+	// Open makes the table of a record file of a tree mount, opened by
+	// the tree; required by NewDir.
 	Open OpenFunc
 	// Detect tells record files from other files; required by NewDir.
 	Detect DetectFunc
@@ -112,7 +115,8 @@ type Options struct {
 type statInfo struct {
 	dev, ino            uint64
 	uid, gid            uint32
-	mode                uint32
+	mode                uint32 // permission bits
+	typ                 uint32 // file type: typeDir, typeReg or another
 	size                int64
 	atime, mtime, ctime time.Time
 }
@@ -131,6 +135,12 @@ type recDir struct {
 
 	written bool // appended to (or created) through this tree: kept across size changes
 
+	// Lifetime of src in directory trees (see lifetime.go).
+	users      int                // open handles, operations on the file and the follow goroutine
+	kref       int                // nodes of this file the kernel references
+	doomed     bool               // deleted or replaced at its path: closed once users is 0
+	stopFollow context.CancelFunc // ends following this file
+
 	pmu     sync.Mutex
 	pend    map[string]*pending // writable trees: created files not yet released
 	pendSeq int64
@@ -147,10 +157,11 @@ type plainEntry struct {
 // Tree is the file tree of one mount. Its methods are safe for concurrent
 // use.
 type Tree struct {
-	o    Options
-	src  string // the source path, absolute
-	root Node
-	elog *errLog
+	o     Options
+	src   string   // the source path, absolute
+	rootd *rootDir // directory trees: the open source root every access resolves beneath
+	root  Node
+	elog  *errLog
 
 	mu     sync.Mutex
 	files  map[string]*plainEntry // tree mounts: regular files seen so far
@@ -188,15 +199,17 @@ func NewDir(path string, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	rootd, st, err := openRoot(abs)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.IsDir() {
+	if st.typ != typeDir {
+		rootd.close()
 		return nil, fmt.Errorf("fs: %s is not a directory", abs)
 	}
 	t := newTree(abs, o)
-	t.root = Node{Kind: KindDir}
+	t.rootd = rootd
+	t.root = Node{Kind: KindDir, dev: st.dev, ino: st.ino}
 	return t, nil
 }
 
@@ -237,6 +250,10 @@ func (t *Tree) Close() error {
 			rd.err = iofs.ErrClosed
 		}
 		rd.mu.Unlock()
+	}
+	if t.rootd != nil {
+		t.rootd.close()
+		t.rootd = nil
 	}
 	return first
 }
@@ -303,18 +320,49 @@ func joinRel(dir, name string) string {
 // source returns the record file's table, opening it on first use. A
 // failure is remembered, so a broken file is indexed (and logged) once.
 func (t *Tree) source(ctx context.Context, rd *recDir) (Source, error) {
+	return t.sourceFor(ctx, rd, false)
+}
+
+// acquire is source for a user of the file (an open handle, a read or an
+// append): the file stays open until the matching release. A file found
+// deleted or replaced takes no new users (ErrStale).
+func (t *Tree) acquire(ctx context.Context, rd *recDir) (Source, error) {
+	return t.sourceFor(ctx, rd, true)
+}
+
+func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, error) {
 	rd.mu.Lock()
-	defer rd.mu.Unlock()
 	if rd.src != nil || rd.err != nil {
-		return rd.src, rd.err
+		src, err := rd.src, rd.err
+		if use && src != nil {
+			if rd.doomed {
+				src, err = nil, rd.goneErr()
+			} else {
+				rd.users++
+			}
+		}
+		rd.mu.Unlock()
+		return src, err
+	}
+	f, err := t.openSource(rd)
+	if err != nil {
+		rd.err = err
+		rd.mu.Unlock()
+		return nil, err
 	}
 	// One request's interruption must not fail the index for everyone.
-	src, err := t.o.Open(context.WithoutCancel(ctx), rd.path)
+	src, err := t.o.Open(context.WithoutCancel(ctx), SourceFile{File: f, Path: rd.path, Reopen: t.reopener(rd)})
 	if err != nil {
+		f.Close()
 		rd.err = &OpError{Op: "index", Path: rd.path, Name: rd.rel, Record: -1, Off: -1, Err: err}
+		rd.mu.Unlock()
 		return nil, rd.err
 	}
 	rd.src = src
+	if use {
+		rd.users++
+	}
+	rd.mu.Unlock()
 	t.mu.Lock()
 	t.opens = append(t.opens, rd)
 	t.mu.Unlock()
@@ -357,14 +405,16 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 			return Node{}, iofs.ErrNotExist
 		}
 		rel := joinRel(parent.rel, name)
-		fi, err := os.Lstat(t.abs(rel))
+		d, err := t.openDir(parent, false)
 		if err != nil {
-			if os.IsNotExist(err) {
-				return Node{}, iofs.ErrNotExist
-			}
-			return Node{}, &OpError{Op: "lookup", Path: t.abs(rel), Name: rel, Record: -1, Off: -1, Err: err}
+			return Node{}, err
 		}
-		n, ok := t.classify(rel, fi)
+		defer d.close()
+		st, err := d.statAt(name)
+		if err != nil {
+			return Node{}, t.srcErr("lookup", rel, err)
+		}
+		n, ok := t.classify(d, name, rel, st)
 		if !ok {
 			return Node{}, iofs.ErrNotExist
 		}
@@ -373,16 +423,17 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 	return Node{}, syscall.ENOTDIR
 }
 
-// classify turns a directory entry of a tree mount into a node. It reports
-// false for entries the mount leaves out.
-func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
-	switch {
-	case fi.IsDir():
-		return Node{Kind: KindDir, rel: rel}, true
-	case !fi.Mode().IsRegular():
+// classify turns the entry name of the open directory d (rel in the
+// mount, attributes st) into a node. It reports false for entries the mount
+// leaves out.
+func (t *Tree) classify(d *dirFD, name, rel string, st statInfo) (Node, bool) {
+	switch st.typ {
+	case typeDir:
+		return Node{Kind: KindDir, rel: rel, dev: st.dev, ino: st.ino}, true
+	case typeReg:
+	default:
 		return Node{}, false
 	}
-	st := statOf(fi)
 	t.mu.Lock()
 	pe := t.files[rel]
 	t.mu.Unlock()
@@ -390,7 +441,7 @@ func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
 		// Appended through this tree: its table is current.
 	} else if pe == nil || pe.dev != st.dev || pe.ino != st.ino || pe.size != st.size || !pe.mtime.Equal(st.mtime) {
 		pe = &plainEntry{dev: st.dev, ino: st.ino, size: st.size, mtime: st.mtime}
-		if t.detect(t.abs(rel), st.size) {
+		if t.detect(d, name, st) {
 			pe.rd = &recDir{path: t.abs(rel), rel: rel, st: st, key: fileKey(st.dev, st.ino)}
 		}
 		t.mu.Lock()
@@ -403,51 +454,54 @@ func (t *Tree) classify(rel string, fi os.FileInfo) (Node, bool) {
 	if t.o.HideOther {
 		return Node{}, false
 	}
-	return Node{Kind: KindFile, rel: rel}, true
+	return Node{Kind: KindFile, rel: rel, dev: st.dev, ino: st.ino}, true
 }
 
-// detect reports whether the file at path is a record file. Unreadable
-// files are not. An empty file is not either, except in a writable tree
-// where an empty ".log" file is an empty leveldb log (what mkdir makes),
-// ready for appends.
-func (t *Tree) detect(path string, size int64) bool {
-	if size == 0 {
-		return t.o.ReadWrite && strings.EqualFold(filepath.Ext(path), ".log")
+// detect reports whether the entry name of d, with attributes st, is a
+// record file. Unreadable files are not, nor is a file that is no longer
+// the one st describes. An empty file is not either, except in a writable
+// tree where an empty ".log" file is an empty leveldb log (what mkdir
+// makes), ready for appends.
+func (t *Tree) detect(d *dirFD, name string, st statInfo) bool {
+	if st.size == 0 {
+		return t.o.ReadWrite && strings.EqualFold(filepath.Ext(name), ".log")
 	}
-	f, err := os.Open(path)
+	f, fst, err := d.openAt(name)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	return t.o.Detect(f, size)
+	if !fst.same(st) {
+		return false
+	}
+	return t.o.Detect(f, st.size)
 }
 
 // Getattr returns the attributes of n.
 func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
 	switch n.Kind {
 	case KindDir, KindFile:
-		fi, err := os.Lstat(t.abs(n.rel))
+		st, err := t.rootd.stat(n.rel)
 		if err != nil {
-			if os.IsNotExist(err) {
-				return Attr{}, iofs.ErrNotExist
-			}
-			return Attr{}, &OpError{Op: "getattr", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
+			return Attr{}, t.srcErr("getattr", n.rel, err)
 		}
-		st := statOf(fi)
+		if !st.sameAs(n) {
+			return Attr{}, t.staleErr("getattr", n.rel, st)
+		}
 		a := attrFrom(st, makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0))
 		if n.Kind == KindDir {
-			a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+			a.Mode, a.Nlink = syscall.S_IFDIR|t.dirPerm(st.mode), 2
 		} else {
 			a.Mode, a.Size = syscall.S_IFREG|(st.mode&0o555), st.size
 		}
 		return a, nil
 	case KindRecordDir:
 		a := attrFrom(n.rd.st, makeIno(n.rd.key, inoKindRecDir, 0))
-		a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+		a.Mode, a.Nlink = syscall.S_IFDIR|t.recDirPerm(n.rd.st.mode), 2
 		return a, nil
 	case KindTrailerDir:
 		a := attrFrom(n.rd.st, makeIno(n.rd.key, inoKindTrDir, 0))
-		a.Mode, a.Nlink = syscall.S_IFDIR|0o555, 2
+		a.Mode, a.Nlink = syscall.S_IFDIR|readPerm(n.rd.st.mode)|searchPerm(n.rd.st.mode), 2
 		return a, nil
 	case KindPending:
 		return t.pendingAttr(n)
@@ -473,7 +527,7 @@ func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
 	default:
 		return Attr{}, iofs.ErrInvalid
 	}
-	a.Mode = syscall.S_IFREG | 0o444
+	a.Mode = syscall.S_IFREG | readPerm(n.rd.st.mode)
 	return a, nil
 }
 
@@ -487,24 +541,37 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 	case KindDir, KindRecordDir, KindTrailerDir:
 		return nil, syscall.EISDIR
 	case KindFile:
-		f, err := os.Open(t.abs(n.rel))
+		f, st, err := t.rootd.openFile(n.rel)
 		if err != nil {
-			return nil, &OpError{Op: "open", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
+			return nil, t.srcErr("open", n.rel, err)
+		}
+		if !st.sameAs(n) {
+			f.Close()
+			return nil, t.staleErr("open", n.rel, st)
 		}
 		return f, nil
+	}
+	switch n.Kind {
+	case KindRecord, KindTrailer:
+		src, err := t.acquire(ctx, n.rd)
+		if err != nil {
+			return nil, err
+		}
+		u := &user{t: t, rd: n.rd}
+		if n.Kind == KindTrailer {
+			return &trailerHandle{src: src, rd: n.rd, user: u}, nil
+		}
+		if n.N < 0 || n.N >= src.Len() {
+			u.Close()
+			return nil, iofs.ErrNotExist
+		}
+		return &recordHandle{src: src, rd: n.rd, n: n.N, user: u}, nil
 	}
 	src, err := t.source(ctx, n.rd)
 	if err != nil {
 		return nil, err
 	}
 	switch n.Kind {
-	case KindRecord:
-		if n.N < 0 || n.N >= src.Len() {
-			return nil, iofs.ErrNotExist
-		}
-		return &recordHandle{src: src, rd: n.rd, n: n.N}, nil
-	case KindTrailer:
-		return &trailerHandle{src: src, rd: n.rd}, nil
 	case KindInfo:
 		return infoHandle(t.infoText(n.rd, src)), nil
 	case KindPending:
@@ -518,6 +585,7 @@ type recordHandle struct {
 	src Source
 	rd  *recDir
 	n   int64
+	*user
 }
 
 func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
@@ -528,12 +596,11 @@ func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (h *recordHandle) Close() error { return nil }
-
 // trailerHandle reads the trailer.
 type trailerHandle struct {
 	src Source
 	rd  *recDir
+	*user
 }
 
 func (h *trailerHandle) ReadAt(p []byte, off int64) (int, error) {
@@ -543,8 +610,6 @@ func (h *trailerHandle) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
-
-func (h *trailerHandle) Close() error { return nil }
 
 // infoHandle reads .recfs.
 type infoHandle []byte

@@ -394,7 +394,7 @@ func TestDirTreeIndexFailure(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.log": fakeMagic + "r\n"})
 	calls := 0
-	fail := func(context.Context, string) (Source, error) {
+	fail := func(context.Context, SourceFile) (Source, error) {
 		calls++
 		return nil, &codec.CorruptError{Format: codec.LevelDB, Off: 0, Reason: "strict", Err: codec.ErrCorrupt}
 	}

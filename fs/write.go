@@ -54,9 +54,11 @@ type Appender interface {
 
 var _ Appender = (*index.Table)(nil)
 
-// CreateFunc creates a new, empty record file at path and returns its
-// table. Directory trees call it for mkdir in a writable mount.
-type CreateFunc func(ctx context.Context, path string) (Source, error)
+// CreateFunc makes f, a new file the tree just created empty (read-write,
+// beneath the source root), an empty record file and returns its table.
+// Directory trees call it for mkdir in a writable mount. On failure the
+// tree removes the file.
+type CreateFunc func(ctx context.Context, f SourceFile) (Source, error)
 
 // Defaults of the write options.
 const (
@@ -270,20 +272,37 @@ func (t *Tree) Mkdir(ctx context.Context, parent Node, name string) (Node, error
 	}
 	rel := joinRel(parent.rel, name)
 	path := t.abs(rel)
-	if _, err := os.Lstat(path); err == nil {
-		return Node{}, iofs.ErrExist
-	}
-	src, err := t.o.Create(context.WithoutCancel(ctx), path)
+	d, err := t.openDir(parent, false)
 	if err != nil {
+		return Node{}, err
+	}
+	defer d.close()
+	// O_EXCL|O_NOFOLLOW in the parent's descriptor: nothing that exists
+	// there (not even a symbolic link) is opened or replaced.
+	f, st, err := d.createAt(name, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.EEXIST) {
+			return Node{}, iofs.ErrExist
+		}
 		return Node{}, &OpError{Op: "mkdir", Path: path, Name: rel, Record: -1, Off: -1, Err: err}
 	}
-	fi, err := os.Stat(path)
+	rd := &recDir{path: path, rel: rel, st: st, key: fileKey(st.dev, st.ino), written: true}
+	src, err := t.o.Create(context.WithoutCancel(ctx), SourceFile{File: f, Path: path, Reopen: t.reopener(rd)})
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			rd.st = statOf(fi)
+		} else {
+			src.Close()
+		}
+	}
 	if err != nil {
-		src.Close()
+		f.Close()
+		_ = d.unlinkAt(name, st)
 		return Node{}, &OpError{Op: "mkdir", Path: path, Name: rel, Record: -1, Off: -1, Err: err}
 	}
-	st := statOf(fi)
-	rd := &recDir{path: path, rel: rel, st: st, key: fileKey(st.dev, st.ino), src: src, written: true}
+	st = rd.st
+	rd.src = src
 	t.mu.Lock()
 	t.files[rel] = &plainEntry{dev: st.dev, ino: st.ino, size: st.size, mtime: st.mtime, rd: rd}
 	t.opens = append(t.opens, rd)
@@ -354,10 +373,11 @@ func (h *WriteHandle) ReadAt(b []byte, off int64) (int, error) {
 		if rec < 0 {
 			return 0, io.EOF // discarded
 		}
-		src, err := p.t.source(context.Background(), p.rd)
+		src, err := p.t.acquire(context.Background(), p.rd)
 		if err != nil {
 			return 0, err
 		}
+		defer p.t.release(p.rd)
 		return src.ReadAt(rec, b, off)
 	}
 	defer p.mu.Unlock()
@@ -583,16 +603,20 @@ func (p *pending) flush(ctx context.Context, sync, force bool) (int64, error) {
 
 // appendRecord appends p's content to rd's source as one record.
 func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bool) (int64, error) {
-	src, err := t.source(ctx, rd)
+	src, err := t.acquire(ctx, rd)
 	if err != nil {
 		return -1, err
 	}
+	defer t.release(rd)
 	ap, ok := src.(Appender)
 	if !ok {
 		return -1, p.opErr("append", -1, ErrNotSupported)
 	}
 	b, err := p.content()
 	if err != nil {
+		return -1, p.opErr("append", -1, err)
+	}
+	if err := t.checkAppendTarget(rd, src); err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
 	// The append must finish once started: an interrupted close must not
@@ -605,6 +629,32 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	return first, nil
 }
 
+// checkAppendTarget makes sure, in a directory tree, that the path the
+// index appends through (it opens the path for writing) still leads,
+// beneath the root and without symbolic links, to the file the source
+// reads: a record file swapped for a link is not written through.
+func (t *Tree) checkAppendTarget(rd *recDir, src Source) error {
+	if t.rootd == nil || rd.rel == "" {
+		return nil
+	}
+	st, err := t.rootd.stat(rd.rel)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStale, err)
+	}
+	sf, ok := src.(fileStater)
+	if !ok {
+		return nil
+	}
+	fi, err := sf.Stat()
+	if err != nil {
+		return err
+	}
+	if cur := statOf(fi); st.typ != typeReg || !st.same(cur) {
+		return fmt.Errorf("%w: %s is no longer the file being appended to", ErrStale, rd.rel)
+	}
+	return nil
+}
+
 // appended updates what the tree caches about rd after an append.
 func (t *Tree) appended(rd *recDir) {
 	rd.mu.Lock()
@@ -614,11 +664,10 @@ func (t *Tree) appended(rd *recDir) {
 	if rd.rel == "" {
 		return
 	}
-	fi, err := os.Stat(rd.path)
+	st, err := t.rootd.stat(rd.rel)
 	if err != nil {
 		return
 	}
-	st := statOf(fi)
 	t.mu.Lock()
 	if pe := t.files[rd.rel]; pe != nil && pe.rd == rd && pe.dev == st.dev && pe.ino == st.ino {
 		pe.size, pe.mtime = st.size, st.mtime

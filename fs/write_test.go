@@ -404,12 +404,12 @@ func TestMkdirTree(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tr, err := NewDir(dir, Options{
-		Open: func(ctx context.Context, p string) (Source, error) {
-			return index.Open(ctx, p, index.Options{CacheDir: "-", Writable: true})
+		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		Detect: func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
-		Create: func(ctx context.Context, p string) (Source, error) {
-			return index.Create(ctx, p, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true})
+		Create: func(ctx context.Context, sf SourceFile) (Source, error) {
+			return index.CreateFile(ctx, sf.File, sf.Path, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		ReadWrite: true,
 		Logger:    quietLogger(),
@@ -463,8 +463,8 @@ func TestEmptyLogWritable(t *testing.T) {
 	}
 	for _, rw := range []bool{false, true} {
 		tr, err := NewDir(dir, Options{
-			Open: func(ctx context.Context, p string) (Source, error) {
-				return index.Open(ctx, p, index.Options{CacheDir: "-", Writable: rw})
+			Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+				return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: rw, Reopen: sf.Reopen})
 			},
 			Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
 			ReadWrite: rw,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -26,6 +27,10 @@ type Options struct {
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: first repair what a crashed recordio append left
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
+	// Reopen, when set, opens the file now at the table's path (read-only)
+	// for refreshes, instead of os.Open and os.Stat of the path: directory
+	// mounts resolve it beneath their root without following links.
+	Reopen func() (*os.File, error)
 }
 
 // HeaderEntry is one key/value of a recordio header. Value is a bool, int64,

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/recfs/recfs/codec"
 )
 
@@ -24,28 +22,10 @@ func Open(ctx context.Context, path string, o Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := openFile(ctx, f, path, o)
+	t, err := OpenFile(ctx, f, path, o)
 	if err != nil {
 		f.Close()
 		return nil, err
-	}
-	if o.Writable {
-		// A leveldb log left torn by a crashed writer is repaired before
-		// anyone appends to it (recordio files were repaired in openFile).
-		fixed, err := t.repairLogTail()
-		switch {
-		case errors.Is(err, ErrNoPrivateDir):
-			// The file stays as it is; an append will say why it cannot.
-			logrus.Warnf("recfs: %s has a torn tail that stays in place: %v", path, err)
-		case err != nil:
-			t.Close()
-			return nil, err
-		case fixed:
-			if _, err := t.Refresh(ctx); err != nil {
-				t.Close()
-				return nil, err
-			}
-		}
 	}
 	return t, nil
 }

@@ -55,7 +55,7 @@ func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func
 // since the table was made.
 func (t *Table) moved() bool {
 	s := t.s()
-	fi, err := os.Stat(t.path)
+	fi, err := t.statPath()
 	if err != nil {
 		return true
 	}

@@ -30,7 +30,7 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 
 // refreshLocked is Refresh with t.mu held.
 func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
-	if fi, err := os.Stat(t.path); err == nil {
+	if fi, err := t.statPath(); err == nil {
 		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
 			return true, t.reopen(ctx)
 		}
@@ -77,7 +77,15 @@ func (t *Table) prefixUnchanged(old *snapshot) bool {
 
 // reopen switches to the file now at the table's path and rebuilds.
 func (t *Table) reopen(ctx context.Context) error {
-	f, err := openSource(t.path, t.opt, true)
+	var (
+		f   *os.File
+		err error
+	)
+	if t.opt.Reopen != nil {
+		f, err = t.opt.Reopen() // resolved beneath a mount's root; appends reopen it writable by descriptor
+	} else {
+		f, err = openSource(t.path, t.opt, true)
+	}
 	if err != nil {
 		return err
 	}

@@ -161,9 +161,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	var tree *fs.Tree
 	if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
-			Open: func(ctx context.Context, path string) (fs.Source, error) {
-				logrus.WithField("file", path).Debug("indexing")
-				return index.Open(ctx, path, iopts)
+			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+				logrus.WithField("file", sf.Path).Debug("indexing")
+				o := iopts
+				o.Reopen = sf.Reopen
+				return index.OpenFile(ctx, sf.File, sf.Path, o)
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
 				_, err := codec.Detect(r, size)
@@ -171,19 +173,20 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			},
 			HideOther: f.hideOther,
 			ReadWrite: f.rw,
-			Create: func(ctx context.Context, path string) (fs.Source, error) {
+			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
-				if ext := strings.ToLower(filepath.Ext(path)); ext == ".rio" || ext == ".recordio" {
+				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
 					nf = codec.RecordIO
 				}
-				logrus.WithFields(logrus.Fields{"file": path, "format": nf}).Info("creating record file")
+				logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 				o := iopts
-				o.Format = nf
-				return index.Create(ctx, path, nf, nf == codec.RecordIO && f.newTrailer, o)
+				o.Format, o.Reopen = nf, sf.Reopen
+				return index.CreateFile(ctx, sf.File, sf.Path, nf, nf == codec.RecordIO && f.newTrailer, o)
 			},
 		})
 	} else {
 		var t *index.Table
+		iopts.Reopen = reopenNoFollow(srcAbs)
 		t, err = openTable(cmd, srcAbs, iopts)
 		if err != nil {
 			return err
@@ -228,6 +231,23 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		fmt.Fprint(cmd.OutOrStdout(), msg)
 	}
 	return serve(cmd.Context(), srv, mntAbs, ended)
+}
+
+// reopenNoFollow is the index.Options.Reopen of a single-file mount: a
+// refresh opens the path again, but not a symbolic link (or anything but a
+// regular file) put in the file's place.
+func reopenNoFollow(path string) func() (*os.File, error) {
+	return func() (*os.File, error) {
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("%s: no longer a regular file", path)
+		}
+		return f, nil
+	}
 }
 
 func backendNames() string {

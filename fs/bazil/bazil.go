@@ -239,6 +239,9 @@ type mount struct {
 	xattrs      bool
 	entry, attr time.Duration
 	hack        atomic.Bool // pollHackName can be looked up
+
+	liveMu sync.Mutex
+	live   map[fs.Node]struct{} // entries whose node the kernel holds
 }
 
 // node is the kernel-facing node of one tree entry. It is a comparable
@@ -265,6 +268,7 @@ var (
 	_ bazilfs.NodeLinker          = node{}
 	_ bazilfs.NodeSetxattrer      = node{}
 	_ bazilfs.NodeRemovexattrer   = node{}
+	_ bazilfs.NodeForgetter       = node{}
 )
 
 // fillAttr copies tree attributes into a bazil attribute block.
@@ -323,7 +327,38 @@ func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.L
 		return nil, nd.m.t.Report(err)
 	}
 	resp.EntryValid = nd.m.entryValid(c)
-	return node{m: nd.m, n: c}, nil
+	return nd.m.node(c), nil
+}
+
+// node returns the node of the tree entry c, which is about to be handed
+// to the kernel, and tells the tree the first time (bazil keeps one node
+// per distinct value until the kernel forgets it; see Forget).
+func (m *mount) node(c fs.Node) node {
+	m.liveMu.Lock()
+	if _, ok := m.live[c]; !ok {
+		if m.live == nil {
+			m.live = make(map[fs.Node]struct{})
+		}
+		m.live[c] = struct{}{}
+		m.t.Hold(c)
+	}
+	m.liveMu.Unlock()
+	return node{m: m, n: c}
+}
+
+// Forget is called when the kernel has forgotten the node: the tree may
+// then close a record file deleted meanwhile.
+func (nd node) Forget() {
+	if nd.hack {
+		return
+	}
+	nd.m.liveMu.Lock()
+	_, ok := nd.m.live[nd.n]
+	delete(nd.m.live, nd.n)
+	nd.m.liveMu.Unlock()
+	if ok {
+		nd.m.t.Forget(nd.n)
+	}
 }
 
 // writeFlags are the open flags that ask for change.

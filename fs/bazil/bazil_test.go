@@ -561,8 +561,8 @@ func TestDirTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err := fs.NewDir(dir, fs.Options{
-		Open: func(ctx context.Context, path string) (fs.Source, error) {
-			return index.Open(ctx, path, index.Options{CacheDir: "-"})
+		Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Reopen: sf.Reopen})
 		},
 		Detect: func(r io.ReaderAt, size int64) bool {
 			f, err := codec.Detect(r, size)

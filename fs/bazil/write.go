@@ -52,7 +52,7 @@ func (nd node) Create(ctx context.Context, req *fuse.CreateRequest, resp *fuse.C
 	}
 	resp.EntryValid = 0
 	resp.Flags |= fuse.OpenDirectIO
-	return node{m: nd.m, n: c}, &writeHandle{m: nd.m, h: h}, nil
+	return nd.m.node(c), &writeHandle{m: nd.m, h: h}, nil
 }
 
 // Mkdir makes a new record file in a mirrored directory.
@@ -64,7 +64,7 @@ func (nd node) Mkdir(ctx context.Context, req *fuse.MkdirRequest) (bazilfs.Node,
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	return node{m: nd.m, n: c}, nil
+	return nd.m.node(c), nil
 }
 
 // Remove discards a pending file (unlink); everything else is refused.

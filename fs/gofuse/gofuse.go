@@ -337,12 +337,17 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 	in := nd.NewInode(ctx, ch, fusefs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: a.Ino})
 	if in.Operations() == ch {
 		nd.m.live.Add(1)
+		nd.m.t.Hold(c)
 	}
 	return in, 0
 }
 
-// OnForget is called when the kernel has forgotten the node.
-func (nd *node) OnForget() { nd.m.live.Add(-1) }
+// OnForget is called when the kernel has forgotten the node: the tree may
+// then close a record file deleted meanwhile.
+func (nd *node) OnForget() {
+	nd.m.live.Add(-1)
+	nd.m.t.Forget(nd.n)
+}
 
 // Getattr reports the entry's attributes.
 func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.AttrOut) syscall.Errno {

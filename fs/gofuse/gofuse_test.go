@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -322,5 +323,17 @@ func BenchmarkLookupRead(b *testing.B) {
 		raw.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh, Size: 4096}, buf)
 		raw.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh})
 		raw.Forget(out.NodeId, 1)
+	}
+}
+
+// TestAllowOtherOptions: other users are let in only with the kernel
+// checking the permission bits the tree shows (default_permissions).
+func TestAllowOtherOptions(t *testing.T) {
+	tr := newTree(t, &memSource{n: 1})
+	for _, allow := range []bool{false, true} {
+		o := Options(tr, fs.MountOptions{AllowOther: allow})
+		if o.MountOptions.AllowOther != allow || slices.Contains(o.MountOptions.Options, "default_permissions") != allow {
+			t.Errorf("AllowOther %v: allow_other %v, options %q", allow, o.MountOptions.AllowOther, o.MountOptions.Options)
+		}
 	}
 }

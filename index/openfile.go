@@ -1,0 +1,96 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// OpenFile is Open for a file the caller has opened already (read-only):
+// the table reads f and keeps it, so the path is never resolved again for
+// reading; path names the file in messages and saved tables. Refreshes
+// look at the path again through o.Reopen when it is set (callers that
+// resolve paths safely set it), with os.Open and os.Stat otherwise. On
+// failure f is left open for the caller to close.
+func OpenFile(ctx context.Context, f *os.File, path string, o Options) (*Table, error) {
+	t, err := openFile(ctx, f, path, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Writable {
+		// A leveldb log left torn by a crashed writer is repaired before
+		// anyone appends to it (recordio files were repaired in openFile).
+		fixed, err := t.repairLogTail()
+		switch {
+		case errors.Is(err, ErrNoPrivateDir):
+			// The file stays as it is; an append will say why it cannot.
+			logrus.Warnf("recfs: %s has a torn tail that stays in place: %v", path, err)
+		case err != nil:
+			return nil, err
+		case fixed:
+			if _, err := t.Refresh(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return t, nil
+}
+
+// CreateFile is Create for a new, empty file f the caller created
+// (read-write) at path: it writes the empty record file of format ff into
+// it and returns its table, which keeps f. On failure f is left open and
+// the caller removes the file.
+func CreateFile(ctx context.Context, f *os.File, path string, ff codec.Format, trailer bool, o Options) (*Table, error) {
+	switch ff {
+	case codec.LevelDB:
+	case codec.RecordIO:
+		w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer})
+		if err == nil && trailer {
+			err = w.SetTrailer(nil)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	o.Format = ff
+	return OpenFile(ctx, f, path, o)
+}
+
+// statPath returns the attributes of the file now at the table's path,
+// through Options.Reopen when it is set.
+func (t *Table) statPath() (os.FileInfo, error) {
+	if t.opt.Reopen == nil {
+		return os.Stat(t.path)
+	}
+	f, err := t.opt.Reopen()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// Stat returns the attributes of the file the table reads now (the one it
+// was opened on, or the one a refresh reopened), whatever is at its path.
+func (t *Table) Stat() (os.FileInfo, error) {
+	t.rioMu.Lock()
+	f := t.file
+	t.rioMu.Unlock()
+	if f == nil {
+		return nil, errNoFile
+	}
+	return f.Stat()
+}
