@@ -32,7 +32,12 @@ type AppendOptions struct {
 // moved out of the way — its bytes are saved next to the cached tables and
 // the file is truncated to the end of the last good record — because
 // goleveldb and pebble would otherwise glue it to the next record. A file
-// that ends in App Engine block padding stays padded.
+// that ends in App Engine block padding stays padded. Recyclable and
+// WAL-sync logs (RocksDB, pebble) go on in their own chunk flavour with
+// their own log number. A log its writer closed (pebble's end-of-log
+// marker) or one that ends before a recycled file's stale data is refused
+// before anything is written (codec.ErrClosedLog, codec.ErrRecycledTail):
+// no reader would see records written after it.
 //
 // recordio: new body blocks go through codec.RecordIOAppender, which keeps
 // the trailer and is crash safe. Legacy recordio files are read-only.
@@ -73,6 +78,9 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 
 // appendLog appends to a leveldb log.
 func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
+	if err := s.log.info.CheckAppend(s.size); err != nil {
+		return err // refused before anything is written
+	}
 	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -99,7 +107,9 @@ func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
 		size = torn
 	}
 	padded := s.log.info.Padded && size > 0 && size%blockSize == 0
-	w := codec.NewLogWriter(&offsetWriter{f: f, off: size}, codec.LogWriterOptions{Offset: size, AppEngine: padded})
+	wo := s.log.info.AppendOptions(size) // recyclable logs go on in their own chunk flavour
+	wo.AppEngine = padded
+	w := codec.NewLogWriter(&offsetWriter{f: f, off: size}, wo)
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
 			return err
