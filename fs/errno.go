@@ -37,6 +37,8 @@ func Errno(err error) syscall.Errno {
 		return syscall.EROFS
 	case errors.Is(err, ErrImmutable), errors.Is(err, codec.ErrClosedLog), errors.Is(err, codec.ErrRecycledTail):
 		return syscall.EPERM
+	case errors.Is(err, index.ErrDBLocked):
+		return syscall.EBUSY
 	case errors.Is(err, ErrTooLarge):
 		return syscall.EFBIG
 	case errors.Is(err, iofs.ErrPermission):

@@ -26,6 +26,11 @@ type Options struct {
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: first repair what a crashed recordio append left
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
+	// IgnoreDBLock lets Append (and the repairs of a Writable open) change
+	// a file whose directory holds a database LOCK file that a running
+	// database has locked (recfs --force). By default that is refused with
+	// ErrDBLocked.
+	IgnoreDBLock bool
 }
 
 // HeaderEntry is one key/value of a recordio header. Value is a bool, int64,

@@ -27,6 +27,10 @@ type AppendOptions struct {
 // number of the first new record. Appends to one table are serialised, and
 // an advisory lock (flock) keeps two recfs processes from interleaving.
 //
+// A file whose directory holds a database LOCK file that a running
+// database (leveldb, RocksDB, pebble) has locked is not touched: Append
+// returns a *DBLockError (ErrDBLocked) unless Options.IgnoreDBLock is set.
+//
 // leveldb logs: records go after the last complete record. A torn tail left
 // by a crashed writer (a record cut short at the end of the file) is first
 // moved out of the way — its bytes are saved next to the cached tables and
@@ -47,6 +51,9 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.guardDBLock(); err != nil {
+		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
+	}
 	// Catch up with changes made by others first; a stat tells whether
 	// there are any (appendLog re-checks the size under its file lock).
 	if t.moved() {
@@ -133,6 +140,11 @@ func (t *Table) repairLogTail() (bool, error) {
 	s := t.s()
 	torn := s.tornTail()
 	if s.format != codec.LevelDB || torn < 0 {
+		return false, nil
+	}
+	if t.guardDBLock() != nil {
+		// A running database's log: what looks torn may be a record it is
+		// writing right now. Leave it; an append would be refused anyway.
 		return false, nil
 	}
 	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)

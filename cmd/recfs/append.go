@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ type appendFlags struct {
 	sync    bool
 	create  string
 	trailer bool
+	force   bool
 }
 
 func newAppendCmd() *cobra.Command {
@@ -37,7 +39,14 @@ becomes one record.
 A torn tail left by a crashed writer is moved aside first (its bytes are
 saved under the index cache directory), App Engine padding is kept, and a
 recordio trailer is rewritten after the new blocks, crash-safely. Legacy
-recordio files are read-only.`,
+recordio files are read-only.
+
+A log its writer closed (pebble's end-of-log marker) is refused: no reader
+would see records after it. Logs of RocksDB and pebble get chunks of their own
+recyclable or WAL-sync flavour and log number. A file whose directory holds a
+database LOCK file that a running database has locked (leveldb, goleveldb,
+RocksDB, pebble) is refused too, since the database owns its log; --force
+appends anyway.`,
 		Example: `  recfs append events.log payload.json other.json
   printf 'a\nb\nc\n' | recfs append --lines events.log
   recfs append --create recordio --sync new.rio - < blob.bin`,
@@ -51,6 +60,7 @@ recordio files are read-only.`,
 	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
 	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb or recordio)")
 	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
+	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory")
 	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio"))
 	return cmd
 }
@@ -73,7 +83,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 			recs = append(recs, b)
 		}
 	}
-	o := index.Options{CacheDir: "-", Writable: true}
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force}
 	var (
 		t   *index.Table
 		err error
@@ -95,6 +105,9 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	}
 	defer t.Close()
 	first, err := t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
+	if errors.Is(err, index.ErrDBLocked) {
+		return fmt.Errorf("%w (--force appends anyway)", err)
+	}
 	if err != nil {
 		return err
 	}
