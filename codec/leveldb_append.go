@@ -24,7 +24,7 @@ func (in LogInfo) CheckAppend(size int64) error {
 	switch {
 	case in.EOFMarker >= 0:
 		return fmt.Errorf("%w at offset %d", ErrClosedLog, in.EOFMarker)
-	case in.End < size:
+	case in.End < size && (in.Recyclable || in.WALSync):
 		return fmt.Errorf("%w at offset %d (file size %d)", ErrRecycledTail, in.End, size)
 	}
 	return nil
