@@ -245,8 +245,14 @@ func (w *offsetWriter) Write(p []byte) (int, error) {
 
 // Create makes a new, empty record file of format f at path (failing if it
 // exists) and returns its table: an empty file for a leveldb log, a
-// header-only file for recordio (with a trailer when trailer is set).
+// header-only file for recordio (with a trailer when trailer is set). Like
+// Append, it refuses a directory whose database LOCK is held.
 func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
+	if !o.IgnoreDBLock {
+		if err := checkDBLock(path); err != nil {
+			return nil, fmt.Errorf("index: create %s: %w", path, err) // a running database's directory
+		}
+	}
 	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err

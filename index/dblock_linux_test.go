@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // envLockChild makes the test binary, run as a child, hold a classic POSIX
@@ -190,6 +192,26 @@ func TestCheckDBLockLeavesNoTrace(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the probe blocked on a FIFO named LOCK")
 	}
+}
+
+// TestCreateRefusedByDBLock: no new record file appears in the directory
+// of a running database, unless IgnoreDBLock.
+func TestCreateRefusedByDBLock(t *testing.T) {
+	ctx := context.Background()
+	log, lock := lockDir(t)
+	unix.Flock(int(openLockFile(t, lock).Fd()), unix.LOCK_EX)
+	path := filepath.Join(filepath.Dir(log), "new.log")
+	if _, err := Create(ctx, path, codec.LevelDB, false, Options{CacheDir: "-"}); !errors.Is(err, ErrDBLocked) {
+		t.Fatalf("create in a locked database directory: %v", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused create left a file: %v", err)
+	}
+	tb, err := Create(ctx, path, codec.LevelDB, false, Options{CacheDir: "-", IgnoreDBLock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
 }
 
 // TestAppendRefusedByDBLock: a log whose database is open (its LOCK held)

@@ -101,19 +101,24 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		t, err = openTable(cmd, path, o)
 	}
 	if err != nil {
-		return err
+		return forceHint(err)
 	}
 	defer t.Close()
 	first, err := t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
-	if errors.Is(err, index.ErrDBLocked) {
-		return fmt.Errorf("%w (--force appends anyway)", err)
-	}
 	if err != nil {
-		return err
+		return forceHint(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", len(recs), path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil
+}
+
+// forceHint adds the way out to a refusal because of a running database.
+func forceHint(err error) error {
+	if errors.Is(err, index.ErrDBLocked) {
+		return fmt.Errorf("%w (--force appends anyway)", err)
+	}
+	return err
 }
 
 // recordNumber formats n the way the mount names record files.
