@@ -256,3 +256,27 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheckDBLock measures the probe every append (and every create
+// through a --rw mount) pays: with no LOCK file, and with an unlocked one.
+func BenchmarkCheckDBLock(b *testing.B) {
+	dir := b.TempDir()
+	log := filepath.Join(dir, "000003.log")
+	b.Run("absent", func(b *testing.B) {
+		for b.Loop() {
+			if err := checkDBLock(log); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if err := os.WriteFile(filepath.Join(dir, dbLockName), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unlocked", func(b *testing.B) {
+		for b.Loop() {
+			if err := checkDBLock(log); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
