@@ -17,7 +17,8 @@ import (
 
 // TestWriteGuards: `echo x > MNT/new` fails and the source stays
 // byte-identical, retries included, for a pebble WAL that pebble closed
-// (EPERM) and for an open goleveldb database's log (EBUSY, named in the
+// (EPERM; also at close(2) when pebble closes it during the write) and for
+// an open goleveldb database's log (EBUSY, named in the
 // mount's log); `recfs append` says why; --force lets the append through.
 func TestWriteGuards(t *testing.T) {
 	needFUSE(t)
@@ -28,6 +29,19 @@ func TestWriteGuards(t *testing.T) {
 			t.Run("open goleveldb", func(t *testing.T) { guardOpenDB(t, backend) })
 		})
 	}
+}
+
+// appendBytes appends b to the file at path.
+func appendBytes(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // echoInto runs `echo x > path` in a shell and returns its result.
@@ -59,6 +73,31 @@ func guardClosedWAL(t *testing.T, backend string) {
 	}
 	if after, err := os.ReadFile(src); err != nil || !bytes.Equal(before, after) {
 		t.Fatalf("closed WAL changed: %d -> %d bytes (%v)", len(before), len(after), err)
+	}
+	// pebble closes the log while a file is being written in the mount:
+	// open(2) succeeded, close(2) fails, the source stays as pebble left it.
+	marker := int64(106373) // pebble-recyclable.log: the end-of-log marker's offset
+	if err := os.WriteFile(src, before[:marker], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mnt2 := newMountDir(t)
+	m2 := startMount(t, src, mnt2, "--rw", "--no-cache", "--backend", backend)
+	f, err := os.Create(filepath.Join(mnt2, "late"))
+	if err != nil {
+		t.Fatalf("create while the WAL is open: %v", err)
+	}
+	if _, err := f.Write([]byte("late record")); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendBytes(src, before[marker:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("close after pebble closed the WAL: %v, want EPERM", err)
+	}
+	unmountAndWait(t, m2)
+	if after, err := os.ReadFile(src); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("WAL closed during a write changed: %d -> %d bytes (%v)", len(before), len(after), err)
 	}
 	r := runRecfs(t, "append", src, "/dev/null")
 	if r.code == 0 || !strings.Contains(r.stderr, "closed by its writer") {
