@@ -273,7 +273,7 @@ func TestLogWriterVectors(t *testing.T) {
 	n := 0
 	for _, v := range loadLogVectors(t) {
 		if strings.HasPrefix(v.m.Writer, "pebble") {
-			continue // WAL formats; LogWriter writes the legacy format only
+			continue // WAL formats: TestLogWriterPebbleVectors
 		}
 		n++
 		t.Run(v.m.Name, func(t *testing.T) {

@@ -22,11 +22,42 @@ type LogWriterOptions struct {
 	// bytes, as App Engine's RecordsWriter does. A log that is empty or ends
 	// on a block boundary is not padded.
 	AppEngine bool
+	// Recyclable writes RocksDB/pebble recyclable chunks (types 5-8, an
+	// 11-byte header carrying LogNum) instead of legacy ones, laid out as
+	// RocksDB's writer lays them out: a block tail too short for a header is
+	// zero-filled when the next chunk is written (pebble's LogWriter fills
+	// it right away; the bytes are the same once a chunk follows).
+	Recyclable bool
+	// WALSync writes pebble WAL-sync chunks (types 9-12, a 19-byte header
+	// carrying LogNum and SyncedOffset). It takes precedence over
+	// Recyclable.
+	WALSync bool
+	// LogNum is the log number recyclable and WAL-sync chunks carry: the low
+	// 32 bits of the log file's number (LogInfo.LogNum of an existing log).
+	LogNum uint32
+	// SyncedOffset is the offset WAL-sync chunks claim the log was durably
+	// synced up to. pebble's reader takes a damaged chunk below it as proof
+	// of corruption rather than a torn tail, so it must never exceed what
+	// is known to be on disk; 0 claims nothing.
+	SyncedOffset uint64
+}
+
+// hdr returns the chunk header size and the type of a FULL chunk of the
+// flavour o selects.
+func (o LogWriterOptions) hdr() (size int64, full byte) {
+	switch {
+	case o.WALSync:
+		return logHdrWALSync, 9
+	case o.Recyclable:
+		return logHdrRecycle, 5
+	}
+	return logHdrLegacy, 1
 }
 
 // A LogWriter writes records in the leveldb log format, byte-identical to
 // leveldb C++, goleveldb, pebble's record.Writer and App Engine's
-// RecordsWriter. It buffers internally; call Flush or Close. It is not safe
+// RecordsWriter, or in the recyclable and WAL-sync formats of RocksDB's and
+// pebble's WAL writers (without pebble's end-of-log marker). It buffers internally; call Flush or Close. It is not safe
 // for concurrent use.
 type LogWriter struct {
 	w      io.Writer
@@ -60,15 +91,16 @@ func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
 	if w.err != nil {
 		return 0, w.err
 	}
+	hs, full := w.o.hdr()
 	first := true
 	for {
 		room := logBlockSize - w.off%logBlockSize
-		if room < logHdrLegacy {
+		if room < hs {
 			w.buf = append(w.buf, make([]byte, room)...)
 			w.off += room
 			room = logBlockSize
 		}
-		k := int(min(int64(len(p)), room-logHdrLegacy))
+		k := int(min(int64(len(p)), room-hs))
 		last := k == len(p)
 		var kind int
 		switch {
@@ -81,17 +113,25 @@ func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
 		default:
 			kind = logKindMiddle
 		}
-		typ := byte(1 + kind)
+		typ := full + byte(kind)
 		if first {
 			off = w.off
 		}
-		var h [logHdrLegacy]byte
-		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(logTypeCRC[typ], p[:k])))
-		binary.LittleEndian.PutUint16(h[4:], uint16(k))
+		var h [logHdrWALSync]byte
 		h[6] = typ
-		w.buf = append(w.buf, h[:]...)
+		var crc uint32 // of the header bytes after the length: type [+ log number [+ synced offset]]
+		if hs == logHdrLegacy {
+			crc = logTypeCRC[typ]
+		} else {
+			binary.LittleEndian.PutUint32(h[7:], w.o.LogNum)
+			binary.LittleEndian.PutUint64(h[11:], w.o.SyncedOffset)
+			crc = crc32c(h[6:hs])
+		}
+		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(crc, p[:k])))
+		binary.LittleEndian.PutUint16(h[4:], uint16(k))
+		w.buf = append(w.buf, h[:hs]...)
 		w.buf = append(w.buf, p[:k]...)
-		w.off += int64(logHdrLegacy + k)
+		w.off += hs + int64(k)
 		p = p[k:]
 		first = false
 		if len(w.buf) >= logWriterFlushAt {

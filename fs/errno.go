@@ -38,8 +38,10 @@ func Errno(err error) syscall.Errno {
 		return syscall.ENOENT
 	case errors.Is(err, ErrReadOnly):
 		return syscall.EROFS
-	case errors.Is(err, ErrImmutable):
+	case errors.Is(err, ErrImmutable), errors.Is(err, codec.ErrClosedLog), errors.Is(err, codec.ErrRecycledTail):
 		return syscall.EPERM
+	case errors.Is(err, index.ErrDBLocked):
+		return syscall.EBUSY
 	case errors.Is(err, ErrTooLarge):
 		return syscall.EFBIG
 	case errors.Is(err, iofs.ErrPermission):

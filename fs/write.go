@@ -139,6 +139,13 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 		return Node{}, nil, &OpError{Op: "create", Path: parent.rd.path, Name: joinRel(parent.rd.rel, name), Record: -1, Off: -1,
 			Err: fmt.Errorf("%w: %w", ErrReadOnly, index.ErrReadOnlyFormat)}
 	}
+	if c, ok := src.(interface{ CheckAppend() error }); ok {
+		// A closed log or a running database's log: say so at open(2),
+		// where a shell's "echo >" sees it, not only at close(2).
+		if err := c.CheckAppend(); err != nil {
+			return Node{}, nil, &OpError{Op: "create", Path: parent.rd.path, Name: joinRel(parent.rd.rel, name), Record: -1, Off: -1, Err: err}
+		}
+	}
 	if name == "" || name == "." || name == ".." || len(name) > 255 || containsSlash(name) {
 		return Node{}, nil, iofs.ErrInvalid
 	}

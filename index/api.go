@@ -31,6 +31,11 @@ type Options struct {
 	// for refreshes, instead of os.Open and os.Stat of the path: directory
 	// mounts resolve it beneath their root without following links.
 	Reopen func() (*os.File, error)
+	// IgnoreDBLock lets Append (and the repairs of a Writable open) change
+	// a file whose directory holds a database LOCK file that a running
+	// database has locked (recfs --force). By default that is refused with
+	// ErrDBLocked.
+	IgnoreDBLock bool
 }
 
 // HeaderEntry is one key/value of a recordio header. Value is a bool, int64,

@@ -32,13 +32,22 @@ type AppendOptions struct {
 // in the file; when it fails it puts the file back, still under the lock,
 // exactly as it found it (byte for byte).
 //
+// A file whose directory holds a database LOCK file that a running
+// database (leveldb, RocksDB, pebble) has locked is not touched: Append
+// returns a *DBLockError (ErrDBLocked) unless Options.IgnoreDBLock is set.
+//
 // leveldb logs: records go after the last complete record. A torn tail left
 // by a crashed writer (a record cut short at the end of the file) is first
 // moved out of the way — its bytes are saved in a private directory next to
 // the cached tables (see ErrNoPrivateDir) and the file is truncated to the
 // end of the last good record — because goleveldb and pebble would
 // otherwise glue it to the next record. A file that ends in App Engine block
-// padding stays padded.
+// padding stays padded. Recyclable and WAL-sync logs (RocksDB, pebble) go on
+// in their own chunk flavour with their own log number. A log its writer
+// closed (pebble's end-of-log marker) or one that ends before a recycled
+// file's stale data is refused before anything is written
+// (codec.ErrClosedLog, codec.ErrRecycledTail): no reader would see records
+// written after it.
 //
 // recordio: what a crashed append left is repaired first (see
 // codec.RepairRecordIOFile), then new body blocks go through
@@ -50,6 +59,9 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.guardDBLock(); err != nil {
+		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
+	}
 	first, err = t.appendLocked(ctx, recs, o)
 	if err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
@@ -155,8 +167,9 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOption
 	if torn := s.tornTail(); torn >= 0 {
 		end = torn
 	}
-	// Pre-write checks go here: until the torn tail is saved nothing has
-	// changed, and returning undo{} with an error refuses the append.
+	if err := s.log.info.CheckAppend(s.size); err != nil {
+		return undo{}, err // refused before anything is written
+	}
 
 	// A torn tail is saved aside, then cut off; a failure later writes it
 	// back from the saved copy.
@@ -172,7 +185,8 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOption
 		}
 	}
 	// Writer options.
-	wo := codec.LogWriterOptions{Offset: end, AppEngine: s.log.info.Padded && end > 0 && end%blockSize == 0}
+	wo := s.log.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
+	wo.AppEngine = s.log.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
 	w := codec.NewLogWriter(&offsetWriter{f: f, off: end}, wo)
 	for _, r := range recs {
@@ -220,8 +234,14 @@ func (w *offsetWriter) Write(p []byte) (int, error) {
 // Create makes a new, empty record file of format f at path (failing if it
 // exists) and returns its table: an empty file for a leveldb log, a
 // header-only file for recordio (with a trailer when trailer is set). The
-// table is made from the descriptor that created the file.
+// table is made from the descriptor that created the file. Like Append, it
+// refuses a directory whose database LOCK is held.
 func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
+	if !o.IgnoreDBLock {
+		if err := checkDBLock(path); err != nil {
+			return nil, fmt.Errorf("index: create %s: %w", path, err) // a running database's directory
+		}
+	}
 	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		o.LegacyTransform = "flate"
 	}
 	start := time.Now()
-	if o.Writable {
+	if o.Writable && (o.IgnoreDBLock || checkDBLock(path) == nil) {
 		if err := repair(f, path); err != nil {
 			return nil, err
 		}

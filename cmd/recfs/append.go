@@ -23,6 +23,7 @@ type appendFlags struct {
 	sync    bool
 	create  string
 	trailer bool
+	force   bool
 }
 
 func newAppendCmd() *cobra.Command {
@@ -45,7 +46,18 @@ crash-safely. Legacy recordio files are read-only.
 Concurrent appends (other recfs append processes, --rw mounts) take turns
 by an exclusive flock of FILE; each lands after the others. The exit status
 is the truth: 0 if and only if the records are in FILE; on failure FILE is
-left as it was.`,
+left as it was.
+
+saved under the index cache directory), App Engine padding is kept, and a
+recordio trailer is rewritten after the new blocks, crash-safely. Legacy
+recordio files are read-only.
+
+A log its writer closed (pebble's end-of-log marker) is refused: no reader
+would see records after it. Logs of RocksDB and pebble get chunks of their own
+recyclable or WAL-sync flavour and log number. A file whose directory holds a
+database LOCK file that a running database has locked (leveldb, goleveldb,
+RocksDB, pebble) is refused too, since the database owns its log; --force
+appends anyway.`,
 		Example: `  recfs append events.log payload.json other.json
   printf 'a\nb\nc\n' | recfs append --lines events.log
   recfs append --create recordio --sync new.rio - < blob.bin`,
@@ -59,6 +71,7 @@ left as it was.`,
 	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
 	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb or recordio)")
 	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
+	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory")
 	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio"))
 	return cmd
 }
@@ -81,7 +94,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 			recs = append(recs, b)
 		}
 	}
-	o := index.Options{CacheDir: "-", Writable: true}
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force}
 	var (
 		t   *index.Table
 		err error
@@ -103,16 +116,24 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		t, err = openTable(cmd, path, o)
 	}
 	if err != nil {
-		return err
+		return forceHint(err)
 	}
 	defer t.Close()
 	first, err := t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
 	if err != nil {
-		return err
+		return forceHint(err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", len(recs), path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil
+}
+
+// forceHint adds the way out to a refusal because of a running database.
+func forceHint(err error) error {
+	if errors.Is(err, index.ErrDBLocked) {
+		return fmt.Errorf("%w (--force appends anyway)", err)
+	}
+	return err
 }
 
 // recordNumber formats n the way the mount names record files.

@@ -64,6 +64,7 @@ type mountFlags struct {
 	logFile        string
 	maxInodes      int
 	rw, follow     bool
+	force          bool
 	newFormat      string
 	newTrailer     bool
 	followInterval time.Duration
@@ -87,6 +88,9 @@ With --rw, a file created in a record directory (cp, echo >, tee, dd) is
 appended to the source as one record when it is closed, and mkdir in a
 directory mount makes a new, empty record file (--new-format; .rio and
 .recordio names are recordio). Existing records stay immutable (EPERM).
+Appends to a log its writer closed (pebble's end-of-log marker) fail with
+EPERM, and appends to a log whose directory holds a database LOCK file that a
+running database has locked fail with EBUSY unless --force is given.
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
@@ -108,6 +112,7 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
+	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
 	fl.BoolVar(&f.newTrailer, "new-trailer", false, "with --rw: recordio files made by mkdir get an (empty) trailer")
 	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio"))
@@ -135,6 +140,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		}
 		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
 	}
+	if f.force && !f.rw {
+		return usagef("--force goes with --rw")
+	}
 	iopts, err := f.src.options()
 	if err != nil {
 		return err
@@ -142,6 +150,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	// Only a writable mount opens its sources for appending (which repairs
 	// a crashed recordio append first).
 	iopts.Writable = f.rw
+	iopts.IgnoreDBLock = f.force
 	srcAbs, srcInfo, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
 	if err != nil {
 		return err

@@ -310,6 +310,8 @@ func runPrepared(t *testing.T, c *exec.Cmd) result {
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	c.WaitDelay = 5 * time.Second
+	// No c.Cancel: exec refuses one on a command made without a context;
+	// the timer below is the timeout.
 	timer := time.AfterFunc(procTimeout, func() {
 		if c.Process != nil {
 			_ = c.Process.Kill()
