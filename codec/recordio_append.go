@@ -263,7 +263,7 @@ func rioConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock()); err == nil {
+	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
 		return size, nil // ends with a valid trailer block
 	}
 	if size%rioChunkSize == 0 {
@@ -346,7 +346,7 @@ func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOA
 	a := &RecordIOAppender{fsys: o.fsys, path: path, f: f, o: o, chain: s.chain, size: size}
 	// Any valid trailer block at the end is kept last, promised or not: the
 	// reference stops scanning at a trailer, so blocks after it would be lost.
-	if loc, err := findTrailer(f, size, s.chain, s.opts.maxBlock()); err == nil {
+	if loc, err := findTrailer(f, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
 		a.trailerOff = loc.Block
 		a.trailer = make([]byte, size-loc.Block)
 		if _, err := readFullAt(f, a.trailer, loc.Block); err != nil {
