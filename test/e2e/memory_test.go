@@ -203,7 +203,8 @@ func TestBombMemory(t *testing.T) {
 			}
 		}
 		dir := newMountDir(t)
-		m := startMount(t, src, dir, "--no-cache")
+		// A smaller budget, shared by the two files.
+		m := startMount(t, src, dir, "--no-cache", "--cache-mem", "64M")
 		pid := m.cmd.Process.Pid
 		fired := guardRSS(t, pid)
 		for round := 0; round < 2; round++ {
@@ -213,6 +214,76 @@ func TestBombMemory(t *testing.T) {
 		if fired() {
 			t.Fatalf("server passed %d MB resident and was killed", guardKB>>10)
 		}
-		checkHWM(t, pid, budgetKB+memSlackKB, "heads of 2 x 20 records")
+		checkHWM(t, pid, 64<<10+memSlackKB, "heads of 2 x 20 records")
 	})
+}
+
+// TestPendingFilesMemory: in a --rw mount, files being written (each up to
+// the per-file 8 MiB kept in memory) share one in-memory budget
+// (--pending-mem, 64 MiB by default); beyond it they go to temporary files.
+// Many such files open at once keep the server near that budget, and the
+// ones closed become records with their bytes.
+func TestPendingFilesMemory(t *testing.T) {
+	needFUSE(t)
+	files, size := 100, 8<<20-1
+	if soak() {
+		files = 300
+	}
+	src := filepath.Join(t.TempDir(), "p.log")
+	writeLog(t, src, [][]byte{[]byte("seed")})
+	dir := newMountDir(t)
+	m := startMount(t, src, dir, "--rw", "--no-cache")
+	pid := m.cmd.Process.Pid
+	fired := guardRSS(t, pid)
+	content := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8), 'p'}, size/3+1)[:size] }
+	var fs []*os.File
+	defer func() {
+		for _, f := range fs {
+			f.Close()
+		}
+	}()
+	for i := range files {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("p%d", i)), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatalf("create %d: %v (watchdog fired: %v)", i, err, fired())
+		}
+		fs = append(fs, f)
+		if _, err := f.Write(content(i)); err != nil {
+			t.Fatalf("write %d: %v (watchdog fired: %v)", i, err, fired())
+		}
+	}
+	if fired() {
+		t.Fatalf("server passed %d MB resident and was killed", guardKB>>10)
+	}
+	checkHWM(t, pid, 64<<10+memSlackKB, fmt.Sprintf("%d pending files of %d MiB", files, size>>20))
+	// Three become records (one of them spilled for sure: the budget
+	// holds at most 8 files); the rest are removed, then closed.
+	keep := []int{0, files / 2, files - 1}
+	for _, i := range keep {
+		if err := fs[i].Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+		fs[i] = nil
+	}
+	for i, f := range fs {
+		if f == nil {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, fmt.Sprintf("p%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		fs[i] = nil
+	}
+	names := recordNames(t, dir)
+	if len(names) != 1+len(keep) {
+		t.Fatalf("records %v, want the seed and %d appended", names, len(keep))
+	}
+	for j, i := range keep {
+		got, err := os.ReadFile(filepath.Join(dir, names[1+j]))
+		if err != nil || !bytes.Equal(got, content(i)) {
+			t.Errorf("record %s (file p%d): %d bytes, %v; content differs", names[1+j], i, len(got), err)
+		}
+	}
+	checkHWM(t, pid, 64<<10+memSlackKB, "after the appends")
 }
