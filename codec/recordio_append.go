@@ -375,10 +375,21 @@ func (a *RecordIOAppender) Append(items ...[]byte) error {
 		a.err = err
 		return err
 	}
+	return a.write(func(at int64) (int64, error) {
+		_, err := a.f.WriteAt(blocks, at)
+		return int64(len(blocks)), err
+	})
+}
+
+// write appends the blocks emit writes at the given offset (returning
+// their length), in place or journaled. If emit fails (an input could not
+// be read), the file is put back as it was.
+func (a *RecordIOAppender) write(emit func(at int64) (int64, error)) error {
+	var err error
 	if a.trailer == nil {
-		err = a.appendInPlace(blocks)
+		err = a.appendInPlace(emit)
 	} else {
-		err = a.appendJournaled(blocks)
+		err = a.appendJournaled(emit)
 	}
 	if err != nil {
 		a.err = err
@@ -424,18 +435,23 @@ func (a *RecordIOAppender) encode(items [][]byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
-	if _, err := a.f.WriteAt(blocks, a.size); err != nil {
+func (a *RecordIOAppender) appendInPlace(emit func(at int64) (int64, error)) error {
+	n, err := emit(a.size)
+	if err != nil {
+		// Put the file back; if that fails too, the next open repairs it.
+		if a.f.Truncate(a.size) == nil {
+			_ = a.f.Sync()
+		}
 		return err
 	}
 	if err := a.f.Sync(); err != nil {
 		return err
 	}
-	a.size += int64(len(blocks))
+	a.size += n
 	return nil
 }
 
-func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
+func (a *RecordIOAppender) appendJournaled(emit func(at int64) (int64, error)) error {
 	jpath := a.path + RecordIOJournalSuffix
 	dir := filepath.Dir(a.path)
 	jf, err := a.fsys.OpenFile(jpath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -457,10 +473,17 @@ func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
 		return err
 	}
 	// The journal is durable: the file may now be torn at any byte.
-	if _, err := a.f.WriteAt(blocks, a.trailerOff); err != nil {
+	n, err := emit(a.trailerOff)
+	if err != nil {
+		// Roll back now, as the next open would.
+		if _, werr := a.f.WriteAt(a.trailer, a.trailerOff); werr == nil &&
+			a.f.Truncate(a.trailerOff+int64(len(a.trailer))) == nil && a.f.Sync() == nil &&
+			a.fsys.Remove(jpath) == nil {
+			_ = a.fsys.SyncDir(dir)
+		}
 		return err
 	}
-	newOff := a.trailerOff + int64(len(blocks))
+	newOff := a.trailerOff + n
 	if _, err := a.f.WriteAt(a.trailer, newOff); err != nil {
 		return err
 	}
