@@ -54,6 +54,15 @@ type Appender interface {
 
 var _ Appender = (*index.Table)(nil)
 
+// StreamAppender is implemented by sources that append records read from
+// streams without holding them in memory; *index.Table is one. Pending
+// files that spilled to disk are appended through it.
+type StreamAppender interface {
+	AppendFrom(ctx context.Context, recs []codec.ItemSource, o index.AppendOptions) (first int64, err error)
+}
+
+var _ StreamAppender = (*index.Table)(nil)
+
 // CreateFunc creates a new, empty record file at path and returns its
 // table. Directory trees call it for mkdir in a writable mount.
 type CreateFunc func(ctx context.Context, path string) (Source, error)
@@ -634,6 +643,16 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	ap, ok := src.(Appender)
 	if !ok {
 		return -1, p.opErr("append", -1, ErrNotSupported)
+	}
+	if sa, ok := src.(StreamAppender); ok && p.spill != nil {
+		// Streamed from the spill file: never whole in memory.
+		first, err := sa.AppendFrom(context.WithoutCancel(ctx),
+			[]codec.ItemSource{{R: io.NewSectionReader(p.spill, 0, p.size), Size: p.size}}, index.AppendOptions{Sync: sync})
+		if err != nil {
+			return -1, p.opErr("append", -1, err)
+		}
+		t.appended(rd)
+		return first, nil
 	}
 	if p.spill != nil {
 		// Its bytes come back into memory for the append: one such

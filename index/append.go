@@ -37,8 +37,26 @@ type AppendOptions struct {
 // recordio: new body blocks go through codec.RecordIOAppender, which keeps
 // the trailer and is crash safe. Legacy recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
+	return t.appendRecords(ctx, recs, nil, o)
+}
+
+// AppendFrom is Append for records given as streams (Size bytes read from
+// R each): a record is never held in memory whole, so appending one of
+// gigabytes takes a few chunk buffers. recordio items get a block each.
+// If an input fails or ends early (codec.ErrShortInput), the file is put
+// back as it was.
+func (t *Table) AppendFrom(ctx context.Context, recs []codec.ItemSource, o AppendOptions) (first int64, err error) {
+	return t.appendRecords(ctx, nil, recs, o)
+}
+
+// appendRecords appends recs, or streams when recs is nil.
+func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (first int64, err error) {
 	if t.file == nil {
 		return 0, errNoFile
+	}
+	n := len(recs)
+	if recs == nil {
+		n = len(streams)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -53,9 +71,9 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	first = s.n
 	switch s.format {
 	case codec.LevelDB:
-		err = t.appendLog(s, recs, o)
+		err = t.appendLog(s, recs, streams, o)
 	case codec.RecordIO:
-		err = t.appendRIO(recs)
+		err = t.appendRIO(recs, streams)
 	default:
 		err = ErrReadOnlyFormat
 	}
@@ -65,14 +83,14 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	if _, err := t.refreshLocked(ctx); err != nil {
 		return 0, err
 	}
-	if got := t.s().n - first; got != int64(len(recs)) {
-		return 0, fmt.Errorf("index: append to %s: %d records written, %d found after it", t.path, len(recs), got)
+	if got := t.s().n - first; got != int64(n) {
+		return 0, fmt.Errorf("index: append to %s: %d records written, %d found after it", t.path, n, got)
 	}
 	return first, nil
 }
 
 // appendLog appends to a leveldb log.
-func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
+func (t *Table) appendLog(s *snapshot, recs [][]byte, streams []codec.ItemSource, o AppendOptions) error {
 	f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -102,6 +120,15 @@ func (t *Table) appendLog(s *snapshot, recs [][]byte, o AppendOptions) error {
 	w := codec.NewLogWriter(&offsetWriter{f: f, off: size}, codec.LogWriterOptions{Offset: size, AppEngine: padded})
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range streams {
+		if _, err := w.WriteRecordFrom(r.R, r.Size); err != nil {
+			// Part of the record may be written: cut it off again.
+			if terr := f.Truncate(size); terr != nil {
+				return fmt.Errorf("%w (and cutting the partial record off failed: %v)", err, terr)
+			}
 			return err
 		}
 	}
@@ -188,7 +215,7 @@ func (t *Table) saveTorn(f *os.File, from, to int64) error {
 // appendRIO appends items to a recordio v2 file. The file is flock'd for
 // the whole append, like a leveldb append, so two recfs processes never
 // interleave their blocks or journals.
-func (t *Table) appendRIO(items [][]byte) error {
+func (t *Table) appendRIO(items [][]byte, streams []codec.ItemSource) error {
 	lock, err := os.Open(t.path)
 	if err != nil {
 		return err
@@ -201,7 +228,12 @@ func (t *Table) appendRIO(items [][]byte) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Append(items...); err != nil {
+	if streams != nil {
+		err = a.AppendFrom(streams...)
+	} else {
+		err = a.Append(items...)
+	}
+	if err != nil {
 		a.Close()
 		return err
 	}
