@@ -109,3 +109,30 @@ func TestRecordIOAppendFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordIOAppendFromTooBig: an item whose compressed block would decode
+// past what readers accept is refused before anything is read or written.
+func TestRecordIOAppendFromTooBig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "z.rio")
+	if err := os.WriteFile(path, makeRio(t, nil, RecordIOWriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	never := readerFunc(func([]byte) (int, error) { t.Fatal("input read"); return 0, nil })
+	if err := a.AppendFrom(ItemSource{R: never, Size: DefaultRecordIOMaxBlockSize}); !errors.Is(err, ErrLimit) {
+		t.Fatalf("AppendFrom of %d bytes into a zstd file: %v, want ErrLimit", DefaultRecordIOMaxBlockSize, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("file changed")
+	}
+}
+
+// readerFunc adapts a function to io.Reader.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

@@ -126,6 +126,13 @@ func (c *BlockCache) CachedBytes() int64 {
 	return c.bytes
 }
 
+// blockShare is how much of one decoded block the LRU keeps.
+func (c *BlockCache) blockShare() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxBytes / 4
+}
+
 // get returns the cached value for k and marks it recently used.
 func (c *BlockCache) get(k cacheKey) ([]byte, bool) {
 	c.mu.Lock()

@@ -202,13 +202,17 @@ func (rd *RecordIOReader) page(block, idx int64) ([]byte, error) {
 		}
 	}
 	limit := rd.opts.maxBlock()
+	// The pages of a block past a quarter of the LRU are not cached: a
+	// huge block read in order would only flush everything else out.
+	share := rd.cache.blockShare()
 	for {
 		if cu.end {
 			return nil, nil
 		}
 		pi := cu.pos / decodePage
+		keep := rd.caching && cu.pos < share
 		var buf []byte
-		if rd.caching || pi == idx {
+		if keep || pi == idx {
 			buf = make([]byte, decodePage)
 		} else {
 			buf = scratchPage(cu)
@@ -228,7 +232,7 @@ func (rd *RecordIOReader) page(block, idx int64) ([]byte, error) {
 			cu.reset()
 			return nil, rd.corrupt(block, ErrLimit, "block decodes past %d bytes", limit)
 		}
-		if rd.caching && n > 0 {
+		if keep && n > 0 {
 			rd.cache.put(cacheKey{rd: rd.id, off: block, page: pi}, buf)
 		}
 		if pi == idx {
