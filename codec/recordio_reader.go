@@ -164,41 +164,45 @@ func (rd *RecordIOReader) readDecoded(loc ItemLoc, p []byte, off int64) error {
 	pos := loc.Off + off
 	for len(p) > 0 {
 		idx := pos / decodePage
-		pg, err := rd.page(loc.Block, idx)
+		var n int
+		err := rd.page(loc.Block, idx, func(pg []byte) error {
+			in := pos - idx*decodePage
+			if in >= int64(len(pg)) {
+				return rd.corrupt(loc.Block, ErrCorrupt, "item range past the end of its %d-byte block", idx*decodePage+int64(len(pg)))
+			}
+			n = copy(p, pg[in:])
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		in := pos - idx*decodePage
-		if in >= int64(len(pg)) {
-			return rd.corrupt(loc.Block, ErrCorrupt, "item range past the end of its %d-byte block", idx*decodePage+int64(len(pg)))
-		}
-		n := copy(p, pg[in:])
 		p = p[n:]
 		pos += int64(n)
 	}
 	return nil
 }
 
-// page returns page idx of the decoded block at block: from the cache, else
-// by continuing (or restarting) a stream decoder of the block. A page past
-// the end of the block is empty.
-func (rd *RecordIOReader) page(block, idx int64) ([]byte, error) {
+// page passes page idx of the decoded block at block to use: from the
+// cache, else by continuing (or restarting) a stream decoder of the block.
+// A page past the end of the block is empty. use must not keep the page:
+// pages that are not cached live in a buffer the decoder reuses.
+func (rd *RecordIOReader) page(block, idx int64, use func([]byte) error) error {
 	key := cacheKey{rd: rd.id, off: block, page: idx}
 	if b, ok := rd.cache.get(key); ok {
-		return b, nil
+		return use(b)
 	}
 	cu := rd.cache.acquire(rd.id, block, idx*decodePage)
 	defer rd.cache.release(cu)
 	if b, ok := rd.cache.get(key); ok { // decoded while we waited
-		return b, nil
+		return use(b)
 	}
 	if cu.covers(rd.id, block, idx*decodePage) && cu.lastIdx == idx {
-		return cu.last, nil
+		return use(cu.last)
 	}
 	if !cu.covers(rd.id, block, idx*decodePage) {
 		if err := rd.openCursor(cu, block); err != nil {
 			cu.reset()
-			return nil, err
+			return err
 		}
 	}
 	limit := rd.opts.maxBlock()
@@ -207,37 +211,42 @@ func (rd *RecordIOReader) page(block, idx int64) ([]byte, error) {
 	share := rd.cache.blockShare()
 	for {
 		if cu.end {
-			return nil, nil
+			return use(nil)
 		}
 		pi := cu.pos / decodePage
 		keep := rd.caching && cu.pos < share
 		var buf []byte
-		if keep || pi == idx {
+		if keep {
 			buf = make([]byte, decodePage)
 		} else {
 			buf = scratchPage(cu)
+			cu.last, cu.lastIdx = nil, -1 // the scratch page is overwritten
 		}
 		n, err := io.ReadFull(cu.r, buf)
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
 			cu.end = true
-			buf = append([]byte(nil), buf[:n]...)
+			if keep {
+				buf = append([]byte(nil), buf[:n]...)
+			} else {
+				buf = buf[:n]
+			}
 		case err != nil:
 			e := rd.streamFail(cu, block, err)
 			cu.reset()
-			return nil, e
+			return e
 		}
 		cu.pos += int64(n)
 		if cu.pos > limit {
 			cu.reset()
-			return nil, rd.corrupt(block, ErrLimit, "block decodes past %d bytes", limit)
+			return rd.corrupt(block, ErrLimit, "block decodes past %d bytes", limit)
 		}
 		if keep && n > 0 {
 			rd.cache.put(cacheKey{rd: rd.id, off: block, page: pi}, buf)
 		}
 		if pi == idx {
 			cu.last, cu.lastIdx = buf, idx
-			return buf, nil
+			return use(buf)
 		}
 	}
 }
