@@ -155,19 +155,20 @@ func decodeLegacyPacked(payload []byte, flate bool, limit int64) (RecordIOBlock,
 	if err != nil {
 		return RecordIOBlock{}, nil, 0, err
 	}
-	data := payload[lp.dataOff:]
+	dataLen := int64(len(payload)) - lp.dataOff
 	dataOff := lp.dataOff
 	if flate {
-		data, err = flateDecompress(data, limit)
+		// Inflated as a stream and discarded: only the length matters.
+		dataLen, err = flateLen(payload[lp.dataOff:], limit)
 		if err != nil {
 			return RecordIOBlock{}, nil, 0, err
 		}
 		dataOff = 0
 	}
-	if lp.p.sum > int64(len(data)) {
-		return RecordIOBlock{}, nil, 0, fmt.Errorf("packed items need %d bytes, record data has %d", lp.p.sum, len(data))
+	if lp.p.sum > dataLen {
+		return RecordIOBlock{}, nil, 0, fmt.Errorf("packed items need %d bytes, record data has %d", lp.p.sum, dataLen)
 	}
-	return RecordIOBlock{Items: len(lp.p.sizes), RawLen: int64(len(data)), Transformed: flate}, lp.p, dataOff, nil
+	return RecordIOBlock{Items: len(lp.p.sizes), RawLen: dataLen, Transformed: flate}, lp.p, dataOff, nil
 }
 
 // resyncLegacy returns the first offset at or after from holding a valid

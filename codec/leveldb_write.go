@@ -145,6 +145,75 @@ func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
 	}
 }
 
+// WriteRecordFrom appends size bytes read from r as one record, reading
+// and writing it a fragment (at most a 32 KiB block) at a time, so the
+// record is never held in memory. It returns the offset of its first chunk
+// header. If r fails or ends early (ErrShortInput), fragments of the record
+// may already be written: the caller must cut the destination back.
+func (w *LogWriter) WriteRecordFrom(r io.Reader, size int64) (off int64, err error) {
+	if w.closed {
+		return 0, errLogWriterClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if size < 0 {
+		return 0, errors.New("codec: negative record size")
+	}
+	frag := make([]byte, logBlockSize)
+	first := true
+	left := size
+	for {
+		room := logBlockSize - w.off%logBlockSize
+		if room < logHdrLegacy {
+			w.buf = append(w.buf, make([]byte, room)...)
+			w.off += room
+			room = logBlockSize
+		}
+		k := min(left, room-logHdrLegacy)
+		last := k == left
+		if _, err := io.ReadFull(r, frag[:k]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				err = ErrShortInput
+			}
+			w.err = err
+			return off, err
+		}
+		var kind int
+		switch {
+		case first && last:
+			kind = logKindFull
+		case first:
+			kind = logKindFirst
+		case last:
+			kind = logKindLast
+		default:
+			kind = logKindMiddle
+		}
+		typ := byte(1 + kind)
+		if first {
+			off = w.off
+		}
+		var h [logHdrLegacy]byte
+		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(logTypeCRC[typ], frag[:k])))
+		binary.LittleEndian.PutUint16(h[4:], uint16(k))
+		h[6] = typ
+		w.buf = append(w.buf, h[:]...)
+		w.buf = append(w.buf, frag[:k]...)
+		w.off += logHdrLegacy + k
+		left -= k
+		first = false
+		if len(w.buf) >= logWriterFlushAt {
+			if err := w.Flush(); err != nil {
+				return off, err
+			}
+		}
+		if last {
+			return off, nil
+		}
+	}
+}
+
 // Offset returns the length of the log so far, including the starting
 // Offset and bytes not yet flushed.
 func (w *LogWriter) Offset() int64 { return w.off }

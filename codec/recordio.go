@@ -31,6 +31,24 @@ type RecordIOOptions struct {
 	// the item count and sizes live: every chunk checksum is still verified,
 	// and the rest of a block is checked when it is first read.
 	VerifyBlocks bool
+
+	// Cache holds what readers decode, within its byte budget; nil means
+	// DefaultBlockCache, shared by the whole process. Its StreamWindow is
+	// also the largest zstd window the scanner accepts.
+	Cache *BlockCache
+}
+
+// streamWindow is the largest zstd window the scanner and readers accept:
+// the cache's, and no more than the block cap (at least 1 MiB).
+func (o RecordIOOptions) streamWindow() int64 {
+	return min(o.cache().StreamWindow(), max(o.maxBlock(), 1<<20))
+}
+
+func (o RecordIOOptions) cache() *BlockCache {
+	if o.Cache == nil {
+		return DefaultBlockCache()
+	}
+	return o.Cache
 }
 
 func (o RecordIOOptions) maxBlock() int64 {
@@ -540,32 +558,25 @@ func (s *RecordIOScanner) decodeBodyBlock(pos int64) (RecordIOBlock, *packedHdr,
 		}
 		return RecordIOBlock{Off: pos, Chunks: chunks, Items: len(p.sizes), RawLen: stored}, p, nil
 	}
-	stored, chunks, f := readWholeBlock(&s.cr, pos, isBodyMagic, s.size, &s.stored)
-	if f != nil || chunks == 0 {
+	// The stored bytes stream from the file chunk by chunk into the
+	// decoders; only the header is decoded unless VerifyBlocks asks for
+	// the whole block (decoded and discarded as it streams by).
+	if s.cr.buf == nil {
+		s.cr.buf = make([]byte, rioChunkSize)
+	}
+	bs := newBlockStream(s.r, s.size, pos, isBodyMagic, s.cr.buf)
+	if !bs.begin() {
+		return RecordIOBlock{}, nil, bs.fail // nil when not a body block
+	}
+	p, rawLen, err := s.peek.header(s.chain, bs, limit, s.opts.streamWindow(), s.opts.VerifyBlocks)
+	// Every chunk is verified, and a damaged chunk is what gets reported.
+	if f := bs.drain(); f != nil {
 		return RecordIOBlock{}, nil, f
 	}
-	if !s.opts.VerifyBlocks {
-		p, err := s.peek.header(s.chain, stored, limit)
-		if err != nil {
-			return RecordIOBlock{}, nil, rioCorrupt(pos, errKind(err), "undecodable block: %v", err)
-		}
-		return RecordIOBlock{Off: pos, Chunks: chunks, Items: len(p.sizes), RawLen: p.hdrLen + p.sum, Transformed: true}, p, nil
-	}
-	raw, err := undoTransformers(s.chain, stored, limit)
 	if err != nil {
-		kind := ErrCorrupt
-		for _, k := range []error{ErrLimit, ErrUnsupported} {
-			if errors.Is(err, k) {
-				kind = k
-			}
-		}
-		return RecordIOBlock{}, nil, rioCorrupt(pos, kind, "undecodable block: %v", err)
+		return RecordIOBlock{}, nil, rioCorrupt(pos, errKind(err), "undecodable block: %v", err)
 	}
-	p, err := parsePacked(raw)
-	if err != nil {
-		return RecordIOBlock{}, nil, rioCorrupt(pos, ErrCorrupt, "%v", err)
-	}
-	return RecordIOBlock{Off: pos, Chunks: chunks, Items: len(p.sizes), RawLen: int64(len(raw)), Transformed: true}, p, nil
+	return RecordIOBlock{Off: pos, Chunks: int(bs.total), Items: len(p.sizes), RawLen: rawLen, Transformed: true}, p, nil
 }
 
 // resyncV2 returns the first chunk-aligned offset at or after from holding
@@ -627,7 +638,7 @@ func (s *RecordIOScanner) Trailer() (ItemLoc, bool, error) {
 	if s.format != RecordIO || !s.HasTrailer() {
 		return ItemLoc{}, false, nil
 	}
-	loc, err := findTrailer(s.r, s.size, s.chain, s.opts.maxBlock())
+	loc, err := findTrailer(s.r, s.size, s.chain, s.opts.maxBlock(), s.opts.streamWindow())
 	if err != nil {
 		return ItemLoc{}, false, err
 	}
@@ -635,7 +646,7 @@ func (s *RecordIOScanner) Trailer() (ItemLoc, bool, error) {
 }
 
 // findTrailer implements spec 8.1 and decodes the trailer block.
-func findTrailer(r io.ReaderAt, size int64, chain []rioTransformer, limit int64) (ItemLoc, error) {
+func findTrailer(r io.ReaderAt, size int64, chain []rioTransformer, limit, window int64) (ItemLoc, error) {
 	bad := func(off int64, kind error, format string, a ...any) error {
 		return &CorruptError{Format: RecordIO, Off: off, Reason: fmt.Sprintf(format, a...), Err: kind}
 	}
@@ -658,10 +669,22 @@ func findTrailer(r io.ReaderAt, size int64, chain []rioTransformer, limit int64)
 	if start < rioChunkSize || h.index+1 != h.total {
 		return ItemLoc{}, bad(last, ErrCorrupt, "failed to read trailer: bad chunk index %d of %d", h.index, h.total)
 	}
-	var buf []byte
-	stored, chunks, f := readWholeBlock(&cr, start, isTrailerMagic, size, &buf)
-	if f == nil && chunks == 0 {
-		f = rioCorrupt(start, ErrCorrupt, "trailer block has wrong magic")
+	bs := newBlockStream(r, size, start, isTrailerMagic, cr.buf)
+	if !bs.begin() {
+		f = bs.fail
+		if f == nil {
+			f = rioCorrupt(start, ErrCorrupt, "trailer block has wrong magic")
+		}
+	}
+	var (
+		p   *packedHdr
+		err error
+	)
+	if f == nil {
+		// Decoded as a stream and discarded: only the length matters.
+		var bp blockPeeker
+		p, _, err = bp.header(chain, bs, limit, window, true)
+		f = bs.drain()
 	}
 	if f != nil {
 		if f.io != nil {
@@ -669,7 +692,6 @@ func findTrailer(r io.ReaderAt, size int64, chain []rioTransformer, limit int64)
 		}
 		return ItemLoc{}, bad(f.off, f.err, "failed to read trailer: %s", f.reason)
 	}
-	raw, err := undoTransformers(chain, stored, limit)
 	if err != nil {
 		kind := ErrCorrupt
 		if errors.Is(err, ErrLimit) {
@@ -677,12 +699,8 @@ func findTrailer(r io.ReaderAt, size int64, chain []rioTransformer, limit int64)
 		}
 		return ItemLoc{}, bad(start, kind, "failed to read trailer: %v", err)
 	}
-	p, err := parsePacked(raw)
-	if err == nil && len(p.sizes) != 1 {
-		err = fmt.Errorf("expect exactly one trailer item, but found %d", len(p.sizes))
-	}
-	if err != nil {
-		return ItemLoc{}, bad(start, ErrCorrupt, "trailer: %v", err)
+	if len(p.sizes) != 1 {
+		return ItemLoc{}, bad(start, ErrCorrupt, "trailer: expect exactly one trailer item, but found %d", len(p.sizes))
 	}
 	return ItemLoc{Block: start, Item: 0, Off: p.hdrLen, Len: p.sizes[0]}, nil
 }

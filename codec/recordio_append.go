@@ -245,7 +245,7 @@ func rioConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock()); err == nil {
+	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
 		return size, nil // ends with a valid trailer block
 	}
 	if size%rioChunkSize == 0 {
@@ -348,7 +348,7 @@ func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOA
 	a := &RecordIOAppender{fsys: o.fsys, path: path, f: f, o: o, chain: s.chain, size: size}
 	// Any valid trailer block at the end is kept last, promised or not: the
 	// reference stops scanning at a trailer, so blocks after it would be lost.
-	if loc, err := findTrailer(f, size, s.chain, s.opts.maxBlock()); err == nil {
+	if loc, err := findTrailer(f, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
 		a.trailerOff = loc.Block
 		a.trailer = make([]byte, size-loc.Block)
 		if _, err := readFullAt(f, a.trailer, loc.Block); err != nil {
@@ -388,10 +388,21 @@ func (a *RecordIOAppender) Append(items ...[]byte) error {
 		a.err = err
 		return err
 	}
+	return a.write(func(at int64) (int64, error) {
+		_, err := a.f.WriteAt(blocks, at)
+		return int64(len(blocks)), err
+	})
+}
+
+// write appends the blocks emit writes at the given offset (returning
+// their length), in place or journaled. If emit fails (an input could not
+// be read), the file is put back as it was.
+func (a *RecordIOAppender) write(emit func(at int64) (int64, error)) error {
+	var err error
 	if a.trailer == nil {
-		err = a.appendInPlace(blocks)
+		err = a.appendInPlace(emit)
 	} else {
-		err = a.appendJournaled(blocks)
+		err = a.appendJournaled(emit)
 	}
 	if err != nil {
 		a.err = err
@@ -399,8 +410,8 @@ func (a *RecordIOAppender) Append(items ...[]byte) error {
 	return err
 }
 
-func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
-	_, err := a.f.WriteAt(blocks, a.size)
+func (a *RecordIOAppender) appendInPlace(emit func(at int64) (int64, error)) error {
+	n, err := emit(a.size)
 	if err == nil {
 		err = a.f.Sync()
 	}
@@ -413,11 +424,11 @@ func (a *RecordIOAppender) appendInPlace(blocks []byte) error {
 		}
 		return err
 	}
-	a.size += int64(len(blocks))
+	a.size += n
 	return nil
 }
 
-func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
+func (a *RecordIOAppender) appendJournaled(emit func(at int64) (int64, error)) error {
 	jpath := a.path + RecordIOJournalSuffix
 	dir := filepath.Dir(a.path)
 	jf, err := a.createJournal(jpath)
@@ -436,8 +447,8 @@ func (a *RecordIOAppender) appendJournaled(blocks []byte) error {
 		return err
 	}
 	// The journal is durable: the file may now be torn at any byte.
-	newOff := a.trailerOff + int64(len(blocks))
-	_, err = a.f.WriteAt(blocks, a.trailerOff)
+	n, err := emit(a.trailerOff)
+	newOff := a.trailerOff + n
 	if err == nil {
 		_, err = a.f.WriteAt(a.trailer, newOff)
 	}

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -9,30 +11,38 @@ import (
 // chunkBufPool recycles the 32 KiB buffers of chunk reads.
 var chunkBufPool = sync.Pool{New: func() any { b := make([]byte, rioChunkSize); return &b }}
 
-// RecordIOReader reads items at random, with a bounded LRU cache of decoded
-// blocks so reading the items of one block in order decodes it once. It is
-// safe for concurrent use.
+// RecordIOReader reads items at random. It is safe for concurrent use.
+//
+// Decoded data lives in a BlockCache shared by every reader of the process
+// (RecordIOOptions.Cache, else DefaultBlockCache), so memory is bounded per
+// process, not per file; each reader has its own identity in it, so a
+// reader never sees another's entries.
 //
 // Untransformed v2 blocks are never decoded whole: ReadItem maps the wanted
 // byte range onto the chunks that hold it (chunk i of a block carries raw
 // block bytes [i*32740, (i+1)*32740)) and reads and CRC-verifies only those,
 // caching verified chunk payloads. Transformed blocks and flate-packed legacy
-// records are read whole, verified, untransformed (capped at MaxBlockSize)
-// and cached. Plain legacy records carry no payload checksum, so their items
-// are read straight from the file.
+// records are decoded as streams, page by page (1 MiB), up to the page a
+// read needs; pages are cached, and the stream decoder stays positioned, so
+// reading an item in order decodes its block once whatever its size. A read
+// before the position restarts the stream. Decoded blocks are capped at
+// MaxBlockSize. Plain legacy records carry no payload checksum, so their
+// items are read straight from the file.
 type RecordIOReader struct {
-	r      io.ReaderAt
-	size   int64
-	format Format
-	opts   RecordIOOptions
-	chain  []rioTransformer
-	cache  *blockCache // decoded blocks
-	chunks *blockCache // verified chunk payloads
+	r       io.ReaderAt
+	size    int64
+	format  Format
+	opts    RecordIOOptions
+	chain   []rioTransformer
+	id      uint64 // identity in the cache
+	cache   *BlockCache
+	caching bool // keep decoded pages and verified chunks in cache
 }
 
 // NewRecordIOReader makes a reader for a file whose header (for v2) listed
-// transformers. cacheBlocks bounds the cached decoded blocks; 0 or less
-// disables the cache.
+// transformers. With cacheBlocks > 0 the reader keeps decoded pages and
+// verified chunks in the shared cache (o.Cache, or DefaultBlockCache); with
+// 0 or less it keeps none (reads in order still continue one stream).
 func NewRecordIOReader(r io.ReaderAt, size int64, f Format, transformers []string, o RecordIOOptions, cacheBlocks int) (*RecordIOReader, error) {
 	if f == Unknown {
 		var err error
@@ -50,11 +60,8 @@ func NewRecordIOReader(r io.ReaderAt, size int64, f Format, transformers []strin
 	if err != nil {
 		return nil, err
 	}
-	n := max(cacheBlocks, 0)
 	return &RecordIOReader{r: r, size: size, format: f, opts: o, chain: chain,
-		cache: newBlockCache(n, max(int64(n), 1)*o.maxBlock()),
-		// Verified chunk payloads of untransformed blocks: a few per block.
-		chunks: newBlockCache(4*n, int64(4*n)*rioMaxChunkPayload)}, nil
+		id: readerIDs.Add(1), cache: o.cache(), caching: cacheBlocks > 0}, nil
 }
 
 // ReadItem reads bytes of the item at loc into p starting at offset off
@@ -104,7 +111,8 @@ func (rd *RecordIOReader) failErr(f *rioFail) error {
 // blockOff.
 func (rd *RecordIOReader) chunkPayload(blockOff int64, idx int64) ([]byte, error) {
 	co := blockOff + idx*rioChunkSize
-	if b, ok := rd.chunks.get(cacheKey{off: co, chunk: true}); ok {
+	key := cacheKey{rd: rd.id, off: co, chunk: true}
+	if b, ok := rd.cache.get(key); ok {
 		return b, nil
 	}
 	bp := chunkBufPool.Get().(*[]byte)
@@ -121,7 +129,9 @@ func (rd *RecordIOReader) chunkPayload(blockOff int64, idx int64) ([]byte, error
 		return nil, rd.corrupt(co, ErrCorrupt, "chunk index mismatch, got %d, expect %d", h.index, idx)
 	}
 	b := append([]byte(nil), p...)
-	rd.chunks.put(cacheKey{off: co, chunk: true}, b)
+	if rd.caching {
+		rd.cache.put(key, b)
+	}
 	return b, nil
 }
 
@@ -148,35 +158,181 @@ func (rd *RecordIOReader) readPlain(loc ItemLoc, p []byte, off int64) error {
 	return nil
 }
 
-// readDecoded serves an item of a transformed v2 block from the cache.
+// readDecoded serves an item of a transformed v2 block (legacy: of a
+// flate-packed record's data) page by page.
 func (rd *RecordIOReader) readDecoded(loc ItemLoc, p []byte, off int64) error {
-	raw, ok := rd.cache.get(cacheKey{off: loc.Block})
-	if !ok {
-		cr := rioChunkReader{r: rd.r, size: rd.size}
-		var buf []byte
-		want := func(m [8]byte) bool { return m == rioBodyMagic || m == rioTrailerMagic }
-		stored, chunks, f := readWholeBlock(&cr, loc.Block, want, rd.size, &buf)
-		if f != nil {
-			return rd.failErr(f)
-		}
-		if chunks == 0 {
-			return rd.corrupt(loc.Block, ErrCorrupt, "block has no body or trailer magic")
-		}
-		var err error
-		raw, err = undoTransformers(rd.chain, stored, rd.opts.maxBlock())
+	pos := loc.Off + off
+	for len(p) > 0 {
+		idx := pos / decodePage
+		var n int
+		err := rd.page(loc.Block, idx, func(pg []byte) error {
+			in := pos - idx*decodePage
+			if in >= int64(len(pg)) {
+				return rd.corrupt(loc.Block, ErrCorrupt, "item range past the end of its %d-byte block", idx*decodePage+int64(len(pg)))
+			}
+			n = copy(p, pg[in:])
+			return nil
+		})
 		if err != nil {
-			return rd.corrupt(loc.Block, kindOf(err), "undecodable block: %v", err)
+			return err
 		}
-		if _, err := parsePacked(raw); err != nil {
-			return rd.corrupt(loc.Block, ErrCorrupt, "%v", err)
-		}
-		rd.cache.put(cacheKey{off: loc.Block}, raw)
+		p = p[n:]
+		pos += int64(n)
 	}
-	if loc.Off+off+int64(len(p)) > int64(len(raw)) {
-		return rd.corrupt(loc.Block, ErrCorrupt, "item range past the end of its %d-byte block", len(raw))
-	}
-	copy(p, raw[loc.Off+off:])
 	return nil
+}
+
+// page passes page idx of the decoded block at block to use: from the
+// cache, else by continuing (or restarting) a stream decoder of the block.
+// A page past the end of the block is empty. use must not keep the page:
+// pages that are not cached live in a buffer the decoder reuses.
+func (rd *RecordIOReader) page(block, idx int64, use func([]byte) error) error {
+	key := cacheKey{rd: rd.id, off: block, page: idx}
+	if b, ok := rd.cache.get(key); ok {
+		return use(b)
+	}
+	cu := rd.cache.acquire(rd.id, block, idx*decodePage)
+	defer rd.cache.release(cu)
+	if b, ok := rd.cache.get(key); ok { // decoded while we waited
+		return use(b)
+	}
+	if cu.covers(rd.id, block, idx*decodePage) && cu.lastIdx == idx {
+		return use(cu.last)
+	}
+	if !cu.covers(rd.id, block, idx*decodePage) {
+		if err := rd.openCursor(cu, block); err != nil {
+			cu.reset()
+			return err
+		}
+	}
+	limit := rd.opts.maxBlock()
+	// The pages of a block past a quarter of the LRU are not cached: a
+	// huge block read in order would only flush everything else out.
+	share := rd.cache.blockShare()
+	for {
+		if cu.end {
+			return use(nil)
+		}
+		pi := cu.pos / decodePage
+		keep := rd.caching && cu.pos < share
+		var buf []byte
+		if keep {
+			buf = make([]byte, decodePage)
+		} else {
+			buf = scratchPage(cu)
+			cu.last, cu.lastIdx = nil, -1 // the scratch page is overwritten
+		}
+		n, err := io.ReadFull(cu.r, buf)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			cu.end = true
+			if keep {
+				buf = append([]byte(nil), buf[:n]...)
+			} else {
+				buf = buf[:n]
+			}
+		case err != nil:
+			e := rd.streamFail(cu, block, err)
+			cu.reset()
+			return e
+		}
+		cu.pos += int64(n)
+		if cu.pos > limit {
+			cu.reset()
+			return rd.corrupt(block, ErrLimit, "block decodes past %d bytes", limit)
+		}
+		if keep && n > 0 {
+			rd.cache.put(cacheKey{rd: rd.id, off: block, page: pi}, buf)
+		}
+		if pi == idx {
+			cu.last, cu.lastIdx = buf, idx
+			return use(buf)
+		}
+	}
+}
+
+// scratchPage returns a page-sized buffer the cursor reuses for pages that
+// are decoded only to be skipped.
+func scratchPage(cu *blockCursor) []byte {
+	if cu.scratch == nil {
+		cu.scratch = make([]byte, decodePage)
+	}
+	return cu.scratch
+}
+
+// streamFail turns an error of a cursor's stream into the reader's error.
+func (rd *RecordIOReader) streamFail(cu *blockCursor, block int64, err error) error {
+	if cu.src != nil && cu.src.fail != nil {
+		return rd.failErr(cu.src.fail)
+	}
+	var rf *rioFail
+	if errors.As(err, &rf) {
+		return rd.failErr(rf)
+	}
+	e := streamErr(err, rd.opts.streamWindow())
+	return rd.corrupt(block, kindOf(e), "undecodable block: %v", e)
+}
+
+// openCursor positions cu at the start of the decoded block at block.
+func (rd *RecordIOReader) openCursor(cu *blockCursor, block int64) error {
+	cu.reset()
+	rd.cache.opens.Add(1)
+	window := rd.opts.streamWindow()
+	var src io.Reader
+	var chain []rioTransformer
+	if rd.format == RecordIOLegacy {
+		data, err := rd.legacyData(block)
+		if err != nil {
+			return err
+		}
+		cu.hold = data
+		src = bytes.NewReader(data)
+		chain = []rioTransformer{{spec: "flate", name: "flate"}}
+	} else {
+		if cu.buf == nil || len(cu.buf) < rioChunkSize {
+			cu.buf = make([]byte, rioChunkSize)
+		}
+		bs := newBlockStream(rd.r, rd.size, block, func(m [8]byte) bool { return m == rioBodyMagic || m == rioTrailerMagic }, cu.buf[:rioChunkSize])
+		cu.src = bs
+		src = bs
+		chain = rd.chain
+	}
+	r, err := cu.dec.open(chain, src, window)
+	if err != nil {
+		return rd.corrupt(block, kindOf(err), "undecodable block: %v", err)
+	}
+	cu.owner, cu.block, cu.r = rd.id, block, r
+	return nil
+}
+
+// legacyData reads the flate-compressed data of the packed legacy record at
+// block, checking its header.
+func (rd *RecordIOReader) legacyData(block int64) ([]byte, error) {
+	var hb [legacyHeaderLen]byte
+	if n, err := readFullAt(rd.r, hb[:], block); err != nil {
+		return nil, err
+	} else if n < legacyHeaderLen {
+		return nil, rd.corrupt(block, ErrTruncated, "truncated legacy record header")
+	}
+	h, reason := parseLegacyHdr(hb[:], block, rd.size)
+	if reason != "" {
+		return nil, rd.corrupt(block, ErrCorrupt, "%s", reason)
+	}
+	payloadOff := block + legacyHeaderLen
+	if payloadOff+h.length > rd.size {
+		return nil, rd.corrupt(block, ErrTruncated, "truncated legacy record")
+	}
+	payload := make([]byte, h.length)
+	if n, err := readFullAt(rd.r, payload, payloadOff); err != nil {
+		return nil, err
+	} else if int64(n) < h.length {
+		return nil, rd.corrupt(payloadOff, ErrTruncated, "truncated legacy record")
+	}
+	lp, err := parseLegacyPacked(payload, rd.opts.maxBlock())
+	if err != nil {
+		return nil, rd.corrupt(block, ErrCorrupt, "%v", err)
+	}
+	return payload[lp.dataOff:], nil
 }
 
 // readLegacy serves an item of a legacy record.
@@ -208,29 +364,7 @@ func (rd *RecordIOReader) readLegacy(loc ItemLoc, p []byte, off int64) error {
 		}
 		return nil
 	}
-	data, ok := rd.cache.get(cacheKey{off: loc.Block})
-	if !ok {
-		payload := make([]byte, h.length)
-		if n, err := readFullAt(rd.r, payload, payloadOff); err != nil {
-			return err
-		} else if int64(n) < h.length {
-			return rd.corrupt(payloadOff, ErrTruncated, "truncated legacy record")
-		}
-		lp, err := parseLegacyPacked(payload, rd.opts.maxBlock())
-		if err != nil {
-			return rd.corrupt(loc.Block, ErrCorrupt, "%v", err)
-		}
-		data, err = flateDecompress(payload[lp.dataOff:], rd.opts.maxBlock())
-		if err != nil {
-			return rd.corrupt(loc.Block, kindOf(err), "%v", err)
-		}
-		rd.cache.put(cacheKey{off: loc.Block}, data)
-	}
-	if loc.Off+off+int64(len(p)) > int64(len(data)) {
-		return rd.corrupt(loc.Block, ErrCorrupt, "item range past the end of its %d-byte record data", len(data))
-	}
-	copy(p, data[loc.Off+off:])
-	return nil
+	return rd.readDecoded(loc, p, off)
 }
 
 // kindOf picks the sentinel classifying a decode error.

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -78,27 +77,6 @@ func applyTransformers(chain []rioTransformer, raw []byte) ([]byte, error) {
 	return b, nil
 }
 
-// undoTransformers undoes the chain, last first. Every intermediate and the
-// final result are capped at limit bytes (ErrLimit).
-func undoTransformers(chain []rioTransformer, stored []byte, limit int64) ([]byte, error) {
-	b := stored
-	for i := len(chain) - 1; i >= 0; i-- {
-		var err error
-		switch chain[i].name {
-		case "flate":
-			b, err = flateDecompress(b, limit)
-		case "zstd":
-			b, err = zstdDecompress(b, limit)
-		default:
-			err = fmt.Errorf("%w: recordio transformer %q not found", ErrUnsupported, chain[i].spec)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
-}
-
 func flateCompress(b []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := flate.NewWriter(&buf, level)
@@ -114,27 +92,24 @@ func flateCompress(b []byte, level int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// flateDecompress inflates a raw DEFLATE stream, refusing output past limit.
-func flateDecompress(b []byte, limit int64) ([]byte, error) {
+// flateLen returns the inflated length of a raw DEFLATE stream without
+// keeping the output, refusing output past limit.
+func flateLen(b []byte, limit int64) (int64, error) {
 	r := flate.NewReader(bytes.NewReader(b))
 	defer r.Close()
-	var out bytes.Buffer
-	out.Grow(int(min(limit, int64(len(b))*4+64)))
-	n, err := out.ReadFrom(io.LimitReader(r, limit+1))
+	n, err := io.Copy(io.Discard, io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: flate: %v", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: flate: %v", ErrCorrupt, err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%w: flate block decodes past %d bytes", ErrLimit, limit)
+		return 0, fmt.Errorf("%w: flate block decodes past %d bytes", ErrLimit, limit)
 	}
-	return out.Bytes(), nil
+	return n, nil
 }
 
 var (
 	zstdEncMu sync.Mutex
 	zstdEncs  = map[int]*zstd.Encoder{}
-	zstdDecMu sync.Mutex
-	zstdDecs  = map[int64]*zstd.Decoder{}
 )
 
 func zstdCompress(b []byte, level int) ([]byte, error) {
@@ -155,46 +130,4 @@ func zstdCompress(b []byte, level int) ([]byte, error) {
 	}
 	zstdEncMu.Unlock()
 	return e.EncodeAll(b, nil), nil
-}
-
-// zstdDecoder returns a shared decoder whose output is capped at limit.
-func zstdDecoder(limit int64) (*zstd.Decoder, error) {
-	zstdDecMu.Lock()
-	defer zstdDecMu.Unlock()
-	if d, ok := zstdDecs[limit]; ok {
-		return d, nil
-	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(uint64(max(limit, 1))),
-		// Frames without a content size declare a window (8 MiB at the
-		// reference's default level); allow that much even under a smaller cap.
-		zstd.WithDecoderMaxWindow(uint64(max(limit, 8<<20))))
-	if err != nil {
-		return nil, err
-	}
-	if len(zstdDecs) > 8 {
-		clear(zstdDecs)
-	}
-	zstdDecs[limit] = d
-	return d, nil
-}
-
-// zstdDecompress decodes one or more zstd frames, with or without content
-// size and checksum, refusing output past limit.
-func zstdDecompress(b []byte, limit int64) ([]byte, error) {
-	d, err := zstdDecoder(limit)
-	if err != nil {
-		return nil, err
-	}
-	out, err := d.DecodeAll(b, nil)
-	if err != nil {
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-			return nil, fmt.Errorf("%w: zstd block decodes past %d bytes", ErrLimit, limit)
-		}
-		return nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
-	}
-	if int64(len(out)) > limit {
-		return nil, fmt.Errorf("%w: zstd block decodes past %d bytes", ErrLimit, limit)
-	}
-	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -109,6 +110,11 @@ type Options struct {
 	// DefaultMaxRecord); larger writes fail with EFBIG.
 	MemLimit, MaxRecord int64
 	TempDir             string
+	// PendingMem bounds the bytes all pending records of the tree keep in
+	// memory together (0: DefaultPendingMem); past it, new growth goes to
+	// temporary files, created (O_EXCL, 0600, unlinked at once) in a
+	// private directory made in TempDir.
+	PendingMem int64
 }
 
 // statInfo is what the tree keeps of a source file's stat.
@@ -167,6 +173,11 @@ type Tree struct {
 	files  map[string]*plainEntry // tree mounts: regular files seen so far
 	opens  []*recDir              // record files opened, for Close
 	follow *following             // non-nil while the tree follows its sources
+
+	pendMem  atomic.Int64 // bytes pending records hold in memory
+	spillMu  sync.Mutex   // guards spillDir
+	spillDir string       // private directory of spill files, made on first use
+	bigMu    sync.Mutex   // one spilled record is read back into memory at a time
 }
 
 // NewFile returns the tree of a single record file: the root is the record
@@ -239,6 +250,12 @@ func (t *Tree) Close() error {
 	opens := t.opens
 	t.opens = nil
 	t.mu.Unlock()
+	t.spillMu.Lock()
+	if t.spillDir != "" {
+		os.Remove(t.spillDir) // empty: its files were unlinked when made
+		t.spillDir = ""
+	}
+	t.spillMu.Unlock()
 	var first error
 	for _, rd := range opens {
 		rd.mu.Lock()

@@ -54,6 +54,15 @@ type Appender interface {
 
 var _ Appender = (*index.Table)(nil)
 
+// StreamAppender is implemented by sources that append records read from
+// streams without holding them in memory; *index.Table is one. Pending
+// files that spilled to disk are appended through it.
+type StreamAppender interface {
+	AppendFrom(ctx context.Context, recs []codec.ItemSource, o index.AppendOptions) (first int64, err error)
+}
+
+var _ StreamAppender = (*index.Table)(nil)
+
 // CreateFunc makes f, a new file the tree just created empty (read-write,
 // beneath the source root), an empty record file and returns its table.
 // Directory trees call it for mkdir in a writable mount. On failure the
@@ -62,8 +71,9 @@ type CreateFunc func(ctx context.Context, f SourceFile) (Source, error)
 
 // Defaults of the write options.
 const (
-	DefaultMemLimit  = 8 << 20   // bytes of a pending record kept in memory
-	DefaultMaxRecord = 256 << 20 // largest record a created file may hold
+	DefaultMemLimit   = 8 << 20   // bytes of a pending record kept in memory
+	DefaultPendingMem = 64 << 20  // bytes of all pending records of a tree kept in memory
+	DefaultMaxRecord  = 256 << 20 // largest record a created file may hold
 )
 
 // pending is a file created in a record directory whose content is not yet
@@ -501,35 +511,78 @@ func (p *pending) opErr(op string, off int64, err error) error {
 }
 
 // reserve makes room for size bytes, spilling to a temporary file past the
-// memory limit.
+// file's memory limit or when the tree's pending memory is used up.
 func (p *pending) reserve(size int64) error {
 	if p.spill != nil {
 		return nil
 	}
 	if size <= p.t.memLimit() {
-		if size > int64(len(p.mem)) {
-			if size > int64(cap(p.mem)) {
-				c := max(size, min(2*int64(cap(p.mem)), p.t.memLimit()), 4096)
-				m := make([]byte, size, c)
-				copy(m, p.mem)
-				p.mem = m
-			} else {
+		if size <= int64(cap(p.mem)) {
+			if size > int64(len(p.mem)) {
 				p.mem = p.mem[:size]
 			}
+			return nil
 		}
-		return nil
+		c := max(size, min(2*int64(cap(p.mem)), p.t.memLimit()), 4096)
+		if p.t.takeMem(c - int64(cap(p.mem))) {
+			m := make([]byte, size, c)
+			copy(m, p.mem)
+			p.mem = m
+			return nil
+		}
 	}
-	f, err := os.CreateTemp(p.t.o.TempDir, "recfs-pending-")
+	f, err := p.t.spillFile()
 	if err != nil {
 		return err
 	}
-	os.Remove(f.Name()) // anonymous: gone with the descriptor, even after a crash
 	if _, err := f.WriteAt(p.mem[:p.size], 0); err != nil {
 		f.Close()
 		return err
 	}
-	p.spill, p.mem = f, nil
+	p.spill = f
+	p.dropMem()
 	return nil
+}
+
+// takeMem takes n bytes of the tree's pending memory, if there are.
+func (t *Tree) takeMem(n int64) bool {
+	if t.pendMem.Add(n) > t.pendingMem() {
+		t.pendMem.Add(-n)
+		return false
+	}
+	return true
+}
+
+// dropMem frees the in-memory content and gives its bytes back to the tree.
+func (p *pending) dropMem() {
+	p.t.pendMem.Add(-int64(cap(p.mem)))
+	p.mem = nil
+}
+
+// spillFile makes an anonymous temporary file: created with O_EXCL and
+// mode 0600 in the tree's private directory (0700, made in TempDir on
+// first use) and unlinked at once, so it is gone with its descriptor.
+func (t *Tree) spillFile() (*os.File, error) {
+	t.spillMu.Lock()
+	if t.spillDir == "" {
+		d, err := os.MkdirTemp(t.o.TempDir, "recfs-pending-")
+		if err != nil {
+			t.spillMu.Unlock()
+			return nil, err
+		}
+		t.spillDir = d
+	}
+	dir := t.spillDir
+	t.spillMu.Unlock()
+	f, err := os.CreateTemp(dir, "p-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func (p *pending) truncate(size int64) error {
@@ -584,7 +637,7 @@ func (p *pending) free() {
 		p.spill.Close()
 		p.spill = nil
 	}
-	p.mem = nil
+	p.dropMem()
 }
 
 // flush appends the content once: when it was written to, or (force) in
@@ -618,6 +671,22 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	ap, ok := src.(Appender)
 	if !ok {
 		return -1, p.opErr("append", -1, ErrNotSupported)
+	}
+	if sa, ok := src.(StreamAppender); ok && p.spill != nil {
+		// Streamed from the spill file: never whole in memory.
+		first, err := sa.AppendFrom(context.WithoutCancel(ctx),
+			[]codec.ItemSource{{R: io.NewSectionReader(p.spill, 0, p.size), Size: p.size}}, index.AppendOptions{Sync: sync})
+		if err != nil {
+			return -1, p.opErr("append", -1, err)
+		}
+		t.appended(rd)
+		return first, nil
+	}
+	if p.spill != nil {
+		// Its bytes come back into memory for the append: one such
+		// record at a time, so the pending memory bound holds.
+		t.bigMu.Lock()
+		defer t.bigMu.Unlock()
 	}
 	b, err := p.content()
 	if err != nil {
@@ -687,6 +756,13 @@ func (t *Tree) memLimit() int64 {
 		return t.o.MemLimit
 	}
 	return DefaultMemLimit
+}
+
+func (t *Tree) pendingMem() int64 {
+	if t.o.PendingMem > 0 {
+		return t.o.PendingMem
+	}
+	return DefaultPendingMem
 }
 
 func (t *Tree) maxRecord() int64 {

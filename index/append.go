@@ -54,6 +54,20 @@ type AppendOptions struct {
 // codec.RecordIOAppender, which keeps the trailer and is crash safe. Legacy
 // recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
+	return t.appendRecords(ctx, recs, nil, o)
+}
+
+// AppendFrom is Append for records given as streams (Size bytes read from
+// R each): a record is never held in memory whole, so appending one of
+// gigabytes takes a few chunk buffers. recordio items get a block each.
+// If an input fails or ends early (codec.ErrShortInput), the file is put
+// back as it was.
+func (t *Table) AppendFrom(ctx context.Context, recs []codec.ItemSource, o AppendOptions) (first int64, err error) {
+	return t.appendRecords(ctx, nil, recs, o)
+}
+
+// appendRecords appends recs, or streams when recs is nil.
+func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (first int64, err error) {
 	if t.file == nil {
 		return 0, errNoFile
 	}
@@ -62,7 +76,7 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	if err := t.guardDBLock(); err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
-	first, err = t.appendLocked(ctx, recs, o)
+	first, err = t.appendLocked(ctx, recs, streams, o)
 	if err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
@@ -70,7 +84,7 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 }
 
 // appendLocked is Append with t.mu held.
-func (t *Table) appendLocked(ctx context.Context, recs [][]byte, o AppendOptions) (int64, error) {
+func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (int64, error) {
 	if f := t.s().format; f != codec.LevelDB && f != codec.RecordIO {
 		return 0, ErrReadOnlyFormat
 	}
@@ -104,14 +118,14 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, o AppendOptions
 	var u undo
 	switch s.format {
 	case codec.LevelDB:
-		u, err = t.appendLog(f, s, recs, o)
+		u, err = t.appendLog(f, s, recs, streams, o)
 	case codec.RecordIO:
-		u, err = t.appendRIO(f, s, recs)
+		u, err = t.appendRIO(f, s, recs, streams)
 	default:
 		return 0, ErrReadOnlyFormat
 	}
 	if err == nil {
-		err = t.checkAppended(ctx, s.n, recs)
+		err = t.checkAppended(ctx, s.n, recordSizes(recs, streams))
 	}
 	if err != nil && u.set() {
 		if rerr := u.restore(f); rerr != nil {
@@ -143,17 +157,17 @@ func (t *Table) catchUp(ctx context.Context) error {
 
 // checkAppended rescans the file (still locked) after an append and checks
 // that exactly recs follow record first.
-func (t *Table) checkAppended(ctx context.Context, first int64, recs [][]byte) error {
+func (t *Table) checkAppended(ctx context.Context, first int64, sizes []int64) error {
 	if _, err := t.rescanLocked(ctx); err != nil {
 		return err
 	}
 	s := t.s()
-	if got := s.n - first; got != int64(len(recs)) {
-		return fmt.Errorf("%d records written, %d found after it", len(recs), got)
+	if got := s.n - first; got != int64(len(sizes)) {
+		return fmt.Errorf("%d records written, %d found after it", len(sizes), got)
 	}
-	for i, r := range recs {
-		if s.size1(first+int64(i)) != int64(len(r)) {
-			return fmt.Errorf("record %d reads back with %d bytes, %d written", first+int64(i), s.size1(first+int64(i)), len(r))
+	for i, n := range sizes {
+		if s.size1(first+int64(i)) != n {
+			return fmt.Errorf("record %d reads back with %d bytes, %d written", first+int64(i), s.size1(first+int64(i)), n)
 		}
 	}
 	return nil
@@ -161,7 +175,7 @@ func (t *Table) checkAppended(ctx context.Context, first int64, recs [][]byte) e
 
 // appendLog appends recs to a leveldb log through f, whose lock the caller
 // holds and which s describes. It returns what puts the file back.
-func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOptions) (undo, error) {
+func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (undo, error) {
 	size := s.size
 	end := size
 	if torn := s.tornTail(); torn >= 0 {
@@ -194,6 +208,11 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOption
 			return u, err
 		}
 	}
+	for _, r := range streams {
+		if _, err := w.WriteRecordFrom(r.R, r.Size); err != nil {
+			return u, err // the caller puts the file back
+		}
+	}
 	if err := w.Close(); err != nil {
 		return u, err
 	}
@@ -205,7 +224,7 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, o AppendOption
 
 // appendRIO appends items to a recordio v2 file through f, whose lock the
 // caller holds and which s describes. It returns what puts the file back.
-func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte) (undo, error) {
+func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte, streams []codec.ItemSource) (undo, error) {
 	a, err := codec.NewRecordIOAppender(f, t.path, codec.RecordIOAppendOptions{})
 	if err != nil {
 		return undo{}, err
@@ -215,7 +234,23 @@ func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte) (undo, error)
 	if err != nil {
 		return undo{}, err
 	}
+	if streams != nil {
+		return u, a.AppendFrom(streams...)
+	}
 	return u, a.Append(items...)
+}
+
+// recordSizes returns the payload lengths of recs, or of streams when recs
+// is nil.
+func recordSizes(recs [][]byte, streams []codec.ItemSource) []int64 {
+	var sizes []int64
+	for _, r := range recs {
+		sizes = append(sizes, int64(len(r)))
+	}
+	for _, r := range streams {
+		sizes = append(sizes, r.Size)
+	}
+	return sizes
 }
 
 // offsetWriter writes sequentially at an explicit offset, so appends land

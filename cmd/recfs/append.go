@@ -76,24 +76,48 @@ appends anyway.`,
 	return cmd
 }
 
-// runAppend reads the inputs, then appends all their records in one batch,
-// so a failure reading any input leaves the file untouched.
+// runAppend opens the inputs, then appends all their records in one batch,
+// so a failure reading any input leaves the file untouched. Small inputs
+// are read into memory; when one is large (more than memInput bytes), every
+// input is streamed into the file a chunk at a time instead (standard
+// input is first copied to an anonymous temporary file, since the record's
+// size must be known before its bytes), so memory stays bounded whatever
+// the record size. --lines reads its inputs into memory.
 func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags) error {
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
-	var recs [][]byte
+	var (
+		recs    [][]byte
+		streams []codec.ItemSource
+		large   bool
+	)
 	for _, in := range inputs {
-		b, err := readInput(cmd.InOrStdin(), in)
+		if af.lines {
+			b, err := readInput(cmd.InOrStdin(), in)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, splitLines(b)...)
+			continue
+		}
+		src, err := openInput(cmd.InOrStdin(), in)
 		if err != nil {
 			return err
 		}
-		if af.lines {
-			recs = append(recs, splitLines(b)...)
-		} else {
-			recs = append(recs, b)
+		if src.f != nil {
+			defer src.f.Close()
+			large = true
 		}
+		streams = append(streams, src.item())
+		recs = append(recs, src.b)
 	}
+	if large {
+		recs = nil
+	} else {
+		streams = nil
+	}
+	count := max(len(recs), len(streams))
 	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force}
 	var (
 		t   *index.Table
@@ -119,11 +143,16 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return forceHint(err)
 	}
 	defer t.Close()
-	first, err := t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
+	var first int64
+	if streams != nil {
+		first, err = t.AppendFrom(cmd.Context(), streams, index.AppendOptions{Sync: af.sync})
+	} else {
+		first, err = t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
+	}
 	if err != nil {
 		return forceHint(err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", len(recs), path,
+	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil
 }
@@ -140,6 +169,69 @@ func forceHint(err error) error {
 func recordNumber(n, count int64) string {
 	w := max(6, len(fmt.Sprint(max(count-1, 0))))
 	return fmt.Sprintf("%0*d", w, n)
+}
+
+// memInput is the largest input append reads into memory.
+const memInput = 16 << 20
+
+// input is one opened input: its bytes, or a file holding them.
+type input struct {
+	b    []byte
+	f    *os.File
+	size int64
+}
+
+// item returns the input as a stream.
+func (in input) item() codec.ItemSource {
+	if in.f != nil {
+		return codec.ItemSource{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
+	}
+	return codec.ItemSource{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
+}
+
+// openInput opens an input: a regular file larger than memInput stays a
+// file, read later; anything else is read up to memInput bytes, and what
+// is longer (a large standard input or pipe) is copied to an anonymous
+// temporary file.
+func openInput(stdin io.Reader, name string) (input, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return input{}, err
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > memInput {
+			return input{f: f, size: st.Size()}, nil
+		}
+		defer f.Close()
+		r = f
+	}
+	head, err := io.ReadAll(io.LimitReader(r, memInput+1))
+	if err != nil {
+		return input{}, err
+	}
+	if len(head) <= memInput {
+		return input{b: head}, nil
+	}
+	tmp, err := os.CreateTemp("", "recfs-append-")
+	if err != nil {
+		return input{}, err
+	}
+	if err := os.Remove(tmp.Name()); err != nil {
+		tmp.Close()
+		return input{}, err
+	}
+	if _, err := tmp.Write(head); err != nil {
+		tmp.Close()
+		return input{}, err
+	}
+	head = nil
+	n, err := io.CopyBuffer(tmp, r, make([]byte, 1<<20))
+	if err != nil {
+		tmp.Close()
+		return input{}, err
+	}
+	return input{f: tmp, size: memInput + 1 + n}, nil
 }
 
 // readInput reads a whole input file, or standard input for "-".

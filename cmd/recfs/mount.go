@@ -68,6 +68,8 @@ type mountFlags struct {
 	newFormat      string
 	newTrailer     bool
 	followInterval time.Duration
+	cacheMem       string
+	pendingMem     string
 }
 
 func newMountCmd() *cobra.Command {
@@ -118,6 +120,8 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio"))
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
+	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
+	fl.StringVar(&f.pendingMem, "pending-mem", "64M", "with --rw: memory for files being written, shared by all of them (beyond it they go to temporary files)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
@@ -143,6 +147,14 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if f.force && !f.rw {
 		return usagef("--force goes with --rw")
 	}
+	cacheMem, err := parseSize(f.cacheMem)
+	if err != nil {
+		return usagef("--cache-mem: %v", err)
+	}
+	pendingMem, err := parseSize(f.pendingMem)
+	if err != nil || pendingMem == 0 {
+		return usagef("--pending-mem %q: want a size above 0", f.pendingMem)
+	}
 	iopts, err := f.src.options()
 	if err != nil {
 		return err
@@ -167,6 +179,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 
+	// One budget for every recordio reader of this server.
+	codec.DefaultBlockCache().SetBudget(cacheMem)
+
 	var tree *fs.Tree
 	if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
@@ -180,8 +195,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				_, err := codec.Detect(r, size)
 				return err == nil
 			},
-			HideOther: f.hideOther,
-			ReadWrite: f.rw,
+			HideOther:  f.hideOther,
+			ReadWrite:  f.rw,
+			PendingMem: pendingMem,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
 				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
@@ -200,7 +216,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw})
+		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem})
 	}
 	if err != nil {
 		return err
