@@ -247,8 +247,7 @@ func (s *LogScanner) step() bool {
 	}
 	hs := logHdrSize(typ)
 	if hs == 0 {
-		s.fail(hdrOff, blkEnd-hdrOff, logReasonType, ErrCorrupt)
-		s.pos = len(s.blk)
+		s.unknownChunk(b, hdrOff, blkEnd)
 		return false
 	}
 	ln := int(binary.LittleEndian.Uint16(b[4:]))
@@ -376,6 +375,46 @@ func (s *LogScanner) step() bool {
 		s.cur.Chunks = s.chunks
 	}
 	return true
+}
+
+// unknownChunk handles the chunk at s.pos whose type no flavour defines.
+// Like leveldb C++ (log_reader.cc), it reads the header as a legacy one (in
+// a recyclable or WAL-sync log, first as one of the log's own flavour with
+// the log's number): a length running past the block or the file, or a
+// checksum mismatch, drops the rest of the block as for any chunk; a chunk
+// whose checksum holds is skipped alone, reported as "unknown chunk type",
+// and the chunks after it in the block are still read. A record in progress
+// is dropped, as leveldb C++ drops it.
+func (s *LogScanner) unknownChunk(b []byte, hdrOff, blkEnd int64) {
+	hs := logHdrLegacy
+	ln := int(binary.LittleEndian.Uint16(b[4:]))
+	if s.numSet {
+		fh := logHdrRecycle
+		if s.info.WALSync {
+			fh = logHdrWALSync
+		}
+		if s.pos+fh+ln <= logBlockSize && fh+ln <= len(b) &&
+			binary.LittleEndian.Uint32(b[7:]) == s.info.LogNum && s.crcOK(b, fh, ln) {
+			hs = fh
+		}
+	}
+	switch {
+	case s.pos+hs+ln > logBlockSize:
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonLength, ErrCorrupt)
+	case hs+ln > len(b):
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncChunk, ErrTruncated)
+	case !s.crcOK(b, hs, ln):
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonChecksum, ErrCorrupt)
+	default:
+		if s.inRec && s.endedPastEnd(hdrOff, ErrCorrupt) {
+			return
+		}
+		s.leading = false
+		s.pos += hs + ln
+		s.addDamage(Damage{Off: hdrOff, Len: int64(hs + ln), Reason: logReasonType, Err: ErrCorrupt})
+		return
+	}
+	s.pos = len(s.blk)
 }
 
 // endedPastEnd discards the record in progress because a chunk at off

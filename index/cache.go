@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 1
+	cacheVersion = 2
 )
 
 var errBadCache = errors.New("index: unusable cache file")
