@@ -17,8 +17,11 @@ const logWindowBlocks = 8
 
 // A LogScanner walks a leveldb log block by block and yields the location of
 // every intact record. It verifies every chunk checksum, never copies
-// payloads, and records what it had to skip as Damage. Create one with
-// NewLogScanner; it is not safe for concurrent use.
+// payloads, and records what it had to skip as Damage. The end of a
+// recycled log (RocksDB, pebble), where the bytes of the file's previous
+// life begin, is recorded as a Damage of kind ErrStale, which is not damage
+// and never fails a strict scan. Create one with NewLogScanner; it is not
+// safe for concurrent use.
 type LogScanner struct {
 	r     io.ReaderAt
 	size  int64
@@ -292,7 +295,7 @@ func (s *LogScanner) step() bool {
 			s.setLogNum(num, hs)
 		} else if num != s.info.LogNum {
 			// Intact data from the file's previous life: end of log.
-			s.stopAt(hdrOff)
+			s.staleAt(hdrOff)
 			return false
 		}
 		s.flagFlavour(hs)
@@ -492,6 +495,57 @@ func (s *LogScanner) stopAt(off int64) {
 	}
 }
 
+// staleAt ends the log at off, an intact chunk of another log number: the
+// file was recycled, and from off (or from the garbage just before it, see
+// settleStale) on it holds its previous life. That tail is reported as a
+// Damage of its own kind, ErrStale, even in strict mode.
+func (s *LogScanner) staleAt(off int64) {
+	s.stopAt(off)
+	if s.err != nil {
+		return
+	}
+	s.damage = settleStale(append(s.damage, Damage{Off: off, Len: s.size - off, Reason: logReasonStale, Err: ErrStale}))
+	s.info.End = s.damage[len(s.damage)-1].Off
+}
+
+// settleStale finishes a damage list whose last entry is a stale tail. The
+// live log of a recycled file ends where its writer stopped, usually inside
+// a chunk of the previous life, whose remains fail to parse until the next
+// block start brings an intact stale chunk. So the damage ranges right
+// before the stale tail (touching it, no intact chunk between) of the kinds
+// such remains give (bad checksum or length, a zero header, a truncated
+// chunk or header) are stale bytes too and join it; a record cut short just
+// before them is the live log's torn last write and becomes ErrTruncated,
+// as at the end of any file. Other lists are returned as they are.
+func settleStale(ds []Damage) []Damage {
+	n := len(ds)
+	if n == 0 || !ds[n-1].Stale() {
+		return ds
+	}
+	st := ds[n-1]
+	end := st.Off + st.Len
+	i := n - 1
+	for i > 0 && ds[i-1].Off+ds[i-1].Len == st.Off && staleRemains(ds[i-1].Reason) {
+		st.Off = ds[i-1].Off
+		i--
+	}
+	st.Len = end - st.Off
+	if i > 0 && ds[i-1].Reason == logReasonCutShort && ds[i-1].Off+ds[i-1].Len == st.Off {
+		ds[i-1].Err = ErrTruncated
+	}
+	return append(ds[:i], st)
+}
+
+// staleRemains reports whether damage of this reason can be the unparsable
+// remains of a recycled file's previous life (no intact chunk in it).
+func staleRemains(reason string) bool {
+	switch reason {
+	case logReasonChecksum, logReasonLength, logReasonZeroHeader, logReasonTruncChunk, logReasonTruncHdr:
+		return true
+	}
+	return false
+}
+
 // addDamage records d, joining it to the previous damage when they touch and
 // are of the same kind, so that a run of tiny bad chunks costs one entry.
 func (s *LogScanner) addDamage(d Damage) {
@@ -513,8 +567,9 @@ func logDamageJoins(a, b Damage) bool {
 }
 
 // MergeLogDamage combines the damage of the parts of a split scan (each
-// part's Damage plus its LeadDamage): it sorts by offset and joins touching
-// ranges of the same kind, as a whole-file scan reports them.
+// part's Damage plus its LeadDamage): it sorts by offset, joins touching
+// ranges of the same kind and lets a stale tail take in the remains before
+// it, as a whole-file scan reports them.
 func MergeLogDamage(ds []Damage) []Damage {
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Off < ds[j].Off })
 	out := ds[:0]
@@ -525,7 +580,7 @@ func MergeLogDamage(ds []Damage) []Damage {
 		}
 		out = append(out, d)
 	}
-	return out
+	return settleStale(out)
 }
 
 // logAllZero reports whether b holds only zero bytes.

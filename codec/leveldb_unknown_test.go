@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -85,16 +86,7 @@ func TestLogUnknownChunkType(t *testing.T) {
 // chunk (11-byte header with the log's number, as RocksDB writes its
 // metadata records) is skipped alone too.
 func TestLogUnknownChunkTypeRecyclable(t *testing.T) {
-	chunk := func(typ byte, num uint32, p []byte) []byte {
-		h := make([]byte, 11, 11+len(p))
-		h[6] = typ
-		h[7], h[8], h[9], h[10] = byte(num), byte(num>>8), byte(num>>16), byte(num>>24)
-		h = append(h, p...)
-		sum := maskCRC(crc32c(h[6:]))
-		h[0], h[1], h[2], h[3] = byte(sum), byte(sum>>8), byte(sum>>16), byte(sum>>24)
-		h[4], h[5] = byte(len(p)), byte(len(p)>>8)
-		return h
-	}
+	chunk := logRecycledChunk
 	a, c := logVecPayload(0, 30), logVecPayload(1, 40)
 	unk := chunk(34, 9, logVecPayload(2, 12))
 	data := bytes.Join([][]byte{chunk(5, 9, a), unk, chunk(5, 9, c)}, nil)
@@ -104,4 +96,16 @@ func TestLogUnknownChunkTypeRecyclable(t *testing.T) {
 		len(ds) != 1 || ds[0].Off != int64(11+len(a)) || ds[0].Len != int64(len(unk)) || ds[0].Reason != logReasonType {
 		t.Fatalf("records %v, damage %v", got, ds)
 	}
+}
+
+// logRecycledChunk builds one recyclable chunk (11-byte header with log
+// number num) by hand.
+func logRecycledChunk(typ byte, num uint32, p []byte) []byte {
+	h := make([]byte, 11, 11+len(p))
+	h[6] = typ
+	binary.LittleEndian.PutUint32(h[7:], num)
+	h = append(h, p...)
+	binary.LittleEndian.PutUint32(h, maskCRC(crc32c(h[6:])))
+	binary.LittleEndian.PutUint16(h[4:], uint16(len(p)))
+	return h
 }
