@@ -55,3 +55,28 @@ func TestLeveldbUnknownChunkType(t *testing.T) {
 		t.Errorf("pebble: %d records, %v; want the first record, then an error", len(p), err)
 	}
 }
+
+// TestLeveldbFirstLastSameBlock is the FuzzLogScan input of 114 bytes (the
+// repro file first_last_same_block): an empty FIRST and its LAST in the same
+// block. Every reader returns one record of the LAST's payload, as recfs
+// does; FuzzLogScan's property wrongly wanted chunks in distinct blocks.
+func TestLeveldbFirstLastSameBlock(t *testing.T) {
+	p := []byte(strings.Repeat("x", 100))
+	b := append(legacyChunk(2, nil), legacyChunk(4, p)...)
+	if len(b) != 114 {
+		t.Fatalf("%d bytes", len(b))
+	}
+	want := [][]byte{p}
+	got := recfsReadLog(b, nil)
+	if d := diffRecords(want, got.Recs); d != "" || got.Err != nil || len(got.Damage) != 0 {
+		t.Errorf("recfs: %s %v %v", d, got.Err, got.Damage)
+	}
+	g, drops, err := readGoleveldb(b)
+	if d := diffRecords(want, g); d != "" || err != nil || len(drops) != 0 {
+		t.Errorf("goleveldb: %s %v %v", d, err, drops)
+	}
+	pr, err := readPebble(b)
+	if d := diffRecords(want, pr); d != "" || err != nil {
+		t.Errorf("pebble: %s %v", d, err)
+	}
+}
