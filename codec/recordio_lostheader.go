@@ -34,9 +34,12 @@ func (s *RecordIOScanner) headerLost(ce *CorruptError) {
 
 // guessChain sets the scanner's transformer chain from the first body block
 // at or after from (of at most lostHeaderProbeBlocks) that decodes to a
-// valid item block under one of the candidates: no transformer, then zstd
-// (only if the stored bytes start with its frame magic), then flate. If none
-// does, the chain stays empty and the blocks are reported as damage.
+// valid item block under one of the candidates: no transformer (checked as
+// the chunks stream by, as an untransformed scan does, so a large block is
+// never held whole), then zstd (only if the stored bytes start with its
+// frame magic) and flate, each decoded in full within the decoded-block cap.
+// If no block decodes, the chain stays empty and the blocks are reported as
+// damage by the scan.
 func (s *RecordIOScanner) guessChain(from int64) {
 	pos := from
 	for tries := 0; tries < lostHeaderProbeBlocks; tries++ {
@@ -44,16 +47,17 @@ func (s *RecordIOScanner) guessChain(from int64) {
 		if pos+rioChunkSize > s.size {
 			return
 		}
+		s.chain = nil
+		if b, _, f := s.decodeBodyBlock(pos); f == nil && b.Chunks > 0 {
+			return // untransformed
+		}
 		stored, chunks, f := readWholeBlock(&s.cr, pos, isBodyMagic, s.opts.maxBlock(), &s.stored)
 		if f != nil || chunks == 0 {
 			pos += rioChunkSize
 			continue
 		}
 		for _, name := range rioChainCandidates(stored) {
-			var chain []rioTransformer
-			if name != "" {
-				chain = []rioTransformer{{spec: name, name: name, level: -1}}
-			}
+			chain := []rioTransformer{{spec: name, name: name, level: -1}}
 			raw, err := undoTransformers(chain, stored, s.opts.maxBlock())
 			if err != nil {
 				continue
@@ -61,21 +65,18 @@ func (s *RecordIOScanner) guessChain(from int64) {
 			if _, err := parsePacked(raw); err != nil {
 				continue
 			}
-			s.chain = chain
-			if name != "" {
-				s.xforms = []string{name}
-			}
+			s.chain, s.xforms = chain, []string{name}
 			return
 		}
 		pos += int64(chunks) * rioChunkSize
 	}
 }
 
-// rioChainCandidates lists the transformers to try on a stored block, ""
-// meaning none.
+// rioChainCandidates lists the transformers to try on a stored block that
+// is not an untransformed item block.
 func rioChainCandidates(stored []byte) []string {
 	if bytes.HasPrefix(stored, zstdFrameMagic) {
-		return []string{"", "zstd", "flate"}
+		return []string{"zstd", "flate"}
 	}
-	return []string{"", "flate"}
+	return []string{"flate"}
 }
