@@ -96,8 +96,11 @@ func (s *LogScanner) probeLogNum() {
 	}
 	for p := 0; p+logHdrLegacy <= len(b); {
 		hs := logHdrSize(b[p+6])
+		if hs == 0 {
+			hs = logHdrLegacy // an unknown type: skipped as a legacy chunk when valid, as step does
+		}
 		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
-		if hs == 0 || p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
+		if p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
 			return
 		}
 		if hs > logHdrLegacy {
