@@ -29,6 +29,8 @@ type LogScanner struct {
 	start int64
 	end   int64
 
+	liveEnd int64 // end of the last intact chunk of this log (not of a previous life)
+
 	win    []byte // window of consecutive blocks read with one ReadAt (or sliced from a ByteSlicer)
 	buf    []byte // the scanner's own window buffer; win may point into mapped memory instead
 	winOff int64  // file offset of win[0]
@@ -164,6 +166,7 @@ func (s *LogScanner) nextBlock() {
 		if s.inRec {
 			s.cutShort(s.size, ErrTruncated)
 		}
+		s.staleAtEOF()
 		s.done = true
 		return
 	}
@@ -305,6 +308,7 @@ func (s *LogScanner) step() bool {
 	}
 	chunk := LogChunk{Off: hdrOff, Len: int32(ln)}
 	next := s.pos + hs + ln
+	s.liveEnd = hdrOff + int64(hs+ln)
 	kind := int(typ-1) % 4
 	if s.inRec && hs != s.recHdr {
 		if s.endedPastEnd(hdrOff, ErrCorrupt) {
@@ -417,6 +421,7 @@ func (s *LogScanner) unknownChunk(b []byte, hdrOff, blkEnd int64) {
 		}
 		s.leading = false
 		s.pos += hs + ln
+		s.liveEnd = hdrOff + int64(hs+ln)
 		s.addDamage(Damage{Off: hdrOff, Len: int64(hs + ln), Reason: logReasonType, Err: ErrCorrupt})
 		return
 	}
@@ -509,6 +514,60 @@ func (s *LogScanner) staleAt(off int64) {
 	}
 	s.damage = settleStale(append(s.damage, Damage{Off: off, Len: s.size - off, Reason: logReasonStale, Err: ErrStale}))
 	s.info.End = s.damage[len(s.damage)-1].Off
+}
+
+// staleProbeChecks bounds the checksums staleAtEOF computes.
+const staleProbeChecks = 64
+
+// staleAtEOF handles a recycled log whose scan ends in damage reaching the
+// end of the file, after every intact chunk of the live log: no block start
+// follows to show a stale chunk, so it looks inside the damaged part of the
+// file's last block for proof that it holds the file's previous life, which then becomes the
+// stale tail: the end-of-log marker of another log (pebble's, checksum 0)
+// as the file's last 11 bytes, or an intact chunk of another log number (at
+// most staleProbeChecks candidates are checksummed).
+func (s *LogScanner) staleAtEOF() {
+	n := len(s.damage)
+	if !s.numSet || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
+		return
+	}
+	d := s.damage[n-1]
+	if d.Off < s.liveEnd || d.Off+d.Len != s.size || !staleRemains(d.Reason) {
+		return
+	}
+	b := s.blk
+	lo := int(max(d.Off, s.bOff)-s.bOff) + 1 // where proof may start in b
+	stale := func(p int) {
+		at := s.bOff + int64(p)
+		s.damage[n-1].Len = at - d.Off
+		s.damage = settleStale(append(s.damage, Damage{Off: at, Len: s.size - at, Reason: logReasonStale, Err: ErrStale}))
+		s.info.End = s.damage[len(s.damage)-1].Off
+	}
+	// pebble's end-of-log marker of an older log ending the file.
+	if m := len(b) - logHdrRecycle; m >= lo && logAllZero(b[m:m+6]) && b[m+6] == 5 {
+		if num := binary.LittleEndian.Uint32(b[m+7:]); num != s.info.LogNum && num != s.info.LogNum+1 {
+			stale(m)
+			return
+		}
+	}
+	checks := 0
+	for p := lo; p+logHdrRecycle <= len(b); p++ {
+		hs := logHdrSize(b[p+6])
+		if hs <= logHdrLegacy || p+hs > len(b) {
+			continue
+		}
+		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
+		if p+hs+ln > len(b) || binary.LittleEndian.Uint32(b[p+7:]) == s.info.LogNum {
+			continue
+		}
+		if checks++; checks > staleProbeChecks {
+			return
+		}
+		if s.crcOK(b[p:], hs, ln) {
+			stale(p)
+			return
+		}
+	}
 }
 
 // settleStale finishes a damage list whose last entry is a stale tail. The

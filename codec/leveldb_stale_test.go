@@ -66,6 +66,8 @@ func TestLogStaleTail(t *testing.T) {
 	mid := overwrite(old, live)
 	blk1, _ := logRecycledFile(7, 50, []int{32768 - 11 - 100, 90})
 	copy(mid[32768:], blk1[:32768])
+	oldMarked, _ := logRecycledFile(5, 300, []int{5000})
+	oldMarked = append(oldMarked, 0, 0, 0, 0, 0, 0, 5, 6, 0, 0, 0)
 	torn := liveEnds[1] + int64(len(liveFirst))
 	cases := []staleCase{
 		{"aligned", overwrite(old, aligned), 2, []dmg{{32768, size - 32768, logReasonStale, ErrStale}}, 32768, -1},
@@ -76,8 +78,18 @@ func TestLogStaleTail(t *testing.T) {
 		{"torn-last-record", overwrite(old, append(bytes.Clone(live), liveFirst...)), 2, []dmg{
 			{liveEnds[1], int64(len(liveFirst)), logReasonCutShort, ErrTruncated},
 			{torn, size - torn, logReasonStale, ErrStale}}, torn, liveEnds[1]},
-		{"no-stale-chunk-after", overwrite(old[:oldEnds[1]], live), 2,
-			[]dmg{{liveEnds[1], oldEnds[1] - liveEnds[1], logReasonChecksum, ErrCorrupt}}, oldEnds[1], liveEnds[1]},
+		// The old log ended in the same block: no block start shows a stale
+		// chunk, but an intact old chunk inside the remains proves them.
+		{"same-last-block", overwrite(old[:oldEnds[1]], live), 2,
+			[]dmg{{liveEnds[1], oldEnds[1] - liveEnds[1], logReasonStale, ErrStale}}, liveEnds[1], liveEnds[1]},
+		// Only the old log's end marker (pebble's, for log 5+1) is left
+		// after the live log: proof enough.
+		{"old-end-marker", overwrite(oldMarked, live), 2,
+			[]dmg{{liveEnds[1], int64(len(oldMarked)) - liveEnds[1], logReasonStale, ErrStale}}, liveEnds[1], liveEnds[1]},
+		// Without any intact old chunk after the live log, nothing proves the
+		// bytes are stale: they stay damage.
+		{"no-stale-chunk-after", overwrite(old[:oldEnds[0]], live), 2,
+			[]dmg{{liveEnds[1], oldEnds[0] - liveEnds[1], logReasonTruncChunk, ErrTruncated}}, oldEnds[0], liveEnds[1]},
 		{"damage-then-live", mid, 3, []dmg{
 			{liveEnds[1], 32768 - liveEnds[1], logReasonChecksum, ErrCorrupt},
 			{65536, size - 65536, logReasonStale, ErrStale}}, 65536, liveEnds[1]},

@@ -71,11 +71,16 @@ func readPebbleToEnd(b []byte) ([][]byte, error) {
 // log stays a truncation.
 func TestPebbleRecycledWAL(t *testing.T) {
 	checked := 0
-	for _, seed := range testSeeds(t, 8) {
+	for i, seed := range testSeeds(t, 12) {
 		rng := rand.New(rand.NewSource(seed))
-		old := makeRecords(rng, leveldbSizeMix(rng, 400<<10, true))
+		// Large old logs, and small ones that end in the live log's block.
+		oldSize, bigOK := int64(400<<10), true
+		if i%3 == 2 {
+			oldSize, bigOK = 12<<10+rng.Int63n(18<<10), false
+		}
+		old := makeRecords(rng, leveldbSizeMix(rng, oldSize, bigOK))
 		oldFile := pebbleWAL(t, old, oldLogNum, true)
-		liveRecs := makeRecords(rng, leveldbSizeMix(rng, int64(len(oldFile))/2, true))
+		liveRecs := makeRecords(rng, leveldbSizeMix(rng, int64(len(oldFile))/2, bigOK))
 		live := pebbleWAL(t, liveRecs, pebbleLogNum, false)
 		if len(live) >= len(oldFile) {
 			continue
