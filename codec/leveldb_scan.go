@@ -522,10 +522,11 @@ const staleProbeChecks = 64
 // staleAtEOF handles a recycled log whose scan ends in damage reaching the
 // end of the file, after every intact chunk of the live log: no block start
 // follows to show a stale chunk, so it looks inside the damaged part of the
-// file's last block for proof that it holds the file's previous life, which then becomes the
-// stale tail: the end-of-log marker of another log (pebble's, checksum 0)
-// as the file's last 11 bytes, or an intact chunk of another log number (at
-// most staleProbeChecks candidates are checksummed).
+// file's last block for proof that the damage is the file's previous life,
+// which then becomes the stale tail. Proof is the end-of-log marker of
+// another log (pebble's, checksum 0) as the file's last 11 bytes, or an
+// intact chunk of another log number (at most staleProbeChecks candidates
+// are checksummed).
 func (s *LogScanner) staleAtEOF() {
 	n := len(s.damage)
 	if !s.numSet || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {

@@ -305,30 +305,30 @@ func isHeaderMagic(m [8]byte) bool  { return m == rioHeaderMagic }
 // the reference silently ignores) are both reported as ErrTruncated damage;
 // bytes after a trailer block are ignored without damage.
 type RecordIOScanner struct {
-	peek    blockPeeker // header-only decoding of transformed blocks
-	r       io.ReaderAt
-	size    int64
-	format  Format
-	opts    RecordIOOptions
-	cr      rioChunkReader
-	header  []HeaderEntry
-	xforms  []string
-	chain   []rioTransformer
-	pos     int64
-	done    bool
-	err     error
-	damage  []Damage
-	blocks  int64
-	blk     RecordIOBlock
-	sizes   []int64
-	item    int
-	itemOff int64
-	loc     ItemLoc
-	stored  []byte
+	peek        blockPeeker // header-only decoding of transformed blocks
+	r           io.ReaderAt
+	size        int64
+	format      Format
+	opts        RecordIOOptions
+	cr          rioChunkReader
+	header      []HeaderEntry
+	xforms      []string
+	chain       []rioTransformer
+	pos         int64
+	done        bool
+	err         error
+	damage      []Damage
+	blocks      int64
+	blk         RecordIOBlock
+	sizes       []int64
+	item        int
+	itemOff     int64
+	loc         ItemLoc
+	stored      []byte
+	lostHeader  bool // the header block was damaged; chain guessed from the body
+	lostTrailer bool // with lostHeader: the file ends in a valid trailer chunk
 	// legacy state
 	goodEnd     int64 // end of the last block that decoded cleanly (v2)
-	lostHeader  bool  // the header block was damaged; chain guessed from the body
-	lostTrailer bool  // with lostHeader: the file ends in a valid trailer chunk
 	legacyFlate bool
 	legacyBuf   []byte
 }
