@@ -630,6 +630,10 @@ func (s *RecordIOScanner) HasTrailer() bool {
 	return headerHasTrailer(s.header)
 }
 
+// HeaderLost reports whether the v2 header block was damaged and skipped:
+// Header is then empty and Transformers was found from the body blocks.
+func (s *RecordIOScanner) HeaderLost() bool { return s.lostHeader }
+
 // Blocks returns the number of body blocks (legacy: records) decoded so far.
 func (s *RecordIOScanner) Blocks() int64 { return s.blocks }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +44,9 @@ func TestLostRecordIOHeader(t *testing.T) {
 			}
 			if n := len(splitLines([]byte(mustRun(t, "ls", "--no-cache", path)))); n != len(recs) {
 				t.Errorf("ls lists %d items, want %d", n, len(recs))
+			}
+			if info := mustRun(t, "info", "--no-cache", path); !strings.Contains(info, "header block lost") {
+				t.Errorf("info does not say the header block was lost:\n%s", info)
 			}
 			res := recfs(t, "verify", "--json", path)
 			var v verifyJSON
