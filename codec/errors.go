@@ -20,6 +20,10 @@ var (
 	// ErrLimit means a size limit was hit, for example a compressed block that
 	// would expand past the decoded-block cap.
 	ErrLimit = errors.New("codec: size limit exceeded")
+	// ErrStale marks the bytes after the end of a recycled log (RocksDB,
+	// pebble): what is left of the file's previous life. It is the end of
+	// the log, not damage; it is only ever the Err of a Damage.
+	ErrStale = errors.New("codec: stale data of a recycled log")
 )
 
 // CorruptError says where and why the bytes of a file could not be trusted.
@@ -45,8 +49,12 @@ type Damage struct {
 	Off    int64  // file offset of the first skipped byte
 	Len    int64  // number of bytes skipped
 	Reason string // e.g. "checksum mismatch", "orphan chunk", "truncated record"
-	Err    error  // ErrCorrupt, ErrTruncated, ErrUnsupported or ErrLimit
+	Err    error  // ErrCorrupt, ErrTruncated, ErrUnsupported, ErrLimit or ErrStale
 }
+
+// Stale reports whether d is the stale tail of a recycled log (ErrStale):
+// the end of the log rather than damage.
+func (d Damage) Stale() bool { return errors.Is(d.Err, ErrStale) }
 
 // Error describes the damage; a Damage can be returned as an error.
 func (d Damage) Error() string {

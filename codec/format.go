@@ -95,6 +95,12 @@ func Detect(r io.ReaderAt, size int64) (Format, error) {
 			return LevelDB, nil
 		}
 	}
+	if rioBodyChunkAt(r, size, rioChunkSize) {
+		// The header chunk is damaged past recognition, but the next chunk
+		// starts a valid v2 body or trailer block: a recordio file whose
+		// scanner recovers the body.
+		return RecordIO, nil
+	}
 	return Unknown, fmt.Errorf("%w: tried leveldb log (no valid chunk at the first %d block starts), "+
 		"grailbio recordio (first 8 bytes % x are not the header magic) and grailbio legacy recordio (no legacy record header)",
 		ErrFormat, detectProbeBlocks, h[:min(8, len(h))])
@@ -153,4 +159,12 @@ func validLogChunkAt(r io.ReaderAt, size, off int64) bool {
 		return false
 	}
 	return maskCRC(crc32c(buf)) == binary.LittleEndian.Uint32(hdr[0:4])
+}
+
+// rioBodyChunkAt reports whether a valid first chunk of a v2 body or trailer
+// block starts at off.
+func rioBodyChunkAt(r io.ReaderAt, size, off int64) bool {
+	cr := rioChunkReader{r: r, size: size}
+	h, _, f := cr.chunk(off)
+	return f == nil && h.index == 0 && (h.magic == rioBodyMagic || h.magic == rioTrailerMagic)
 }

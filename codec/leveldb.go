@@ -29,6 +29,7 @@ const (
 	logReasonTruncChunk = "truncated chunk"
 	logReasonTruncHdr   = "truncated header"
 	logReasonFragmented = "record too fragmented"
+	logReasonStale      = "stale data of a recycled log"
 )
 
 // LogOptions configure a leveldb-log scan or read.

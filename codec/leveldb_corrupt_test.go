@@ -410,7 +410,7 @@ func TestLogDamageKinds(t *testing.T) {
 	}{
 		{"checksum", mod(two, func(b []byte) { b[10] ^= 1 }), []string{logReasonChecksum, logReasonOrphan}, 0},
 		{"length", mod(two, func(b []byte) { b[5] = 0x90 }), []string{logReasonLength, logReasonOrphan}, 0},
-		{"type", mod(two, func(b []byte) { b[6] = 0x33 }), []string{logReasonType, logReasonOrphan}, 0},
+		{"type", mod(two, func(b []byte) { b[6] = 0x33 }), []string{logReasonChecksum, logReasonOrphan}, 0},
 		{"zero-header-then-data", mod(two, func(b []byte) { clear(b[:7]) }), []string{logReasonZeroHeader, logReasonOrphan}, 0},
 		{"cut-in-header", two[:107+3], []string{logReasonTruncHdr}, 1},
 		{"cut-in-payload", two[:32768+100], []string{logReasonCutShort, logReasonTruncChunk}, 1},

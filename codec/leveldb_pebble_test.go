@@ -43,11 +43,11 @@ func TestLogPebble(t *testing.T) {
 		{"clean", func(b []byte) []byte { return b }, want{5, nil, 106373, 106373}},
 		{"stale-data", func(b []byte) []byte {
 			// An intact chunk of log 6 at 98325: the previous life of the
-			// file; the log ends there, silently.
+			// file; the log ends there, the rest is a stale tail.
 			binary.LittleEndian.PutUint32(b[98325+7:], 6)
 			logReseal(b, 98325)
 			return b
-		}, want{2, nil, -1, 98325}},
+		}, want{2, []string{logReasonStale}, -1, 98325}},
 		{"lognum-flipped", func(b []byte) []byte {
 			// The log number changed but the checksum no longer matches:
 			// damage, the rest of block 3 (with the end marker) is dropped.

@@ -17,14 +17,19 @@ const logWindowBlocks = 8
 
 // A LogScanner walks a leveldb log block by block and yields the location of
 // every intact record. It verifies every chunk checksum, never copies
-// payloads, and records what it had to skip as Damage. Create one with
-// NewLogScanner; it is not safe for concurrent use.
+// payloads, and records what it had to skip as Damage. The end of a
+// recycled log (RocksDB, pebble), where the bytes of the file's previous
+// life begin, is recorded as a Damage of kind ErrStale, which is not damage
+// and never fails a strict scan. Create one with NewLogScanner; it is not
+// safe for concurrent use.
 type LogScanner struct {
 	r     io.ReaderAt
 	size  int64
 	o     LogOptions
 	start int64
 	end   int64
+
+	liveEnd int64 // end of the last intact chunk of this log (not of a previous life)
 
 	win    []byte // window of consecutive blocks read with one ReadAt (or sliced from a ByteSlicer)
 	buf    []byte // the scanner's own window buffer; win may point into mapped memory instead
@@ -93,8 +98,11 @@ func (s *LogScanner) probeLogNum() {
 	}
 	for p := 0; p+logHdrLegacy <= len(b); {
 		hs := logHdrSize(b[p+6])
+		if hs == 0 {
+			hs = logHdrLegacy // an unknown type: skipped as a legacy chunk when valid, as step does
+		}
 		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
-		if hs == 0 || p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
+		if p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
 			return
 		}
 		if hs > logHdrLegacy {
@@ -158,6 +166,7 @@ func (s *LogScanner) nextBlock() {
 		if s.inRec {
 			s.cutShort(s.size, ErrTruncated)
 		}
+		s.staleAtEOF()
 		s.done = true
 		return
 	}
@@ -247,8 +256,7 @@ func (s *LogScanner) step() bool {
 	}
 	hs := logHdrSize(typ)
 	if hs == 0 {
-		s.fail(hdrOff, blkEnd-hdrOff, logReasonType, ErrCorrupt)
-		s.pos = len(s.blk)
+		s.unknownChunk(b, hdrOff, blkEnd)
 		return false
 	}
 	ln := int(binary.LittleEndian.Uint16(b[4:]))
@@ -293,13 +301,14 @@ func (s *LogScanner) step() bool {
 			s.setLogNum(num, hs)
 		} else if num != s.info.LogNum {
 			// Intact data from the file's previous life: end of log.
-			s.stopAt(hdrOff)
+			s.staleAt(hdrOff)
 			return false
 		}
 		s.flagFlavour(hs)
 	}
 	chunk := LogChunk{Off: hdrOff, Len: int32(ln)}
 	next := s.pos + hs + ln
+	s.liveEnd = hdrOff + int64(hs+ln)
 	kind := int(typ-1) % 4
 	if s.inRec && hs != s.recHdr {
 		if s.endedPastEnd(hdrOff, ErrCorrupt) {
@@ -378,6 +387,47 @@ func (s *LogScanner) step() bool {
 	return true
 }
 
+// unknownChunk handles the chunk at s.pos whose type no flavour defines.
+// Like leveldb C++ (log_reader.cc), it reads the header as a legacy one (in
+// a recyclable or WAL-sync log, first as one of the log's own flavour with
+// the log's number): a length running past the block or the file, or a
+// checksum mismatch, drops the rest of the block as for any chunk; a chunk
+// whose checksum holds is skipped alone, reported as "unknown chunk type",
+// and the chunks after it in the block are still read. A record in progress
+// is dropped, as leveldb C++ drops it.
+func (s *LogScanner) unknownChunk(b []byte, hdrOff, blkEnd int64) {
+	hs := logHdrLegacy
+	ln := int(binary.LittleEndian.Uint16(b[4:]))
+	if s.numSet {
+		fh := logHdrRecycle
+		if s.info.WALSync {
+			fh = logHdrWALSync
+		}
+		if s.pos+fh+ln <= logBlockSize && fh+ln <= len(b) &&
+			binary.LittleEndian.Uint32(b[7:]) == s.info.LogNum && s.crcOK(b, fh, ln) {
+			hs = fh
+		}
+	}
+	switch {
+	case s.pos+hs+ln > logBlockSize:
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonLength, ErrCorrupt)
+	case hs+ln > len(b):
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonTruncChunk, ErrTruncated)
+	case !s.crcOK(b, hs, ln):
+		s.fail(hdrOff, blkEnd-hdrOff, logReasonChecksum, ErrCorrupt)
+	default:
+		if s.inRec && s.endedPastEnd(hdrOff, ErrCorrupt) {
+			return
+		}
+		s.leading = false
+		s.pos += hs + ln
+		s.liveEnd = hdrOff + int64(hs+ln)
+		s.addDamage(Damage{Off: hdrOff, Len: int64(hs + ln), Reason: logReasonType, Err: ErrCorrupt})
+		return
+	}
+	s.pos = len(s.blk)
+}
+
 // endedPastEnd discards the record in progress because a chunk at off
 // cannot continue it. It reports whether the scan stopped because off lies
 // past the split's end (the next split handles that chunk).
@@ -453,6 +503,112 @@ func (s *LogScanner) stopAt(off int64) {
 	}
 }
 
+// staleAt ends the log at off, an intact chunk of another log number: the
+// file was recycled, and from off (or from the garbage just before it, see
+// settleStale) on it holds its previous life. That tail is reported as a
+// Damage of its own kind, ErrStale, even in strict mode.
+func (s *LogScanner) staleAt(off int64) {
+	s.stopAt(off)
+	if s.err != nil {
+		return
+	}
+	s.damage = settleStale(append(s.damage, Damage{Off: off, Len: s.size - off, Reason: logReasonStale, Err: ErrStale}))
+	s.info.End = s.damage[len(s.damage)-1].Off
+}
+
+// staleProbeChecks bounds the checksums staleAtEOF computes.
+const staleProbeChecks = 64
+
+// staleAtEOF handles a recycled log whose scan ends in damage reaching the
+// end of the file, after every intact chunk of the live log: no block start
+// follows to show a stale chunk, so it looks inside the damaged part of the
+// file's last block for proof that the damage is the file's previous life,
+// which then becomes the stale tail. Proof is the end-of-log marker of
+// another log (pebble's, checksum 0) as the file's last 11 bytes, or an
+// intact chunk of another log number (at most staleProbeChecks candidates
+// are checksummed).
+func (s *LogScanner) staleAtEOF() {
+	n := len(s.damage)
+	if !s.numSet || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
+		return
+	}
+	d := s.damage[n-1]
+	if d.Off < s.liveEnd || d.Off+d.Len != s.size || !staleRemains(d.Reason) {
+		return
+	}
+	b := s.blk
+	lo := int(max(d.Off, s.bOff)-s.bOff) + 1 // where proof may start in b
+	stale := func(p int) {
+		at := s.bOff + int64(p)
+		s.damage[n-1].Len = at - d.Off
+		s.damage = settleStale(append(s.damage, Damage{Off: at, Len: s.size - at, Reason: logReasonStale, Err: ErrStale}))
+		s.info.End = s.damage[len(s.damage)-1].Off
+	}
+	// pebble's end-of-log marker of an older log ending the file.
+	if m := len(b) - logHdrRecycle; m >= lo && logAllZero(b[m:m+6]) && b[m+6] == 5 {
+		if num := binary.LittleEndian.Uint32(b[m+7:]); num != s.info.LogNum && num != s.info.LogNum+1 {
+			stale(m)
+			return
+		}
+	}
+	checks := 0
+	for p := lo; p+logHdrRecycle <= len(b); p++ {
+		hs := logHdrSize(b[p+6])
+		if hs <= logHdrLegacy || p+hs > len(b) {
+			continue
+		}
+		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
+		if p+hs+ln > len(b) || binary.LittleEndian.Uint32(b[p+7:]) == s.info.LogNum {
+			continue
+		}
+		if checks++; checks > staleProbeChecks {
+			return
+		}
+		if s.crcOK(b[p:], hs, ln) {
+			stale(p)
+			return
+		}
+	}
+}
+
+// settleStale finishes a damage list whose last entry is a stale tail. The
+// live log of a recycled file ends where its writer stopped, usually inside
+// a chunk of the previous life, whose remains fail to parse until the next
+// block start brings an intact stale chunk. So the damage ranges right
+// before the stale tail (touching it, no intact chunk between) of the kinds
+// such remains give (bad checksum or length, a zero header, a truncated
+// chunk or header) are stale bytes too and join it; a record cut short just
+// before them is the live log's torn last write and becomes ErrTruncated,
+// as at the end of any file. Other lists are returned as they are.
+func settleStale(ds []Damage) []Damage {
+	n := len(ds)
+	if n == 0 || !ds[n-1].Stale() {
+		return ds
+	}
+	st := ds[n-1]
+	end := st.Off + st.Len
+	i := n - 1
+	for i > 0 && ds[i-1].Off+ds[i-1].Len == st.Off && staleRemains(ds[i-1].Reason) {
+		st.Off = ds[i-1].Off
+		i--
+	}
+	st.Len = end - st.Off
+	if i > 0 && ds[i-1].Reason == logReasonCutShort && ds[i-1].Off+ds[i-1].Len == st.Off {
+		ds[i-1].Err = ErrTruncated
+	}
+	return append(ds[:i], st)
+}
+
+// staleRemains reports whether damage of this reason can be the unparsable
+// remains of a recycled file's previous life (no intact chunk in it).
+func staleRemains(reason string) bool {
+	switch reason {
+	case logReasonChecksum, logReasonLength, logReasonZeroHeader, logReasonTruncChunk, logReasonTruncHdr:
+		return true
+	}
+	return false
+}
+
 // addDamage records d, joining it to the previous damage when they touch and
 // are of the same kind, so that a run of tiny bad chunks costs one entry.
 func (s *LogScanner) addDamage(d Damage) {
@@ -474,8 +630,9 @@ func logDamageJoins(a, b Damage) bool {
 }
 
 // MergeLogDamage combines the damage of the parts of a split scan (each
-// part's Damage plus its LeadDamage): it sorts by offset and joins touching
-// ranges of the same kind, as a whole-file scan reports them.
+// part's Damage plus its LeadDamage): it sorts by offset, joins touching
+// ranges of the same kind and lets a stale tail take in the remains before
+// it, as a whole-file scan reports them.
 func MergeLogDamage(ds []Damage) []Damage {
 	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Off < ds[j].Off })
 	out := ds[:0]
@@ -486,7 +643,7 @@ func MergeLogDamage(ds []Damage) []Damage {
 		}
 		out = append(out, d)
 	}
-	return out
+	return settleStale(out)
 }
 
 // logAllZero reports whether b holds only zero bytes.

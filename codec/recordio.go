@@ -323,26 +323,28 @@ func isHeaderMagic(m [8]byte) bool  { return m == rioHeaderMagic }
 // the reference silently ignores) are both reported as ErrTruncated damage;
 // bytes after a trailer block are ignored without damage.
 type RecordIOScanner struct {
-	peek    blockPeeker // header-only decoding of transformed blocks
-	r       io.ReaderAt
-	size    int64
-	format  Format
-	opts    RecordIOOptions
-	cr      rioChunkReader
-	header  []HeaderEntry
-	xforms  []string
-	chain   []rioTransformer
-	pos     int64
-	done    bool
-	err     error
-	damage  []Damage
-	blocks  int64
-	blk     RecordIOBlock
-	sizes   []int64
-	item    int
-	itemOff int64
-	loc     ItemLoc
-	stored  []byte
+	peek        blockPeeker // header-only decoding of transformed blocks
+	r           io.ReaderAt
+	size        int64
+	format      Format
+	opts        RecordIOOptions
+	cr          rioChunkReader
+	header      []HeaderEntry
+	xforms      []string
+	chain       []rioTransformer
+	pos         int64
+	done        bool
+	err         error
+	damage      []Damage
+	blocks      int64
+	blk         RecordIOBlock
+	sizes       []int64
+	item        int
+	itemOff     int64
+	loc         ItemLoc
+	stored      []byte
+	lostHeader  bool // the header block was damaged; chain guessed from the body
+	lostTrailer bool // with lostHeader: the file ends in a valid trailer chunk
 	// legacy state
 	goodEnd     int64 // end of the last block that decoded cleanly (v2)
 	legacyFlate bool
@@ -351,9 +353,15 @@ type RecordIOScanner struct {
 
 // NewRecordIOScanner opens a v2 or legacy recordio file (format from Detect
 // when f is Unknown) and parses the header. A 0-byte file is an empty file.
-// A damaged v2 header block gives an error matching ErrCorrupt (the
-// transformer chain is then unknown, so no recovery is attempted); an
-// unknown transformer gives an error matching ErrUnsupported.
+// An unknown transformer gives an error matching ErrUnsupported.
+//
+// A damaged v2 header block gives an error matching ErrCorrupt in strict
+// mode only (the reference reader returns nothing then). By default the
+// scanner reports the header block as Damage, finds the transformer chain
+// from the body blocks themselves (see Transformers) and returns their
+// items; Header is then empty and HasTrailer tells whether the file ends in
+// a valid trailer block. A file too short to hold a body chunk after the
+// header chunk has nothing to recover and still fails to open.
 func NewRecordIOScanner(r io.ReaderAt, size int64, f Format, o RecordIOOptions) (*RecordIOScanner, error) {
 	s := &RecordIOScanner{r: r, size: size, opts: o, cr: rioChunkReader{r: r, size: size}}
 	if size == 0 {
@@ -374,7 +382,11 @@ func NewRecordIOScanner(r io.ReaderAt, size int64, f Format, o RecordIOOptions) 
 	switch f {
 	case RecordIO:
 		if err := s.openV2(); err != nil {
-			return nil, err
+			var ce *CorruptError
+			if o.Strict || !errors.As(err, &ce) || errors.Is(err, ErrUnsupported) || size < 2*rioChunkSize {
+				return nil, err
+			}
+			s.headerLost(ce)
 		}
 	case RecordIOLegacy:
 		switch o.LegacyTransform {
@@ -620,8 +632,18 @@ func (s *RecordIOScanner) Transformers() []string { return s.xforms }
 func (s *RecordIOScanner) Format() Format { return s.format }
 
 // HasTrailer reports whether the header promises a trailer (its first
-// "trailer" entry is bool true).
-func (s *RecordIOScanner) HasTrailer() bool { return headerHasTrailer(s.header) }
+// "trailer" entry is bool true), or, when the header block was lost, whether
+// the file ends in a valid trailer chunk.
+func (s *RecordIOScanner) HasTrailer() bool {
+	if s.lostHeader {
+		return s.lostTrailer
+	}
+	return headerHasTrailer(s.header)
+}
+
+// HeaderLost reports whether the v2 header block was damaged and skipped:
+// Header is then empty and Transformers was found from the body blocks.
+func (s *RecordIOScanner) HeaderLost() bool { return s.lostHeader }
 
 // Blocks returns the number of body blocks (legacy: records) decoded so far.
 func (s *RecordIOScanner) Blocks() int64 { return s.blocks }

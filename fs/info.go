@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
 
@@ -21,9 +22,11 @@ func (t *Tree) infoText(rd *recDir, src Source) []byte {
 }
 
 // FormatInfo renders the text of a record directory's .recfs file: one
-// "key: value" line per fact, header entries as "header.<key>: <value>" and
-// damaged ranges as "damage: offset=<n> length=<n> reason=<quoted>". Strings
-// that could hold line breaks are quoted in Go syntax.
+// "key: value" line per fact, header entries as "header.<key>: <value>",
+// damaged ranges as "damage: offset=<n> length=<n> reason=<quoted>" and the
+// stale tail of a recycled log (the end of the log, not damage) as
+// "stale: offset=<n> length=<n> reason=<quoted>". Strings that could hold
+// line breaks are quoted in Go syntax.
 func FormatInfo(path string, src Source) string {
 	in := src.Info()
 	var b strings.Builder
@@ -47,10 +50,20 @@ func FormatInfo(path string, src Source) string {
 	if in.Source != "" {
 		line("index", fmt.Sprintf("%s in %s", in.Source, in.BuildTime.Round(time.Microsecond)))
 	}
-	dmg := src.Damage()
+	var dmg, stale []codec.Damage
+	for _, d := range src.Damage() {
+		if d.Stale() {
+			stale = append(stale, d)
+		} else {
+			dmg = append(dmg, d)
+		}
+	}
 	line("damaged ranges", len(dmg))
 	for _, d := range dmg {
 		fmt.Fprintf(&b, "damage: offset=%d length=%d reason=%s\n", d.Off, d.Len, strconv.Quote(d.Reason))
+	}
+	for _, d := range stale {
+		fmt.Fprintf(&b, "stale: offset=%d length=%d reason=%s\n", d.Off, d.Len, strconv.Quote(d.Reason))
 	}
 	return b.String()
 }

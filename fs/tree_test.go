@@ -222,6 +222,7 @@ func TestInfoAndXattrs(t *testing.T) {
 		damage: []codec.Damage{
 			{Off: 32768, Len: 32768, Reason: "checksum mismatch", Err: codec.ErrCorrupt},
 			{Off: 98304, Len: 10, Reason: "truncated record", Err: codec.ErrTruncated},
+			{Off: 98314, Len: 500, Reason: "stale data of a recycled log", Err: codec.ErrStale},
 		},
 	}
 	tr, path := newFileTree(t, src)
@@ -235,11 +236,16 @@ func TestInfoAndXattrs(t *testing.T) {
 		"damaged ranges: 2\n",
 		`damage: offset=32768 length=32768 reason="checksum mismatch"` + "\n",
 		`damage: offset=98304 length=10 reason="truncated record"` + "\n",
+		`stale: offset=98314 length=500 reason="stale data of a recycled log"` + "\n",
 		fmt.Sprintf("file: %q\n", path),
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf(".recfs lacks %q:\n%s", want, got)
 		}
+	}
+	// The stale tail of a recycled log is the end of the log, not damage.
+	if strings.Contains(string(got), "damage: offset=98314") {
+		t.Errorf(".recfs lists the stale tail as damage:\n%s", got)
 	}
 	ctx := context.Background()
 	xa, err := tr.Xattrs(ctx, tr.Root())

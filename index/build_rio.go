@@ -77,6 +77,9 @@ func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 	}
 	prog.report(size)
 	s.flavor = rioFlavor(f, rt)
+	if sc.HeaderLost() {
+		s.flavor += ", header block lost (transformers found from the body blocks)"
+	}
 	return s, nil
 }
 

@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 1
+	cacheVersion = 2
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -246,7 +246,7 @@ func (e *encoder) rio(t *rioTable) {
 }
 
 // damageKinds maps damage classes to their cache encoding.
-var damageKinds = []error{codec.ErrCorrupt, codec.ErrTruncated, codec.ErrUnsupported, codec.ErrLimit}
+var damageKinds = []error{codec.ErrCorrupt, codec.ErrTruncated, codec.ErrUnsupported, codec.ErrLimit, codec.ErrStale}
 
 func damageKind(err error) uint8 {
 	for i, k := range damageKinds {

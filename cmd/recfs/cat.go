@@ -209,7 +209,11 @@ last record. Record numbers start at 0, as the names in a mount.
 instead of records.
 
 Checksums are verified as the bytes are read; a record that fails its
-checksum stops cat with exit status 1 after the bytes before it.`,
+checksum stops cat with exit status 1 after the bytes before it.
+
+In a damaged file the records that survive are numbered as found, so record
+N after the first damaged range is not the writer's N-th: cat then prints
+one warning line on standard error naming the first damaged offset.`,
 		Example: `  recfs cat events.log                 # every record, back to back
   recfs cat events.log 0 7 10-19 --sep '\n'
   recfs cat events.log 100- | wc -c
@@ -249,6 +253,9 @@ checksum stops cat with exit status 1 after the bytes before it.`,
 				return err
 			}
 			defer t.Close()
+		}
+		if !trailer {
+			warnDamaged(cmd.ErrOrStderr(), args[0], t.Damage())
 		}
 		w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
 		if trailer {

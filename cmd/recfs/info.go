@@ -39,7 +39,8 @@ type headerJSON struct {
 }
 
 // damageJSON is one skipped byte range. Kind is corrupt, truncated,
-// unsupported or limit.
+// unsupported, limit or stale; stale is not damage but the end of a
+// recycled log (RocksDB, pebble): the bytes of the file's previous life.
 type damageJSON struct {
 	Offset int64  `json:"offset"`
 	Length int64  `json:"length"`
@@ -56,8 +57,45 @@ func damageKind(err error) string {
 		return "unsupported"
 	case errors.Is(err, codec.ErrLimit):
 		return "limit"
+	case errors.Is(err, codec.ErrStale):
+		return "stale"
 	}
 	return "corrupt"
+}
+
+// splitStale separates the stale tail of a recycled log (kind "stale") from
+// real damage.
+func splitStale(ds []damageJSON) (damage, stale []damageJSON) {
+	for _, d := range ds {
+		if d.Kind == "stale" {
+			stale = append(stale, d)
+		} else {
+			damage = append(damage, d)
+		}
+	}
+	return damage, stale
+}
+
+// writeDamageText writes the damage rows of info and verify: real damage
+// (or "none"), then the stale tail of a recycled log, which is the end of
+// the log and not damage.
+func writeDamageText(b *strings.Builder, key string, ds []damageJSON) {
+	damage, stale := splitStale(ds)
+	if len(damage) == 0 {
+		fmt.Fprintf(b, "%-9s none\n", key+":")
+	} else {
+		var total int64
+		for _, d := range damage {
+			total += d.Length
+		}
+		fmt.Fprintf(b, "%-9s %d ranges, %d bytes skipped\n", key+":", len(damage), total)
+		for _, d := range damage {
+			fmt.Fprintf(b, "  offset %d, %d bytes: %s (%s)\n", d.Offset, d.Length, d.Reason, d.Kind)
+		}
+	}
+	for _, d := range stale {
+		fmt.Fprintf(b, "%-9s offset %d, %d bytes: %s (the end of the log, not damage)\n", "stale:", d.Offset, d.Length, d.Reason)
+	}
 }
 
 // headerType names the type of a header value.
@@ -141,18 +179,7 @@ func writeInfoText(w io.Writer, in infoJSON) error {
 	} else {
 		row("trailer", "none")
 	}
-	if len(in.Damage) == 0 {
-		row("damage", "none")
-	} else {
-		var total int64
-		for _, d := range in.Damage {
-			total += d.Length
-		}
-		row("damage", "%d ranges, %d bytes skipped", len(in.Damage), total)
-		for _, d := range in.Damage {
-			fmt.Fprintf(&b, "  offset %d, %d bytes: %s (%s)\n", d.Offset, d.Length, d.Reason, d.Kind)
-		}
-	}
+	writeDamageText(&b, "damage", in.Damage)
 	row("index", "%s in %.3fs", in.IndexSource, in.IndexSeconds)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -37,7 +37,10 @@ payload length in bytes, in aligned columns without a heading:
     N  OFFSET  LENGTH
 
 Selections work as for cat. With --json each line is a JSON object
-{"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).`,
+{"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).
+
+In a damaged file the records that survive are numbered as found; ls then
+prints one warning line on standard error naming the first damaged offset.`,
 		Example: `  recfs ls events.log
   recfs ls events.log 100-199
   recfs ls --json data.rio | jq -s 'max_by(.length)'
@@ -60,6 +63,7 @@ Selections work as for cat. With --json each line is a JSON object
 			return err
 		}
 		defer t.Close()
+		warnDamaged(cmd.ErrOrStderr(), args[0], t.Damage())
 		rs, err := resolveRanges(sel, t.Len())
 		if err != nil {
 			return err

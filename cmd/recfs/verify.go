@@ -20,9 +20,9 @@ type verifyJSON struct {
 	Records      int64           `json:"records"`       // records found by the scan
 	PayloadBytes int64           `json:"payload_bytes"` // bytes read back through the index
 	TrailerBytes int64           `json:"trailer_bytes"` // trailer bytes read back; 0 if none
-	Damage       []damageJSON    `json:"damage"`        // ranges the scan skipped
+	Damage       []damageJSON    `json:"damage"`        // ranges the scan skipped (kind "stale": a recycled log's end, not damage)
 	ReadErrors   []readErrorJSON `json:"read_errors"`   // records that failed on read-back
-	OK           bool            `json:"ok"`            // no damage and no read errors
+	OK           bool            `json:"ok"`            // no damage (a stale tail is none) and no read errors
 }
 
 // readErrorJSON is a record (N >= 0) or the trailer (N = -1) whose bytes
@@ -73,7 +73,8 @@ func verifyTable(cmd *cobra.Command, path string, t *index.Table, progress func(
 		}
 		v.TrailerBytes = tr.n
 	}
-	v.OK = len(v.Damage) == 0 && len(v.ReadErrors) == 0
+	damage, _ := splitStale(v.Damage)
+	v.OK = len(damage) == 0 && len(v.ReadErrors) == 0
 	return v, nil
 }
 
@@ -89,18 +90,7 @@ func writeVerifyText(w io.Writer, v verifyJSON) error {
 	if v.TrailerBytes > 0 {
 		fmt.Fprintf(&b, "trailer:  %d bytes read back\n", v.TrailerBytes)
 	}
-	if len(v.Damage) == 0 {
-		fmt.Fprintf(&b, "damage:   none\n")
-	} else {
-		var total int64
-		for _, d := range v.Damage {
-			total += d.Length
-		}
-		fmt.Fprintf(&b, "damage:   %d ranges, %d bytes skipped\n", len(v.Damage), total)
-		for _, d := range v.Damage {
-			fmt.Fprintf(&b, "  offset %d, %d bytes: %s (%s)\n", d.Offset, d.Length, d.Reason, d.Kind)
-		}
-	}
+	writeDamageText(&b, "damage", v.Damage)
 	for _, e := range v.ReadErrors {
 		if e.N < 0 {
 			fmt.Fprintf(&b, "unreadable trailer: %s\n", e.Error)
@@ -130,6 +120,9 @@ every checksum, then reads every record and the trailer back through the
 index as a mount would. It prints a report: record count, bytes read back,
 each damaged byte range (offset, length, reason) and each record that
 failed on read-back.
+
+The bytes after the end of a recycled RocksDB/pebble log (what is left of
+the file's previous life) are listed as "stale", not as damage.
 
 Exit status: 0 when the file is clean, 1 when anything was damaged or
 unreadable (also with --strict, where the first damage ends the scan).`,

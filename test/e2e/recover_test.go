@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// TestLostHeaderMount damages the header block of a zstd recordio file and
+// mounts it: every body item is served byte for byte (the transformer found
+// from the blocks), and .recfs lists the header block as damage.
+func TestLostHeaderMount(t *testing.T) {
+	needFUSE(t)
+	recs := genRecords(14, 200, 3000)
+	src := filepath.Join(t.TempDir(), "lost-header.rio")
+	var buf bytes.Buffer
+	w, err := codec.NewRecordIOWriter(&buf, codec.RecordIOWriterOptions{Transformers: []string{"zstd"}, MaxItems: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if _, err := w.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	data[28] ^= 0x20 // first payload byte of the header chunk
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	mnt := newMountDir(t)
+	startMount(t, src, mnt, "--no-cache")
+	for i, r := range recs {
+		got, err := os.ReadFile(filepath.Join(mnt, recordName(int64(i), int64(len(recs)))))
+		if err != nil || !bytes.Equal(got, r) {
+			t.Fatalf("item %d: %d bytes, %v; want %d bytes", i, len(got), err, len(r))
+		}
+	}
+	info := infoLines(t, filepath.Join(mnt, ".recfs"))
+	if len(info["damage"]) != 1 || !bytes.HasPrefix([]byte(info["damage"][0]), []byte("offset=0 length=32768 ")) {
+		t.Errorf(".recfs damage %q, want the header chunk", info["damage"])
+	}
+}
+
+// recycledFull builds a FULL recyclable chunk (11-byte header) of log num.
+func recycledFull(num uint32, p []byte) []byte {
+	b := make([]byte, 11, 11+len(p))
+	b[6] = 5
+	binary.LittleEndian.PutUint32(b[7:], num)
+	b = append(b, p...)
+	c := crc32.Checksum(b[6:], crc32.MakeTable(crc32.Castagnoli))
+	binary.LittleEndian.PutUint32(b, (c>>15|c<<17)+0xa282ead8)
+	binary.LittleEndian.PutUint16(b[4:], uint16(len(p)))
+	return b
+}
+
+// TestStaleTailMount mounts the WAL of a running RocksDB/pebble database
+// that reused an older log's file (log 7 written over log 6): the live
+// records are served, and .recfs shows the old bytes as a stale tail, not
+// as damage.
+func TestStaleTailMount(t *testing.T) {
+	needFUSE(t)
+	old := genRecords(15, 60, 2000)
+	var file []byte
+	for _, r := range old {
+		c := recycledFull(6, r)
+		if room := 32768 - len(file)%32768; room < len(c) {
+			file = append(file, make([]byte, room)...)
+		}
+		file = append(file, c...)
+	}
+	live := genRecords(16, 5, 500)
+	var l []byte
+	for _, r := range live {
+		l = append(l, recycledFull(7, r)...)
+	}
+	copy(file, l)
+	src := filepath.Join(t.TempDir(), "000007.log")
+	if err := os.WriteFile(src, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mnt := newMountDir(t)
+	startMount(t, src, mnt, "--no-cache")
+	for i, r := range live {
+		got, err := os.ReadFile(filepath.Join(mnt, recordName(int64(i), int64(len(live)))))
+		if err != nil || !bytes.Equal(got, r) {
+			t.Fatalf("record %d: %d bytes, %v", i, len(got), err)
+		}
+	}
+	info := infoLines(t, filepath.Join(mnt, ".recfs"))
+	want := fmt.Sprintf("offset=%d length=%d ", len(l), len(file)-len(l))
+	if info["records"][0] != fmt.Sprint(len(live)) || info["damaged ranges"][0] != "0" || len(info["damage"]) != 0 ||
+		len(info["stale"]) != 1 || !strings.HasPrefix(info["stale"][0], want) {
+		t.Errorf(".recfs: records %v, damaged ranges %v, damage %v, stale %v; want a stale tail %q",
+			info["records"], info["damaged ranges"], info["damage"], info["stale"], want)
+	}
+}
