@@ -167,8 +167,14 @@ func (rd *RecordIOReader) readDecoded(loc ItemLoc, p []byte, off int64) error {
 		if err != nil {
 			return rd.corrupt(loc.Block, kindOf(err), "undecodable block: %v", err)
 		}
-		if _, err := parsePacked(raw); err != nil {
+		ph, err := parsePacked(raw)
+		if err != nil {
 			return rd.corrupt(loc.Block, ErrCorrupt, "%v", err)
+		}
+		// The block must hold the item where the caller's table says: a
+		// block of another version of the file is refused, not served.
+		if !ph.holds(loc) {
+			return rd.corrupt(loc.Block, ErrCorrupt, "block has no item %d of %d bytes at %d", loc.Item, loc.Len, loc.Off)
 		}
 		rd.cache.put(cacheKey{off: loc.Block}, raw)
 	}
@@ -241,4 +247,17 @@ func kindOf(err error) error {
 		}
 	}
 	return ErrCorrupt
+}
+
+// holds reports whether the packed block p describes has item loc.Item at
+// raw offset loc.Off with length loc.Len.
+func (p *packedHdr) holds(loc ItemLoc) bool {
+	if loc.Item < 0 || loc.Item >= len(p.sizes) || p.sizes[loc.Item] != loc.Len {
+		return false
+	}
+	off := p.hdrLen
+	for _, sz := range p.sizes[:loc.Item] {
+		off += sz
+	}
+	return off == loc.Off
 }

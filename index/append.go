@@ -51,6 +51,10 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	}
 	s := t.s()
 	first = s.n
+	// Reads of existing records go on during the append: it leaves them
+	// where they are (see checkSource).
+	t.writing.Add(1)
+	defer t.writing.Add(-1)
 	switch s.format {
 	case codec.LevelDB:
 		err = t.appendLog(s, recs, o)

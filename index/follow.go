@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -60,6 +61,9 @@ func (t *Table) moved() bool {
 		return true
 	}
 	if cur, err := t.file.Stat(); err != nil || !os.SameFile(fi, cur) {
+		return true
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() != s.id.ctime {
 		return true
 	}
 	return fi.Size() != s.id.size || fi.ModTime().UnixNano() != s.id.mtime

@@ -55,6 +55,11 @@ func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
 	s.id, s.elapsed = id, time.Since(start)
+	s.setFile(t.file)
+	s.gen = old.gen
+	if !t.appendedTo(old, s) {
+		s.gen++
+	}
 	t.snap.Store(s)
 	if cf := cachePath(t.opt.CacheDir, t.path, id); cf != "" {
 		_ = saveCache(cf, s, t.opt)
@@ -81,10 +86,10 @@ func (t *Table) reopen(ctx context.Context) error {
 		return err
 	}
 	oldFile := t.file
-	t.rioMu.Lock()
-	t.file, t.rio = f, nil
-	t.rioMu.Unlock()
-	t.snap.Store(nt.s())
+	t.file = f
+	ns := nt.s()
+	ns.gen = t.s().gen + 1 // another file: every record may differ
+	t.snap.Store(ns)
 	// Readers that loaded the old file pointer may still be using it; the
 	// descriptor is left to the garbage collector's finalizer rather than
 	// closed under them.
