@@ -56,6 +56,15 @@ func cachePath(dir, path string, id identity) string {
 // directory and the file are made safe). A table too large for the bound
 // loadCache applies is not saved.
 func saveCache(file string, s *snapshot, o Options) error {
+	b := encodeCache(s, o)
+	if int64(len(b)) > cacheFileBound(s.id.size) {
+		return errCacheTooLarge
+	}
+	return writeCacheFile(file, b)
+}
+
+// encodeCache returns the cache file contents for s made with options o.
+func encodeCache(s *snapshot, o Options) []byte {
 	var e encoder
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
@@ -63,10 +72,7 @@ func saveCache(file string, s *snapshot, o Options) error {
 	e.options(o)
 	e.snapshot(s)
 	e.u32(crc32.Checksum(e.b, crc32.MakeTable(crc32.Castagnoli)))
-	if int64(len(e.b)) > cacheFileBound(s.id.size) {
-		return errCacheTooLarge
-	}
-	return writeCacheFile(file, e.b)
+	return e.b
 }
 
 // loadCache reads the table saved in file if it was made for source id with
