@@ -310,7 +310,6 @@ func runPrepared(t *testing.T, c *exec.Cmd) result {
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	c.WaitDelay = 5 * time.Second
-	c.Cancel = func() error { return c.Process.Kill() }
 	timer := time.AfterFunc(procTimeout, func() {
 		if c.Process != nil {
 			_ = c.Process.Kill()
