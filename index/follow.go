@@ -39,7 +39,7 @@ func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func
 			continue
 		}
 		before := t.Len()
-		ch, err := t.Refresh(ctx)
+		ch, err := t.refreshSettled(ctx)
 		if err != nil {
 			if onErr != nil && ctx.Err() == nil {
 				onErr(err)
@@ -67,4 +67,12 @@ func (t *Table) moved() bool {
 		return true
 	}
 	return fi.Size() != s.id.size || fi.ModTime().UnixNano() != s.id.mtime
+}
+
+// refreshSettled is Refresh for following: a rewritten or replaced source
+// is rebuilt only once it has not changed for settleTime.
+func (t *Table) refreshSettled(ctx context.Context) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refreshWith(ctx, settleTime)
 }

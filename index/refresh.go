@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -30,10 +31,28 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 
 // refreshLocked is Refresh with t.mu held.
 func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
+	return t.refreshWith(ctx, 0)
+}
+
+// settleTime is how long following waits after the last change of a source
+// before it rebuilds the table of a rewritten or replaced one: a table
+// built from a file halfway through a rewrite would describe records that
+// are half of each version, every chunk checksum valid.
+const settleTime = 100 * time.Millisecond
+
+// refreshWith is refreshLocked. With settle > 0 (following), a source
+// that needs a rebuild (not an append to a leveldb log) and changed less
+// than settle ago is left for a later call. A rebuild during which the
+// source changed is not published: with settle it is left for a later call,
+// without it fails with ErrChanged.
+func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
 	if fi, err := os.Stat(t.path); err == nil {
 		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && settle > 0 && young(st.Ctim.Nano(), settle) {
+				return false, nil
+			}
 			return true, t.reopen(ctx)
 		}
 	}
@@ -49,7 +68,16 @@ func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 		!old.log.info.Recyclable && !old.log.info.WALSync && old.log.info.EOFMarker < 0 {
 		s, err = t.extendLog(ctx, old, id.size)
 	} else {
+		if settle > 0 && young(id.ctime, settle) {
+			return false, nil
+		}
 		s, err = build(ctx, t.file, id.size, t.opt)
+		if err == nil && !stillAt(t.file, id) {
+			if settle > 0 {
+				return false, nil
+			}
+			err = fmt.Errorf("%w while it was read", ErrChanged)
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
@@ -153,4 +181,19 @@ func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snap
 	s.flavor = logFlavor(info)
 	s.source = "built"
 	return &s, nil
+}
+
+// young reports whether a change at ctime (nanoseconds) was less than d ago.
+func young(ctime int64, d time.Duration) bool {
+	return time.Since(time.Unix(0, ctime)) < d
+}
+
+// stillAt reports whether f still has the size and times of id.
+func stillAt(f *os.File, id identity) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Size() == id.size && fi.ModTime().UnixNano() == id.mtime && st.Ctim.Nano() == id.ctime
 }

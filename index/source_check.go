@@ -5,6 +5,7 @@ import (
 	"github.com/recfs/recfs/codec"
 	"os"
 	"syscall"
+	"time"
 )
 
 // ErrChanged is returned by reads when the source file changed since the
@@ -25,7 +26,9 @@ type grownStat struct {
 // checkSource checks, after a read of snapshot s, that the source still is
 // the version s describes, with one fstat: same size, mtime and ctime as
 // when s was made. A source that only grew (the checksums of the first and
-// last block s covers unchanged) is accepted too, once per stat. While an
+// last block s covers unchanged) is accepted too, once per stat; so are a
+// moved ctime alone (with the same checksums) and reads racing an append
+// that has not grown the file yet. While an
 // append of ours runs (records is true), record reads skip the check: our
 // appends leave every existing record where it is.
 //
@@ -51,14 +54,36 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 	if g := t.grown.Load(); g != nil && g.snap == s && g.size == size && g.mtime == mtime && g.ctime == ctime {
 		return nil
 	}
-	// A writer's times move before its bytes land and its size grows after:
-	// a stat in between shows the old size with new times.
-	if size >= s.id.size && s.prefixIntact() {
+	if size == s.id.size && mtime == s.id.mtime {
+		// Only the ctime moved: a chmod, a link or unlink (a rename
+		// replaced the file), or a same-size rewrite with its mtime put
+		// back, which the checksums of the first and last block tell.
+		if s.prefixIntact() {
+			t.grown.Store(&grownStat{snap: s, size: size, mtime: mtime, ctime: ctime})
+			return nil
+		}
+		return ErrChanged
+	}
+	if size == s.id.size {
+		// An appender's write moves the times before its first bytes
+		// land and the size grows: look again a moment later. A same-size
+		// change is not accepted: it may rewrite any byte.
+		time.Sleep(appendGrace)
+		if err := syscall.Fstat(s.fd, &st); err != nil {
+			return &os.PathError{Op: "fstat", Path: t.path, Err: err}
+		}
+		size, mtime, ctime = st.Size, st.Mtim.Nano(), st.Ctim.Nano()
+	}
+	if size > s.id.size && s.prefixIntact() {
 		t.grown.Store(&grownStat{snap: s, size: size, mtime: mtime, ctime: ctime})
 		return nil
 	}
 	return ErrChanged
 }
+
+// appendGrace is how long checkSource waits for the size of a source whose
+// times moved to grow (an append in progress).
+const appendGrace = 500 * time.Microsecond
 
 // prefixIntact reports whether the bytes s covers still start and end as
 // they did when s was made (the identity's head and tail checksums over the

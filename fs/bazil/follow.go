@@ -23,6 +23,9 @@ const maxNotifyNames = 1024
 func startFollow(srv *bazilfs.Server, fsys *FS, tree *fs.Tree, interval time.Duration) (stop func()) {
 	return tree.Follow(interval, func(c fs.Change) {
 		dir := node{m: fsys.root.m, n: c.Dir}
+		if c.Rewritten {
+			dropRecords(srv, fsys, c)
+		}
 		for _, name := range c.Names(maxNotifyNames) {
 			_ = srv.InvalidateEntry(dir, name)
 		}
@@ -32,4 +35,27 @@ func startFollow(srv *bazilfs.Server, fsys *FS, tree *fs.Tree, interval time.Dur
 		_ = srv.InvalidateNodeData(info)
 		_ = srv.InvalidateNodeAttr(info)
 	})
+}
+
+// maxDropRecords bounds the records whose kernel state is dropped one by
+// one after a rewrite; beyond it the old records' pages may stay cached
+// (their reads through open files fail, as the generation moved).
+const maxDropRecords = 1 << 20
+
+// dropRecords tells the kernel to forget the contents and attributes of
+// every record of the directory before the change c (a rewrite), and the
+// entries of those it held, as well as the trailer. The server answers
+// fuse.ErrNotCached without a kernel round trip for nodes the kernel does
+// not hold.
+func dropRecords(srv *bazilfs.Server, fsys *FS, c fs.Change) {
+	dir := node{m: fsys.root.m, n: c.Dir}
+	for n := range min(c.OldLen, maxDropRecords) {
+		rec := node{m: fsys.root.m, n: c.Record(n)}
+		if srv.InvalidateNodeData(rec) != nil {
+			continue // not held by the kernel
+		}
+		_ = srv.InvalidateNodeAttr(rec)
+		_ = srv.InvalidateEntry(dir, fs.RecordName(n, c.OldLen))
+	}
+	_ = srv.InvalidateEntry(dir, fs.TrailerName)
 }
