@@ -270,11 +270,11 @@ func sourceChange(t *testing.T, backend, format string, mode changeMode, follow 
 		}
 	}
 	var (
-		stop               = make(chan struct{})
-		wg                 sync.WaitGroup
-		mu                 sync.Mutex
-		reads, eio, wrong  int
-		firstWrong         string
+		stop              = make(chan struct{})
+		wg                sync.WaitGroup
+		mu                sync.Mutex
+		reads, eio, wrong int
+		firstWrong        string
 	)
 	for r := range 4 {
 		wg.Add(1)
