@@ -107,18 +107,32 @@ func (v *versions) whole(n int, b []byte) bool {
 	return false
 }
 
+// mayLack reports whether some version has no record n.
+func (v *versions) mayLack(n int) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, recs := range v.vs {
+		if n >= len(recs) {
+			return true
+		}
+	}
+	return false
+}
+
 // changeMode changes the source at src (holding format's encoding of cur)
 // and returns the records it holds afterwards (nil if unknown beyond being
-// a prefix of cur: truncation).
+// a prefix of cur: truncation), after adding them to vs before the first
+// byte is written.
 type changeMode struct {
 	name    string
 	keepOld bool // without --follow, records not cached before stay readable
-	apply   func(t *testing.T, format, src string, cur [][]byte, round int) [][]byte
+	apply   func(t *testing.T, format, src string, cur [][]byte, round int, vs *versions) [][]byte
 }
 
 var changeModes = []changeMode{
-	{"rewrite in place", false, func(t *testing.T, format, src string, cur [][]byte, round int) [][]byte {
+	{"rewrite in place", false, func(t *testing.T, format, src string, cur [][]byte, round int, vs *versions) [][]byte {
 		next := changeRecords(1, fmt.Sprintf("R%d", round), len(cur))
+		vs.add(next)
 		b := encodeRecords(t, format, next)
 		f, err := os.OpenFile(src, os.O_WRONLY, 0)
 		if err != nil {
@@ -137,8 +151,9 @@ var changeModes = []changeMode{
 		}
 		return next
 	}},
-	{"replace by rename", true, func(t *testing.T, format, src string, cur [][]byte, round int) [][]byte {
+	{"replace by rename", true, func(t *testing.T, format, src string, cur [][]byte, round int, vs *versions) [][]byte {
 		next := changeRecords(int64(round+7), fmt.Sprintf("N%d", round), len(cur)-3+round%7)
+		vs.add(next)
 		tmp := src + ".tmp"
 		if err := os.WriteFile(tmp, encodeRecords(t, format, next), 0o644); err != nil {
 			t.Fatal(err)
@@ -148,7 +163,7 @@ var changeModes = []changeMode{
 		}
 		return next
 	}},
-	{"truncate", false, func(t *testing.T, format, src string, cur [][]byte, round int) [][]byte {
+	{"truncate", false, func(t *testing.T, format, src string, cur [][]byte, round int, vs *versions) [][]byte {
 		fi, err := os.Stat(src)
 		if err != nil {
 			t.Fatal(err)
@@ -158,9 +173,10 @@ var changeModes = []changeMode{
 		}
 		return nil
 	}},
-	{"grow", true, func(t *testing.T, format, src string, cur [][]byte, round int) [][]byte {
+	{"grow", true, func(t *testing.T, format, src string, cur [][]byte, round int, vs *versions) [][]byte {
 		more := changeRecords(int64(round+100), fmt.Sprintf("G%d", round), 5)
 		next := append(append([][]byte(nil), cur...), more...)
+		vs.add(next)
 		if format == "leveldb" {
 			f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
@@ -301,7 +317,7 @@ func sourceChange(t *testing.T, backend, format string, mode changeMode, follow 
 				switch {
 				case errors.Is(err, syscall.EIO):
 					eio++
-				case errors.Is(err, os.ErrNotExist) && i >= len(cur0):
+				case errors.Is(err, os.ErrNotExist) && (mode.name == "truncate" || vs.mayLack(i)):
 				case err != nil:
 					wrong++
 					if firstWrong == "" {
@@ -322,11 +338,9 @@ func sourceChange(t *testing.T, backend, format string, mode changeMode, follow 
 	var final [][]byte
 	for {
 		time.Sleep(20 * time.Millisecond)
-		next := mode.apply(t, format, src, cur, round)
+		next := mode.apply(t, format, src, cur, round, &vs)
 		if next == nil {
 			next = cur // truncation: a prefix of cur
-		} else {
-			vs.add(next)
 		}
 		final, cur = next, next
 		round++
