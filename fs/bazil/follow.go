@@ -31,11 +31,19 @@ func startFollow(srv *bazilfs.Server, fsys *FS, tree *fs.Tree, interval time.Dur
 		}
 		_ = srv.InvalidateNodeData(dir)
 		_ = srv.InvalidateNodeAttr(dir)
+		// A listing opened just before the change and read just after
+		// it fills the kernel's fresh listing cache with the old entries:
+		// drop the listing once more when such a listing is over.
+		time.AfterFunc(relistDelay, func() { _ = srv.InvalidateNodeData(dir) })
 		info := node{m: fsys.root.m, n: c.Info}
 		_ = srv.InvalidateNodeData(info)
 		_ = srv.InvalidateNodeAttr(info)
 	})
 }
+
+// relistDelay is how long after a change the directory listing is dropped
+// a second time.
+const relistDelay = 200 * time.Millisecond
 
 // maxDropRecords bounds the records whose kernel state is dropped one by
 // one after a rewrite; beyond it the old records' pages may stay cached

@@ -41,10 +41,18 @@ func invalidate(root *fusefs.Inode, c fs.Change) {
 		dir.NotifyEntry(name)
 	}
 	dir.NotifyContent(0, 0)
+	// A listing opened just before the change and read just after it
+	// fills the kernel's fresh listing cache with the old entries: drop
+	// the listing once more when such a listing is over.
+	time.AfterFunc(relistDelay, func() { dir.NotifyContent(0, 0) })
 	if info := dir.GetChild(fs.InfoName); info != nil {
 		info.NotifyContent(0, 0)
 	}
 }
+
+// relistDelay is how long after a change the directory listing is dropped
+// a second time.
+const relistDelay = 200 * time.Millisecond
 
 // dropAll tells the kernel to forget the contents, attributes and entries
 // of every node it holds below dir (record files, trailer/ and its item):
