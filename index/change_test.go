@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,5 +171,90 @@ func TestTableSourceChanged(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFollowSlowRewrite rewrites a followed source in place piece by piece
+// (same layout, other bytes) while readers read it: every read returns a
+// whole record of one version or fails with ErrChanged, and once the
+// rewrite is over the table serves the new version. Following must not
+// publish a table of the half-written file, whose records would be half of
+// each version with every chunk checksum valid.
+func TestFollowSlowRewrite(t *testing.T) {
+	for _, format := range []string{"log", "rio-zstd"} {
+		t.Run(format, func(t *testing.T) {
+			old := hostileRecords(60, 'a')
+			next := sameSizeRecords(old, 'A')
+			path := filepath.Join(t.TempDir(), "src")
+			if err := os.WriteFile(path, encodeSource(t, format, old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			followed := make(chan struct{})
+			go func() {
+				defer close(followed)
+				tb.Follow(ctx, time.Millisecond, nil, nil)
+			}()
+			defer func() { cancel(); <-followed }()
+			stop := make(chan struct{})
+			bad := make(chan string, 1)
+			var wg sync.WaitGroup
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						n := int64((i*7 + r) % len(old))
+						got := make([]byte, len(old[n]))
+						k, err := tb.ReadAt(n, got, 0)
+						if err != nil || k != len(got) || bytes.Equal(got, old[n]) || bytes.Equal(got, next[n]) {
+							continue
+						}
+						select {
+						case bad <- fmt.Sprintf("record %d: %q", n, got[:min(len(got), 40)]):
+						default:
+						}
+					}
+				}()
+			}
+			b := encodeSource(t, format, next)
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off := 0; off < len(b); off += 1024 {
+				f.WriteAt(b[off:min(off+1024, len(b))], int64(off))
+				time.Sleep(2 * time.Millisecond)
+			}
+			f.Close()
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				got := make([]byte, len(next[1]))
+				if _, err := tb.ReadAt(1, got, 0); err == nil && bytes.Equal(got, next[1]) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the rewrite never showed")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			close(stop)
+			wg.Wait()
+			select {
+			case s := <-bad:
+				t.Fatalf("a read returned no whole record of either version: %s", s)
+			default:
+			}
+		})
 	}
 }

@@ -40,11 +40,16 @@ func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 // are half of each version, every chunk checksum valid.
 const settleTime = 100 * time.Millisecond
 
+// rebuildAttempts bounds the rebuilds Refresh tries while the source keeps
+// changing under them.
+const rebuildAttempts = 3
+
 // refreshWith is refreshLocked. With settle > 0 (following), a source
 // that needs a rebuild (not an append to a leveldb log) and changed less
 // than settle ago is left for a later call. A rebuild during which the
 // source changed is not published: with settle it is left for a later call,
-// without it fails with ErrChanged.
+// without it is tried again, up to rebuildAttempts times, then fails with
+// ErrChanged.
 func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
@@ -71,12 +76,21 @@ func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed 
 		if settle > 0 && young(id.ctime, settle) {
 			return false, nil
 		}
-		s, err = build(ctx, t.file, id.size, t.opt)
-		if err == nil && !stillAt(t.file, id) {
+		for attempt := 1; ; attempt++ {
+			s, err = build(ctx, t.file, id.size, t.opt)
+			if err != nil || stillAt(t.file, id) {
+				break
+			}
 			if settle > 0 {
 				return false, nil
 			}
-			err = fmt.Errorf("%w while it was read", ErrChanged)
+			if attempt == rebuildAttempts {
+				err = fmt.Errorf("%w while it was read", ErrChanged)
+				break
+			}
+			if id, err = identify(t.file); err != nil {
+				break
+			}
 		}
 	}
 	if err != nil {
