@@ -38,6 +38,7 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
+	github.com/sirupsen/logrus v1.10.2 // indirect
 	go.mozilla.org/pkcs7 v0.10.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.28.0 // indirect
