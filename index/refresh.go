@@ -69,9 +69,11 @@ func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed 
 		return false, nil
 	}
 	var s *snapshot
+	extended := false
 	if id.sameFile(old.id) && id.size > old.size && old.format == codec.LevelDB && t.prefixUnchanged(old) &&
 		!old.log.info.Recyclable && !old.log.info.WALSync && old.log.info.EOFMarker < 0 {
 		s, err = t.extendLog(ctx, old, id.size)
+		extended = true
 	} else {
 		if settle > 0 && young(id.ctime, settle) {
 			return false, nil
@@ -99,7 +101,7 @@ func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed 
 	s.id, s.elapsed = id, time.Since(start)
 	s.setFile(t.file)
 	s.gen = old.gen
-	if !t.appendedTo(old, s) {
+	if !t.appendedTo(old, s, extended) {
 		s.gen++
 	}
 	t.snap.Store(s)

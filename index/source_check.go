@@ -101,8 +101,9 @@ func (s *snapshot) prefixIntact() bool {
 // appendedTo reports whether s, made by a refresh of old, only adds records
 // to it: the same file grew, the bytes old covers start and end as they did
 // (for appends of ours, which may move a recordio trailer, the end is not
-// compared), and every record of old keeps its place and length.
-func (t *Table) appendedTo(old, s *snapshot) bool {
+// compared), and every record of old keeps its place and length (known
+// when s extends old's own record arrays: kept is set).
+func (t *Table) appendedTo(old, s *snapshot, kept bool) bool {
 	if !s.id.sameFile(old.id) || s.size < old.size || s.n < old.n || s.format != old.format {
 		return false
 	}
@@ -119,6 +120,9 @@ func (t *Table) appendedTo(old, s *snapshot) bool {
 		if err != nil || tail != old.id.tail {
 			return false
 		}
+	}
+	if kept {
+		return true
 	}
 	if s.format == codec.LevelDB {
 		if s.log.hdr != old.log.hdr && old.n > 0 {
