@@ -37,6 +37,7 @@ type RecordIOReader struct {
 	id      uint64 // identity in the cache
 	cache   *BlockCache
 	caching bool // keep decoded pages and verified chunks in cache
+	layouts layouts
 }
 
 // NewRecordIOReader makes a reader for a file whose header (for v2) listed
@@ -161,6 +162,9 @@ func (rd *RecordIOReader) readPlain(loc ItemLoc, p []byte, off int64) error {
 // readDecoded serves an item of a transformed v2 block (legacy: of a
 // flate-packed record's data) page by page.
 func (rd *RecordIOReader) readDecoded(loc ItemLoc, p []byte, off int64) error {
+	if err := rd.checkLayout(loc); err != nil {
+		return err
+	}
 	pos := loc.Off + off
 	for len(p) > 0 {
 		idx := pos / decodePage
@@ -375,4 +379,17 @@ func kindOf(err error) error {
 		}
 	}
 	return ErrCorrupt
+}
+
+// holds reports whether the packed block p describes has item loc.Item at
+// raw offset loc.Off with length loc.Len.
+func (p *packedHdr) holds(loc ItemLoc) bool {
+	if loc.Item < 0 || loc.Item >= len(p.sizes) || p.sizes[loc.Item] != loc.Len {
+		return false
+	}
+	off := p.hdrLen
+	for _, sz := range p.sizes[:loc.Item] {
+		off += sz
+	}
+	return off == loc.Off
 }

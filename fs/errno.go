@@ -100,12 +100,14 @@ type errKey struct {
 	op, path string
 	record   int64
 	errno    syscall.Errno
+	changed  bool // index.ErrChanged: logged once per source, not per record
 }
 
 const maxLogged = 4096
 
 // report maps err to an errno and logs it once per (op, path, record,
-// errno) unless it is ENOENT.
+// errno) unless it is ENOENT; a changed source (index.ErrChanged) is
+// logged once per (op, path), whatever the record.
 func (l *errLog) report(err error) syscall.Errno {
 	en := Errno(err)
 	if en == 0 || en == syscall.ENOENT || l == nil || l.log == nil {
@@ -126,6 +128,9 @@ func (l *errLog) report(err error) syscall.Errno {
 		if oe.Off >= 0 {
 			fields["offset"] = oe.Off
 		}
+	}
+	if errors.Is(err, index.ErrChanged) {
+		k.changed, k.record = true, -1
 	}
 	var ce *codec.CorruptError
 	if errors.As(err, &ce) {

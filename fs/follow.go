@@ -22,11 +22,21 @@ var _ Follower = (*index.Table)(nil)
 // source, removed from) a record directory. Adapters use it to invalidate
 // what the kernel cached: the directory's listing and attributes, the names
 // of the new records (negative entries), and the .recfs file.
+//
+// When Rewritten is set the source was rewritten, truncated or replaced,
+// not just appended to: every record may have changed (the source's
+// generation moved, so record files opened before fail their reads), and
+// adapters must also drop what the kernel cached of every existing record
+// (contents, attributes and entries), not only the new names.
 type Change struct {
 	Dir            Node  // the record directory, as Lookup returns it
 	Info           Node  // its .recfs file
 	OldLen, NewLen int64 // record counts before and after
+	Rewritten      bool  // existing records may have changed
 }
+
+// Record returns the node of record n of the changed directory.
+func (c Change) Record(n int64) Node { return Node{Kind: KindRecord, N: n, rd: c.Dir.rd} }
 
 // Names returns the names of the records the change added, at most max of
 // them (the first ones), as the directory now lists them.
@@ -109,6 +119,11 @@ func (t *Tree) followOpened(rd *recDir, src Source) {
 		dir = t.root
 	}
 	ch := Change{Dir: dir, Info: Node{Kind: KindInfo, rd: rd}}
+	ver, _ := src.(Versioned)
+	var gen uint64
+	if ver != nil {
+		gen = ver.Generation()
+	}
 	go func() {
 		defer f.wg.Done()
 		defer t.release(rd)
@@ -119,6 +134,10 @@ func (t *Tree) followOpened(rd *recDir, src Source) {
 			rd.mu.Unlock()
 			c := ch
 			c.OldLen, c.NewLen = oldLen, newLen
+			if ver != nil {
+				g := ver.Generation()
+				c.Rewritten, gen = g != gen, g
+			}
 			if f.notify != nil {
 				f.notify(c)
 			}

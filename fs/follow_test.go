@@ -2,11 +2,13 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,5 +114,59 @@ func TestFollow(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if len(changes) != 1 {
 		t.Fatalf("%d changes, want 1: %v", len(changes), fmt.Sprint(changes))
+	}
+}
+
+// TestFollowRewrite: a followed source rewritten in place is reported as
+// Rewritten, and a record file opened before the rewrite fails its reads
+// (one version per open) while a new open reads the new record.
+func TestFollowRewrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.log")
+	appendRecords(t, path, "old-a", "old-b")
+	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := NewFile(path, tbl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	changes := make(chan Change, 10)
+	stop := tree.Follow(5*time.Millisecond, func(c Change) { changes <- c })
+	defer stop()
+	ctx := context.Background()
+	open := func() Handle {
+		n, err := tree.Lookup(ctx, tree.Root(), "000001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := tree.Open(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := open()
+	b := make([]byte, 16)
+	if k, _ := before.ReadAt(b, 0); string(b[:k]) != "old-b" {
+		t.Fatalf("before: %q", b[:k])
+	}
+	os.Remove(path)
+	appendRecords(t, path+".new", "NEW-A", "NEW-B", "NEW-C")
+	os.Rename(path+".new", path)
+	select {
+	case c := <-changes:
+		if !c.Rewritten || c.OldLen != 2 || c.NewLen != 3 {
+			t.Fatalf("change %+v, want a rewrite from 2 to 3 records", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change reported")
+	}
+	if k, err := before.ReadAt(b, 0); !errors.Is(err, index.ErrChanged) || Errno(err) != syscall.EIO {
+		t.Fatalf("record opened before the rewrite: %q, %v; want EIO (index.ErrChanged)", b[:k], err)
+	}
+	if k, _ := open().ReadAt(b, 0); string(b[:k]) != "NEW-B" {
+		t.Fatalf("record opened after the rewrite: %q", b[:k])
 	}
 }

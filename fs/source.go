@@ -37,6 +37,21 @@ type Source interface {
 
 var _ Source = (*index.Table)(nil)
 
+// Versioned is a Source whose records can change when its file is
+// rewritten or replaced (and Refresh or following sees it). A record file
+// opened at one generation reads only bytes of that generation: after a
+// change its reads fail (EIO) rather than mix two versions of the record.
+// *index.Table implements it.
+type Versioned interface {
+	// Generation returns the source's content generation.
+	Generation() uint64
+	// ReadAtGeneration reads record n as ReadAt does, or fails with
+	// index.ErrChanged if the source is no longer at generation gen.
+	ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error)
+}
+
+var _ Versioned = (*index.Table)(nil)
+
 // OpenFunc returns the table of a record file of a directory tree, which
 // the tree opened (see SourceFile). Tree mounts call it lazily, the first
 // time a record directory is looked into. It must not open f.Path itself.

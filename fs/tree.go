@@ -582,7 +582,11 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 			u.Close()
 			return nil, iofs.ErrNotExist
 		}
-		return &recordHandle{src: src, rd: n.rd, n: n.N, user: u}, nil
+		h := &recordHandle{src: src, rd: n.rd, n: n.N, user: u}
+		if v, ok := src.(Versioned); ok {
+			h.ver, h.gen = v, v.Generation()
+		}
+		return h, nil
 	}
 	src, err := t.source(ctx, n.rd)
 	if err != nil {
@@ -597,16 +601,27 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 	return nil, iofs.ErrInvalid
 }
 
-// recordHandle reads one record.
+// recordHandle reads one record, of the generation it was opened at when
+// the source is Versioned.
 type recordHandle struct {
 	src Source
 	rd  *recDir
 	n   int64
 	*user
+	ver Versioned // src, if versioned
+	gen uint64    // its generation at open
 }
 
 func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
-	n, err := h.src.ReadAt(h.n, p, off)
+	var (
+		n   int
+		err error
+	)
+	if h.ver != nil {
+		n, err = h.ver.ReadAtGeneration(h.gen, h.n, p, off)
+	} else {
+		n, err = h.src.ReadAt(h.n, p, off)
+	}
 	if err != nil && err != io.EOF {
 		err = &OpError{Op: "read", Path: h.rd.path, Name: joinRel(h.rd.rel, fmt.Sprint(h.n)), Record: h.n, Off: off, Err: err}
 	}

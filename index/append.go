@@ -115,6 +115,10 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []codec
 		}
 	}
 	s := t.s()
+	// Reads of existing records go on during the append: it leaves them
+	// where they are (see checkSource).
+	t.writing.Add(1)
+	defer t.writing.Add(-1)
 	var u undo
 	switch s.format {
 	case codec.LevelDB:

@@ -48,9 +48,12 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	cf := cachePath(o.CacheDir, path, id)
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {
-			s.source, s.elapsed = "cached", time.Since(start)
-			t.snap.Store(s)
-			return t, nil
+			s.setFile(f)
+			if t.verifySource(s) == nil {
+				s.source, s.elapsed = "cached", time.Since(start)
+				t.snap.Store(s)
+				return t, nil
+			}
 		}
 	}
 	var src io.ReaderAt = f
@@ -63,6 +66,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
 	s.id, s.elapsed = id, time.Since(start)
+	s.setFile(f)
 	t.snap.Store(s)
 	if cf != "" {
 		// A failure to save costs only speed next time; the table is good.
@@ -70,6 +74,9 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	}
 	return t, nil
 }
+
+// setFile makes f the source s reads.
+func (s *snapshot) setFile(f *os.File) { s.file, s.fd = f, int(f.Fd()) }
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.

@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 2
+	cacheVersion = 3 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -52,11 +52,19 @@ func cachePath(dir, path string, id identity) string {
 	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil)[:16])+".idx")
 }
 
-// saveCache writes s to file atomically.
+// saveCache writes s to file atomically (see cache_file.go for how the
+// directory and the file are made safe). A table too large for the bound
+// loadCache applies is not saved.
 func saveCache(file string, s *snapshot, o Options) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
+	b := encodeCache(s, o)
+	if int64(len(b)) > cacheFileBound(s.id.size) {
+		return errCacheTooLarge
 	}
+	return writeCacheFile(file, b)
+}
+
+// encodeCache returns the cache file contents for s made with options o.
+func encodeCache(s *snapshot, o Options) []byte {
 	var e encoder
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
@@ -64,25 +72,15 @@ func saveCache(file string, s *snapshot, o Options) error {
 	e.options(o)
 	e.snapshot(s)
 	e.u32(crc32.Checksum(e.b, crc32.MakeTable(crc32.Castagnoli)))
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*.idx")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(e.b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	return e.b
 }
 
 // loadCache reads the table saved in file if it was made for source id with
-// options o.
+// options o. The file must be ours and within the size bound; the table it
+// holds is checked for consistency (checkTable) but not against the source
+// bytes: the caller does that (verifySource) before serving from it.
 func loadCache(file string, id identity, o Options) (*snapshot, error) {
-	b, err := os.ReadFile(file)
+	b, err := readCacheFile(file, cacheFileBound(id.size))
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +108,9 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 		return nil, errBadCache
 	}
 	s.id = id
+	if err := s.checkTable(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -134,6 +135,7 @@ func (e *encoder) identity(id identity) {
 	e.u64(id.ino)
 	e.i64(id.size)
 	e.i64(id.mtime)
+	e.i64(id.ctime)
 	e.u32(id.head)
 	e.u32(id.tail)
 }
@@ -308,7 +310,7 @@ func (d *decoder) count(per int) int {
 }
 
 func (d *decoder) identity() identity {
-	return identity{dev: d.u64(), ino: d.u64(), size: d.i64(), mtime: d.i64(), head: d.u32(), tail: d.u32()}
+	return identity{dev: d.u64(), ino: d.u64(), size: d.i64(), mtime: d.i64(), ctime: d.i64(), head: d.u32(), tail: d.u32()}
 }
 
 func (d *decoder) snapshot() *snapshot {

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -38,7 +39,7 @@ func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func
 			continue
 		}
 		before := t.Len()
-		ch, err := t.Refresh(ctx)
+		ch, err := t.refreshSettled(ctx)
 		if err != nil {
 			if onErr != nil && ctx.Err() == nil {
 				onErr(err)
@@ -62,5 +63,16 @@ func (t *Table) moved() bool {
 	if cur, err := t.file.Stat(); err != nil || !os.SameFile(fi, cur) {
 		return true
 	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() != s.id.ctime {
+		return true
+	}
 	return fi.Size() != s.id.size || fi.ModTime().UnixNano() != s.id.mtime
+}
+
+// refreshSettled is Refresh for following: a rewritten or replaced source
+// is rebuilt only once it has not changed for settleTime.
+func (t *Table) refreshSettled(ctx context.Context) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refreshWith(ctx, settleTime)
 }

@@ -11,13 +11,16 @@ import (
 )
 
 // identity says which bytes a table was built from: the file (device and
-// inode), its size and mtime, and checksums of its first and last block, so
-// that a file rewritten in place with the same size and a restored mtime is
-// still told apart.
+// inode), its size, mtime and ctime, and checksums of its first and last
+// block, so that a file rewritten in place with the same size and a
+// restored mtime is still told apart (its ctime moved: no one can set it,
+// and since identify queried it the kernel gives the next change a
+// fine-grained, distinct one).
 type identity struct {
 	dev, ino uint64
 	size     int64
 	mtime    int64 // nanoseconds
+	ctime    int64 // nanoseconds
 	head     uint32
 	tail     uint32
 }
@@ -34,6 +37,7 @@ func identify(f *os.File) (identity, error) {
 	id := identity{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
+		id.ctime = st.Ctim.Nano()
 	}
 	if id.head, err = rangeCRC(f, 0, min(id.size, identBlock)); err != nil {
 		return identity{}, err

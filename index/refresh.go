@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -30,17 +31,45 @@ func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 
 // refreshLocked is Refresh with t.mu held.
 func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
+	return t.refreshWith(ctx, 0)
+}
+
+// settleTime is how long following waits after the last change of a source
+// before it rebuilds the table of a rewritten or replaced one: a table
+// built from a file halfway through a rewrite would describe records that
+// are half of each version, every chunk checksum valid.
+const settleTime = 100 * time.Millisecond
+
+// rebuildAttempts bounds the rebuilds Refresh tries while the source keeps
+// changing under them.
+const rebuildAttempts = 3
+
+// refreshWith is refreshLocked. With settle > 0 (following), a source
+// that needs a rebuild (not an append to a leveldb log) and changed less
+// than settle ago is left for a later call. A rebuild during which the
+// source changed is not published: with settle it is left for a later call,
+// without it is tried again, up to rebuildAttempts times, then fails with
+// ErrChanged.
+func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	if fi, err := t.statPath(); err == nil {
 		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && settle > 0 && young(st.Ctim.Nano(), settle) {
+				return false, nil
+			}
 			return true, t.reopen(ctx)
 		}
 	}
-	return t.rescanLocked(ctx)
+	return t.rescanWith(ctx, settle)
 }
 
 // rescanLocked brings the table up to date with the file it has open
 // (never another one at its path), with t.mu held.
 func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
+	return t.rescanWith(ctx, 0)
+}
+
+// rescanWith is rescanLocked with refreshWith's settle rule.
+func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
 	id, err := identify(t.file)
@@ -51,16 +80,41 @@ func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
 		return false, nil
 	}
 	var s *snapshot
+	extended := false
 	if id.sameFile(old.id) && id.size > old.size && old.format == codec.LevelDB && t.prefixUnchanged(old) &&
 		!old.log.info.Recyclable && !old.log.info.WALSync && old.log.info.EOFMarker < 0 {
 		s, err = t.extendLog(ctx, old, id.size)
+		extended = true
 	} else {
-		s, err = build(ctx, t.file, id.size, t.opt)
+		if settle > 0 && young(id.ctime, settle) {
+			return false, nil
+		}
+		for attempt := 1; ; attempt++ {
+			s, err = build(ctx, t.file, id.size, t.opt)
+			if err != nil || stillAt(t.file, id) {
+				break
+			}
+			if settle > 0 {
+				return false, nil
+			}
+			if attempt == rebuildAttempts {
+				err = fmt.Errorf("%w while it was read", ErrChanged)
+				break
+			}
+			if id, err = identify(t.file); err != nil {
+				break
+			}
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
 	s.id, s.elapsed = id, time.Since(start)
+	s.setFile(t.file)
+	s.gen = old.gen
+	if !t.appendedTo(old, s, extended) {
+		s.gen++
+	}
 	t.snap.Store(s)
 	if cf := cachePath(t.opt.CacheDir, t.path, id); cf != "" {
 		_ = saveCache(cf, s, t.opt)
@@ -96,9 +150,11 @@ func (t *Table) reopen(ctx context.Context) error {
 	}
 	oldFile := t.file
 	t.rioMu.Lock()
-	t.file, t.rio = f, nil
+	t.file = f
 	t.rioMu.Unlock()
-	t.snap.Store(nt.s())
+	ns := nt.s()
+	ns.gen = t.s().gen + 1 // another file: every record may differ
+	t.snap.Store(ns)
 	// Readers that loaded the old file pointer may still be using it; the
 	// descriptor is left to the garbage collector's finalizer rather than
 	// closed under them.
@@ -162,4 +218,19 @@ func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snap
 	s.flavor = logFlavor(info)
 	s.source = "built"
 	return &s, nil
+}
+
+// young reports whether a change at ctime (nanoseconds) was less than d ago.
+func young(ctime int64, d time.Duration) bool {
+	return time.Since(time.Unix(0, ctime)) < d
+}
+
+// stillAt reports whether f still has the size and times of id.
+func stillAt(f *os.File, id identity) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Size() == id.size && fi.ModTime().UnixNano() == id.mtime && st.Ctim.Nano() == id.ctime
 }

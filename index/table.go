@@ -1,7 +1,6 @@
 package index
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -27,7 +26,10 @@ type Table struct {
 
 	rioMu   sync.Mutex
 	rio     *codec.RecordIOReader // lazily built random reader for recordio tables
-	rioSize int64                 // source size rio was built for
+	rioSnap *snapshot             // the snapshot (one source version) rio reads
+
+	writing atomic.Int32              // appends of ours in progress (see checkSource)
+	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
 }
 
 // snapshot is one immutable state of a table. Refresh publishes a new one;
@@ -42,6 +44,9 @@ type snapshot struct {
 	source  string
 	elapsed time.Duration
 	id      identity // source identity when the table was made (zero for Build)
+	file    *os.File // the source the table describes (nil for Build)
+	fd      int      // file's descriptor, for the per-read fstat
+	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
 
 	log logTable
 	rio rioTable
@@ -158,9 +163,42 @@ func (s *snapshot) itemLoc(n int64) codec.ItemLoc {
 // ReadAt reads bytes [off, off+len(p)) of record n's payload with
 // io.ReaderAt semantics, verifying the checksums of what it touches.
 // A record whose bytes no longer match their checksum yields an error
-// matching codec.ErrCorrupt.
+// matching codec.ErrCorrupt. A source that changed since the table was
+// made (other than by a pure append) yields ErrChanged, never its bytes:
+// every read checks, after reading, that the source is still the version
+// the table describes (see checkSource).
 func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
+	return t.readAt(t.s(), n, p, off)
+}
+
+// Generation returns the table's content generation. It moves when a
+// Refresh finds the source rewritten, truncated or replaced, and stays when
+// the source only grew by new records: records of one generation never
+// change.
+func (t *Table) Generation() uint64 { return t.s().gen }
+
+// ReadAtGeneration is ReadAt for a reader that has seen generation gen: if
+// the table has moved on to another generation it fails with ErrChanged
+// instead of returning bytes of another version of the record.
+func (t *Table) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
 	s := t.s()
+	if s.gen != gen {
+		return 0, fmt.Errorf("index: record %d: %w (generation %d, now %d)", n, ErrChanged, gen, s.gen)
+	}
+	return t.readAt(s, n, p, off)
+}
+
+// readAt reads record n of snapshot s and checks the source afterwards.
+func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
+	k, err := t.readSnap(s, n, p, off)
+	if cerr := t.checkSource(s, true); cerr != nil {
+		return 0, fmt.Errorf("index: record %d: %w", n, cerr)
+	}
+	return k, err
+}
+
+// readSnap reads record n of snapshot s without checking the source.
+func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= s.n {
 		return 0, ErrRange
 	}
@@ -183,7 +221,7 @@ func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
 		err error
 	)
 	if s.format == codec.LevelDB {
-		k, err = codec.ReadLogRecord(t.src(), s.logRecord(n), want, off, codec.LogOptions{Unmasked: s.log.unmask})
+		k, err = codec.ReadLogRecord(t.src(s), s.logRecord(n), want, off, codec.LogOptions{Unmasked: s.log.unmask})
 	} else {
 		var rd *codec.RecordIOReader
 		if rd, err = t.rioReader(s); err == nil {
@@ -233,6 +271,9 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	k, err := rd.ReadItem(s.rio.trailer, want, off)
+	if cerr := t.checkSource(s, false); cerr != nil {
+		return 0, fmt.Errorf("index: trailer: %w", cerr)
+	}
 	if err != nil && err != io.EOF {
 		return k, fmt.Errorf("index: trailer: %w", err)
 	}
@@ -267,34 +308,35 @@ func (t *Table) Close() error {
 	return nil
 }
 
-// src returns the reader of the source.
-func (t *Table) src() io.ReaderAt {
-	if t.file != nil {
-		return t.file
+// src returns the reader of the source snapshot s describes.
+func (t *Table) src(s *snapshot) io.ReaderAt {
+	if s.file != nil {
+		return s.file
 	}
 	return t.r
 }
 
-// rioReader returns the recordio random reader for snapshot s, building it
-// on first use (and again after a refresh changed the file size).
+// rioReader returns the recordio random reader for snapshot s. A reader
+// (and its cache of decoded blocks) belongs to one snapshot, that is one
+// version of the source: a block decoded from an older version is never
+// served for a newer one. Only the current snapshot's reader is kept.
 func (t *Table) rioReader(s *snapshot) (*codec.RecordIOReader, error) {
 	t.rioMu.Lock()
 	defer t.rioMu.Unlock()
-	if t.rio != nil && t.rioSize == s.size {
+	if t.rio != nil && t.rioSnap == s {
 		return t.rio, nil
 	}
 	cache := t.opt.BlockCache
 	if cache <= 0 {
 		cache = 16
 	}
-	rd, err := codec.NewRecordIOReader(t.src(), s.size, s.format, s.rio.transf,
+	rd, err := codec.NewRecordIOReader(t.src(s), s.size, s.format, s.rio.transf,
 		codec.RecordIOOptions{LegacyTransform: s.rio.legacyT}, cache)
 	if err != nil {
 		return nil, err
 	}
-	t.rio, t.rioSize = rd, s.size
+	if s == t.s() {
+		t.rio, t.rioSnap = rd, s
+	}
 	return rd, nil
 }
-
-// Used by Refresh and Open.
-var _ = context.Background

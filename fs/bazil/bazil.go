@@ -214,7 +214,7 @@ var (
 // NewFS returns the bazil file system of tree, for bazilfs.Serve or for
 // tests that drive nodes without a kernel.
 func NewFS(tree *fs.Tree, o fs.MountOptions) *FS {
-	m := &mount{t: tree, xattrs: o.Xattrs, entry: o.EntryTimeout, attr: o.AttrTimeout}
+	m := &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow, entry: o.EntryTimeout, attr: o.AttrTimeout}
 	if m.entry == 0 {
 		m.entry = defaultEntryTimeout
 	}
@@ -237,6 +237,7 @@ func (f *FS) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsR
 type mount struct {
 	t           *fs.Tree
 	xattrs      bool
+	follow      bool // record files may be rewritten: read them past the page cache
 	entry, attr time.Duration
 	hack        atomic.Bool // pollHackName can be looked up
 
@@ -402,6 +403,11 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 	case nd.m.t.Mutable(nd.n):
 		// .recfs of a writable mount changes size with every append:
 		// reads bypass the page cache, so one open reads one version.
+		resp.Flags |= fuse.OpenDirectIO
+	case nd.m.follow && nd.n.Kind != fs.KindFile:
+		// A followed source may be rewritten: pages or a size the kernel
+		// kept from the old version would mix with the new one. Reads go
+		// to the open file, which reads one version or fails.
 		resp.Flags |= fuse.OpenDirectIO
 	case nd.n.Kind != fs.KindFile:
 		resp.Flags |= fuse.OpenKeepCache

@@ -22,7 +22,8 @@ func startFollow(root *fusefs.Inode, tree *fs.Tree, interval time.Duration) (sto
 	return tree.Follow(interval, func(c fs.Change) { invalidate(root, c) })
 }
 
-// invalidate tells the kernel to forget what c made stale. A directory the
+// invalidate tells the kernel to forget what c made stale: after a rewrite
+// that is everything it holds below the directory. A directory the
 // kernel never looked up has nothing cached, so nothing is sent for it.
 func invalidate(root *fusefs.Inode, c fs.Change) {
 	dir := root
@@ -33,11 +34,37 @@ func invalidate(root *fusefs.Inode, c fs.Change) {
 			}
 		}
 	}
+	if c.Rewritten {
+		dropAll(dir)
+	}
 	for _, name := range c.Names(maxNotifyNames) {
 		dir.NotifyEntry(name)
 	}
 	dir.NotifyContent(0, 0)
+	// A listing opened just before the change and read just after it
+	// fills the kernel's fresh listing cache with the old entries: drop
+	// the listing once more when such a listing is over.
+	time.AfterFunc(relistDelay, func() { dir.NotifyContent(0, 0) })
 	if info := dir.GetChild(fs.InfoName); info != nil {
 		info.NotifyContent(0, 0)
+	}
+}
+
+// relistDelay is how long after a change the directory listing is dropped
+// a second time.
+const relistDelay = 200 * time.Millisecond
+
+// dropAll tells the kernel to forget the contents, attributes and entries
+// of every node it holds below dir (record files, trailer/ and its item):
+// the pages of a record cached before a rewrite must not be served after
+// it, nor its old size. Nodes the kernel never looked up are not held, so
+// this costs one notification per node the kernel knows.
+func dropAll(dir *fusefs.Inode) {
+	for name, child := range dir.Children() {
+		if child.IsDir() {
+			dropAll(child)
+		}
+		child.NotifyContent(0, 0)
+		dir.NotifyEntry(name)
 	}
 }

@@ -252,13 +252,14 @@ func (r *recentRing) evictor(done <-chan struct{}) {
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
 // tests that drive nodes without a kernel.
 func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
-	return &node{m: &mount{t: tree, xattrs: o.Xattrs}, n: tree.Root()}
+	return &node{m: &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow}, n: tree.Root()}
 }
 
 // mount is what every node of one mount shares.
 type mount struct {
 	t      *fs.Tree
 	xattrs bool
+	follow bool         // record files may be rewritten: read them past the page cache
 	recent *recentRing  // nil: record inodes are not bounded
 	live   atomic.Int64 // nodes the kernel references (for tests)
 }
@@ -424,6 +425,11 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 	case nd.m.t.Mutable(nd.n):
 		// .recfs of a writable mount changes size with every append:
 		// reads bypass the page cache, so one open reads one version.
+		fl |= fuse.FOPEN_DIRECT_IO
+	case nd.m.follow && nd.n.Kind != fs.KindFile:
+		// A followed source may be rewritten: pages or a size the kernel
+		// kept from the old version would mix with the new one. Reads go
+		// to the open file, which reads one version or fails.
 		fl |= fuse.FOPEN_DIRECT_IO
 	case nd.n.Kind != fs.KindFile:
 		fl |= fuse.FOPEN_KEEP_CACHE

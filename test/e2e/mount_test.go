@@ -324,7 +324,7 @@ func TestDamaged(t *testing.T) {
 }
 
 // TestErrnos checks EROFS, ENOENT and EIO for a record corrupted after the
-// index was built.
+// index was built (which changed the source: every record is EIO then).
 func TestErrnos(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(6, 50, 200)
@@ -368,8 +368,10 @@ func TestErrnos(t *testing.T) {
 	if !errors.Is(err, syscall.EIO) {
 		t.Errorf("read of a record corrupted after indexing: %v, want EIO", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(mnt, "000031")); err != nil || !bytes.Equal(b, recs[31]) {
-		t.Errorf("neighbour record: %v", err)
+	// The source changed under the mount: its other records are EIO too
+	// (the bytes might be of another version), not served.
+	if b, err := os.ReadFile(filepath.Join(mnt, "000031")); !errors.Is(err, syscall.EIO) {
+		t.Errorf("neighbour record of a changed source: %d bytes, %v; want EIO", len(b), err)
 	}
 	// The failure is logged once with file, record and offset.
 	deadline := time.Now().Add(5 * time.Second)
