@@ -19,7 +19,7 @@ const oldLogNum = 5
 // pebbleLogNum). With closed it closes the log (EOF trailer); without, it
 // returns only what a running database has written: every record, no
 // trailer.
-func pebbleWAL(t *testing.T, recs [][]byte, num int, closed bool) []byte {
+func pebbleWALBytes(t *testing.T, recs [][]byte, num int, closed bool) []byte {
 	t.Helper()
 	var buf lockedBuffer
 	cfg := record.LogWriterConfig{WriteWALSyncOffsets: func() bool { return false }, QueueSemChan: make(chan struct{}, 64)}
@@ -79,9 +79,9 @@ func TestPebbleRecycledWAL(t *testing.T) {
 			oldSize, bigOK = 12<<10+rng.Int63n(18<<10), false
 		}
 		old := makeRecords(rng, leveldbSizeMix(rng, oldSize, bigOK))
-		oldFile := pebbleWAL(t, old, oldLogNum, true)
+		oldFile := pebbleWALBytes(t, old, oldLogNum, true)
 		liveRecs := makeRecords(rng, leveldbSizeMix(rng, int64(len(oldFile))/2, bigOK))
-		live := pebbleWAL(t, liveRecs, pebbleLogNum, false)
+		live := pebbleWALBytes(t, liveRecs, pebbleLogNum, false)
 		if len(live) >= len(oldFile) {
 			continue
 		}
