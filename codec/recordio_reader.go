@@ -293,7 +293,7 @@ func (rd *RecordIOReader) openCursor(cu *blockCursor, block int64) error {
 		src = bytes.NewReader(data)
 		chain = []rioTransformer{{spec: "flate", name: "flate"}}
 	} else {
-		if cu.buf == nil || len(cu.buf) < rioChunkSize {
+		if len(cu.buf) < rioChunkSize {
 			cu.buf = make([]byte, rioChunkSize)
 		}
 		bs := newBlockStream(rd.r, rd.size, block, func(m [8]byte) bool { return m == rioBodyMagic || m == rioTrailerMagic }, cu.buf[:rioChunkSize])
@@ -379,17 +379,4 @@ func kindOf(err error) error {
 		}
 	}
 	return ErrCorrupt
-}
-
-// holds reports whether the packed block p describes has item loc.Item at
-// raw offset loc.Off with length loc.Len.
-func (p *packedHdr) holds(loc ItemLoc) bool {
-	if loc.Item < 0 || loc.Item >= len(p.sizes) || p.sizes[loc.Item] != loc.Len {
-		return false
-	}
-	off := p.hdrLen
-	for _, sz := range p.sizes[:loc.Item] {
-		off += sz
-	}
-	return off == loc.Off
 }
