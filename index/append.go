@@ -68,7 +68,7 @@ func (t *Table) AppendFrom(ctx context.Context, recs []codec.ItemSource, o Appen
 
 // appendRecords appends recs, or streams when recs is nil.
 func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (first int64, err error) {
-	if t.file == nil {
+	if !t.opened {
 		return 0, errNoFile
 	}
 	t.mu.Lock()

@@ -14,7 +14,7 @@ import (
 // saw it. It lets a caller refuse at open(2) what would fail at close(2);
 // Append checks again.
 func (t *Table) CheckAppend() error {
-	if t.file == nil {
+	if !t.opened {
 		return errNoFile
 	}
 	if err := t.guardDBLock(); err != nil {

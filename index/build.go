@@ -44,7 +44,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{path: path, file: f, opt: o}
+	t := &Table{path: path, opened: true, file: f, opt: o}
 	cf := cachePath(o.CacheDir, path, id)
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {

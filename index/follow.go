@@ -21,7 +21,7 @@ const DefaultFollowInterval = 500 * time.Millisecond
 // Errors from a refresh are passed to onErr (if not nil) and following goes
 // on; Follow returns ctx's error when ctx ends.
 func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func(oldLen, newLen int64), onErr func(error)) error {
-	if t.file == nil {
+	if !t.opened {
 		return errNoFile
 	}
 	if interval <= 0 {
@@ -60,7 +60,7 @@ func (t *Table) moved() bool {
 	if err != nil {
 		return true
 	}
-	if cur, err := t.file.Stat(); err != nil || !os.SameFile(fi, cur) {
+	if cur, err := t.curFile().Stat(); err != nil || !os.SameFile(fi, cur) {
 		return true
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() != s.id.ctime {

@@ -86,11 +86,16 @@ func (t *Table) statPath() (os.FileInfo, error) {
 // Stat returns the attributes of the file the table reads now (the one it
 // was opened on, or the one a refresh reopened), whatever is at its path.
 func (t *Table) Stat() (os.FileInfo, error) {
-	t.rioMu.Lock()
-	f := t.file
-	t.rioMu.Unlock()
-	if f == nil {
+	if !t.opened {
 		return nil, errNoFile
 	}
-	return f.Stat()
+	return t.curFile().Stat()
+}
+
+// curFile returns the file the table reads now, for callers that do not
+// hold t.mu (a refresh may switch it under them).
+func (t *Table) curFile() *os.File {
+	t.rioMu.Lock()
+	defer t.rioMu.Unlock()
+	return t.file
 }

@@ -21,7 +21,7 @@ var errNoFile = errors.New("index: refresh needs a table opened from a path")
 // reports whether the table changed. Readers may run concurrently; they see
 // the old table until the new one is complete.
 func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
-	if t.file == nil {
+	if !t.opened {
 		return false, errNoFile
 	}
 	t.mu.Lock()

@@ -16,10 +16,11 @@ import (
 // Table is the record table of one source file. See the package doc for its
 // concurrency promise.
 type Table struct {
-	path string
-	file *os.File    // owned when the table came from Open
-	r    io.ReaderAt // the source when the table came from Build
-	opt  Options
+	path   string
+	opened bool        // made from a file (Open, OpenFile, Create), not by Build; never changes
+	file   *os.File    // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
+	r      io.ReaderAt // the source when the table came from Build
+	opt    Options
 
 	snap atomic.Pointer[snapshot] // the current immutable view
 	mu   sync.Mutex               // serialises Refresh
@@ -302,8 +303,8 @@ func (t *Table) Info() Info {
 
 // Close releases the source file of a table made by Open.
 func (t *Table) Close() error {
-	if t.file != nil {
-		return t.file.Close()
+	if t.opened {
+		return t.curFile().Close()
 	}
 	return nil
 }

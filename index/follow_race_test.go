@@ -1,0 +1,66 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFollowReopenWhileAppending replaces a followed, writable source
+// while other goroutines check and make appends, as a --rw --follow mount
+// does: following switches the table to the new file while appends run.
+// Under -race it shows whether the switch races the appenders' reads of
+// the table's file.
+func TestFollowReopenWhileAppending(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "src.log")
+	writeLog(t, path, hostileRecords(5, 'a'))
+	tb, err := Open(context.Background(), path, Options{CacheDir: "-", Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		tb.Follow(ctx, time.Millisecond, nil, nil)
+	}()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = tb.CheckAppend()
+				_, _ = tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
+				_, _ = tb.Stat()
+			}
+		}()
+	}
+	gen := tb.Generation()
+	for i := range 5 {
+		tmp := filepath.Join(dir, "next")
+		writeLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // past settleTime: following reopens
+	}
+	close(stop)
+	wg.Wait()
+	cancel()
+	<-followed
+	if tb.Generation() == gen {
+		t.Fatal("following never switched to a replacing file")
+	}
+}
