@@ -85,60 +85,21 @@ var logTypeCRC = func() (t [5]uint32) {
 // WriteRecord appends p as one record and returns the offset of its first
 // chunk header.
 func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
-	if w.closed {
-		return 0, errLogWriterClosed
+	if err := w.usable(); err != nil {
+		return 0, err
 	}
-	if w.err != nil {
-		return 0, w.err
-	}
-	hs, full := w.o.hdr()
 	first := true
 	for {
-		room := logBlockSize - w.off%logBlockSize
-		if room < hs {
-			w.buf = append(w.buf, make([]byte, room)...)
-			w.off += room
-			room = logBlockSize
-		}
-		k := int(min(int64(len(p)), room-hs))
+		k := int(min(int64(len(p)), w.room()))
 		last := k == len(p)
-		var kind int
-		switch {
-		case first && last:
-			kind = logKindFull
-		case first:
-			kind = logKindFirst
-		case last:
-			kind = logKindLast
-		default:
-			kind = logKindMiddle
-		}
-		typ := full + byte(kind)
 		if first {
 			off = w.off
 		}
-		var h [logHdrWALSync]byte
-		h[6] = typ
-		var crc uint32 // of the header bytes after the length: type [+ log number [+ synced offset]]
-		if hs == logHdrLegacy {
-			crc = logTypeCRC[typ]
-		} else {
-			binary.LittleEndian.PutUint32(h[7:], w.o.LogNum)
-			binary.LittleEndian.PutUint64(h[11:], w.o.SyncedOffset)
-			crc = crc32c(h[6:hs])
+		if err := w.putChunk(first, last, p[:k]); err != nil {
+			return off, err
 		}
-		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(crc, p[:k])))
-		binary.LittleEndian.PutUint16(h[4:], uint16(k))
-		w.buf = append(w.buf, h[:hs]...)
-		w.buf = append(w.buf, p[:k]...)
-		w.off += hs + int64(k)
 		p = p[k:]
 		first = false
-		if len(w.buf) >= logWriterFlushAt {
-			if err := w.Flush(); err != nil {
-				return off, err
-			}
-		}
 		if last {
 			return off, nil
 		}
@@ -147,15 +108,13 @@ func (w *LogWriter) WriteRecord(p []byte) (off int64, err error) {
 
 // WriteRecordFrom appends size bytes read from r as one record, reading
 // and writing it a fragment (at most a 32 KiB block) at a time, so the
-// record is never held in memory. It returns the offset of its first chunk
-// header. If r fails or ends early (ErrShortInput), fragments of the record
-// may already be written: the caller must cut the destination back.
+// record is never held in memory; the bytes written are those WriteRecord
+// writes. It returns the offset of its first chunk header. If r fails or
+// ends early (ErrShortInput), fragments of the record may already be
+// written: the caller must cut the destination back.
 func (w *LogWriter) WriteRecordFrom(r io.Reader, size int64) (off int64, err error) {
-	if w.closed {
-		return 0, errLogWriterClosed
-	}
-	if w.err != nil {
-		return 0, w.err
+	if err := w.usable(); err != nil {
+		return 0, err
 	}
 	if size < 0 {
 		return 0, errors.New("codec: negative record size")
@@ -164,13 +123,7 @@ func (w *LogWriter) WriteRecordFrom(r io.Reader, size int64) (off int64, err err
 	first := true
 	left := size
 	for {
-		room := logBlockSize - w.off%logBlockSize
-		if room < logHdrLegacy {
-			w.buf = append(w.buf, make([]byte, room)...)
-			w.off += room
-			room = logBlockSize
-		}
-		k := min(left, room-logHdrLegacy)
+		k := min(left, w.room())
 		last := k == left
 		if _, err := io.ReadFull(r, frag[:k]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -179,39 +132,77 @@ func (w *LogWriter) WriteRecordFrom(r io.Reader, size int64) (off int64, err err
 			w.err = err
 			return off, err
 		}
-		var kind int
-		switch {
-		case first && last:
-			kind = logKindFull
-		case first:
-			kind = logKindFirst
-		case last:
-			kind = logKindLast
-		default:
-			kind = logKindMiddle
-		}
-		typ := byte(1 + kind)
 		if first {
 			off = w.off
 		}
-		var h [logHdrLegacy]byte
-		binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(logTypeCRC[typ], frag[:k])))
-		binary.LittleEndian.PutUint16(h[4:], uint16(k))
-		h[6] = typ
-		w.buf = append(w.buf, h[:]...)
-		w.buf = append(w.buf, frag[:k]...)
-		w.off += logHdrLegacy + k
+		if err := w.putChunk(first, last, frag[:k]); err != nil {
+			return off, err
+		}
 		left -= k
 		first = false
-		if len(w.buf) >= logWriterFlushAt {
-			if err := w.Flush(); err != nil {
-				return off, err
-			}
-		}
 		if last {
 			return off, nil
 		}
 	}
+}
+
+// usable reports why w cannot take a record, if it cannot.
+func (w *LogWriter) usable() error {
+	if w.closed {
+		return errLogWriterClosed
+	}
+	return w.err
+}
+
+// room returns how many payload bytes the next chunk can carry in the
+// current block, first zero-filling a block tail too short for a header.
+func (w *LogWriter) room() int64 {
+	hs, _ := w.o.hdr()
+	room := logBlockSize - w.off%logBlockSize
+	if room < hs {
+		w.buf = append(w.buf, make([]byte, room)...)
+		w.off += room
+		room = logBlockSize
+	}
+	return room - hs
+}
+
+// putChunk buffers one chunk of a record carrying data, in w's flavour
+// (first and last tell its position in the record), and flushes once
+// enough is buffered. data must fit in the current block (see room).
+func (w *LogWriter) putChunk(first, last bool, data []byte) error {
+	hs, full := w.o.hdr()
+	var kind int
+	switch {
+	case first && last:
+		kind = logKindFull
+	case first:
+		kind = logKindFirst
+	case last:
+		kind = logKindLast
+	default:
+		kind = logKindMiddle
+	}
+	typ := full + byte(kind)
+	var h [logHdrWALSync]byte
+	h[6] = typ
+	var crc uint32 // of the header bytes after the length: type [+ log number [+ synced offset]]
+	if hs == logHdrLegacy {
+		crc = logTypeCRC[typ]
+	} else {
+		binary.LittleEndian.PutUint32(h[7:], w.o.LogNum)
+		binary.LittleEndian.PutUint64(h[11:], w.o.SyncedOffset)
+		crc = crc32c(h[6:hs])
+	}
+	binary.LittleEndian.PutUint32(h[:], maskCRC(crc32cUpdate(crc, data)))
+	binary.LittleEndian.PutUint16(h[4:], uint16(len(data)))
+	w.buf = append(w.buf, h[:hs]...)
+	w.buf = append(w.buf, data...)
+	w.off += hs + int64(len(data))
+	if len(w.buf) >= logWriterFlushAt {
+		return w.Flush()
+	}
+	return nil
 }
 
 // Offset returns the length of the log so far, including the starting
