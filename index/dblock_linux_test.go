@@ -280,3 +280,34 @@ func BenchmarkCheckDBLock(b *testing.B) {
 		}
 	})
 }
+
+// TestCreateFileRefusedByDBLock: a record file the caller made (mkdir in a
+// --rw mount) is not filled in the directory of a running database, unless
+// IgnoreDBLock: CreateFile refuses before writing anything.
+func TestCreateFileRefusedByDBLock(t *testing.T) {
+	ctx := context.Background()
+	log, lock := lockDir(t)
+	unix.Flock(int(openLockFile(t, lock).Fd()), unix.LOCK_EX)
+	for _, ff := range []codec.Format{codec.LevelDB, codec.RecordIO} {
+		path := filepath.Join(filepath.Dir(log), "new-"+ff.String())
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if tb, err := CreateFile(ctx, f, path, ff, false, Options{CacheDir: "-"}); !errors.Is(err, ErrDBLocked) {
+			if tb != nil {
+				tb.Close()
+			}
+			t.Fatalf("%s: create in a locked database directory: %v", ff, err)
+		}
+		if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
+			t.Fatalf("%s: the refused create wrote into the file: %v %v", ff, fi.Size(), err)
+		}
+		tb, err := CreateFile(ctx, f, path, ff, false, Options{CacheDir: "-", IgnoreDBLock: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb.Close()
+	}
+}

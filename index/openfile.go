@@ -3,12 +3,9 @@ package index
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/sirupsen/logrus"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // OpenFile is Open for a file the caller has opened already (read-only):
@@ -39,34 +36,6 @@ func OpenFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		}
 	}
 	return t, nil
-}
-
-// CreateFile is Create for a new, empty file f the caller created
-// (read-write) at path: it writes the empty record file of format ff into
-// it and returns its table, which keeps f. On failure f is left open and
-// the caller removes the file.
-func CreateFile(ctx context.Context, f *os.File, path string, ff codec.Format, trailer bool, o Options) (*Table, error) {
-	switch ff {
-	case codec.LevelDB:
-	case codec.RecordIO:
-		w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer})
-		if err == nil && trailer {
-			err = w.SetTrailer(nil)
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		if err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	o.Format = ff
-	return OpenFile(ctx, f, path, o)
 }
 
 // statPath returns the attributes of the file now at the table's path,

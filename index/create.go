@@ -1,0 +1,96 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// Create makes a new, empty record file of format f at path (failing if it
+// exists) and returns its table: an empty file for a leveldb log, a
+// header-only file for recordio (with a trailer when trailer is set). The
+// table is made from the descriptor that created the file. Like Append, it
+// refuses a directory whose database LOCK is held.
+func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
+	if err := guardCreate(path, o); err != nil {
+		return nil, err
+	}
+	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	// Appenders that find the new file before its header is written wait
+	// for the header.
+	unlock, err := lockFile(file)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if err := initRecordFile(file, path, f, trailer); err != nil {
+		unlock()
+		file.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	unlock()
+	o.Format = f
+	t, err := openFile(ctx, file, path, o)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// CreateFile is Create for a new, empty file f the caller created
+// (read-write) at path: it writes the empty record file of format ff into
+// it and returns its table, which keeps f. Like Create, it refuses a
+// directory whose database LOCK is held, before writing anything. On
+// failure f is left open and the caller removes the file.
+func CreateFile(ctx context.Context, f *os.File, path string, ff codec.Format, trailer bool, o Options) (*Table, error) {
+	if err := guardCreate(path, o); err != nil {
+		return nil, err
+	}
+	if err := initRecordFile(f, path, ff, trailer); err != nil {
+		return nil, err
+	}
+	o.Format = ff
+	return OpenFile(ctx, f, path, o)
+}
+
+// guardCreate refuses a new record file at path in the directory of a
+// running database (see ErrDBLocked), unless o.IgnoreDBLock.
+func guardCreate(path string, o Options) error {
+	if o.IgnoreDBLock {
+		return nil
+	}
+	if err := checkDBLock(path); err != nil {
+		return fmt.Errorf("index: create %s: %w", path, err) // a running database's directory
+	}
+	return nil
+}
+
+// initRecordFile writes the empty record file of format ff (with a trailer
+// when trailer is set, for recordio) into the new, empty file f at path and
+// makes it durable.
+func initRecordFile(f *os.File, path string, ff codec.Format, trailer bool) error {
+	switch ff {
+	case codec.LevelDB:
+	case codec.RecordIO:
+		w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer})
+		if err == nil && trailer {
+			err = w.SetTrailer(nil)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
+	}
+	return f.Sync()
+}
