@@ -140,15 +140,12 @@ func openPrivateDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoPrivateDir, err)
 	}
-	fi, err := d.Stat()
-	if err != nil {
+	if ok, err := privateDir(int(d.Fd()), 0o022); err != nil {
 		d.Close()
 		return nil, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+	} else if !ok {
 		d.Close()
-		return nil, fmt.Errorf("%w: %s is not private (mode %v)", ErrNoPrivateDir, dir, fi.Mode().Perm())
+		return nil, fmt.Errorf("%w: %s is not ours or others may write to it", ErrNoPrivateDir, dir)
 	}
 	return d, nil
 }
