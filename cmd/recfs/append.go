@@ -48,10 +48,6 @@ by an exclusive flock of FILE; each lands after the others. The exit status
 is the truth: 0 if and only if the records are in FILE; on failure FILE is
 left as it was.
 
-saved under the index cache directory), App Engine padding is kept, and a
-recordio trailer is rewritten after the new blocks, crash-safely. Legacy
-recordio files are read-only.
-
 A log its writer closed (pebble's end-of-log marker) is refused: no reader
 would see records after it. Logs of RocksDB and pebble get chunks of their own
 recyclable or WAL-sync flavour and log number. A file whose directory holds a
