@@ -374,11 +374,8 @@ func (a *RecordIOAppender) WriteOffset() int64 {
 // next repair, and the error says so). After an error the appender is
 // unusable; reopen it.
 func (a *RecordIOAppender) Append(items ...[]byte) error {
-	if a.err != nil {
-		return a.err
-	}
-	if a.f == nil {
-		return errors.New("codec: recordio appender closed")
+	if err := a.usable(); err != nil {
+		return err
 	}
 	if len(items) == 0 {
 		return nil
@@ -392,6 +389,21 @@ func (a *RecordIOAppender) Append(items ...[]byte) error {
 		_, err := a.f.WriteAt(blocks, at)
 		return int64(len(blocks)), err
 	})
+}
+
+// errAppenderClosed is returned by an appender used after Close.
+var errAppenderClosed = errors.New("codec: recordio appender closed")
+
+// usable reports why a cannot append, if it cannot: an earlier append
+// failed, or it is closed.
+func (a *RecordIOAppender) usable() error {
+	if a.err != nil {
+		return a.err
+	}
+	if a.f == nil {
+		return errAppenderClosed
+	}
+	return nil
 }
 
 // write appends the blocks emit writes at the given offset (returning

@@ -34,11 +34,8 @@ var ErrShortInput = errors.New("codec: input ended before its announced size")
 // DefaultRecordIOMaxBlockSize (readers refuse larger ones): larger items
 // fail with ErrLimit before anything is written.
 func (a *RecordIOAppender) AppendFrom(items ...ItemSource) error {
-	if a.err != nil {
-		return a.err
-	}
-	if a.f == nil {
-		return errors.New("codec: recordio appender closed")
+	if err := a.usable(); err != nil {
+		return err
 	}
 	if len(items) == 0 {
 		return nil
