@@ -417,3 +417,37 @@ func TestFailedAppendLeavesFileIdentical(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendChecksPathThroughReopen: with Options.Reopen (a mount that
+// resolves names beneath its root), Append asks Reopen, not the path
+// string, whether the path still names the file: a source directory moved
+// while mounted takes appends still, and a file swapped in beneath the
+// root is refused.
+func TestAppendChecksPathThroughReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.log")
+	writeLog(t, path, records(2, 10, 'a'))
+	cur := path // what the mount's root-relative resolution finds now
+	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(cur) }}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The name the table knows the file by, which no longer resolves (the
+	// mounted directory was moved away).
+	tb, err := OpenFile(ctx, f, filepath.Join(dir, "moved-away", "a.log"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if _, err := tb.Append(ctx, [][]byte{[]byte("x")}, AppendOptions{}); err != nil {
+		t.Fatalf("append with Reopen finding the file: %v", err)
+	}
+	other := filepath.Join(dir, "other.log")
+	writeLog(t, other, records(1, 10, 'b'))
+	cur = other
+	if _, err := tb.Append(ctx, [][]byte{[]byte("y")}, AppendOptions{}); !errors.Is(err, ErrReplaced) {
+		t.Fatalf("append when Reopen finds another file: %v, want ErrReplaced", err)
+	}
+}

@@ -98,9 +98,10 @@ func sameFile(a, b *os.File) bool {
 	return err == nil && os.SameFile(ai, bi)
 }
 
-// pathIsFile reports ErrReplaced unless the table's path still names f.
+// pathIsFile reports ErrReplaced unless the table's path still names f,
+// asking Options.Reopen when it is set (as refreshes do).
 func (t *Table) pathIsFile(f *os.File) error {
-	pi, err := os.Stat(t.path)
+	pi, err := t.statPath()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrReplaced, err)
 	}
