@@ -451,3 +451,30 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 		t.Fatalf("append when Reopen finds another file: %v, want ErrReplaced", err)
 	}
 }
+
+// TestRefreshNeverReopensThroughSymlink: a read-only table without
+// Options.Reopen whose path was replaced by a symbolic link does not switch
+// to the link's target on Refresh, as a writable one does not.
+func TestRefreshNeverReopensThroughSymlink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.log")
+	writeLog(t, path, records(2, 10, 'a'))
+	tb, err := Open(ctx, path, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	target := filepath.Join(dir, "target.log")
+	writeLog(t, target, records(5, 10, 'z'))
+	if err := os.Rename(path, filepath.Join(dir, "moved.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Refresh(ctx)
+	if err == nil || tb.Len() != 2 {
+		t.Fatalf("refresh through a planted symlink: %v, %d records (want an error, 2)", err, tb.Len())
+	}
+}

@@ -36,18 +36,25 @@ func lockFile(f *os.File) (unlock func(), err error) {
 // openSource opens the source at path: read-write when the table will take
 // appends (o.Writable), read-only otherwise or when the file may not be
 // written (its appends will then fail, as they would have). A writable
-// source must be a regular file. reopen refuses a symlink at path: the file
-// that replaced the source is taken only if it is a file in its own right.
+// source must be a regular file. reopen refuses a symlink at path, and
+// anything but a regular file: the file that replaced the source is taken
+// only if it is a file in its own right, writable or not.
 func openSource(path string, o Options, reopen bool) (*os.File, error) {
-	if !o.Writable {
+	if !o.Writable && !reopen {
 		return os.Open(path)
 	}
 	flag := syscall.O_NONBLOCK
 	if reopen {
 		flag |= syscall.O_NOFOLLOW
 	}
-	f, err := os.OpenFile(path, flag|os.O_RDWR, 0)
-	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
+	var (
+		f   *os.File
+		err error
+	)
+	if o.Writable {
+		f, err = os.OpenFile(path, flag|os.O_RDWR, 0)
+	}
+	if !o.Writable || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
 		f, err = os.OpenFile(path, flag|os.O_RDONLY, 0)
 	}
 	if err != nil {
