@@ -327,12 +327,10 @@ func (t *Table) rioReader(s *snapshot) (*codec.RecordIOReader, error) {
 	if t.rio != nil && t.rioSnap == s {
 		return t.rio, nil
 	}
-	cache := t.opt.BlockCache
-	if cache <= 0 {
-		cache = 16
-	}
+	// Options.BlockCache is ignored: decoded data is kept in the process's
+	// shared cache, under its byte budget.
 	rd, err := codec.NewRecordIOReader(t.src(s), s.size, s.format, s.rio.transf,
-		codec.RecordIOOptions{LegacyTransform: s.rio.legacyT}, cache)
+		codec.RecordIOOptions{LegacyTransform: s.rio.legacyT}, 1)
 	if err != nil {
 		return nil, err
 	}
