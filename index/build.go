@@ -35,7 +35,10 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		o.LegacyTransform = "flate"
 	}
 	start := time.Now()
-	if o.Writable && (o.IgnoreDBLock || checkDBLock(path) == nil) {
+	// A descriptor we cannot write through (a refresh's reopen, a file we
+	// may not write) is not repaired here: the next append repairs it
+	// under its lock, through a writable descriptor.
+	if o.Writable && readWrite(f) && (o.IgnoreDBLock || checkDBLock(path) == nil) {
 		if err := repair(f, path); err != nil {
 			return nil, err
 		}

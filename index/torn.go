@@ -34,6 +34,11 @@ func (t *Table) repairLogTail() (bool, error) {
 	if s.format != codec.LevelDB || torn < 0 {
 		return false, nil
 	}
+	if !readWrite(t.file) {
+		// Not ours to write through here: the next append repairs the
+		// file, under its lock, through a writable descriptor.
+		return false, nil
+	}
 	if t.guardDBLock() != nil {
 		// A running database's log: what looks torn may be a record it is
 		// writing right now. Leave it; an append would be refused anyway.
