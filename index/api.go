@@ -25,7 +25,7 @@ type Options struct {
 	Parallel        int                     // scanner goroutines for a build; 0 = GOMAXPROCS
 	BlockCache      int                     // ignored: recordio readers keep decoded data in codec.DefaultBlockCache, one byte budget for the process (see its SetBudget)
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
-	Writable        bool                    // the caller will Append: first repair what a crashed recordio append left
+	Writable        bool                    // the caller will Append: open read-write and repair what a crashed append left (through a descriptor that can write; else the first append repairs)
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
 	// Reopen, when set, opens the file now at the table's path (read-only)
 	// for refreshes, instead of os.Open and os.Stat of the path: directory
