@@ -226,7 +226,20 @@ func TestModesFollowSource(t *testing.T) {
 	}
 }
 
+// TestAppendAfterSwapRefused: a record file swapped for a link to a file
+// outside the tree between open and close is not appended to, whether the
+// pending record stayed in memory or spilled to a temporary file (streamed
+// appends).
 func TestAppendAfterSwapRefused(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		memLimit int64
+	}{{"in memory", 0}, {"spilled", 2}} {
+		t.Run(c.name, func(t *testing.T) { appendAfterSwap(t, c.memLimit) })
+	}
+}
+
+func appendAfterSwap(t *testing.T, memLimit int64) {
 	ctx := context.Background()
 	base := t.TempDir()
 	src, outside := filepath.Join(base, "src"), filepath.Join(base, "outside.log")
@@ -244,6 +257,7 @@ func TestAppendAfterSwapRefused(t *testing.T) {
 		},
 		Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
 		ReadWrite: true,
+		MemLimit:  memLimit,
 		Logger:    quietLogger(),
 	})
 	if err != nil {

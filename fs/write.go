@@ -672,6 +672,9 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if !ok {
 		return -1, p.opErr("append", -1, ErrNotSupported)
 	}
+	if err := t.checkAppendTarget(rd, src); err != nil {
+		return -1, p.opErr("append", -1, err)
+	}
 	if sa, ok := src.(StreamAppender); ok && p.spill != nil {
 		// Streamed from the spill file: never whole in memory.
 		first, err := sa.AppendFrom(context.WithoutCancel(ctx),
@@ -690,9 +693,6 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	}
 	b, err := p.content()
 	if err != nil {
-		return -1, p.opErr("append", -1, err)
-	}
-	if err := t.checkAppendTarget(rd, src); err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
 	// The append must finish once started: an interrupted close must not
