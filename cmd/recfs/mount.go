@@ -70,6 +70,9 @@ type mountFlags struct {
 	followInterval time.Duration
 	cacheMem       string
 	pendingMem     string
+	uid, gid       uint32
+	umask          string
+	noexec         bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -96,10 +99,17 @@ running database has locked fail with EBUSY unless --force is given.
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
-ready and a background process serves it; "recfs unmount MNT" ends it.`,
+ready and a background process serves it; "recfs unmount MNT" ends it.
+
+Owner, group and permissions follow the source file unless --uid, --gid or
+--umask say otherwise; --allow-other always turns on the kernel's permission
+checks (default_permissions) against what the mount reports.
+
+` + helperUsage(),
 		Example: `  recfs mount events.log /mnt/ev
   recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
-  recfs unmount /mnt/logs`,
+  recfs unmount /mnt/logs
+  mount -t fuse.recfs -o ro,allow_other,uid=1000,umask=022 /data/logs /mnt/logs`,
 		Args: cobra.ExactArgs(2),
 	}
 	f.src = addSourceFlags(cmd)
@@ -122,6 +132,10 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
 	fl.StringVar(&f.pendingMem, "pending-mem", "64M", "with --rw: memory for files being written, shared by all of them (beyond it they go to temporary files)")
+	fl.Uint32Var(&f.uid, "uid", 0, "owner of every file and directory of the mount (default: the source's)")
+	fl.Uint32Var(&f.gid, "gid", 0, "group of every file and directory of the mount (default: the source's)")
+	fl.StringVar(&f.umask, "umask", "", "octal permission bits to withhold from 0555 directories (0777 with --rw) and 0444 records (default: follow the source's mode)")
+	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
@@ -154,6 +168,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	pendingMem, err := parseSize(f.pendingMem)
 	if err != nil || pendingMem == 0 {
 		return usagef("--pending-mem %q: want a size above 0", f.pendingMem)
+	}
+	owner, err := f.ownership(cmd)
+	if err != nil {
+		return err
 	}
 	iopts, err := f.src.options()
 	if err != nil {
@@ -198,6 +216,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			HideOther:  f.hideOther,
 			ReadWrite:  f.rw,
 			PendingMem: pendingMem,
+			Owner:      owner,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
 				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
@@ -216,7 +235,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem})
+		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
 	}
 	if err != nil {
 		return err
@@ -256,6 +275,24 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		fmt.Fprint(cmd.OutOrStdout(), msg)
 	}
 	return serve(cmd.Context(), srv, mntAbs, ended)
+}
+
+// ownership turns --uid, --gid, --umask and --noexec into the tree's
+// ownership override.
+func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
+	o := fs.Ownership{
+		UID: f.uid, SetUID: cmd.Flags().Changed("uid"),
+		GID: f.gid, SetGID: cmd.Flags().Changed("gid"),
+		NoExec: f.noexec,
+	}
+	if f.umask != "" {
+		m, err := strconv.ParseUint(f.umask, 8, 32)
+		if err != nil || m > 0o777 {
+			return o, usagef("--umask %q: want octal permission bits such as 022", f.umask)
+		}
+		o.Umask, o.SetUmask = uint32(m), true
+	}
+	return o, nil
 }
 
 // reopenNoFollow is the index.Options.Reopen of a single-file mount: a
@@ -416,8 +453,12 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, mnt string) error {
 	if err != nil {
 		return err
 	}
+	argv, _ := cmd.Context().Value(argvKey{}).([]string)
+	if argv == nil {
+		argv = os.Args[1:]
+	}
 	var args []string
-	for _, a := range os.Args[1:] {
+	for _, a := range argv {
 		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
 			continue
 		}

@@ -70,6 +70,16 @@ func exitCode(err error) int {
 // output goes to stdout and stderr, so tests run it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	if helperMode(args, isCommand(root)) {
+		restoreEnv()
+		margs, err := helperArgs(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "recfs: %v\n", err)
+			return exitCode(err)
+		}
+		args = margs
+	}
+	ctx = context.WithValue(ctx, argvKey{}, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -85,6 +95,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// isCommand returns a test of whether a word names a command of root
+// (cobra adds help and completion only when it executes).
+func isCommand(root *cobra.Command) func(string) bool {
+	return func(name string) bool {
+		switch name {
+		case "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+		c, _, err := root.Find([]string{name})
+		return err == nil && c != root
+	}
+}
+
+// argvKey is the context key of the command line run executes (after a
+// mount helper's argv is translated), which --daemon runs again.
+type argvKey struct{}
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
