@@ -55,6 +55,19 @@ and identity. Deleting them is always safe.`,
 		case inf.Source == "cached":
 			what = "up to date (loaded from the cache)"
 		}
+		if wantJSON(cmd) {
+			state := "built"
+			switch {
+			case inf.Source == "cached" && changed:
+				state = "refreshed"
+			case inf.Source == "cached":
+				state = "up_to_date"
+			}
+			return printJSON(cmd.OutOrStdout(), map[string]any{
+				"file": args[0], "index": state, "format": inf.Format.String(), "records": inf.Records,
+				"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
+			})
+		}
 		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %.3fs\n",
 			args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), inf.BuildTime.Seconds())
 		return err

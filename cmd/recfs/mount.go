@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -122,7 +120,7 @@ checks (default_permissions) against what the mount reports.
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
-	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: $XDG_STATE_HOME/recfs/daemon.log, else ~/.local/state/recfs/daemon.log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
@@ -186,7 +184,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		return err
 	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return startDaemon(cmd, f, mntAbs)
+		return startDaemon(cmd, f, srcAbs, mntAbs)
 	}
 	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
 		logrus.SetLevel(logrus.DebugLevel)
@@ -268,11 +266,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		return err
 	}
 	logrus.WithFields(logrus.Fields{"source": srcAbs, "mountpoint": mntAbs, "backend": f.backend}).Info("mounted")
-	msg := fmt.Sprintf("ready: %s mounted at %s\n", srcAbs, mntAbs)
-	if fd := os.Getenv(envReadyFD); fd != "" {
-		reportReady(fd, msg)
-	} else {
-		fmt.Fprint(cmd.OutOrStdout(), msg)
+	if daemonChild() {
+		reportReady(srcAbs, mntAbs)
+	} else if err := printReady(cmd, srcAbs, mntAbs, 0, ""); err != nil {
+		return err
 	}
 	return serve(cmd.Context(), srv, mntAbs, ended)
 }
@@ -444,89 +441,4 @@ func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) erro
 	}
 	logrus.WithField("mountpoint", mnt).Info("unmounted")
 	return nil
-}
-
-// startDaemon re-runs this command in a new session without --daemon and
-// waits for the child to report that the mount is ready (or why it failed).
-func startDaemon(cmd *cobra.Command, f *mountFlags, mnt string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	argv, _ := cmd.Context().Value(argvKey{}).([]string)
-	if argv == nil {
-		argv = os.Args[1:]
-	}
-	var args []string
-	for _, a := range argv {
-		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
-			continue
-		}
-		args = append(args, a)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	out, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if f.logFile != "" {
-		out, err = os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	}
-	if err != nil {
-		w.Close()
-		return err
-	}
-	child := exec.Command(exe, args...)
-	child.Env = append(os.Environ(), envReadyFD+"=3")
-	child.Stdout, child.Stderr = out, out
-	child.ExtraFiles = []*os.File{w}
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = child.Start()
-	w.Close()
-	out.Close()
-	if err != nil {
-		return fmt.Errorf("start daemon: %w", err)
-	}
-	msg, _ := bufio.NewReader(r).ReadString('\n')
-	if strings.HasPrefix(msg, "ready") {
-		pid := child.Process.Pid
-		_ = child.Process.Release()
-		fmt.Fprintf(cmd.OutOrStdout(), "%s (daemon pid %d)\n", strings.TrimSpace(msg), pid)
-		return nil
-	}
-	werr := child.Wait()
-	code := exitFailure
-	var ee *exec.ExitError
-	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
-		code = ee.ExitCode()
-	}
-	msg = strings.TrimSpace(strings.TrimPrefix(msg, "error: "))
-	if msg == "" {
-		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
-	}
-	return &exitError{code: code, err: errors.New(msg)}
-}
-
-// reportReady tells a waiting parent that the mount is ready.
-func reportReady(fd, msg string) {
-	n, err := strconv.Atoi(fd)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(n), "ready")
-	if f == nil {
-		return
-	}
-	_, _ = f.WriteString(msg)
-	_ = f.Close()
-	_ = os.Unsetenv(envReadyFD)
-}
-
-// reportDaemonError passes a daemon child's failure to its parent. It is
-// called by the mount command's error path.
-func reportDaemonError(err error) {
-	if fd := os.Getenv(envReadyFD); fd != "" && err != nil {
-		reportReady(fd, "error: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
-	}
 }

@@ -134,6 +134,26 @@ func TestLongLabelShortened(t *testing.T) {
 	}
 }
 
+// TestLabelKeepsVerb: a long "verb path" label is cut inside the path, not
+// in the verb (it used to read "…xing" on narrow terminals).
+func TestLabelKeepsVerb(t *testing.T) {
+	for _, tc := range []struct {
+		label string
+		n     int
+		want  string
+	}{
+		{"indexing /data/logs/000123.log", 40, "indexing /data/logs/000123.log"},
+		{"indexing /very/long/directory/of/logs/000123.log", 24, "indexing …ogs/000123.log"},
+		{"indexing /very/long/directory/of/logs/000123.log", 16, "indexing …23.log"},
+		{"reading /a/b/c/d/e/f/g.log", 12, "…d/e/f/g.log"},
+		{"nospace/path/to/a/file.log", 10, "…/file.log"},
+	} {
+		if got := shortenLabel(tc.label, tc.n); got != tc.want || utf8.RuneCountInString(got) > tc.n {
+			t.Errorf("shortenLabel(%q, %d) = %q; want %q", tc.label, tc.n, got, tc.want)
+		}
+	}
+}
+
 func TestParseRanges(t *testing.T) {
 	for _, c := range []struct {
 		args []string

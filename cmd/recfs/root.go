@@ -73,6 +73,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if helperMode(args, isCommand(root)) {
 		restoreEnv()
 		margs, err := helperArgs(args)
+		if err != nil && jsonRequested(args) {
+			writeJSONError(stderr, err, exitCode(err))
+			return exitCode(err)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "recfs: %v\n", err)
 			return exitCode(err)
@@ -87,6 +91,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	var ee *exitError
+	if jsonRequested(args) {
+		if !errors.As(err, &ee) || !ee.silent {
+			writeJSONError(stderr, err, code)
+		}
+		return code
+	}
 	if !errors.As(err, &ee) || !ee.silent {
 		fmt.Fprintf(stderr, "recfs: %v\n", err)
 	}
@@ -159,6 +169,7 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	pf.Bool("json", false, "print results as JSON (errors as JSON objects on standard error)")
 	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletion("text", "json"))
 
 	root.AddCommand(newInfoCmd(), newLsCmd(), newCatCmd(), newVerifyCmd(), newIndexCmd(), newSampleCmd())
@@ -307,6 +318,9 @@ func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, 
 	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
 	if bar != nil {
 		o.Progress = bar.Update
+	} else if daemonChild() {
+		// The parent of a daemon draws the bar on its terminal.
+		o.Progress = daemonStatus().progress
 	}
 	t, err := index.Open(cmd.Context(), path, o)
 	if bar != nil {

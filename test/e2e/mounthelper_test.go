@@ -45,7 +45,7 @@ func inMountNS(t *testing.T, mnt, script string) result {
 	c := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", full)
 	// As from a login shell: mount(8) must not depend on our environment.
 	// XDG_CACHE_HOME keeps saved indexes in the suite's scratch cache.
-	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "XDG_CACHE_HOME=" + os.Getenv("XDG_CACHE_HOME")}
+	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "XDG_CACHE_HOME=" + os.Getenv("XDG_CACHE_HOME"), "XDG_STATE_HOME=" + os.Getenv("XDG_STATE_HOME")}
 	return runPrepared(t, c)
 }
 
