@@ -65,7 +65,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	if err != nil {
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
-	s.id, s.elapsed = id, time.Since(start)
+	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(path)
 	s.setFile(f)
 	t.snap.Store(s)
 	if cf != "" {

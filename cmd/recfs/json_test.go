@@ -152,3 +152,44 @@ func TestJSONOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexPrune: recfs index --prune keeps the cache under --max-cache,
+// the most recently used first, and .recfs-style reporting names the cache
+// file of a source.
+func TestIndexPrune(t *testing.T) {
+	cache := t.TempDir()
+	var files []string
+	for i := range 4 {
+		recs := make([]string, 3000)
+		for j := range recs {
+			recs[j] = fmt.Sprint(i, j)
+		}
+		p := writeTestLog(t, recs)
+		var ix struct {
+			CacheFile string `json:"cache_file"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "index", "--json", "--cache-dir", cache, p)), &ix); err != nil || filepath.Dir(ix.CacheFile) != cache {
+			t.Fatalf("index --json: %+v %v", ix, err)
+		}
+		files = append(files, ix.CacheFile)
+	}
+	fi, err := os.Stat(files[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	capBytes := fi.Size() + fi.Size()/2 // room for one
+	var res struct {
+		Removed, Kept int
+		KeptBytes     int64 `json:"kept_bytes"`
+	}
+	out := mustRun(t, "index", "--prune", "--json", "--cache-dir", cache, "--max-cache", fmt.Sprint(capBytes))
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Removed != 3 || res.Kept != 1 || res.KeptBytes > capBytes {
+		t.Fatalf("prune: %q %v", out, err)
+	}
+	if _, err := os.Stat(files[3]); err != nil {
+		t.Errorf("the most recent index was pruned: %v", err)
+	}
+	if r := recfs(t, "index", "--max-cache", "1M", files[0]); r.code != exitUsage {
+		t.Errorf("--max-cache without --prune: exit %d", r.code)
+	}
+}
