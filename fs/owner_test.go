@@ -2,8 +2,10 @@ package fs
 
 import (
 	"context"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -78,5 +80,57 @@ func TestOwnership(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDirDots: WithDots starts a listing with "." (the directory) and ".."
+// (its parent; the root's own for the root), offsets continue across them,
+// and a plain listing (io/fs) has neither.
+func TestDirDots(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"sub/a.log": fakeMagic + "one\ntwo\n"})
+	op := &fakeOpener{}
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	sub, _ := tr.Lookup(ctx, tr.Root(), "sub")
+	rd, _ := tr.Lookup(ctx, sub, "a.log")
+	ino := func(n Node) uint64 { a, _ := tr.Getattr(ctx, n); return a.Ino }
+	for _, c := range []struct {
+		n            Node
+		self, parent uint64
+		names        string
+	}{
+		{tr.Root(), ino(tr.Root()), ino(tr.Root()), ". .. sub"},
+		{sub, ino(sub), ino(tr.Root()), ". .. a.log"},
+		{rd, ino(rd), ino(sub), ". .. 000000 000001 .recfs"},
+	} {
+		d, err := tr.OpenDir(ctx, c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.WithDots(ctx)
+		var names []string
+		var got []DirEntry
+		for e, ok := d.Next(); ok; e, ok = d.Next() {
+			names = append(names, e.Name)
+			got = append(got, e)
+		}
+		if strings.Join(names, " ") != c.names || got[0].Ino != c.self || got[1].Ino != c.parent || got[2].Off != 3 {
+			t.Errorf("%v: %v; want %s, . %d, .. %d", c.n.Kind, got, c.names, c.self, c.parent)
+		}
+		// Seek past the dots resumes at the first real entry.
+		if err := d.Seek(2); err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := d.Next(); e.Name != names[2] {
+			t.Errorf("after Seek(2): %q, want %q", e.Name, names[2])
+		}
+	}
+	if ents, err := iofs.ReadDir(tr.FS(), "."); err != nil || len(ents) != 1 || ents[0].Name() != "sub" {
+		t.Errorf("io/fs listing of the root: %v %v", ents, err)
 	}
 }
