@@ -120,9 +120,17 @@ func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot
 	if err != nil {
 		return nil, err
 	}
+	if size == 0 && o.Format == codec.Unknown {
+		// Nothing to detect: say so rather than claim a leveldb log.
+		s.flavor = EmptyFlavor
+	}
 	s.source = "built"
 	return s, nil
 }
+
+// EmptyFlavor is the flavour of an empty file opened without a format: it
+// is served as an empty leveldb log (appends make it one).
+const EmptyFlavor = "empty file (served as an empty leveldb log)"
 
 // progress reports scanned bytes to the user's callback, if any.
 type progress struct {

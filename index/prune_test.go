@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // indexInto indexes a fresh log of n records named name in src, saving to
@@ -151,5 +153,31 @@ func TestCacheFileUsedAndPrunedOnSave(t *testing.T) {
 	}
 	if !exists(cf) {
 		t.Error("a live index was pruned")
+	}
+}
+
+// TestEmptyFileFlavor: an empty file opened without a format says it is
+// an empty file (it used to read "leveldb log"); given a format, the
+// format's own flavour stays.
+func TestEmptyFileFlavor(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty.log")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Open(context.Background(), p, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if in := tb.Info(); in.Flavor != EmptyFlavor || in.Records != 0 {
+		t.Errorf("empty file: %+v", in)
+	}
+	tb2, err := Open(context.Background(), p, Options{CacheDir: "-", Format: codec.LevelDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb2.Close()
+	if in := tb2.Info(); in.Flavor == EmptyFlavor {
+		t.Errorf("empty file with --format leveldb: %+v", in)
 	}
 }
