@@ -271,6 +271,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	} else if err := printReady(cmd, srcAbs, mntAbs, 0, ""); err != nil {
 		return err
 	}
+	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", srcAbs, mntAbs)); err != nil {
+		logrus.WithError(err).Warn("systemd readiness notification failed")
+	}
 	return serve(cmd.Context(), srv, mntAbs, ended)
 }
 

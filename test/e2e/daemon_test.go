@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,5 +206,40 @@ func TestDaemonProgress(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "indexing ") || !strings.Contains(r.stdout, "%") {
 		t.Errorf("no progress on the terminal (mount took %v):\n%q", took, r.stdout)
+	}
+}
+
+// TestNotifySystemd: a foreground mount under a service manager that set
+// $NOTIFY_SOCKET (systemd Type=notify) sends READY=1 with its pid once the
+// mount answers, and not before.
+func TestNotifySystemd(t *testing.T) {
+	needFUSE(t)
+	sock := filepath.Join(t.TempDir(), "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	src := filepath.Join(t.TempDir(), "ev.log")
+	recs := genRecords(49, 3, 20)
+	writeLog(t, src, recs)
+	mnt := newMountDir(t)
+	m := launchMount(t, src, mnt, "--no-cache")
+	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatalf("no notification: %v\n%s", err, m.stderr)
+	}
+	msg := string(buf[:n])
+	// Ready means ready: the mount answers now.
+	if b, err := os.ReadFile(filepath.Join(mnt, "000001")); err != nil || string(b) != string(recs[1]) {
+		t.Errorf("READY=1 sent before the mount answered: %v", err)
+	}
+	if !strings.Contains(msg, "READY=1\n") || !strings.Contains(msg, fmt.Sprintf("MAINPID=%d\n", m.cmd.Process.Pid)) {
+		t.Errorf("notification %q: want READY=1 and MAINPID=%d", msg, m.cmd.Process.Pid)
 	}
 }
