@@ -31,6 +31,7 @@ type infoJSON struct {
 	IndexSource  string       `json:"index_source"`  // "built" (scanned now) or "cached" (loaded)
 	IndexSeconds float64      `json:"index_seconds"` // time spent building or loading the index
 	CacheFile    string       `json:"cache_file"`    // the saved index used or written; "" if none
+	Version      string       `json:"version"`       // the recfs build that answered (recfs --version)
 }
 
 // headerJSON is one recordio header entry. Type is bool, int, uint or
@@ -132,6 +133,7 @@ func tableInfo(path string, t *index.Table) infoJSON {
 		IndexSource:  inf.Source,
 		IndexSeconds: inf.BuildTime.Seconds(),
 		CacheFile:    inf.CacheFile,
+		Version:      version(),
 	}
 	if out.HasTrailer {
 		out.TrailerBytes = t.TrailerSize()

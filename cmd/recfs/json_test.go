@@ -193,3 +193,43 @@ func TestIndexPrune(t *testing.T) {
 		t.Errorf("--max-cache without --prune: exit %d", r.code)
 	}
 }
+
+// TestVersion: --version and info --json report the build.
+func TestVersion(t *testing.T) {
+	v := version()
+	if v == "" || v == "unknown" {
+		t.Fatalf("version() = %q", v)
+	}
+	if out := mustRun(t, "--version"); out != "recfs version "+v+"\n" {
+		t.Errorf("--version: %q", out)
+	}
+	var inf struct{ Version string }
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", writeTestLog(t, []string{"a"}))), &inf); err != nil || inf.Version != v {
+		t.Errorf("info --json version %q (%v), want %q", inf.Version, err, v)
+	}
+}
+
+// TestManPages: the hidden man command (make man) writes a page per
+// visible command, with the flags and examples of its --help.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "man", dir)
+	for _, name := range []string{"recfs", "recfs-mount", "recfs-cat", "recfs-index", "recfs-sample"} {
+		b, err := os.ReadFile(filepath.Join(dir, name+".1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), ".TH "+strings.ToUpper(name)+" 1") {
+			t.Errorf("%s.1 starts %q", name, b[:min(40, len(b))])
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "recfs-mount.1"))
+	for _, w := range []string{".SH OPTIONS", "--uid", "fuse.recfs", ".SH EXAMPLES"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("recfs-mount.1 lacks %q", w)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "recfs-man.1")); err == nil {
+		t.Error("the hidden man command has a page")
+	}
+}

@@ -152,6 +152,7 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
   recfs cat events.log 0 5-9 --sep '\n'
   recfs mount events.log /mnt/ev`,
 		Args:          cobra.NoArgs,
+		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
