@@ -15,10 +15,14 @@ func init() { registerCommand(newManCmd) }
 // page (section 1) per command, from the same text as --help.
 func newManCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "man DIR",
-		Short:  "Write man pages (section 1) for every command into DIR",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
+		Use:   "man DIR",
+		Short: "Write man pages (section 1) for every command into DIR",
+		Long: `man writes one man page per command (recfs.1, recfs-mount.1, ...) into DIR,
+made from the same text as --help; "make man" writes them to bin/man/man1,
+read with "man -M bin/man recfs-mount".`,
+		Example: `  recfs man /usr/local/share/man/man1`,
+		Hidden:  true,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return err
