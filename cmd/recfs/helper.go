@@ -53,6 +53,8 @@ var helperOptions = map[string]helperFlagOption{
 	"pending_mem":         {"--pending-mem", true},
 	"log_file":            {"--log-file", true},
 	"debug_fuse":          {"--debug-fuse", false},
+	"verbose":             {"--verbose", false},
+	"log_format":          {"--log-format", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},

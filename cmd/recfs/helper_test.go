@@ -1,11 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestHelperArgs checks the translation of mount.fuse3's argv form into a
@@ -65,4 +68,26 @@ func TestHelperMode(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "fuse.recfs") {
 		t.Errorf("recfs help mount: %d %q", r.code, r.stderr)
 	}
+}
+
+// TestEveryMountFlagHasOption: each flag of recfs mount (but --daemon,
+// which the helper decides with -f) has an -o form, so an fstab line can
+// say anything the command line can.
+func TestEveryMountFlagHasOption(t *testing.T) {
+	have := map[string]bool{}
+	for _, h := range helperOptions {
+		name, _, _ := strings.Cut(strings.TrimPrefix(h.flag, "--"), "=")
+		have[name] = true
+	}
+	cmd := newMountCmd()
+	check := func(f *pflag.Flag) {
+		if f.Name == "daemon" || f.Name == "help" || f.Name == "json" {
+			return
+		}
+		if !have[f.Name] {
+			t.Errorf("mount flag --%s has no -o form", f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(check)
+	newRootCmd(io.Discard, io.Discard).PersistentFlags().VisitAll(check)
 }
