@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,6 +133,22 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		errR.Close()
 		return fmt.Errorf("start daemon: %w", err)
 	}
+	// SIGINT or SIGTERM while we wait (the user gave up): end the child
+	// too, rather than leave it to mount behind the user's back.
+	// decided settles the race between an interruption and the verdict:
+	// 1 once the child was told to stop, 2 once we settled on its verdict.
+	var decided atomic.Int32
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go func() {
+		select {
+		case <-cmd.Context().Done():
+			if decided.CompareAndSwap(0, 1) {
+				_ = child.Process.Signal(syscall.SIGTERM)
+			}
+		case <-waiting:
+		}
+	}()
 	// Copy the child's early standard error to the log, keeping its tail.
 	var tail tailBuffer
 	copied := make(chan struct{})
@@ -161,7 +178,8 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if bar != nil {
 		bar.Done()
 	}
-	if verdict == "ready" {
+	interrupted := !decided.CompareAndSwap(0, 2)
+	if verdict == "ready" && !interrupted {
 		pid := child.Process.Pid
 		_ = child.Process.Release()
 		select {
@@ -178,6 +196,10 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		code = ee.ExitCode()
 	}
 	msg := strings.TrimSpace(strings.TrimPrefix(verdict, "error: "))
+	if interrupted {
+		// The child was told to stop; having exited, it left no mount.
+		msg, code = fmt.Sprintf("interrupted before the mount at %s was ready; nothing is mounted", mnt), exitFailure
+	}
 	if msg == "" {
 		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
 	}

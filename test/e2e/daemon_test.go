@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -168,20 +170,17 @@ func TestDaemonJSONAndLog(t *testing.T) {
 	}
 }
 
-// TestDaemonProgress runs mount --daemon on a pseudo-terminal (script(1))
-// over a log large enough to index for a while: the parent draws the
-// indexing progress the daemon reports, then prints the ready line.
-func TestDaemonProgress(t *testing.T) {
-	needFUSE(t)
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("no script(1)")
-	}
+// writeSlowLog writes a log of 6M tiny records (130 MiB), which takes a
+// few seconds to index on this machine.
+func writeSlowLog(t *testing.T) string {
+	t.Helper()
 	src := filepath.Join(t.TempDir(), "big.log")
 	f, err := os.Create(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := codec.NewLogWriter(bw, codec.LogWriterOptions{})
 	rec := []byte("0123456789abcdef")
 	for i := 0; i < 6_000_000; i++ {
 		if _, err := w.WriteRecord(rec); err != nil {
@@ -191,7 +190,64 @@ func TestDaemonProgress(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// TestDaemonInterrupted: SIGINT to mount --daemon while the background
+// process indexes ends both: exit status non-zero, "interrupted" said,
+// nothing mounted, no server left.
+func TestDaemonInterrupted(t *testing.T) {
+	needFUSE(t)
+	src := writeSlowLog(t)
+	mnt := newMountDir(t)
+	t.Cleanup(func() {
+		if mountedAt(mnt) != "" {
+			runRecfs(t, "unmount", mnt)
+		}
+	})
+	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", "-", src, mnt)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if err := c.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("interrupted mount --daemon: %v, stderr %q", err, stderr.String())
+	}
+	if m := mountedAt(mnt); m != "" {
+		t.Errorf("%s mounted at %s after the interrupted start", m, mnt)
+	}
+	// No process serves or indexes for this mountpoint any more.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), mnt) {
+			t.Errorf("%s still runs: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+// TestDaemonProgress runs mount --daemon on a pseudo-terminal (script(1))
+// over a log large enough to index for a while: the parent draws the
+// indexing progress the daemon reports, then prints the ready line.
+func TestDaemonProgress(t *testing.T) {
+	needFUSE(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1)")
+	}
+	src := writeSlowLog(t)
 	mnt := newMountDir(t)
 	t.Cleanup(func() {
 		if mountedAt(mnt) != "" {
