@@ -4,7 +4,7 @@ BIN       ?= bin/recfs
 FUZZTIME  ?= 30s
 PKGS      := ./...
 
-.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint clean
+.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint man clean
 
 all: build
 
@@ -61,6 +61,10 @@ microbench:
 
 demo: build
 	bash docs/demo.sh $(BIN)
+
+## man: man pages of every command (from the --help text) into bin/man/man1 (man -M bin/man recfs-mount).
+man: build
+	$(BIN) man bin/man/man1
 
 clean:
 	rm -rf bin

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	iofs "io/fs"
+	"path"
 	"sort"
 	"syscall"
 )
@@ -15,9 +16,44 @@ type Dir struct {
 	n     Node
 	count int64      // records (record directories)
 	extra []DirEntry // entries after the records, or every entry of a mirrored directory
+	dots  []DirEntry // "." and "..", first, when WithDots asked for them
 	pos   uint64     // entries already returned
 	width int
 	buf   []byte
+}
+
+// WithDots makes the listing start with "." and ".." as a kernel-facing
+// directory's does (io/fs listings have none). ".." of the mount's root is
+// the root itself. It must be called before the first Next.
+func (d *Dir) WithDots(ctx context.Context) *Dir {
+	self, parent := d.t.dirInos(ctx, d.n)
+	d.dots = []DirEntry{{Name: ".", Mode: syscall.S_IFDIR, Ino: self}, {Name: "..", Mode: syscall.S_IFDIR, Ino: parent}}
+	return d
+}
+
+// dirInos returns the inode numbers of the directory n and of its parent.
+func (t *Tree) dirInos(ctx context.Context, n Node) (self, parent uint64) {
+	a, _ := t.Getattr(ctx, n)
+	self, parent = a.Ino, a.Ino
+	switch {
+	case n.Kind == KindTrailerDir:
+		parent = makeIno(n.rd.key, inoKindRecDir, 0)
+	case n.Kind == KindDir && n.rel == "", n.Kind == KindRecordDir && n.rd.rel == "":
+		// the root
+	case n.Kind == KindDir, n.Kind == KindRecordDir:
+		rel := n.rel
+		if n.Kind == KindRecordDir {
+			rel = n.rd.rel
+		}
+		dir := path.Dir(rel)
+		if dir == "." {
+			dir = ""
+		}
+		if st, err := t.rootd.stat(dir); err == nil {
+			parent = makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0)
+		}
+	}
+	return self, parent
 }
 
 // OpenDir opens the directory n for listing. Listing a record directory of
@@ -74,7 +110,7 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 }
 
 // Len returns the number of entries of the directory.
-func (d *Dir) Len() uint64 { return uint64(d.count) + uint64(len(d.extra)) }
+func (d *Dir) Len() uint64 { return uint64(len(d.dots)) + uint64(d.count) + uint64(len(d.extra)) }
 
 // Next returns the next entry; ok is false at the end of the directory.
 func (d *Dir) Next() (e DirEntry, ok bool) {
@@ -83,6 +119,12 @@ func (d *Dir) Next() (e DirEntry, ok bool) {
 	}
 	i := d.pos
 	d.pos++
+	if i < uint64(len(d.dots)) {
+		e = d.dots[i]
+		e.Off = d.pos
+		return e, true
+	}
+	i -= uint64(len(d.dots))
 	if i < uint64(d.count) {
 		d.buf = appendRecordName(d.buf[:0], int64(i), d.width)
 		kind := uint8(inoKindRecord)

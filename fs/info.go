@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
@@ -48,7 +47,10 @@ func FormatInfo(path string, src Source) string {
 		line("trailer", "none")
 	}
 	if in.Source != "" {
-		line("index", fmt.Sprintf("%s in %s", in.Source, in.BuildTime.Round(time.Microsecond)))
+		line("index", fmt.Sprintf("%s in %s", in.Source, index.FormatDuration(in.BuildTime)))
+	}
+	if in.CacheFile != "" {
+		line("cache file", strconv.Quote(in.CacheFile))
 	}
 	var dmg, stale []codec.Damage
 	for _, d := range src.Damage() {

@@ -115,6 +115,10 @@ type Options struct {
 	// temporary files, created (O_EXCL, 0600, unlinked at once) in a
 	// private directory made in TempDir.
 	PendingMem int64
+
+	// Owner overrides the owner, group and permissions of every entry
+	// (zero value: those of the sources).
+	Owner Ownership
 }
 
 // statInfo is what the tree keeps of a source file's stat.
@@ -494,8 +498,17 @@ func (t *Tree) detect(d *dirFD, name string, st statInfo) bool {
 	return t.o.Detect(f, st.size)
 }
 
-// Getattr returns the attributes of n.
+// Getattr returns the attributes of n (with Options.Owner applied).
 func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
+	a, err := t.getattr(ctx, n)
+	if err == nil {
+		t.o.Owner.apply(t, n.Kind, &a)
+	}
+	return a, err
+}
+
+// getattr returns the attributes of n as its source has them.
+func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 	switch n.Kind {
 	case KindDir, KindFile:
 		st, err := t.rootd.stat(n.rel)

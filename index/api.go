@@ -56,7 +56,12 @@ type Info struct {
 	Source    string        // "built" or "cached"
 	BuildTime time.Duration // time spent building or loading
 	Trailer   int64         // trailer size in bytes, or -1 if none
+	CacheFile string        // the saved index loaded or written for this table ("" if none)
 }
+
+// FormatDuration formats the time an index took to build or load, the same
+// way everywhere (.recfs, info, index): rounded to the microsecond.
+func FormatDuration(d time.Duration) string { return d.Round(time.Microsecond).String() }
 
 // Compile-time check that a record can be served as an io.ReaderAt.
 var _ io.ReaderAt = (*Record)(nil)

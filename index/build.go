@@ -68,7 +68,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	if err != nil {
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
-	s.id, s.elapsed = id, time.Since(start)
+	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(path)
 	s.setFile(f)
 	t.snap.Store(s)
 	if cf != "" {
@@ -123,9 +123,17 @@ func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot
 	if err != nil {
 		return nil, err
 	}
+	if size == 0 && o.Format == codec.Unknown {
+		// Nothing to detect: say so rather than claim a leveldb log.
+		s.flavor = EmptyFlavor
+	}
 	s.source = "built"
 	return s, nil
 }
+
+// EmptyFlavor is the flavour of an empty file opened without a format: it
+// is served as an empty leveldb log (appends make it one).
+const EmptyFlavor = "empty file (served as an empty leveldb log)"
 
 // progress reports scanned bytes to the user's callback, if any.
 type progress struct {

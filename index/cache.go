@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 3 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime
+	cacheVersion = 4 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -43,13 +43,18 @@ func cachePath(dir, path string, id identity) string {
 		}
 		dir = filepath.Join(base, "recfs")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
+	abs := absPath(path)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%d", abs, id.dev, id.ino)
 	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil)[:16])+".idx")
+}
+
+// absPath returns path made absolute (path itself if that fails).
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // saveCache writes s to file atomically (see cache_file.go for how the
@@ -60,7 +65,13 @@ func saveCache(file string, s *snapshot, o Options) error {
 	if int64(len(b)) > cacheFileBound(s.id.size) {
 		return errCacheTooLarge
 	}
-	return writeCacheFile(file, b)
+	saved, err := writeCacheFile(file, b)
+	if err != nil {
+		return err
+	}
+	s.cached = saved
+	autoPrune(filepath.Dir(saved))
+	return nil
 }
 
 // encodeCache returns the cache file contents for s made with options o.
@@ -69,6 +80,7 @@ func encodeCache(s *snapshot, o Options) []byte {
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
 	e.identity(s.id)
+	e.str(s.origin)
 	e.options(o)
 	e.snapshot(s)
 	e.u32(crc32.Checksum(e.b, crc32.MakeTable(crc32.Castagnoli)))
@@ -80,7 +92,7 @@ func encodeCache(s *snapshot, o Options) []byte {
 // holds is checked for consistency (checkTable) but not against the source
 // bytes: the caller does that (verifySource) before serving from it.
 func loadCache(file string, id identity, o Options) (*snapshot, error) {
-	b, err := readCacheFile(file, cacheFileBound(id.size))
+	b, used, err := readCacheFile(file, cacheFileBound(id.size))
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +110,7 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 	if d.identity() != id {
 		return nil, errBadCache
 	}
+	origin := d.str()
 	var want encoder
 	want.options(o)
 	if got := d.bytes(len(want.b)); d.err != nil || string(got) != string(want.b) {
@@ -107,7 +120,7 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errBadCache
 	}
-	s.id = id
+	s.id, s.origin, s.cached = id, origin, used
 	if err := s.checkTable(); err != nil {
 		return nil, err
 	}

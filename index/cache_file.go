@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -52,6 +53,10 @@ func cacheFileBound(size int64) int64 {
 	}
 	return fixed + 24*size
 }
+
+// usedResolution is how stale a cache file's modification time may be
+// before a load marks it used again (one metadata write an hour at most).
+const usedResolution = time.Hour
 
 // cacheDirWarned holds the directories already reported as unusable, so
 // each is logged once.
@@ -125,57 +130,64 @@ func warnCacheDir(dir string, err error) {
 }
 
 // readCacheFile reads the cache file at path if it is a regular file of
-// ours, not writable by others, of at most bound bytes.
-func readCacheFile(path string, bound int64) ([]byte, error) {
+// ours, not writable by others, of at most bound bytes. It returns the path
+// of the file it read (in the per-user subdirectory of a shared directory)
+// and marks the file used (its modification time, which pruning reads).
+func readCacheFile(path string, bound int64) ([]byte, string, error) {
 	d, err := openCacheDir(filepath.Dir(path), false)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer d.Close()
 	fd, err := unix.Openat(int(d.Fd()), filepath.Base(path),
 		unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
-		return nil, errUnsafeCache
+		return nil, "", errUnsafeCache
 	}
 	if st.Size > bound {
-		return nil, errCacheTooLarge
+		return nil, "", errCacheTooLarge
 	}
 	b, err := io.ReadAll(io.LimitReader(f, bound+1))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if int64(len(b)) > bound {
-		return nil, errCacheTooLarge
+		return nil, "", errCacheTooLarge
 	}
-	return b, nil
+	used := filepath.Join(d.Name(), filepath.Base(path))
+	if time.Since(time.Unix(st.Mtim.Unix())) > usedResolution {
+		now := unix.NsecToTimeval(time.Now().UnixNano())
+		_ = unix.Futimes(fd, []unix.Timeval{now, now})
+	}
+	return b, used, nil
 }
 
 // writeCacheFile writes b to the cache file at path atomically: to a new
 // 0600 temporary file (O_EXCL) in the same directory, renamed into place.
-func writeCacheFile(path string, b []byte) error {
+func writeCacheFile(path string, b []byte) (string, error) {
 	d, err := openCacheDir(filepath.Dir(path), true)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer d.Close()
 	dfd := int(d.Fd())
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
+		return "", err
 	}
 	tmp := ".tmp-" + hex.EncodeToString(rnd[:]) + ".idx"
 	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return &os.PathError{Op: "create", Path: filepath.Join(d.Name(), tmp), Err: err}
+		return "", &os.PathError{Op: "create", Path: filepath.Join(d.Name(), tmp), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	_, werr := f.Write(b)
@@ -187,7 +199,7 @@ func writeCacheFile(path string, b []byte) error {
 	}
 	if werr != nil {
 		_ = unix.Unlinkat(dfd, tmp, 0)
-		return werr
+		return "", werr
 	}
-	return nil
+	return filepath.Join(d.Name(), filepath.Base(path)), nil
 }

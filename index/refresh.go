@@ -109,7 +109,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	if err != nil {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
-	s.id, s.elapsed = id, time.Since(start)
+	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(t.path)
 	s.setFile(t.file)
 	s.gen = old.gen
 	if !t.appendedTo(old, s, extended) {

@@ -48,6 +48,8 @@ type snapshot struct {
 	file    *os.File // the source the table describes (nil for Build)
 	fd      int      // file's descriptor, for the per-read fstat
 	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
+	origin  string   // absolute source path, saved in the cache file (for pruning)
+	cached  string   // the cache file this table was loaded from or saved to, if any
 
 	log logTable
 	rio rioTable
@@ -298,7 +300,7 @@ func (t *Table) Info() Info {
 		trl = s.rio.trailer.Len
 	}
 	return Info{Path: t.path, Format: s.format, Flavor: s.flavor, FileSize: s.size, Records: s.n,
-		Bytes: s.bytes, Source: s.source, BuildTime: s.elapsed, Trailer: trl}
+		Bytes: s.bytes, Source: s.source, BuildTime: s.elapsed, Trailer: trl, CacheFile: s.cached}
 }
 
 // Close releases the source file of a table made by Open.

@@ -148,6 +148,11 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	if err != nil {
 		return forceHint(err)
 	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{
+			"status": "appended", "file": path, "records": count, "first": first, "last": t.Len() - 1, "total": t.Len(),
+		})
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -15,14 +19,36 @@ import (
 )
 
 // recordRange is a half-open range [lo, hi) of record numbers; hi < 0 means
-// "to the last record".
-type recordRange struct{ lo, hi int64 }
+// "to the last record". last > 0 selects the last records instead: as many
+// as it says (all of them in a shorter file).
+type recordRange struct{ lo, hi, last int64 }
 
-// parseRanges parses record selections: "N", "A-B" (inclusive) and "A-"
-// (from A to the last record). A malformed selection is a usage error.
+// String formats r for messages and tests: "{lo hi}" or "last:K".
+func (r recordRange) String() string {
+	if r.last > 0 {
+		return lastPrefix + strconv.FormatInt(r.last, 10)
+	}
+	return fmt.Sprintf("{%d %d}", r.lo, r.hi)
+}
+
+// lastPrefix starts a selection counted from the end ("last:10"); a
+// leading minus would read as a flag.
+const lastPrefix = "last:"
+
+// parseRanges parses record selections: "N", "A-B" (inclusive), "A-"
+// (from A to the last record) and "last:K" (the last K records). A
+// malformed selection is a usage error.
 func parseRanges(args []string) ([]recordRange, error) {
 	out := make([]recordRange, 0, len(args))
 	for _, a := range args {
+		if k, ok := strings.CutPrefix(a, lastPrefix); ok {
+			v, err := strconv.ParseInt(k, 10, 64)
+			if err != nil || v < 1 || k != strconv.FormatInt(v, 10) {
+				return nil, usagef("bad record selection %q (want last:K with K >= 1)", a)
+			}
+			out = append(out, recordRange{lo: 0, hi: -1, last: v})
+			continue
+		}
 		lo, hi, isRange := strings.Cut(a, "-")
 		l, err := strconv.ParseInt(lo, 10, 64)
 		if err != nil || l < 0 {
@@ -30,15 +56,15 @@ func parseRanges(args []string) ([]recordRange, error) {
 		}
 		switch {
 		case !isRange:
-			out = append(out, recordRange{l, l + 1})
+			out = append(out, recordRange{lo: l, hi: l + 1})
 		case hi == "":
-			out = append(out, recordRange{l, -1})
+			out = append(out, recordRange{lo: l, hi: -1})
 		default:
 			h, err := strconv.ParseInt(hi, 10, 64)
 			if err != nil || h < l || h == 1<<63-1 {
 				return nil, usagef("bad record selection %q (want N, A-B with A <= B, or A-)", a)
 			}
-			out = append(out, recordRange{l, h + 1})
+			out = append(out, recordRange{lo: l, hi: h + 1})
 		}
 	}
 	return out, nil
@@ -48,10 +74,14 @@ func parseRanges(args []string) ([]recordRange, error) {
 // lies inside [0, n). No ranges selects every record.
 func resolveRanges(rs []recordRange, n int64) ([]recordRange, error) {
 	if len(rs) == 0 {
-		return []recordRange{{0, n}}, nil
+		return []recordRange{{lo: 0, hi: n}}, nil
 	}
 	out := make([]recordRange, len(rs))
 	for i, r := range rs {
+		if r.last > 0 {
+			out[i] = recordRange{lo: max(0, n-r.last), hi: n}
+			continue
+		}
 		if r.hi < 0 {
 			r.hi = max(n, r.lo+1)
 		}
@@ -145,6 +175,46 @@ func copyTrailer(w io.Writer, t *index.Table) error {
 	return nil
 }
 
+// catJSON is one line of cat --json.
+type catJSON struct {
+	N        int64  `json:"n"`
+	Offset   int64  `json:"offset"`
+	Length   int64  `json:"length"`
+	Data     string `json:"data"`
+	Encoding string `json:"encoding"`
+}
+
+// maxTextRecord is the largest record cat --json --data text reads into
+// memory to check it is UTF-8; larger ones are streamed as base64.
+const maxTextRecord = 64 << 20
+
+// writeRecordJSON writes record n of t as one JSON line: the payload as
+// text when asked and valid UTF-8, else base64 (streamed, so a record of
+// any size costs one buffer).
+func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool) error {
+	size := t.Size(n)
+	if text && size <= maxTextRecord {
+		var b bytes.Buffer
+		b.Grow(int(size))
+		if err := copyRecord(&b, t, n, buf); err != nil {
+			return err
+		}
+		if utf8.Valid(b.Bytes()) {
+			return json.NewEncoder(w).Encode(catJSON{N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
+		}
+	}
+	fmt.Fprintf(w, `{"n":%d,"offset":%d,"length":%d,"data":"`, n, t.Offset(n), size)
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	if err := copyRecord(enc, t, n, buf); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	_, err := w.WriteString(`","encoding":"base64"}` + "\n")
+	return err
+}
+
 // windowReader serves small reads from a window of the file read ahead in
 // one call, so that walking many small records in file order costs one
 // system call per window instead of one (or more) per record. It passes
@@ -194,15 +264,23 @@ type readerAtFunc func(p []byte, off int64) (int, error)
 func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
 
 func newCatCmd() *cobra.Command {
-	var sep string
-	var trailer bool
+	var sep, data string
+	var trailer, number bool
 	cmd := &cobra.Command{
-		Use:   "cat FILE [N | A-B | A- ...]",
+		Use:   "cat FILE [N | A-B | A- | last:K ...]",
 		Short: "Write records' payloads to standard output",
 		Long: `cat writes the payloads of the selected records to standard output, in the
 order given (all records in file order when no selection is given). A
-selection is a record number N, an inclusive range A-B, or A- for A to the
-last record. Record numbers start at 0, as the names in a mount.
+selection is a record number N, an inclusive range A-B, A- for A to the
+last record, or last:K for the last K records (all of them in a shorter
+file). Record numbers start at 0, as the names in a mount.
+
+--number writes each record's number (zero-padded, as its name in a mount)
+and a tab before its payload, one record per line unless --sep says
+otherwise: "recfs cat --number f.log | grep needle" tells which records
+match. --json writes JSON Lines {"n","offset","length","data","encoding"}
+instead: data is base64, or with --data text the payload as a string when
+it is valid UTF-8 (encoding says which).
 
 --sep writes a separator after each record; backslash escapes such as \n,
 \t, \0 and \x1e are interpreted. --trailer writes the grailbio trailer
@@ -217,16 +295,33 @@ one warning line on standard error naming the first damaged offset.`,
 		Example: `  recfs cat events.log                 # every record, back to back
   recfs cat events.log 0 7 10-19 --sep '\n'
   recfs cat events.log 100- | wc -c
-  recfs cat --trailer data.rio | jq .`,
+  recfs cat --trailer data.rio | jq .
+  recfs cat events.log last:10 --sep '\n'   # the last ten records
+  recfs cat --number events.log | grep -F 'user=42'
+  recfs cat --json --data text events.log | jq -r 'select(.data | test("error")) | .n'`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
 	cmd.Flags().StringVar(&sep, "sep", "", `separator written after each record (escapes like \n are interpreted)`)
 	cmd.Flags().BoolVar(&trailer, "trailer", false, "write the grailbio trailer instead of records")
+	cmd.Flags().BoolVar(&number, "number", false, "write each record's number (its name in a mount) and a tab before it; --sep defaults to \\n")
+	cmd.Flags().StringVar(&data, "data", "base64", `with --json: "base64", or "text" for UTF-8 payloads (a record that is not valid UTF-8 stays base64 and says so)`)
+	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
 			return err
+		}
+		asJSON := wantJSON(cmd)
+		switch {
+		case data != "base64" && data != "text":
+			return usagef("--data %q: want base64 or text", data)
+		case asJSON && (number || cmd.Flags().Changed("sep")):
+			return usagef("--json lines carry the record number; --number and --sep do not apply")
+		case (asJSON || number) && trailer:
+			return usagef("--trailer writes the trailer alone; --json and --number are for records")
+		case number && !cmd.Flags().Changed("sep"):
+			sep = `\n`
 		}
 		sepText, err := unescape(sep)
 		if err != nil {
@@ -288,9 +383,23 @@ one warning line on standard error naming the first damaged offset.`,
 					w.Flush()
 					return err
 				}
-				if err := copyRecord(w, t, n, buf); err != nil {
+				var err error
+				switch {
+				case asJSON:
+					err = writeRecordJSON(w, t, n, buf, data == "text")
+				case number:
+					if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil {
+						err = copyRecord(w, t, n, buf)
+					}
+				default:
+					err = copyRecord(w, t, n, buf)
+				}
+				if err != nil {
 					w.Flush()
 					return err
+				}
+				if asJSON {
+					continue
 				}
 				if _, err := w.WriteString(sepText); err != nil {
 					return err

@@ -2,14 +2,19 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/index"
 )
 
 func newIndexCmd() *cobra.Command {
-	var rebuild bool
+	var rebuild, prune bool
+	var maxCache string
+	var maxAge time.Duration
 	cmd := &cobra.Command{
-		Use:   "index FILE",
+		Use:   "index FILE | index --prune [FILE]",
 		Short: "Build or refresh the saved index of a record file",
 		Long: `index makes sure the record file has an up-to-date saved index, so that the
 next mount, info, ls or cat opens it instantly. An unchanged file's saved
@@ -19,13 +24,24 @@ and scans the whole file.
 
 Saved indexes live in --cache-dir (default <user cache dir>/recfs, usually
 ~/.cache/recfs), one small file per source, named after the source's path
-and identity. Deleting them is always safe.`,
+and identity; .recfs and "info" name the one a file uses. Deleting them is
+always safe.
+
+The cache stays small: saved indexes whose source no longer exists (or is
+another file now), indexes unused for --max-age (30 days), and indexes of
+other recfs versions are removed, then the least recently used while the
+rest take more than --max-cache (1G). This happens at most once a day when
+an index is saved, and at once with --prune.`,
 		Example: `  recfs index events.log
-  recfs index --rebuild --cache-dir /var/cache/recfs big.log`,
-		Args: cobra.ExactArgs(1),
+  recfs index --rebuild --cache-dir /var/cache/recfs big.log
+  recfs index --prune --max-cache 200M`,
+		Args: cobra.RangeArgs(0, 1),
 	}
 	src := addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
+	cmd.Flags().BoolVar(&prune, "prune", false, "prune the cache directory now (after indexing FILE, if given)")
+	cmd.Flags().StringVar(&maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
+	cmd.Flags().DurationVar(&maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
@@ -33,6 +49,19 @@ and identity. Deleting them is always safe.`,
 		}
 		if src.noCache {
 			return usagef("index saves an index: --no-cache makes no sense here")
+		}
+		if !prune && (cmd.Flags().Changed("max-cache") || cmd.Flags().Changed("max-age")) {
+			return usagef("--max-cache and --max-age go with --prune")
+		}
+		capBytes, err := parseSize(maxCache)
+		if err != nil || capBytes == 0 || maxAge <= 0 {
+			return usagef("--max-cache %q / --max-age %v: want sizes and durations above 0", maxCache, maxAge)
+		}
+		if len(args) == 0 {
+			if !prune {
+				return usagef("index needs a FILE (or --prune)")
+			}
+			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
 		}
 		o.Rebuild = rebuild
 		var changed bool
@@ -55,9 +84,51 @@ and identity. Deleting them is always safe.`,
 		case inf.Source == "cached":
 			what = "up to date (loaded from the cache)"
 		}
-		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %.3fs\n",
-			args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), inf.BuildTime.Seconds())
-		return err
+		if wantJSON(cmd) {
+			state := "built"
+			switch {
+			case inf.Source == "cached" && changed:
+				state = "refreshed"
+			case inf.Source == "cached":
+				state = "up_to_date"
+			}
+			if err := printJSON(cmd.OutOrStdout(), map[string]any{
+				"file": args[0], "index": state, "format": inf.Format.String(), "records": inf.Records,
+				"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
+				"cache_file": inf.CacheFile,
+			}); err != nil {
+				return err
+			}
+			if prune {
+				return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
+			}
+			return nil
+		}
+		if _, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
+			args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime)); err != nil {
+			return err
+		}
+		if prune {
+			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
+		}
+		return nil
 	}
 	return cmd
+}
+
+// runPrune prunes the cache directory and reports what it did.
+func runPrune(cmd *cobra.Command, dir string, o index.PruneOptions) error {
+	res, err := index.PruneCache(dir, o)
+	if err != nil {
+		return fmt.Errorf("prune: %w", err)
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{
+			"pruned": res.Dir, "removed": res.Removed, "removed_bytes": res.RemovedBytes,
+			"kept": res.Kept, "kept_bytes": res.KeptBytes,
+		})
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "pruned %s: removed %d saved indexes (%s), kept %d (%s)\n",
+		res.Dir, res.Removed, humanBytes(res.RemovedBytes), res.Kept, humanBytes(res.KeptBytes))
+	return err
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +30,8 @@ type infoJSON struct {
 	Damage       []damageJSON `json:"damage"`        // skipped byte ranges in offset order; [] if none
 	IndexSource  string       `json:"index_source"`  // "built" (scanned now) or "cached" (loaded)
 	IndexSeconds float64      `json:"index_seconds"` // time spent building or loading the index
+	CacheFile    string       `json:"cache_file"`    // the saved index used or written; "" if none
+	Version      string       `json:"version"`       // the recfs build that answered (recfs --version)
 }
 
 // headerJSON is one recordio header entry. Type is bool, int, uint or
@@ -128,6 +132,8 @@ func tableInfo(path string, t *index.Table) infoJSON {
 		Damage:       damageList(t.Damage()),
 		IndexSource:  inf.Source,
 		IndexSeconds: inf.BuildTime.Seconds(),
+		CacheFile:    inf.CacheFile,
+		Version:      version(),
 	}
 	if out.HasTrailer {
 		out.TrailerBytes = t.TrailerSize()
@@ -180,7 +186,10 @@ func writeInfoText(w io.Writer, in infoJSON) error {
 		row("trailer", "none")
 	}
 	writeDamageText(&b, "damage", in.Damage)
-	row("index", "%s in %.3fs", in.IndexSource, in.IndexSeconds)
+	row("index", "%s in %s", in.IndexSource, index.FormatDuration(time.Duration(in.IndexSeconds*float64(time.Second))))
+	if in.CacheFile != "" {
+		row("cache", "%s", strconv.Quote(in.CacheFile))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -28,7 +28,7 @@ func appendRight(b []byte, v int64, width int) []byte {
 func newLsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ls FILE [N | A-B | A- ...]",
+		Use:   "ls FILE [N | A-B | A- | last:K ...]",
 		Short: "List records: number, file offset, length",
 		Long: `ls prints one line per record: its number, the file offset of its first
 framing byte (chunk header for leveldb logs, block for recordio) and its
@@ -36,7 +36,7 @@ payload length in bytes, in aligned columns without a heading:
 
     N  OFFSET  LENGTH
 
-Selections work as for cat. With --json each line is a JSON object
+Selections work as for cat (N, A-B, A-, last:K). With --json each line is a JSON object
 {"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).
 
 In a damaged file the records that survive are numbered as found; ls then

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -70,6 +68,9 @@ type mountFlags struct {
 	followInterval time.Duration
 	cacheMem       string
 	pendingMem     string
+	uid, gid       uint32
+	umask          string
+	noexec         bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -96,10 +97,17 @@ running database has locked fail with EBUSY unless --force is given.
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
-ready and a background process serves it; "recfs unmount MNT" ends it.`,
+ready and a background process serves it; "recfs unmount MNT" ends it.
+
+Owner, group and permissions follow the source file unless --uid, --gid or
+--umask say otherwise; --allow-other always turns on the kernel's permission
+checks (default_permissions) against what the mount reports.
+
+` + helperUsage(),
 		Example: `  recfs mount events.log /mnt/ev
   recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
-  recfs unmount /mnt/logs`,
+  recfs unmount /mnt/logs
+  mount -t fuse.recfs -o ro,allow_other,uid=1000,umask=022 /data/logs /mnt/logs`,
 		Args: cobra.ExactArgs(2),
 	}
 	f.src = addSourceFlags(cmd)
@@ -112,7 +120,7 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
-	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: discard)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: $XDG_STATE_HOME/recfs/daemon.log, else ~/.local/state/recfs/daemon.log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
@@ -122,6 +130,10 @@ ready and a background process serves it; "recfs unmount MNT" ends it.`,
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
 	fl.StringVar(&f.pendingMem, "pending-mem", "64M", "with --rw: memory for files being written, shared by all of them (beyond it they go to temporary files)")
+	fl.Uint32Var(&f.uid, "uid", 0, "owner of every file and directory of the mount (default: the source's)")
+	fl.Uint32Var(&f.gid, "gid", 0, "group of every file and directory of the mount (default: the source's)")
+	fl.StringVar(&f.umask, "umask", "", "octal permission bits to withhold from 0555 directories (0777 with --rw) and 0444 records (default: follow the source's mode)")
+	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
@@ -155,6 +167,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if err != nil || pendingMem == 0 {
 		return usagef("--pending-mem %q: want a size above 0", f.pendingMem)
 	}
+	owner, err := f.ownership(cmd)
+	if err != nil {
+		return err
+	}
 	iopts, err := f.src.options()
 	if err != nil {
 		return err
@@ -168,7 +184,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		return err
 	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return startDaemon(cmd, f, mntAbs)
+		return startDaemon(cmd, f, srcAbs, mntAbs)
 	}
 	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
 		logrus.SetLevel(logrus.DebugLevel)
@@ -198,6 +214,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			HideOther:  f.hideOther,
 			ReadWrite:  f.rw,
 			PendingMem: pendingMem,
+			Owner:      owner,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
 				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
@@ -216,7 +233,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem})
+		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
 	}
 	if err != nil {
 		return err
@@ -249,13 +266,33 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		return err
 	}
 	logrus.WithFields(logrus.Fields{"source": srcAbs, "mountpoint": mntAbs, "backend": f.backend}).Info("mounted")
-	msg := fmt.Sprintf("ready: %s mounted at %s\n", srcAbs, mntAbs)
-	if fd := os.Getenv(envReadyFD); fd != "" {
-		reportReady(fd, msg)
-	} else {
-		fmt.Fprint(cmd.OutOrStdout(), msg)
+	if daemonChild() {
+		reportReady(srcAbs, mntAbs)
+	} else if err := printReady(cmd, srcAbs, mntAbs, 0, ""); err != nil {
+		return err
+	}
+	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", srcAbs, mntAbs)); err != nil {
+		logrus.WithError(err).Warn("systemd readiness notification failed")
 	}
 	return serve(cmd.Context(), srv, mntAbs, ended)
+}
+
+// ownership turns --uid, --gid, --umask and --noexec into the tree's
+// ownership override.
+func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
+	o := fs.Ownership{
+		UID: f.uid, SetUID: cmd.Flags().Changed("uid"),
+		GID: f.gid, SetGID: cmd.Flags().Changed("gid"),
+		NoExec: f.noexec,
+	}
+	if f.umask != "" {
+		m, err := strconv.ParseUint(f.umask, 8, 32)
+		if err != nil || m > 0o777 {
+			return o, usagef("--umask %q: want octal permission bits such as 022", f.umask)
+		}
+		o.Umask, o.SetUmask = uint32(m), true
+	}
+	return o, nil
 }
 
 // reopenNoFollow is the index.Options.Reopen of a single-file mount: a
@@ -407,85 +444,4 @@ func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) erro
 	}
 	logrus.WithField("mountpoint", mnt).Info("unmounted")
 	return nil
-}
-
-// startDaemon re-runs this command in a new session without --daemon and
-// waits for the child to report that the mount is ready (or why it failed).
-func startDaemon(cmd *cobra.Command, f *mountFlags, mnt string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var args []string
-	for _, a := range os.Args[1:] {
-		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
-			continue
-		}
-		args = append(args, a)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	out, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if f.logFile != "" {
-		out, err = os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	}
-	if err != nil {
-		w.Close()
-		return err
-	}
-	child := exec.Command(exe, args...)
-	child.Env = append(os.Environ(), envReadyFD+"=3")
-	child.Stdout, child.Stderr = out, out
-	child.ExtraFiles = []*os.File{w}
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = child.Start()
-	w.Close()
-	out.Close()
-	if err != nil {
-		return fmt.Errorf("start daemon: %w", err)
-	}
-	msg, _ := bufio.NewReader(r).ReadString('\n')
-	if strings.HasPrefix(msg, "ready") {
-		pid := child.Process.Pid
-		_ = child.Process.Release()
-		fmt.Fprintf(cmd.OutOrStdout(), "%s (daemon pid %d)\n", strings.TrimSpace(msg), pid)
-		return nil
-	}
-	werr := child.Wait()
-	code := exitFailure
-	var ee *exec.ExitError
-	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
-		code = ee.ExitCode()
-	}
-	msg = strings.TrimSpace(strings.TrimPrefix(msg, "error: "))
-	if msg == "" {
-		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
-	}
-	return &exitError{code: code, err: errors.New(msg)}
-}
-
-// reportReady tells a waiting parent that the mount is ready.
-func reportReady(fd, msg string) {
-	n, err := strconv.Atoi(fd)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(n), "ready")
-	if f == nil {
-		return
-	}
-	_, _ = f.WriteString(msg)
-	_ = f.Close()
-	_ = os.Unsetenv(envReadyFD)
-}
-
-// reportDaemonError passes a daemon child's failure to its parent. It is
-// called by the mount command's error path.
-func reportDaemonError(err error) {
-	if fd := os.Getenv(envReadyFD); fd != "" && err != nil {
-		reportReady(fd, "error: "+strings.ReplaceAll(err.Error(), "\n", " ")+"\n")
-	}
 }

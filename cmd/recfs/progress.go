@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Progress bar tuning: nothing is drawn for quick jobs, and redraws are
@@ -52,10 +55,44 @@ func newProgressBar(w io.Writer, label string) *progressBar {
 
 // newProgressBarClock returns a bar on w that reads the time from now.
 func newProgressBarClock(w io.Writer, label string, now func() time.Time) *progressBar {
-	if len(label) > progressLabelMax {
-		label = "…" + label[len(label)-progressLabelMax+1:]
+	return &progressBar{w: w, label: shortenLabel(label, labelWidth(w)), now: now, start: now()}
+}
+
+// progressRest is how many cells of a line the bar, percentage, sizes and
+// time take after the label.
+const progressRest = 2 + progressWidth + 34
+
+// labelWidth returns how many cells the label may take on w: what a
+// terminal's width leaves beside the rest of the line (at least 16, at most
+// 60), or progressLabelMax when the width is unknown.
+func labelWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return progressLabelMax
 	}
-	return &progressBar{w: w, label: label, now: now, start: now()}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return progressLabelMax
+	}
+	return max(16, min(60, int(ws.Col)-progressRest))
+}
+
+// shortenLabel fits label into n cells. A label "verb path" keeps its verb
+// and loses the start of the path ("indexing …/logs/000123.log"), so the
+// line still says what is going on and which file it is.
+func shortenLabel(label string, n int) string {
+	if utf8.RuneCountInString(label) <= n {
+		return label
+	}
+	verb, rest, ok := strings.Cut(label, " ")
+	if !ok || utf8.RuneCountInString(verb)+2+6 > n { // room for 6 cells of the path
+		verb, rest = "", label
+	} else {
+		verb += " "
+	}
+	keep := n - utf8.RuneCountInString(verb) - 1
+	r := []rune(rest)
+	return verb + "…" + string(r[len(r)-keep:])
 }
 
 // Update records that done of total bytes are processed and redraws the bar

@@ -134,6 +134,26 @@ func TestLongLabelShortened(t *testing.T) {
 	}
 }
 
+// TestLabelKeepsVerb: a long "verb path" label is cut inside the path, not
+// in the verb (it used to read "…xing" on narrow terminals).
+func TestLabelKeepsVerb(t *testing.T) {
+	for _, tc := range []struct {
+		label string
+		n     int
+		want  string
+	}{
+		{"indexing /data/logs/000123.log", 40, "indexing /data/logs/000123.log"},
+		{"indexing /very/long/directory/of/logs/000123.log", 24, "indexing …ogs/000123.log"},
+		{"indexing /very/long/directory/of/logs/000123.log", 16, "indexing …23.log"},
+		{"reading /a/b/c/d/e/f/g.log", 12, "…d/e/f/g.log"},
+		{"nospace/path/to/a/file.log", 10, "…/file.log"},
+	} {
+		if got := shortenLabel(tc.label, tc.n); got != tc.want || utf8.RuneCountInString(got) > tc.n {
+			t.Errorf("shortenLabel(%q, %d) = %q; want %q", tc.label, tc.n, got, tc.want)
+		}
+	}
+}
+
 func TestParseRanges(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -150,6 +170,10 @@ func TestParseRanges(t *testing.T) {
 		{[]string{"1-x"}, "usage"},
 		{[]string{"1-2-3"}, "usage"},
 		{[]string{"9223372036854775807-9223372036854775807"}, "usage"},
+		{[]string{"last:10", "0"}, "[last:10 {0 1}]"},
+		{[]string{"last:0"}, "usage"},
+		{[]string{"last:"}, "usage"},
+		{[]string{"last:-2"}, "usage"},
 	} {
 		rs, err := parseRanges(c.args)
 		got := fmt.Sprint(rs)
@@ -173,12 +197,15 @@ func TestResolveRanges(t *testing.T) {
 	}{
 		{nil, 5, "[{0 5}]"},
 		{nil, 0, "[{0 0}]"},
-		{[]recordRange{{2, -1}}, 5, "[{2 5}]"},
-		{[]recordRange{{4, 5}, {0, 1}}, 5, "[{4 5} {0 1}]"},
-		{[]recordRange{{5, 6}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{3, 9}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{5, -1}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{0, 1}}, 0, "record 0 is out of range: the file has no records"},
+		{[]recordRange{{2, -1, 0}}, 5, "[{2 5}]"},
+		{[]recordRange{{4, 5, 0}, {0, 1, 0}}, 5, "[{4 5} {0 1}]"},
+		{[]recordRange{{5, 6, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{3, 9, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{5, -1, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
+		{[]recordRange{{0, 1, 0}}, 0, "record 0 is out of range: the file has no records"},
+		{[]recordRange{{0, -1, 2}}, 5, "[{3 5}]"},
+		{[]recordRange{{0, -1, 9}}, 5, "[{0 5}]"},
+		{[]recordRange{{0, -1, 9}}, 0, "[{0 0}]"},
 	} {
 		rs, err := resolveRanges(c.rs, c.n)
 		got := fmt.Sprint(rs)
@@ -230,7 +257,7 @@ func TestExitCode(t *testing.T) {
 // FuzzParseRanges checks that any selection either is a usage error or
 // yields well-formed ranges that print back to an equivalent selection.
 func FuzzParseRanges(f *testing.F) {
-	for _, s := range []string{"0", "3-7", "9-", "-1", "x", "1-2-3", "18446744073709551616"} {
+	for _, s := range []string{"0", "3-7", "9-", "-1", "x", "1-2-3", "18446744073709551616", "last:3", "last:0", "last:-1", "last:+2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -250,6 +277,8 @@ func FuzzParseRanges(f *testing.F) {
 		}
 		var back string
 		switch {
+		case r.last > 0:
+			back = lastPrefix + strconv.FormatInt(r.last, 10)
 		case r.hi < 0:
 			back = strconv.FormatInt(r.lo, 10) + "-"
 		case r.hi == r.lo+1 && !strings.Contains(s, "-"):

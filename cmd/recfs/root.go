@@ -70,6 +70,20 @@ func exitCode(err error) int {
 // output goes to stdout and stderr, so tests run it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
+	if helperMode(args, isCommand(root)) {
+		restoreEnv()
+		margs, err := helperArgs(args)
+		if err != nil && jsonRequested(args) {
+			writeJSONError(stderr, err, exitCode(err))
+			return exitCode(err)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "recfs: %v\n", err)
+			return exitCode(err)
+		}
+		args = margs
+	}
+	ctx = context.WithValue(ctx, argvKey{}, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -77,6 +91,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	var ee *exitError
+	if jsonRequested(args) {
+		if !errors.As(err, &ee) || !ee.silent {
+			writeJSONError(stderr, err, code)
+		}
+		return code
+	}
 	if !errors.As(err, &ee) || !ee.silent {
 		fmt.Fprintf(stderr, "recfs: %v\n", err)
 	}
@@ -85,6 +105,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// isCommand returns a test of whether a word names a command of root
+// (cobra adds help and completion only when it executes).
+func isCommand(root *cobra.Command) func(string) bool {
+	return func(name string) bool {
+		switch name {
+		case "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+		c, _, err := root.Find([]string{name})
+		return err == nil && c != root
+	}
+}
+
+// argvKey is the context key of the command line run executes (after a
+// mount helper's argv is translated), which --daemon runs again.
+type argvKey struct{}
 
 // globalFlags are the flags every command accepts.
 type globalFlags struct {
@@ -115,6 +152,7 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
   recfs cat events.log 0 5-9 --sep '\n'
   recfs mount events.log /mnt/ev`,
 		Args:          cobra.NoArgs,
+		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,6 +170,7 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	pf.Bool("json", false, "print results as JSON (errors as JSON objects on standard error)")
 	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletion("text", "json"))
 
 	root.AddCommand(newInfoCmd(), newLsCmd(), newCatCmd(), newVerifyCmd(), newIndexCmd(), newSampleCmd())
@@ -280,6 +319,9 @@ func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, 
 	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
 	if bar != nil {
 		o.Progress = bar.Update
+	} else if daemonChild() {
+		// The parent of a daemon draws the bar on its terminal.
+		o.Progress = daemonStatus().progress
 	}
 	t, err := index.Open(cmd.Context(), path, o)
 	if bar != nil {

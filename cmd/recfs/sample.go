@@ -203,9 +203,8 @@ func writeSampleFile(out io.Writer, dir, name string, write func(io.Writer) erro
 
 func newSampleCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "sample DIR",
-		Short:  "Write small sample record files in every format (for the demo)",
-		Hidden: true,
+		Use:   "sample DIR",
+		Short: "Write small sample record files in every format (for the demo)",
 		Long: `sample writes three small record files into DIR (created if missing):
 ` + sampleLog + ` (leveldb log of JSON events), ` + sampleRIO + ` (grailbio recordio with a
 header and a trailer) and ` + sampleLegacy + ` (legacy packed recordio), and

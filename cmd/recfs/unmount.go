@@ -58,6 +58,9 @@ MNT must be a recfs mount unless --force is given.`,
 		if stale {
 			what = "cleaned up stale mount"
 		}
+		if wantJSON(cmd) {
+			return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
 		return nil
 	}

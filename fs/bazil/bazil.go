@@ -378,6 +378,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		if err != nil {
 			return nil, nd.m.t.Report(err)
 		}
+		d.WithDots(ctx)
 		if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 			resp.Flags |= fuse.OpenCacheDir | fuse.OpenKeepCache
 		}
@@ -441,6 +442,7 @@ func (h *dirHandle) ReadDirAll(ctx context.Context) ([]fuse.Dirent, error) {
 		if d, err = h.m.t.OpenDir(ctx, h.n); err != nil {
 			return nil, h.m.t.Report(err)
 		}
+		d.WithDots(ctx)
 	}
 	defer d.Close()
 	out := make([]fuse.Dirent, 0, d.Len())

@@ -95,6 +95,11 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			},
 		},
 	}
+	if a, err := tree.Getattr(context.Background(), tree.Root()); err == nil {
+		// The root's inode number as the tree derives it (go-fuse reports
+		// the root's StableAttr, 0 unless set).
+		opts.RootStableAttr = &fusefs.StableAttr{Ino: a.Ino}
+	}
 	if o.AllowOther {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
 	}
@@ -374,7 +379,7 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
-	return &dirHandle{d: d}, flags, 0
+	return &dirHandle{d: d.WithDots(ctx)}, flags, 0
 }
 
 // dirHandle streams a directory to the kernel.

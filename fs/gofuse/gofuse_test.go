@@ -184,7 +184,7 @@ func TestNodes(t *testing.T) {
 		}
 	}
 	raw.ReleaseDir(&fuse.ReleaseIn{InHeader: hdr(1), Fh: dout.Fh})
-	if len(names) != 1002 || names[0] != "000000" || names[999] != "000999" || names[1000] != "trailer" || names[1001] != ".recfs" {
+	if len(names) != 1004 || names[0] != "." || names[1] != ".." || names[2] != "000000" || names[1001] != "000999" || names[1002] != "trailer" || names[1003] != ".recfs" {
 		t.Errorf("listing: %d names, first %q, tail %q", len(names), names[0], names[len(names)-2:])
 	}
 

@@ -52,6 +52,8 @@ func TestMain(m *testing.M) {
 	// Saved indexes go to a scratch cache, never the user's. (Set after the
 	// build: GOCACHE defaults to a folder of XDG_CACHE_HOME.)
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	// Daemon logs go to a scratch state directory too.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
 	code := m.Run()
 	// No recfs mount of ours may survive the suite.
 	mine := map[string]bool{}

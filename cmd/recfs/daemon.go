@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+)
+
+// How `recfs mount --daemon` works: the parent runs the same command line
+// again without --daemon, in a new session, with envReadyFD naming an
+// inherited pipe (the status pipe). The child writes "progress DONE TOTAL"
+// lines on it while it indexes, then one "ready" or "error: MESSAGE" line,
+// and the parent draws the progress bar on its own terminal and exits with
+// the child's verdict. The child's standard output goes to the log file;
+// its standard error goes to a second pipe until the verdict, so the
+// parent has what fusermount3 and the FUSE library said when a mount
+// fails (it copies it to the log file too); after the verdict the child
+// points standard error at the log file.
+
+// daemonLogName is the default log file of daemons, in stateDir().
+const daemonLogName = "daemon.log"
+
+// stderrTail is how many bytes of the child's early standard error the
+// parent keeps to explain a failure.
+const stderrTail = 4 << 10
+
+// daemonProgressInterval rate-limits the child's progress lines.
+const daemonProgressInterval = 100 * time.Millisecond
+
+// stateDir returns recfs's state directory: $XDG_STATE_HOME/recfs, else
+// ~/.local/state/recfs.
+func stateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "recfs"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "recfs"), nil
+}
+
+// openDaemonLog opens the log file of a daemon for appending: path, or the
+// default in stateDir() when path is "", or nothing when path is "-". The
+// default's directory is made private (0700) and neither it nor the file
+// may be a symbolic link. It returns the file and the path it names ("" for
+// none).
+func openDaemonLog(path string) (*os.File, string, error) {
+	if path == "-" {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		return f, "", err
+	}
+	if path == "" {
+		dir, err := stateDir()
+		if err != nil {
+			return nil, "", fmt.Errorf("no log directory (%v); give --log-file PATH, or --log-file - for none", err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, "", fmt.Errorf("log directory: %w", err)
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			return nil, "", fmt.Errorf("log directory %s is not a directory", dir)
+		}
+		path = filepath.Join(dir, daemonLogName)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("log file: %w", err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return f, path, nil
+}
+
+// startDaemon re-runs this command in a new session without --daemon and
+// waits for the child to report that the mount is ready (or why it failed),
+// drawing its indexing progress on our terminal meanwhile.
+func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	argv, _ := cmd.Context().Value(argvKey{}).([]string)
+	if argv == nil {
+		argv = os.Args[1:]
+	}
+	var args []string
+	for _, a := range argv {
+		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	logf, logPath, err := openDaemonLog(f.logFile)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	status, statusW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer status.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		statusW.Close()
+		return err
+	}
+	child := exec.Command(exe, args...)
+	child.Env = append(os.Environ(), envReadyFD+"=3")
+	child.Stdout, child.Stderr = logf, errW
+	child.ExtraFiles = []*os.File{statusW}
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = child.Start()
+	statusW.Close()
+	errW.Close()
+	if err != nil {
+		errR.Close()
+		return fmt.Errorf("start daemon: %w", err)
+	}
+	// SIGINT or SIGTERM while we wait (the user gave up): end the child
+	// too, rather than leave it to mount behind the user's back.
+	// decided settles the race between an interruption and the verdict:
+	// 1 once the child was told to stop, 2 once we settled on its verdict.
+	var decided atomic.Int32
+	waiting := make(chan struct{})
+	defer close(waiting)
+	go func() {
+		select {
+		case <-cmd.Context().Done():
+			if decided.CompareAndSwap(0, 1) {
+				_ = child.Process.Signal(syscall.SIGTERM)
+			}
+		case <-waiting:
+		}
+	}()
+	// Copy the child's early standard error to the log, keeping its tail.
+	var tail tailBuffer
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.MultiWriter(logf, &tail), errR)
+		errR.Close()
+		close(copied)
+	}()
+
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+src)
+	verdict := ""
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		line := sc.Text()
+		if p, ok := strings.CutPrefix(line, "progress "); ok {
+			d, t, _ := strings.Cut(p, " ")
+			done, err1 := strconv.ParseInt(d, 10, 64)
+			total, err2 := strconv.ParseInt(t, 10, 64)
+			if bar != nil && err1 == nil && err2 == nil {
+				bar.Update(done, total)
+			}
+			continue
+		}
+		verdict = line
+		break
+	}
+	if bar != nil {
+		bar.Done()
+	}
+	interrupted := !decided.CompareAndSwap(0, 2)
+	if verdict == "ready" && !interrupted {
+		pid := child.Process.Pid
+		_ = child.Process.Release()
+		select {
+		case <-copied:
+		case <-time.After(time.Second):
+		}
+		return printReady(cmd, src, mnt, pid, logPath)
+	}
+	werr := child.Wait()
+	<-copied
+	code := exitFailure
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
+		code = ee.ExitCode()
+	}
+	msg := strings.TrimSpace(strings.TrimPrefix(verdict, "error: "))
+	if interrupted {
+		// The child was told to stop; having exited, it left no mount.
+		msg, code = fmt.Sprintf("interrupted before the mount at %s was ready; nothing is mounted", mnt), exitFailure
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
+	}
+	if extra := tail.explanation(msg); extra != "" {
+		msg += "\n" + extra
+	}
+	return &exitError{code: code, err: errors.New(msg)}
+}
+
+// tailBuffer keeps the last stderrTail bytes written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > stderrTail {
+		t.b = t.b[len(t.b)-stderrTail:]
+	}
+	return len(p), nil
+}
+
+// explanation returns the lines of the child's standard error that are not
+// log records (what fusermount3 or the FUSE library printed), without
+// those msg already says.
+func (t *tailBuffer) explanation(msg string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(string(bytes.TrimSpace(t.b)), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "time=") || strings.HasPrefix(l, "{") || strings.HasPrefix(l, "recfs: ") || strings.Contains(msg, l) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// daemonStatus is the status pipe of a daemon child (nil in any other
+// process), opened once from envReadyFD.
+var daemonStatus = sync.OnceValue(func() *statusPipe {
+	fd, err := strconv.Atoi(os.Getenv(envReadyFD))
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), "status")
+	if f == nil {
+		return nil
+	}
+	return &statusPipe{f: f}
+})
+
+// daemonChild reports whether this process is a daemon child that has not
+// reported its verdict yet.
+func daemonChild() bool { return os.Getenv(envReadyFD) != "" && daemonStatus() != nil }
+
+// statusPipe is the child's end of the status pipe.
+type statusPipe struct {
+	mu     sync.Mutex
+	f      *os.File
+	last   time.Time
+	closed bool
+}
+
+// progress sends an indexing progress line, at most one per
+// daemonProgressInterval. It matches index.Options.Progress.
+func (s *statusPipe) progress(done, total int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || time.Since(s.last) < daemonProgressInterval {
+		return
+	}
+	s.last = time.Now()
+	fmt.Fprintf(s.f, "progress %d %d\n", done, total)
+}
+
+// verdict sends the final line, closes the pipe, and points standard error
+// at standard output (the log file) from now on.
+func (s *statusPipe) verdict(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	_, _ = s.f.WriteString(line + "\n")
+	_ = s.f.Close()
+	_ = os.Unsetenv(envReadyFD)
+	if err := syscall.Dup2(1, 2); err != nil {
+		logrus.WithError(err).Warn("standard error stays on the parent's pipe")
+	}
+}
+
+// reportReady tells a waiting parent that the mount is ready.
+func reportReady(src, mnt string) {
+	logrus.WithFields(logrus.Fields{"source": src, "mountpoint": mnt, "pid": os.Getpid()}).Info("daemon ready")
+	if s := daemonStatus(); s != nil {
+		s.verdict("ready")
+	}
+}
+
+// reportDaemonError passes a daemon child's failure to its parent. It is
+// called by the mount command's error path.
+func reportDaemonError(err error) {
+	if err == nil || os.Getenv(envReadyFD) == "" {
+		return
+	}
+	if s := daemonStatus(); s != nil {
+		s.verdict("error: " + strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+}
+
+// printReady prints the ready line of a mount (pid 0: served by this
+// process), as JSON under --json.
+func printReady(cmd *cobra.Command, src, mnt string, pid int, logPath string) error {
+	if wantJSON(cmd) {
+		v := map[string]any{"status": "ready", "source": src, "mountpoint": mnt, "pid": os.Getpid(), "daemon": pid != 0}
+		if pid != 0 {
+			v["pid"] = pid
+			v["log"] = logPath
+		}
+		return printJSON(cmd.OutOrStdout(), v)
+	}
+	line := fmt.Sprintf("ready: %s mounted at %s", src, mnt)
+	switch {
+	case pid != 0 && logPath != "":
+		line += fmt.Sprintf(" (daemon pid %d, log %s)", pid, logPath)
+	case pid != 0:
+		line += fmt.Sprintf(" (daemon pid %d)", pid)
+	}
+	_, err := fmt.Fprintln(cmd.OutOrStdout(), line)
+	return err
+}

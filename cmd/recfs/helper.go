@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"sort"
+	"strings"
+)
+
+// The mount(8) convention: `mount -t fuse.recfs SRC MNT -o OPTS` (or an
+// fstab line of type fuse.recfs) runs mount.fuse3, which runs
+// `recfs SRC MNT -o OPTS` through /bin/sh with PATH set to the system
+// directories (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin),
+// and returns when that command exits. sshfs and rclone follow the same
+// convention. recfs therefore accepts that argv form (no subcommand), turns
+// every -o option into the mount flag of the same meaning, and serves from a
+// background process (--daemon) unless -f is given.
+
+// helperFlagOption maps a "-o name" or "-o name=value" option to the mount
+// flag of the same meaning. takesValue says whether it needs "=value".
+type helperFlagOption struct {
+	flag       string
+	takesValue bool
+}
+
+// helperOptions are the recfs-specific -o options.
+var helperOptions = map[string]helperFlagOption{
+	"rw":                  {"--rw", false},
+	"follow":              {"--follow", false},
+	"follow_interval":     {"--follow-interval", true},
+	"backend":             {"--backend", true},
+	"allow_other":         {"--allow-other", false},
+	"nonempty":            {"--allow-non-empty", false},
+	"allow_non_empty":     {"--allow-non-empty", false},
+	"uid":                 {"--uid", true},
+	"gid":                 {"--gid", true},
+	"umask":               {"--umask", true},
+	"noexec":              {"--noexec", false},
+	"cache_dir":           {"--cache-dir", true},
+	"no_cache":            {"--no-cache", false},
+	"format":              {"--format", true},
+	"strict":              {"--strict", false},
+	"legacy_transform":    {"--legacy-transform", true},
+	"unmasked_crc":        {"--unmasked-crc", false},
+	"xattrs":              {"--xattrs", false},
+	"hide_other":          {"--hide-other", false},
+	"max_inodes":          {"--max-inodes", true},
+	"force":               {"--force", false},
+	"new_format":          {"--new-format", true},
+	"new_trailer":         {"--new-trailer", false},
+	"cache_mem":           {"--cache-mem", true},
+	"pending_mem":         {"--pending-mem", true},
+	"log_file":            {"--log-file", true},
+	"debug_fuse":          {"--debug-fuse", false},
+	"verbose":             {"--verbose", false},
+	"log_format":          {"--log-format", true},
+	"default_permissions": {"", false},           // what allow_other turns on anyway
+	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
+	"exec":                {"--noexec=false", false},
+}
+
+// ignoredOptions are generic mount(8) options that say nothing to recfs:
+// mount(8) and mount.fuse3 use them (auto, user, _netdev, x-systemd.*), or
+// recfs's behaviour already satisfies them (every recfs mount is nodev,
+// nosuid; times and sync modes do not apply to files that never change).
+var ignoredOptions = map[string]bool{
+	"defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
+	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true,
+	"dev": true, "nodev": true, "suid": true, "nosuid": true,
+	"atime": true, "noatime": true, "relatime": true, "norelatime": true,
+	"strictatime": true, "nostrictatime": true, "diratime": true, "nodiratime": true,
+	"lazytime": true, "nolazytime": true, "sync": true, "async": true, "dirsync": true,
+	"loud": true, "silent": true, "subtype=recfs": true,
+}
+
+// ignoredPrefixes are option families mount(8) and systemd keep for
+// themselves.
+var ignoredPrefixes = []string{"x-", "comment=", "subtype=recfs"}
+
+// helperMode reports whether args is the mount helper's argv form: the
+// first argument is neither a flag nor a command, and names a path (it
+// holds a slash or exists), so that a mistyped command name is still
+// reported as one.
+func helperMode(args []string, isCommand func(string) bool) bool {
+	if len(args) < 2 || strings.HasPrefix(args[0], "-") || isCommand(args[0]) {
+		return false
+	}
+	if strings.Contains(args[0], "/") {
+		return true
+	}
+	_, err := os.Stat(args[0])
+	return err == nil
+}
+
+// helperArgs turns the helper argv `SRC MNT [-o OPTS]... [-f] [--flag...]`
+// into a `mount` command line. Without -f the mount runs as a daemon.
+// Unknown -o options are a usage error naming each of them.
+func helperArgs(args []string) ([]string, error) {
+	var pos, flags, unknown []string
+	foreground := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o":
+			if i+1 >= len(args) {
+				return nil, usagef("-o needs a list of mount options")
+			}
+			i++
+			fl, unk := translateOptions(args[i])
+			flags, unknown = append(flags, fl...), append(unknown, unk...)
+		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			fl, unk := translateOptions(a[2:])
+			flags, unknown = append(flags, fl...), append(unknown, unk...)
+		case a == "-f" || a == "--foreground":
+			foreground = true
+		case a == "-d":
+			foreground = true
+			flags = append(flags, "--debug-fuse", "--verbose")
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a) // a recfs mount flag, as on its command line
+		default:
+			pos = append(pos, a)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, usagef("unknown mount option(s): %s (see recfs mount --help for the -o forms)", strings.Join(unknown, ", "))
+	}
+	if len(pos) != 2 {
+		return nil, usagef("as a mount helper recfs takes SRC MNT [-o options], got %d paths", len(pos))
+	}
+	out := []string{"mount"}
+	if !foreground {
+		out = append(out, "--daemon")
+	}
+	out = append(out, flags...)
+	return append(out, "--", pos[0], pos[1]), nil
+}
+
+// translateOptions maps one comma-separated -o list to mount flags and
+// returns the options it does not know.
+func translateOptions(list string) (flags, unknown []string) {
+	for _, o := range strings.Split(list, ",") {
+		if o == "" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(o, "=")
+		if ignoredOptions[o] || ignoredOptions[name] && !hasValue {
+			continue
+		}
+		if hasPrefix(o, ignoredPrefixes) {
+			continue
+		}
+		h, ok := helperOptions[name]
+		if !ok || h.takesValue != hasValue {
+			unknown = append(unknown, o)
+			continue
+		}
+		switch {
+		case h.flag == "":
+		case hasValue:
+			flags = append(flags, h.flag+"="+value)
+		default:
+			flags = append(flags, h.flag)
+		}
+	}
+	return flags, unknown
+}
+
+// hasPrefix reports whether s starts with one of prefixes.
+func hasPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemPath is the search path mount.fuse3's shell uses when mount(8)
+// has cleared PATH; the shell does not export it, so recfs sets it for the
+// programs it runs (fusermount3).
+const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// restoreEnv sets $PATH and $HOME when they are unset: mount(8) clears them
+// before running helpers. PATH becomes the system path (fusermount3 is
+// found there), HOME the user database's (the default cache and log
+// directories live under it).
+func restoreEnv() {
+	if os.Getenv("PATH") == "" {
+		_ = os.Setenv("PATH", systemPath)
+	}
+	if os.Getenv("HOME") != "" {
+		return
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		_ = os.Setenv("HOME", u.HomeDir)
+	}
+}
+
+// helperUsage is the -o part of recfs mount's help.
+func helperUsage() string {
+	var names []string
+	for n, h := range helperOptions {
+		if h.takesValue {
+			n += "=…"
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf(`As a mount helper (mount -t fuse.recfs SRC MNT -o OPTS, or an fstab line of
+type fuse.recfs), recfs is called as "recfs SRC MNT -o OPTS" and serves from
+a background process unless -f is given. As with every file system under
+mount(8), the mount is writable (rw) unless "ro" is given. Options:
+  %s
+Generic mount options (defaults, auto, noauto, user, users, nouser, _netdev,
+nofail, dev, suid, atime, sync, x-systemd.*, ...) are accepted and left to
+mount(8); any other option is an error.`, strings.Join(names, ", "))
+}
