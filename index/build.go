@@ -76,7 +76,10 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 }
 
 // setFile makes f the source s reads.
-func (s *snapshot) setFile(f *os.File) { s.file, s.fd = f, int(f.Fd()) }
+func (s *snapshot) setFile(f *os.File) {
+	s.file = f
+	s.raw, _ = f.SyscallConn() // an *os.File always has one
+}
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.

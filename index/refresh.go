@@ -155,10 +155,14 @@ func (t *Table) reopen(ctx context.Context) error {
 	ns := nt.s()
 	ns.gen = t.s().gen + 1 // another file: every record may differ
 	t.snap.Store(ns)
-	// Readers that loaded the old file pointer may still be using it; the
-	// descriptor is left to the garbage collector's finalizer rather than
-	// closed under them.
-	_ = oldFile
+	// The old file is deleted or renamed away: close it now, not when the
+	// garbage collector gets to it, so that a followed directory whose files
+	// are replaced does not pin them. Readers that loaded the old snapshot
+	// are safe: a read in flight keeps the descriptor until it returns (an
+	// *os.File closes it only then, so its number is not reused under it),
+	// and a later read of that snapshot fails its source check with
+	// ErrChanged, as it would for the generation that moved.
+	_ = oldFile.Close()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -43,10 +44,10 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity // source identity when the table was made (zero for Build)
-	file    *os.File // the source the table describes (nil for Build)
-	fd      int      // file's descriptor, for the per-read fstat
-	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
+	id      identity        // source identity when the table was made (zero for Build)
+	file    *os.File        // the source the table describes (nil for Build)
+	raw     syscall.RawConn // file's descriptor, for the per-read fstat; fails once the file is closed
+	gen     uint64          // content generation: moves when records may have changed (not on pure appends)
 
 	log logTable
 	rio rioTable
