@@ -44,9 +44,14 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 	if records && t.writing.Load() > 0 {
 		return nil
 	}
+	if !s.ref.acquire() {
+		// The table let go of this file (replaced at its path, or closed).
+		return fmt.Errorf("%w: the table no longer reads this file", ErrChanged)
+	}
+	defer s.ref.release()
 	var st syscall.Stat_t
-	if err := s.fstat(&st); err != nil {
-		return t.fstatErr(err)
+	if err := syscall.Fstat(s.ref.fd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: t.path, Err: err}
 	}
 	size, mtime, ctime := st.Size, st.Mtim.Nano(), st.Ctim.Nano()
 	if size == s.id.size && mtime == s.id.mtime && ctime == s.id.ctime {
@@ -70,8 +75,8 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		// land and the size grows: look again a moment later. A same-size
 		// change is not accepted: it may rewrite any byte.
 		time.Sleep(appendGrace)
-		if err := s.fstat(&st); err != nil {
-			return t.fstatErr(err)
+		if err := syscall.Fstat(s.ref.fd, &st); err != nil {
+			return &os.PathError{Op: "fstat", Path: t.path, Err: err}
 		}
 		size, mtime, ctime = st.Size, st.Mtim.Nano(), st.Ctim.Nano()
 	}
@@ -80,32 +85,6 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		return nil
 	}
 	return ErrChanged
-}
-
-// errFileClosed is what snapshot.fstat returns for a snapshot whose file the
-// table has closed.
-var errFileClosed = errors.New("index: source descriptor closed")
-
-// fstat stats the file s reads through its descriptor, which stays valid
-// for the call even if the table closes the file meanwhile (the descriptor
-// number is never reused under it). Once the file is closed it fails with
-// errFileClosed.
-func (s *snapshot) fstat(st *syscall.Stat_t) error {
-	var err error
-	if cerr := s.raw.Control(func(fd uintptr) { err = syscall.Fstat(int(fd), st) }); cerr != nil {
-		return errFileClosed
-	}
-	return err
-}
-
-// fstatErr is checkSource's error for a failed fstat: ErrChanged when the
-// table closed the snapshot's file (it switched to the file now at the path,
-// or was closed), else the fstat's error.
-func (t *Table) fstatErr(err error) error {
-	if errors.Is(err, errFileClosed) {
-		return fmt.Errorf("%w: %v", ErrChanged, err)
-	}
-	return &os.PathError{Op: "fstat", Path: t.path, Err: err}
 }
 
 // appendGrace is how long checkSource waits for the size of a source whose

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -19,6 +18,7 @@ import (
 type Table struct {
 	path string
 	file *os.File    // owned when the table came from Open
+	fref *fileRef    // file with its count of users (nil for Build)
 	r    io.ReaderAt // the source when the table came from Build
 	opt  Options
 
@@ -44,10 +44,10 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity        // source identity when the table was made (zero for Build)
-	file    *os.File        // the source the table describes (nil for Build)
-	raw     syscall.RawConn // file's descriptor, for the per-read fstat; fails once the file is closed
-	gen     uint64          // content generation: moves when records may have changed (not on pure appends)
+	id      identity // source identity when the table was made (zero for Build)
+	file    *os.File // the source the table describes (nil for Build)
+	ref     *fileRef // file and its descriptor, for the per-read fstat
+	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
 
 	log logTable
 	rio rioTable
@@ -302,9 +302,10 @@ func (t *Table) Info() Info {
 }
 
 // Close releases the source file of a table made by Open.
+// The file is closed once reads still running on it end.
 func (t *Table) Close() error {
-	if t.file != nil {
-		return t.file.Close()
+	if t.fref != nil {
+		return t.fref.release()
 	}
 	return nil
 }
