@@ -47,11 +47,11 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{path: path, opened: true, file: f, opt: o}
+	t := &Table{path: path, opened: true, file: f, fref: newFileRef(f), opt: o}
 	cf := cachePath(o.CacheDir, path, id)
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {
-			s.setFile(f)
+			s.setFile(t.fref)
 			if t.verifySource(s) == nil {
 				s.source, s.elapsed = "cached", time.Since(start)
 				t.snap.Store(s)
@@ -69,7 +69,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(path)
-	s.setFile(f)
+	s.setFile(t.fref)
 	t.snap.Store(s)
 	if cf != "" {
 		// A failure to save costs only speed next time; the table is good.
@@ -78,8 +78,8 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	return t, nil
 }
 
-// setFile makes f the source s reads.
-func (s *snapshot) setFile(f *os.File) { s.file, s.fd = f, int(f.Fd()) }
+// setFile makes r's file the source s reads.
+func (s *snapshot) setFile(r *fileRef) { s.file, s.ref = r.f, r }
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.

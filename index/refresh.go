@@ -110,7 +110,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(t.path)
-	s.setFile(t.file)
+	s.setFile(t.fref)
 	s.gen = old.gen
 	if !t.appendedTo(old, s, extended) {
 		s.gen++
@@ -148,17 +148,20 @@ func (t *Table) reopen(ctx context.Context) error {
 		f.Close()
 		return err
 	}
-	oldFile := t.file
+	oldRef := t.fref
 	t.rioMu.Lock()
-	t.file = f
+	t.file, t.fref = f, nt.fref
 	t.rioMu.Unlock()
 	ns := nt.s()
 	ns.gen = t.s().gen + 1 // another file: every record may differ
 	t.snap.Store(ns)
-	// Readers that loaded the old file pointer may still be using it; the
-	// descriptor is left to the garbage collector's finalizer rather than
-	// closed under them.
-	_ = oldFile
+	// The old file is deleted or renamed away: let go of it now, not when
+	// the garbage collector gets to it, so that a followed directory whose
+	// files are replaced does not pin them. It is closed as soon as the
+	// reads of older snapshots still running end; a later read of such a
+	// snapshot fails its source check with ErrChanged, as it would for the
+	// generation that moved.
+	_ = oldRef.release()
 	return nil
 }
 

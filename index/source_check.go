@@ -2,6 +2,7 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"github.com/recfs/recfs/codec"
 	"os"
 	"syscall"
@@ -43,8 +44,13 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 	if records && t.writing.Load() > 0 {
 		return nil
 	}
+	if !s.ref.acquire() {
+		// The table let go of this file (replaced at its path, or closed).
+		return fmt.Errorf("%w: the table no longer reads this file", ErrChanged)
+	}
+	defer s.ref.release()
 	var st syscall.Stat_t
-	if err := syscall.Fstat(s.fd, &st); err != nil {
+	if err := syscall.Fstat(s.ref.fd, &st); err != nil {
 		return &os.PathError{Op: "fstat", Path: t.path, Err: err}
 	}
 	size, mtime, ctime := st.Size, st.Mtim.Nano(), st.Ctim.Nano()
@@ -69,7 +75,7 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		// land and the size grows: look again a moment later. A same-size
 		// change is not accepted: it may rewrite any byte.
 		time.Sleep(appendGrace)
-		if err := syscall.Fstat(s.fd, &st); err != nil {
+		if err := syscall.Fstat(s.ref.fd, &st); err != nil {
 			return &os.PathError{Op: "fstat", Path: t.path, Err: err}
 		}
 		size, mtime, ctime = st.Size, st.Mtim.Nano(), st.Ctim.Nano()

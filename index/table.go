@@ -19,6 +19,7 @@ type Table struct {
 	path   string
 	opened bool        // made from a file (Open, OpenFile, Create), not by Build; never changes
 	file   *os.File    // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
+	fref   *fileRef    // file with its count of users (nil for Build); replaced with file
 	r      io.ReaderAt // the source when the table came from Build
 	opt    Options
 
@@ -46,7 +47,7 @@ type snapshot struct {
 	elapsed time.Duration
 	id      identity // source identity when the table was made (zero for Build)
 	file    *os.File // the source the table describes (nil for Build)
-	fd      int      // file's descriptor, for the per-read fstat
+	ref     *fileRef // file and its descriptor, for the per-read fstat
 	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
 	origin  string   // absolute source path, saved in the cache file (for pruning)
 	cached  string   // the cache file this table was loaded from or saved to, if any
@@ -304,9 +305,13 @@ func (t *Table) Info() Info {
 }
 
 // Close releases the source file of a table made by Open.
+// The file is closed once reads still running on it end.
 func (t *Table) Close() error {
-	if t.opened {
-		return t.curFile().Close()
+	t.rioMu.Lock()
+	ref := t.fref
+	t.rioMu.Unlock()
+	if ref != nil {
+		return ref.release()
 	}
 	return nil
 }

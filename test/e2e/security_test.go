@@ -378,6 +378,67 @@ func TestDeletedSourcesClosed(t *testing.T) {
 	}
 }
 
+// TestReplacedSourcesClosed: under --follow, a record file of a tree
+// replaced by a rename (a new version written aside and moved over it) is
+// served in its new version, and the old file is closed at once: the
+// daemon keeps no descriptor of it, without waiting for the kernel to
+// forget nodes or for a garbage collection.
+func TestReplacedSourcesClosed(t *testing.T) {
+	for _, backend := range securityBackends {
+		t.Run(backend, func(t *testing.T) {
+			needFUSE(t)
+			needBackend(t, backend)
+			tree := t.TempDir()
+			const files = 4
+			for i := 0; i < files; i++ {
+				writeLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
+			}
+			mnt := newMountDir(t)
+			m := startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
+			for i := 0; i < files; i++ {
+				if _, err := os.ReadFile(filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			newRecs := make([][][]byte, files)
+			for i := 0; i < files; i++ {
+				name := filepath.Join(tree, fmt.Sprintf("%06d.log", i))
+				newRecs[i] = genRecords(int64(100+i), 5, 40)
+				writeLog(t, name+".new", newRecs[i])
+				if err := os.Rename(name+".new", name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pid := m.cmd.Process.Pid
+			deadline := time.Now().Add(5 * time.Second)
+			for i := 0; i < files; i++ {
+				p := filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")
+				for {
+					b, err := os.ReadFile(p)
+					if err == nil && bytes.Equal(b, newRecs[i][1]) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s still not the new version: %q %v", p, b, err)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			var n int
+			var names []string
+			for {
+				if n, names = deletedFDs(t, pid); n == 0 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if n != 0 {
+				t.Fatalf("%d descriptors of replaced sources still open: %q", n, names)
+			}
+		})
+	}
+}
+
 // TestRenamedSourceStaysReadable: a record file renamed in the tree (a
 // write-ahead log recycled under a new name) is not deleted: under
 // --follow it stays open and readable, under its new name too.

@@ -1,0 +1,50 @@
+package index
+
+import (
+	"os"
+	"sync/atomic"
+)
+
+// fileRef is a source file shared by the snapshots that read it. It counts
+// the table's own hold on the file plus the reads that use its raw
+// descriptor (the per-read fstat of checkSource), so that a table can let
+// go of a file it no longer reads (replaced at its path, or the table
+// closed) while reads of older snapshots are still running: the file is
+// closed when the last of them ends, never under one, so no read ever
+// stats a descriptor number that was reused for another file. It costs two
+// atomic operations a read and no allocation.
+type fileRef struct {
+	f    *os.File
+	fd   int
+	refs atomic.Int64 // the table's hold (1) plus reads in flight; 0 once closed
+}
+
+// newFileRef returns the shared reference of f, held by its table.
+func newFileRef(f *os.File) *fileRef {
+	r := &fileRef{f: f, fd: int(f.Fd())}
+	r.refs.Store(1)
+	return r
+}
+
+// acquire takes a use of the descriptor; it reports false once the table
+// let go of the file and no read holds it any more (the file is closed).
+func (r *fileRef) acquire() bool {
+	for {
+		n := r.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if r.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release ends a use taken by acquire, or the table's hold; the last one
+// closes the file.
+func (r *fileRef) release() error {
+	if r.refs.Add(-1) == 0 {
+		return r.f.Close()
+	}
+	return nil
+}
