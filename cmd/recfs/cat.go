@@ -114,6 +114,10 @@ func unescape(s string) (string, error) {
 			b.WriteByte(s[1])
 			s = s[2:]
 			continue
+		case len(s) >= 2 && s[1] == '0' && (len(s) == 2 || s[2] < '0' || s[2] > '7'):
+			b.WriteByte(0) // \0 alone, as printf and the help say (\000 is octal)
+			s = s[2:]
+			continue
 		}
 		r, multibyte, tail, err := strconv.UnquoteChar(s, 0)
 		if err != nil {

@@ -221,7 +221,7 @@ func TestResolveRanges(t *testing.T) {
 func TestUnescape(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", ""}, {"plain", "plain"}, {`\n`, "\n"}, {`\t|\t`, "\t|\t"}, {`\x1e`, "\x1e"},
-		{`\000`, "\x00"}, {`\\`, `\`}, {`\xff\"\'`, "\xff\"'"}, {"\xff\\n", "\xff\n"}, {`é\n`, "é\n"}, {`\u00e9`, "é"},
+		{`\000`, "\x00"}, {`\0`, "\x00"}, {`a\0b`, "a\x00b"}, {`\08`, "\x008"}, {`\\`, `\`}, {`\xff\"\'`, "\xff\"'"}, {"\xff\\n", "\xff\n"}, {`é\n`, "é\n"}, {`\u00e9`, "é"},
 	} {
 		got, err := unescape(c.in)
 		if err != nil || got != c.want {
