@@ -217,7 +217,12 @@ func TestDaemonInterrupted(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Interrupt as soon as the background process runs (it then indexes
+	// for a while): a fixed sleep raced the indexing on an idle machine.
+	deadline := time.Now().Add(mountTimeout)
+	for !childServes(c.Process.Pid, mnt) && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
 	if err := c.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -298,4 +303,19 @@ func TestNotifySystemd(t *testing.T) {
 	if !strings.Contains(msg, "READY=1\n") || !strings.Contains(msg, fmt.Sprintf("MAINPID=%d\n", m.cmd.Process.Pid)) {
 		t.Errorf("notification %q: want READY=1 and MAINPID=%d", msg, m.cmd.Process.Pid)
 	}
+}
+
+// childServes reports whether a process other than parent has mnt in its
+// command line (the daemon's background process).
+func childServes(parent int, mnt string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if p == fmt.Sprintf("/proc/%d/cmdline", parent) {
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), mnt) {
+			return true
+		}
+	}
+	return false
 }
