@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -132,11 +133,12 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		// Set before the server starts: lookups read it.
 		m.recent = newRecentRing(limit)
 	}
-	srv, err := fusefs.Mount(dir, root, Options(tree, o))
+	done := make(chan struct{})
+	srv, err := serve(dir, root, Options(tree, o), done)
 	if err != nil {
+		close(done)
 		return nil, err
 	}
-	done := make(chan struct{})
 	if m.recent != nil {
 		go m.recent.evictor(done)
 	}
@@ -161,6 +163,27 @@ func (s *server) Wait() error {
 }
 
 func (s *server) Unmount() error { return s.s.Unmount() }
+
+// serve mounts root at dir and serves it, as fusefs.Mount does, with the
+// request counter of OpCountsEnv in between when that is set. done is
+// closed once the server has stopped.
+func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-chan struct{}) (*fuse.Server, error) {
+	raw := fusefs.NewNodeFS(root, opts)
+	if path := os.Getenv(OpCountsEnv); path != "" {
+		c := &opCounter{RawFileSystem: raw}
+		raw = c
+		go c.dumpOnSignal(path, done)
+	}
+	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
 
 // recentRing remembers the most recent record lookups. When it is full, the
 // oldest entry moves to a pending list that a goroutine drains, asking the
@@ -252,14 +275,26 @@ func (r *recentRing) evictor(done <-chan struct{}) {
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
 // tests that drive nodes without a kernel.
 func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
-	return &node{m: &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow}, n: tree.Root()}
+	m := &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow, noOpen: NoOpen(o)}
+	return &node{m: m, n: tree.Root()}
 }
+
+// NoOpen reports whether a mount with options o runs in the kernel's
+// no-open mode: its first OPEN of a regular file is answered with ENOSYS,
+// so the kernel opens files without asking, keeps their cached pages
+// across opens and sends neither FLUSH nor RELEASE; reads then come
+// without a handle. That is right only where nothing needs a handle: not
+// in writable mounts (created files append on FLUSH, .recfs changes) nor
+// in following ones (records of a rewritten source must bypass the page
+// cache, FOPEN_DIRECT_IO, which only OPEN can ask for).
+func NoOpen(o fs.MountOptions) bool { return !o.ReadWrite && !o.Follow }
 
 // mount is what every node of one mount shares.
 type mount struct {
 	t      *fs.Tree
 	xattrs bool
 	follow bool         // record files may be rewritten: read them past the page cache
+	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
 	recent *recentRing  // nil: record inodes are not bounded
 	live   atomic.Int64 // nodes the kernel references (for tests)
 }
@@ -279,6 +314,7 @@ var (
 	_ fusefs.NodeOpendirHandler = (*node)(nil)
 	_ fusefs.NodeOpener         = (*node)(nil)
 	_ fusefs.NodeReader         = (*node)(nil)
+	_ fusefs.NodeFlusher        = (*node)(nil)
 	_ fusefs.NodeGetxattrer     = (*node)(nil)
 	_ fusefs.NodeListxattrer    = (*node)(nil)
 	_ fusefs.NodeStatfser       = (*node)(nil)
@@ -416,6 +452,13 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 	if flags&writeFlags != 0 {
 		return nil, 0, nd.readOnly("open for writing")
 	}
+	if nd.m.noOpen {
+		// The kernel then stops sending OPEN (and RELEASE) for regular
+		// files of this mount: opens cost no round trip, reads come
+		// without a handle (see Read), and cached pages are kept
+		// (FOPEN_KEEP_CACHE is what the kernel assumes).
+		return nil, 0, syscall.ENOSYS
+	}
 	h, err := nd.m.t.Open(ctx, nd.n)
 	if err != nil {
 		return nil, 0, nd.m.t.Report(err)
@@ -445,13 +488,19 @@ var _ fusefs.FileReleaser = (*fileHandle)(nil)
 func (f *fileHandle) Release(context.Context) syscall.Errno { return fs.Errno(f.h.Close()) }
 
 // Read does one ReadAt into the request buffer.
-func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	var r io.ReaderAt
 	switch f := fh.(type) {
 	case *fileHandle:
 		r = f.h
 	case *writeHandle:
 		r = f.h
+	case nil:
+		if !nd.m.noOpen {
+			return nil, syscall.EBADF
+		}
+		// No-open: the read opens, reads and closes on its own.
+		r = readerAt{ctx: ctx, t: nd.m.t, n: nd.n}
 	default:
 		return nil, syscall.EBADF
 	}
@@ -460,6 +509,29 @@ func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off i
 		return nil, nd.m.t.Report(err)
 	}
 	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// readerAt reads a file of the tree without a handle.
+type readerAt struct {
+	ctx context.Context
+	t   *fs.Tree
+	n   fs.Node
+}
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r.t.ReadAt(r.ctx, r.n, p, off) }
+
+// Flush answers close(2). Pending files append their record (see
+// writeHandle.Flush); other files have nothing to flush. A no-open mount
+// answers ENOSYS, after which the kernel sends no FLUSH at all on this
+// mount: its opens have no handle to carry FOPEN_NOFLUSH.
+func (nd *node) Flush(ctx context.Context, fh fusefs.FileHandle) syscall.Errno {
+	if f, ok := fh.(fusefs.FileFlusher); ok {
+		return f.Flush(ctx)
+	}
+	if nd.m.noOpen {
+		return syscall.ENOSYS
+	}
+	return 0
 }
 
 // Statfs reports a read-only file system with no free space.

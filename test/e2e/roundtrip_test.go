@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// opCountsEnv is gofuse.OpCountsEnv (the test module does not build the
+// FUSE libraries).
+const opCountsEnv = "RECFS_FUSE_OPCOUNTS"
+
+// Round trips of a warm pass. The gofuse server counts the requests it
+// answers by opcode when gofuse.OpCountsEnv names a file, and writes the
+// counts there on SIGUSR1. These tests read through a real mount twice and
+// count what the second (warm) pass cost: the kernel has every name,
+// attribute and page by then, so whatever is still sent per file is a
+// mode that got lost (no-open, no-flush, keep-cache), not noise.
+
+// opCounts are FUSE requests by opcode name.
+type opCounts map[string]int64
+
+// countingMount mounts src at a new directory with the request counter on.
+func countingMount(t *testing.T, src string, args ...string) (*mount, func() opCounts) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "opcounts")
+	t.Setenv(opCountsEnv, file)
+	m := startMount(t, src, newMountDir(t), append([]string{"--backend", "gofuse"}, args...)...)
+	snap := func() opCounts {
+		t.Helper()
+		os.Remove(file)
+		if err := m.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			b, err := os.ReadFile(file)
+			if err == nil {
+				return parseOpCounts(t, b)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no op counts in %s after SIGUSR1: %v\nstderr:\n%s", file, err, m.stderr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return m, snap
+}
+
+func parseOpCounts(t *testing.T, b []byte) opCounts {
+	t.Helper()
+	c := opCounts{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			t.Fatalf("bad op count line %q", sc.Text())
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c[f[0]] = n
+	}
+	if c["LOOKUP"] == 0 && c["READDIRPLUS"] == 0 && c["READDIR"] == 0 {
+		t.Fatalf("op counts without a single lookup or listing: %q", b)
+	}
+	return c
+}
+
+// sub returns c - prev, opcode by opcode.
+func (c opCounts) sub(prev opCounts) opCounts {
+	d := opCounts{}
+	for k, v := range c {
+		d[k] = v - prev[k]
+	}
+	return d
+}
+
+func (c opCounts) String() string {
+	var parts []string
+	for k, v := range c {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
+
+// grepFiles runs grep -rl word dir and returns the matching names below
+// dir, sorted.
+func grepFiles(t *testing.T, word, dir string) []string {
+	t.Helper()
+	r := runCmd(t, "grep", "-rl", word, dir)
+	if r.code != 0 {
+		t.Fatalf("grep -rl %s %s: exit %d: %s", word, dir, r.code, r.stderr)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		names = append(names, strings.TrimPrefix(l, dir+"/"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// warmRecords makes n records of about 1 KiB; every 10th holds "needle".
+// It returns them and the names grep -rl needle must find.
+func warmRecords(n int) ([][]byte, []string) {
+	recs := genRecords(11, n, 1024)
+	var want []string
+	for i := range recs {
+		if i%10 == 3 {
+			copy(recs[i], "needle")
+			want = append(want, fmt.Sprintf("%06d", i))
+		}
+	}
+	return recs, want
+}
+
+// TestWarmGrepNoOpen: on a read-only mount, a warm grep -r over a few
+// thousand records sends no OPEN, FLUSH or RELEASE (the kernel's no-open
+// and no-flush modes) and finds what it must.
+func TestWarmGrepNoOpen(t *testing.T) {
+	needFUSE(t)
+	const n = 3000
+	recs, want := warmRecords(n)
+	src := filepath.Join(t.TempDir(), "warm.log")
+	writeLog(t, src, recs)
+	m, snap := countingMount(t, src, "--no-cache")
+	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
+		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
+	}
+	before := snap()
+	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
+		t.Fatalf("warm grep -rl found %d names, want %d", len(got), len(want))
+	}
+	d := snap().sub(before)
+	t.Logf("warm grep -r over %d records: %v", n, d)
+	for _, op := range []string{"OPEN", "FLUSH", "RELEASE"} {
+		if d[op] != 0 {
+			t.Errorf("warm grep -r sent %d %s requests for %d records (%v): want none", d[op], op, n, d)
+		}
+	}
+	// Names, attributes and pages stay cached: a few may be reclaimed
+	// under memory pressure, not a per-file share.
+	for _, op := range []string{"LOOKUP", "GETATTR", "READ"} {
+		if d[op] > n/10 {
+			t.Errorf("warm grep -r sent %d %s requests for %d records (%v)", d[op], op, n, d)
+		}
+	}
+	// cat reads every record once more, without a round trip either.
+	r := runCmd(t, "sh", "-c", "cat "+m.dir+"/0* | wc -c")
+	var total int
+	for _, rec := range recs {
+		total += len(rec)
+	}
+	if strings.TrimSpace(r.stdout) != strconv.Itoa(total) {
+		t.Fatalf("cat of every record: %q bytes, want %d (%s)", r.stdout, total, r.stderr)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
