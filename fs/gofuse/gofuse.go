@@ -393,8 +393,11 @@ func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.Attr
 		return nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
-	if nd.m.t.Mutable(nd.n) {
+	switch {
+	case nd.m.t.Mutable(nd.n):
 		out.SetTimeout(noCache)
+	case nd.n.Kind == fs.KindFile:
+		out.SetTimeout(plainAttrTimeout)
 	}
 	return 0
 }
