@@ -20,6 +20,10 @@ type Dir struct {
 	buf   []byte
 }
 
+// Records returns the number of record entries of the listing (0 for a
+// mirrored directory).
+func (d *Dir) Records() int64 { return d.count }
+
 // OpenDir opens the directory n for listing. Listing a record directory of
 // a tree mount indexes its record file.
 func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {

@@ -88,7 +88,12 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			// mount(2) flags for DirectMount: read-only at the VFS level
 			// unless the mount takes appends.
 			DirectMountFlags:  mflags,
-			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			// Listings always come with entries (READDIRPLUS, not
+			// READDIRPLUS_AUTO, which falls back to READDIR after the
+			// first page): grep -r and cat right after a mount then
+			// send no LOOKUP per record. Directories too large for the
+			// inode bound decline the entries (see dirHandle.Lookup).
+			ExtraCapabilities: 0,
 			Debug:             o.Debug,
 			PanicHandler: func(v any) fuse.Status {
 				lg.WithField("panic", v).Errorf("fuse handler panicked\n%s", debug.Stack())
@@ -413,13 +418,23 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
-	return &dirHandle{d: d}, flags, 0
+	h := &dirHandle{d: d, nd: nd}
+	// Entries of a record directory larger than the inode bound would be
+	// evicted again before the reader reaches them: each would cost a
+	// node, a prune notification and, later, a LOOKUP anyway.
+	h.plain = nd.m.recent != nil && d.Records() > int64(len(nd.m.recent.items))
+	return h, flags, 0
 }
 
 // dirHandle streams a directory to the kernel.
-type dirHandle struct{ d *fs.Dir }
+type dirHandle struct {
+	d     *fs.Dir
+	nd    *node
+	plain bool // list names only: READDIRPLUS gets no entries
+}
 
 var (
+	_ fusefs.FileLookuper     = (*dirHandle)(nil)
 	_ fusefs.FileReaddirenter = (*dirHandle)(nil)
 	_ fusefs.FileSeekdirer    = (*dirHandle)(nil)
 	_ fusefs.FileReleasedirer = (*dirHandle)(nil)
@@ -431,6 +446,16 @@ func (h *dirHandle) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) 
 		return nil, 0
 	}
 	return &fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: e.Ino, Off: e.Off}, 0
+}
+
+// Lookup makes the entry of one name of a READDIRPLUS listing. A plain
+// listing declines (the kernel then lists the name without an entry, as
+// READDIR would).
+func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	if h.plain {
+		return nil, syscall.EAGAIN
+	}
+	return h.nd.Lookup(ctx, name, out)
 }
 
 func (h *dirHandle) Seekdir(_ context.Context, off uint64) syscall.Errno {

@@ -377,3 +377,35 @@ func TestAllowOtherOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestPlusListingBounded: READDIRPLUS of a record directory gives the
+// kernel entries, unless the directory holds more records than the inode
+// bound keeps: then the names come without entries (no node is made for
+// them, none is evicted again before use).
+func TestPlusListingBounded(t *testing.T) {
+	for _, c := range []struct {
+		bound   int
+		entries bool
+	}{{0, true}, {2000, true}, {10, false}} {
+		tr := newTree(t, &memSource{n: 100, bad: -1})
+		o := fs.MountOptions{}
+		root := NewRoot(tr, o)
+		m := root.(*node).m
+		if c.bound > 0 {
+			m.recent = newRecentRing(c.bound)
+		}
+		raw := fusefs.NewNodeFS(root, Options(tr, o))
+		var dout fuse.OpenOut
+		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
+			t.Fatal(st)
+		}
+		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
+		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
+			t.Fatal(st)
+		}
+		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+		if got := m.live.Load() > 0; got != c.entries {
+			t.Errorf("bound %d: %d nodes made by READDIRPLUS of 100 records, want entries %v", c.bound, m.live.Load(), c.entries)
+		}
+	}
+}
