@@ -87,7 +87,7 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			DirectMount:          true,
 			// mount(2) flags for DirectMount: read-only at the VFS level
 			// unless the mount takes appends.
-			DirectMountFlags:  mflags,
+			DirectMountFlags: mflags,
 			// Listings always come with entries (READDIRPLUS, not
 			// READDIRPLUS_AUTO, which falls back to READDIR after the
 			// first page): grep -r and cat right after a mount then
