@@ -237,3 +237,47 @@ func TestPlainFileRewrittenShows(t *testing.T) {
 		})
 	}
 }
+
+// TestRWWarmRoundTrips: a --rw mount keeps OPEN (created files need their
+// handles, and FLUSH appends them when close(2) returns), but an existing
+// record costs at most one synchronous round trip on a warm pass: OPEN,
+// with FOPEN_NOFLUSH|FOPEN_KEEP_CACHE, and no FLUSH, LOOKUP, GETATTR or
+// READ per record (RELEASE is asynchronous: close(2) does not wait for it).
+// A file created after reading records is in the source when close
+// returns.
+func TestRWWarmRoundTrips(t *testing.T) {
+	needFUSE(t)
+	const n = 2000
+	recs, want := warmRecords(n)
+	src := filepath.Join(t.TempDir(), "rw.log")
+	writeLog(t, src, recs)
+	m, snap := countingMount(t, src, "--no-cache", "--rw")
+	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
+		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
+	}
+	before := snap()
+	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
+		t.Fatalf("warm grep -rl found %d names, want %d", len(got), len(want))
+	}
+	d := snap().sub(before)
+	t.Logf("warm grep -r over %d records of a --rw mount: %v", n, d)
+	sync := d["OPEN"] + d["FLUSH"] + d["LOOKUP"] + d["GETATTR"] + d["READ"]
+	if sync > n+n/20 {
+		t.Errorf("warm grep -r of a --rw mount: %d synchronous requests for %d records (%v): want at most one per record", sync, n, d)
+	}
+	if d["FLUSH"] > 0 {
+		t.Errorf("warm grep -r of a --rw mount sent %d FLUSH (%v): records are opened with FOPEN_NOFLUSH", d["FLUSH"], d)
+	}
+	// Appends still land when close(2) returns.
+	before = snap()
+	if err := os.WriteFile(filepath.Join(m.dir, "new"), []byte("appended needle"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runRecfs(t, "cat", src, strconv.Itoa(n))
+	if r.code != 0 || r.stdout != "appended needle" {
+		t.Fatalf("record %d right after close: exit %d %q %s", n, r.code, r.stdout, r.stderr)
+	}
+	if d := snap().sub(before); d["FLUSH"] == 0 {
+		t.Errorf("creating a record sent no FLUSH (%v)", d)
+	}
+}
