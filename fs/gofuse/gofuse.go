@@ -6,7 +6,9 @@
 // interest), listings are generated one entry at a time, and the kernel is
 // told to cache names, attributes, listings and file contents for a long
 // time, since record files never change. The settings follow section (c)
-// of shared/design/fuse-notes.md.
+// of shared/design/fuse-notes.md. Read-only mounts that do not follow
+// their sources also put the kernel in its no-open and no-flush modes (see
+// NoOpen): a warm pass over records then sends no request at all.
 package gofuse
 
 import (
