@@ -206,6 +206,7 @@ type recentRing struct {
 	next    int
 	pending []recentItem
 	wake    chan struct{}
+	burst   int  // pending entries that wake the evictor
 	noPrune bool // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
 }
 
@@ -214,11 +215,17 @@ type recentItem struct {
 	name          string
 }
 
-// pruneBatch is how many inodes one prune notification names.
-const pruneBatch = 1024
+// pruneBatch is how many inodes one prune notification names, and the most
+// that pile up before the evictor sends them. Evicting in bursts matters:
+// the kernel marks the attributes of any lookup that races an inode's
+// eviction as stale, so evictions spread over a stream of lookups (one per
+// lookup past the bound) cost a GETATTR for about a quarter of the records
+// (measured: 23,179 GETATTR for 100,000 lookups of ls -l with a bound of
+// 10,000), and bursts of an eighth of the bound almost none (575).
+const pruneBatch = 8192
 
 func newRecentRing(n int) *recentRing {
-	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1)}
+	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1), burst: min(pruneBatch, n/8+1)}
 }
 
 // add records a lookup of name in parent and queues the entry it displaces.
@@ -230,11 +237,13 @@ func (r *recentRing) add(parent, child *fusefs.Inode, name string) {
 	if r.next == len(r.items) {
 		r.next = 0
 	}
+	wake := false
 	if old.parent != nil {
 		r.pending = append(r.pending, old)
+		wake = len(r.pending) >= r.burst
 	}
 	r.mu.Unlock()
-	if old.parent != nil {
+	if wake {
 		select {
 		case r.wake <- struct{}{}:
 		default:

@@ -281,3 +281,29 @@ func TestRWWarmRoundTrips(t *testing.T) {
 		t.Errorf("creating a record sent no FLUSH (%v)", d)
 	}
 }
+
+// TestPastInodeBound: ls -l of a record directory larger than --max-inodes
+// costs one LOOKUP per record and almost no GETATTR. The kernel marks a
+// lookup's attributes stale when an inode eviction races it; evictions
+// spread one by one over the lookups made that a GETATTR for about a
+// quarter of the records.
+func TestPastInodeBound(t *testing.T) {
+	needFUSE(t)
+	const n, bound = 20000, 2000
+	src := filepath.Join(t.TempDir(), "many.log")
+	writeLog(t, src, genRecords(5, n, 40))
+	m, snap := countingMount(t, src, "--no-cache", "--max-inodes", strconv.Itoa(bound))
+	before := snap()
+	r := runCmd(t, "ls", "-l", m.dir)
+	if r.code != 0 || strings.Count(r.stdout, "\n") < n {
+		t.Fatalf("ls -l: exit %d, %d lines: %s", r.code, strings.Count(r.stdout, "\n"), r.stderr)
+	}
+	d := snap().sub(before)
+	t.Logf("ls -l of %d records with --max-inodes %d: %v", n, bound, d)
+	if d["LOOKUP"] > n+n/10 {
+		t.Errorf("ls -l: %d LOOKUP for %d records (%v): want one per record", d["LOOKUP"], n, d)
+	}
+	if d["GETATTR"] > n/25 {
+		t.Errorf("ls -l: %d GETATTR for %d records (%v): evictions racing lookups", d["GETATTR"], n, d)
+	}
+}
