@@ -179,7 +179,7 @@ func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-c
 	if path := os.Getenv(OpCountsEnv); path != "" {
 		c := &opCounter{RawFileSystem: raw}
 		raw = c
-		go c.dumpOnSignal(path, done)
+		c.dumpOnSignal(path, done)
 	}
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {

@@ -71,11 +71,17 @@ func (c *opCounter) String() string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// dumpOnSignal writes the counts to path on every SIGUSR1 until done is
-// closed, and once more then.
+// dumpOnSignal starts writing the counts to path on every SIGUSR1 until
+// done is closed, and once more then. SIGUSR1 is caught from the moment it
+// returns (before the mount is ready: its default action would end the
+// process).
 func (c *opCounter) dumpOnSignal(path string, done <-chan struct{}) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1)
+	go c.dump(path, sig, done)
+}
+
+func (c *opCounter) dump(path string, sig chan os.Signal, done <-chan struct{}) {
 	defer signal.Stop(sig)
 	write := func() {
 		// Whole or not at all: readers poll for the file.
