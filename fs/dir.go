@@ -56,6 +56,10 @@ func (t *Tree) dirInos(ctx context.Context, n Node) (self, parent uint64) {
 	return self, parent
 }
 
+// Records returns the number of record entries of the listing (0 for a
+// mirrored directory).
+func (d *Dir) Records() int64 { return d.count }
+
 // OpenDir opens the directory n for listing. Listing a record directory of
 // a tree mount indexes its record file.
 func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {

@@ -4,6 +4,7 @@ package fs
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -75,5 +76,42 @@ func TestDeletedSourceClosedOnForget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadAtHoldsSourceForTheRead: a handle-less read (no-open adapters)
+// holds the record file only while it reads: afterwards a deleted source
+// is closed as soon as the kernel forgets it, and further reads fail.
+func TestReadAtHoldsSourceForTheRead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.log": fakeMagic + "one\ntwo\n"})
+	op := &fakeOpener{}
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	rdn := lookupPath(t, tr, "a.log")
+	rec := lookupPath(t, tr, "a.log/1")
+	tr.Hold(rdn)
+	tr.Hold(rec)
+	buf := make([]byte, 10)
+	if n, err := tr.ReadAt(ctx, rec, buf, 0); string(buf[:n]) != "two" || err != nil && err != io.EOF {
+		t.Fatalf("ReadAt: %q %v", buf[:n], err)
+	}
+	if u := rec.rd.users; u != 0 {
+		t.Fatalf("%d users of the record file after a handle-less read, want 0", u)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.log")); err != nil {
+		t.Fatal(err)
+	}
+	tr.Forget(rec)
+	tr.Forget(rdn)
+	if !op.srcs[0].closed {
+		t.Error("deleted source still open after the kernel forgot it")
+	}
+	if _, err := tr.ReadAt(ctx, rec, buf, 0); Errno(err) != syscall.ESTALE {
+		t.Errorf("read after the source was closed: %v, want ESTALE", err)
 	}
 }

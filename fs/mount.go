@@ -24,7 +24,8 @@ type MountOptions struct {
 	// more records have been looked up, the adapter invalidates the oldest
 	// names (the kernel then forgets their inodes and the adapter frees its
 	// nodes), so memory stays flat however many records ls -l or grep -r
-	// touch. 0: 65536; negative: no bound.
+	// touch. 0: 131072 (the gofuse adapter's default); negative: no
+	// bound.
 	MaxInodes int
 
 	// Follow makes the mount show records appended to its sources by any

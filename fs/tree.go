@@ -680,3 +680,25 @@ func (rd *recDir) isWritten() bool {
 	defer rd.mu.Unlock()
 	return rd.written
 }
+
+// ReadAt reads bytes of the file n at off without an open handle, for
+// adapters whose kernel opens files without telling them (FUSE's no-open
+// mode): it opens n, reads once and closes it again. A record is read at
+// its table's current generation, and its record file is held only for the
+// read (as an open handle would hold it), so a source that changed still
+// yields an error, never bytes of another version. Pending files, which
+// only open handles of a writable tree reach, give EBADF.
+func (t *Tree) ReadAt(ctx context.Context, n Node, p []byte, off int64) (int, error) {
+	if n.Kind == KindPending {
+		return 0, syscall.EBADF
+	}
+	h, err := t.Open(ctx, n)
+	if err != nil {
+		return 0, err
+	}
+	k, err := h.ReadAt(p, off)
+	if cerr := h.Close(); cerr != nil && (err == nil || err == io.EOF) {
+		return k, cerr
+	}
+	return k, err
+}

@@ -6,7 +6,9 @@
 // interest), listings are generated one entry at a time, and the kernel is
 // told to cache names, attributes, listings and file contents for a long
 // time, since record files never change. The settings follow section (c)
-// of shared/design/fuse-notes.md.
+// of shared/design/fuse-notes.md. Read-only mounts that do not follow
+// their sources also put the kernel in its no-open and no-flush modes (see
+// NoOpen): a warm pass over records then sends no request at all.
 package gofuse
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -86,8 +89,13 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			DirectMount:          true,
 			// mount(2) flags for DirectMount: read-only at the VFS level
 			// unless the mount takes appends.
-			DirectMountFlags:  mflags,
-			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			DirectMountFlags: mflags,
+			// Listings always come with entries (READDIRPLUS, not
+			// READDIRPLUS_AUTO, which falls back to READDIR after the
+			// first page): grep -r and cat right after a mount then
+			// send no LOOKUP per record. Directories too large for the
+			// inode bound decline the entries (see dirHandle.Lookup).
+			ExtraCapabilities: 0,
 			Debug:             o.Debug,
 			PanicHandler: func(v any) fuse.Status {
 				lg.WithField("panic", v).Errorf("fuse handler panicked\n%s", debug.Stack())
@@ -137,11 +145,12 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		// Set before the server starts: lookups read it.
 		m.recent = newRecentRing(limit)
 	}
-	srv, err := fusefs.Mount(dir, root, Options(tree, o))
+	done := make(chan struct{})
+	srv, err := serve(dir, root, Options(tree, o), done)
 	if err != nil {
+		close(done)
 		return nil, err
 	}
-	done := make(chan struct{})
 	if m.recent != nil {
 		go m.recent.evictor(done)
 	}
@@ -167,6 +176,27 @@ func (s *server) Wait() error {
 
 func (s *server) Unmount() error { return s.s.Unmount() }
 
+// serve mounts root at dir and serves it, as fusefs.Mount does, with the
+// request counter of OpCountsEnv in between when that is set. done is
+// closed once the server has stopped.
+func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-chan struct{}) (*fuse.Server, error) {
+	raw := fusefs.NewNodeFS(root, opts)
+	if path := os.Getenv(OpCountsEnv); path != "" {
+		c := &opCounter{RawFileSystem: raw}
+		raw = c
+		c.dumpOnSignal(path, done)
+	}
+	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
 // recentRing remembers the most recent record lookups. When it is full, the
 // oldest entry moves to a pending list that a goroutine drains, asking the
 // kernel to forget those inodes: in batches with FUSE_NOTIFY_PRUNE where
@@ -181,6 +211,7 @@ type recentRing struct {
 	next    int
 	pending []recentItem
 	wake    chan struct{}
+	burst   int  // pending entries that wake the evictor
 	noPrune bool // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
 }
 
@@ -189,11 +220,17 @@ type recentItem struct {
 	name          string
 }
 
-// pruneBatch is how many inodes one prune notification names.
-const pruneBatch = 1024
+// pruneBatch is how many inodes one prune notification names, and the most
+// that pile up before the evictor sends them. Evicting in bursts matters:
+// the kernel marks the attributes of any lookup that races an inode's
+// eviction as stale, so evictions spread over a stream of lookups (one per
+// lookup past the bound) cost a GETATTR for about a quarter of the records
+// (measured: 23,179 GETATTR for 100,000 lookups of ls -l with a bound of
+// 10,000), and bursts of an eighth of the bound almost none (575).
+const pruneBatch = 8192
 
 func newRecentRing(n int) *recentRing {
-	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1)}
+	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1), burst: min(pruneBatch, n/8+1)}
 }
 
 // add records a lookup of name in parent and queues the entry it displaces.
@@ -205,11 +242,13 @@ func (r *recentRing) add(parent, child *fusefs.Inode, name string) {
 	if r.next == len(r.items) {
 		r.next = 0
 	}
+	wake := false
 	if old.parent != nil {
 		r.pending = append(r.pending, old)
+		wake = len(r.pending) >= r.burst
 	}
 	r.mu.Unlock()
-	if old.parent != nil {
+	if wake {
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -257,14 +296,26 @@ func (r *recentRing) evictor(done <-chan struct{}) {
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
 // tests that drive nodes without a kernel.
 func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
-	return &node{m: &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow}, n: tree.Root()}
+	m := &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow, noOpen: NoOpen(o)}
+	return &node{m: m, n: tree.Root()}
 }
+
+// NoOpen reports whether a mount with options o runs in the kernel's
+// no-open mode: its first OPEN of a regular file is answered with ENOSYS,
+// so the kernel opens files without asking, keeps their cached pages
+// across opens and sends neither FLUSH nor RELEASE; reads then come
+// without a handle. That is right only where nothing needs a handle: not
+// in writable mounts (created files append on FLUSH, .recfs changes) nor
+// in following ones (records of a rewritten source must bypass the page
+// cache, FOPEN_DIRECT_IO, which only OPEN can ask for).
+func NoOpen(o fs.MountOptions) bool { return !o.ReadWrite && !o.Follow }
 
 // mount is what every node of one mount shares.
 type mount struct {
 	t      *fs.Tree
 	xattrs bool
 	follow bool         // record files may be rewritten: read them past the page cache
+	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
 	recent *recentRing  // nil: record inodes are not bounded
 	live   atomic.Int64 // nodes the kernel references (for tests)
 }
@@ -284,6 +335,7 @@ var (
 	_ fusefs.NodeOpendirHandler = (*node)(nil)
 	_ fusefs.NodeOpener         = (*node)(nil)
 	_ fusefs.NodeReader         = (*node)(nil)
+	_ fusefs.NodeFlusher        = (*node)(nil)
 	_ fusefs.NodeGetxattrer     = (*node)(nil)
 	_ fusefs.NodeListxattrer    = (*node)(nil)
 	_ fusefs.NodeStatfser       = (*node)(nil)
@@ -362,8 +414,11 @@ func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.Attr
 		return nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
-	if nd.m.t.Mutable(nd.n) {
+	switch {
+	case nd.m.t.Mutable(nd.n):
 		out.SetTimeout(noCache)
+	case nd.n.Kind == fs.KindFile:
+		out.SetTimeout(plainAttrTimeout)
 	}
 	return 0
 }
@@ -379,13 +434,23 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
-	return &dirHandle{d: d.WithDots(ctx)}, flags, 0
+	h := &dirHandle{d: d.WithDots(ctx), nd: nd}
+	// Entries of a record directory larger than the inode bound would be
+	// evicted again before the reader reaches them: each would cost a
+	// node, a prune notification and, later, a LOOKUP anyway.
+	h.plain = nd.m.recent != nil && d.Records() > int64(len(nd.m.recent.items))
+	return h, flags, 0
 }
 
 // dirHandle streams a directory to the kernel.
-type dirHandle struct{ d *fs.Dir }
+type dirHandle struct {
+	d     *fs.Dir
+	nd    *node
+	plain bool // list names only: READDIRPLUS gets no entries
+}
 
 var (
+	_ fusefs.FileLookuper     = (*dirHandle)(nil)
 	_ fusefs.FileReaddirenter = (*dirHandle)(nil)
 	_ fusefs.FileSeekdirer    = (*dirHandle)(nil)
 	_ fusefs.FileReleasedirer = (*dirHandle)(nil)
@@ -397,6 +462,16 @@ func (h *dirHandle) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) 
 		return nil, 0
 	}
 	return &fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: e.Ino, Off: e.Off}, 0
+}
+
+// Lookup makes the entry of one name of a READDIRPLUS listing. A plain
+// listing declines (the kernel then lists the name without an entry, as
+// READDIR would).
+func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	if h.plain {
+		return nil, syscall.EAGAIN
+	}
+	return h.nd.Lookup(ctx, name, out)
 }
 
 func (h *dirHandle) Seekdir(_ context.Context, off uint64) syscall.Errno {
@@ -420,6 +495,13 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 	}
 	if flags&writeFlags != 0 {
 		return nil, 0, nd.readOnly("open for writing")
+	}
+	if nd.m.noOpen {
+		// The kernel then stops sending OPEN (and RELEASE) for regular
+		// files of this mount: opens cost no round trip, reads come
+		// without a handle (see Read), and cached pages are kept
+		// (FOPEN_KEEP_CACHE is what the kernel assumes).
+		return nil, 0, syscall.ENOSYS
 	}
 	h, err := nd.m.t.Open(ctx, nd.n)
 	if err != nil {
@@ -450,13 +532,19 @@ var _ fusefs.FileReleaser = (*fileHandle)(nil)
 func (f *fileHandle) Release(context.Context) syscall.Errno { return fs.Errno(f.h.Close()) }
 
 // Read does one ReadAt into the request buffer.
-func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	var r io.ReaderAt
 	switch f := fh.(type) {
 	case *fileHandle:
 		r = f.h
 	case *writeHandle:
 		r = f.h
+	case nil:
+		if !nd.m.noOpen {
+			return nil, syscall.EBADF
+		}
+		// No-open: the read opens, reads and closes on its own.
+		r = readerAt{ctx: ctx, t: nd.m.t, n: nd.n}
 	default:
 		return nil, syscall.EBADF
 	}
@@ -465,6 +553,29 @@ func (nd *node) Read(_ context.Context, fh fusefs.FileHandle, dest []byte, off i
 		return nil, nd.m.t.Report(err)
 	}
 	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// readerAt reads a file of the tree without a handle.
+type readerAt struct {
+	ctx context.Context
+	t   *fs.Tree
+	n   fs.Node
+}
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r.t.ReadAt(r.ctx, r.n, p, off) }
+
+// Flush answers close(2). Pending files append their record (see
+// writeHandle.Flush); other files have nothing to flush. A no-open mount
+// answers ENOSYS, after which the kernel sends no FLUSH at all on this
+// mount: its opens have no handle to carry FOPEN_NOFLUSH.
+func (nd *node) Flush(ctx context.Context, fh fusefs.FileHandle) syscall.Errno {
+	if f, ok := fh.(fusefs.FileFlusher); ok {
+		return f.Flush(ctx)
+	}
+	if nd.m.noOpen {
+		return syscall.ENOSYS
+	}
+	return 0
 }
 
 // Statfs reports a read-only file system with no free space.

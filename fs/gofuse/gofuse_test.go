@@ -120,21 +120,18 @@ func TestNodes(t *testing.T) {
 		t.Errorf("000042 and 42 differ: %d/%d vs %d/%d", a.NodeId, a.Ino, b.NodeId, b.Ino)
 	}
 
-	// Open and read record 42.
+	// A read-only mount answers OPEN with ENOSYS (the kernel then opens
+	// files without asking) and FLUSH too; reads come without a handle.
 	open := func(id uint64) (fuse.OpenOut, fuse.Status) {
 		var out fuse.OpenOut
 		st := raw.Open(nil, &fuse.OpenIn{InHeader: hdr(id), Flags: syscall.O_RDONLY}, &out)
 		return out, st
 	}
-	oo, st := open(a.NodeId)
-	if st != fuse.OK {
-		t.Fatal(st)
-	}
-	if oo.OpenFlags&fuse.FOPEN_KEEP_CACHE == 0 || oo.OpenFlags&fuse.FOPEN_NOFLUSH == 0 {
-		t.Errorf("open flags %x lack KEEP_CACHE|NOFLUSH", oo.OpenFlags)
+	if _, st := open(a.NodeId); st != fuse.ENOSYS {
+		t.Errorf("open of a record of a read-only mount: %v, want ENOSYS (no-open)", st)
 	}
 	buf := make([]byte, 1<<20)
-	res, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(a.NodeId), Fh: oo.Fh, Size: uint32(len(buf))}, buf)
+	res, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(a.NodeId), Size: uint32(len(buf))}, buf)
 	if st != fuse.OK {
 		t.Fatal(st)
 	}
@@ -142,13 +139,21 @@ func TestNodes(t *testing.T) {
 	if !bytes.Equal(got, payload(42)) {
 		t.Errorf("read %q, want %q", got, payload(42))
 	}
-	raw.Release(nil, &fuse.ReleaseIn{InHeader: hdr(a.NodeId), Fh: oo.Fh})
+	if st := raw.Flush(nil, &fuse.FlushIn{InHeader: hdr(a.NodeId)}); st != fuse.ENOSYS {
+		t.Errorf("flush of a read-only mount: %v, want ENOSYS (no-flush)", st)
+	}
 
-	// A corrupt record opens but its read fails with EIO.
+	// A corrupt record's read fails with EIO.
 	bad, _ := lookup(1, "7")
-	oo, _ = open(bad.NodeId)
-	if _, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(bad.NodeId), Fh: oo.Fh, Size: 100}, buf); st != fuse.EIO {
+	if _, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(bad.NodeId), Size: 100}, buf); st != fuse.EIO {
 		t.Errorf("read of corrupt record: %v", st)
+	}
+	// .recfs and the trailer read without a handle too.
+	info, _ := lookup(1, ".recfs")
+	if res, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(info.NodeId), Size: 4096}, buf); st != fuse.OK {
+		t.Errorf("read of .recfs: %v", st)
+	} else if b, _ := res.Bytes(buf); len(b) == 0 || uint64(len(b)) != info.Size {
+		t.Errorf(".recfs: read %d bytes, size %d", len(b), info.Size)
 	}
 	// Writes are refused.
 	if st := raw.Open(nil, &fuse.OpenIn{InHeader: hdr(a.NodeId), Flags: syscall.O_WRONLY}, &fuse.OpenOut{}); st != fuse.Status(syscall.EROFS) {
@@ -197,6 +202,44 @@ func TestNodes(t *testing.T) {
 	if st != fuse.OK || ti.Size != 7 {
 		t.Fatalf("trailer item: %v size %d", st, ti.Size)
 	}
+	if res, st := raw.Read(nil, &fuse.ReadIn{InHeader: hdr(ti.NodeId), Size: 4096}, buf); st != fuse.OK {
+		t.Errorf("read of the trailer: %v", st)
+	} else if b, _ := res.Bytes(buf); string(b) != "TRAILER" {
+		t.Errorf("trailer: %q", b)
+	}
+}
+
+// TestFollowKeepsOpen: a followed mount opens records with handles that
+// read past the page cache (FOPEN_DIRECT_IO) and keeps FLUSH answered, so
+// a rewrite of the source never serves pages of the old version.
+func TestFollowKeepsOpen(t *testing.T) {
+	tr := newTree(t, &memSource{n: 10, bad: -1})
+	o := fs.MountOptions{Follow: true}
+	if NoOpen(o) || NoOpen(fs.MountOptions{ReadWrite: true}) || !NoOpen(fs.MountOptions{}) {
+		t.Fatal("no-open must hold for plain read-only mounts only")
+	}
+	raw := fusefs.NewNodeFS(NewRoot(tr, o), Options(tr, o))
+	var out fuse.EntryOut
+	h := fuse.InHeader{NodeId: 1}
+	if st := raw.Lookup(nil, &h, "3", &out); st != fuse.OK {
+		t.Fatal(st)
+	}
+	var oo fuse.OpenOut
+	if st := raw.Open(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: out.NodeId}}, &oo); st != fuse.OK {
+		t.Fatalf("open of a followed record: %v", st)
+	}
+	if oo.OpenFlags&fuse.FOPEN_DIRECT_IO == 0 {
+		t.Errorf("followed record opened with flags %x, without DIRECT_IO", oo.OpenFlags)
+	}
+	buf := make([]byte, 100)
+	res, st := raw.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh, Size: 100}, buf)
+	if b, _ := res.Bytes(buf); st != fuse.OK || !bytes.Equal(b, payload(3)) {
+		t.Errorf("read: %v %q", st, b)
+	}
+	if st := raw.Flush(nil, &fuse.FlushIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh}); st != fuse.OK {
+		t.Errorf("flush of a followed record: %v", st)
+	}
+	raw.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh})
 }
 
 // fuseMode returns whether in-process mount tests run: RECFS_TEST_FUSE ""
@@ -303,8 +346,8 @@ func TestBoundedInodes(t *testing.T) {
 	}
 }
 
-// BenchmarkLookupRead measures a lookup, open, read and release of one
-// record through the bridge, without a kernel.
+// BenchmarkLookupRead measures a lookup and a handle-less (no-open) read
+// of one record through the bridge, without a kernel.
 func BenchmarkLookupRead(b *testing.B) {
 	tr := newTree(b, &memSource{n: 1 << 20, bad: -1})
 	o := fs.MountOptions{}
@@ -318,10 +361,7 @@ func BenchmarkLookupRead(b *testing.B) {
 		if st := raw.Lookup(nil, &h, fmt.Sprint(123456+i%1000), &out); st != fuse.OK {
 			b.Fatal(st)
 		}
-		var oo fuse.OpenOut
-		raw.Open(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: out.NodeId}}, &oo)
-		raw.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh, Size: 4096}, buf)
-		raw.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Fh: oo.Fh})
+		raw.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: out.NodeId}, Size: 4096}, buf)
 		raw.Forget(out.NodeId, 1)
 	}
 }
@@ -334,6 +374,38 @@ func TestAllowOtherOptions(t *testing.T) {
 		o := Options(tr, fs.MountOptions{AllowOther: allow})
 		if o.MountOptions.AllowOther != allow || slices.Contains(o.MountOptions.Options, "default_permissions") != allow {
 			t.Errorf("AllowOther %v: allow_other %v, options %q", allow, o.MountOptions.AllowOther, o.MountOptions.Options)
+		}
+	}
+}
+
+// TestPlusListingBounded: READDIRPLUS of a record directory gives the
+// kernel entries, unless the directory holds more records than the inode
+// bound keeps: then the names come without entries (no node is made for
+// them, none is evicted again before use).
+func TestPlusListingBounded(t *testing.T) {
+	for _, c := range []struct {
+		bound   int
+		entries bool
+	}{{0, true}, {2000, true}, {10, false}} {
+		tr := newTree(t, &memSource{n: 100, bad: -1})
+		o := fs.MountOptions{}
+		root := NewRoot(tr, o)
+		m := root.(*node).m
+		if c.bound > 0 {
+			m.recent = newRecentRing(c.bound)
+		}
+		raw := fusefs.NewNodeFS(root, Options(tr, o))
+		var dout fuse.OpenOut
+		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
+			t.Fatal(st)
+		}
+		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
+		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
+			t.Fatal(st)
+		}
+		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+		if got := m.live.Load() > 0; got != c.entries {
+			t.Errorf("bound %d: %d nodes made by READDIRPLUS of 100 records, want entries %v", c.bound, m.live.Load(), c.entries)
 		}
 	}
 }

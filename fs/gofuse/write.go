@@ -25,8 +25,18 @@ import (
 // nanosecond: the kernel asks again on next use.
 const noCache = time.Nanosecond
 
+// plainAttrTimeout is how long the kernel trusts the attributes of a
+// passed-through file, which other processes may change: reads after it
+// look at the attributes again, and a new size or mtime drops the pages the
+// kernel kept (auto_inval_data), which it keeps across opens otherwise
+// (no-open mounts, see NoOpen).
+const plainAttrTimeout = time.Second
+
 // timeouts sets the kernel cache timeouts of a looked-up entry.
 func (m *mount) timeouts(n fs.Node, out *fuse.EntryOut) {
+	if n.Kind == fs.KindFile {
+		out.SetAttrTimeout(plainAttrTimeout)
+	}
 	if !m.t.Mutable(n) {
 		return
 	}
