@@ -77,35 +77,25 @@ an index is saved, and at once with --prune.`,
 			}
 		}
 		inf := t.Info()
-		what := "built"
+		// state is the JSON word, what the sentence for people.
+		state, what := "built", "built"
 		switch {
 		case inf.Source == "cached" && changed:
-			what = "refreshed (the file grew or changed)"
+			state, what = "refreshed", "refreshed (the file grew or changed)"
 		case inf.Source == "cached":
-			what = "up to date (loaded from the cache)"
+			state, what = "up_to_date", "up to date (loaded from the cache)"
 		}
 		if wantJSON(cmd) {
-			state := "built"
-			switch {
-			case inf.Source == "cached" && changed:
-				state = "refreshed"
-			case inf.Source == "cached":
-				state = "up_to_date"
-			}
-			if err := printJSON(cmd.OutOrStdout(), map[string]any{
+			err = printJSON(cmd.OutOrStdout(), map[string]any{
 				"file": args[0], "index": state, "format": inf.Format.String(), "records": inf.Records,
 				"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
 				"cache_file": inf.CacheFile,
-			}); err != nil {
-				return err
-			}
-			if prune {
-				return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
-			}
-			return nil
+			})
+		} else {
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
+				args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime))
 		}
-		if _, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
-			args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime)); err != nil {
+		if err != nil {
 			return err
 		}
 		if prune {
