@@ -1,0 +1,53 @@
+// Package source is recfs's storage seam: the bytes of one record file,
+// wherever they live. It sits below the index (codec ← index ← fs): the index
+// reads a Source and keys its saved tables by the Source's Identity; it never
+// asks where the bytes come from.
+//
+// A Source is an io.ReaderAt with a size and an identity. Anything more —
+// appending, locking, mapping into memory, re-checking for change — is an
+// optional capability, discovered by type assertion the way io/fs discovers
+// ReadDirFS or StatFS: a source that cannot do a thing simply does not
+// implement its interface, and callers fall back or refuse.
+package source
+
+import (
+	"errors"
+	"io"
+)
+
+// ErrChanged reports that a source no longer holds the version its Identity
+// names: the object was overwritten, the file rewritten or truncated. Bytes
+// read across such a change are never returned.
+var ErrChanged = errors.New("source: changed since it was opened")
+
+// Identity names one version of one source. Key is stable across versions
+// (a cleaned absolute path, or "s3://endpoint/bucket/key"); Version changes
+// whenever the bytes may have changed other than by growing (dev/ino/times
+// for a local file, ETag and size for an object). Saved indexes are keyed by
+// Key and validated against Version.
+type Identity struct {
+	Key     string
+	Version string
+}
+
+// Source is the bytes of one record file.
+type Source interface {
+	io.ReaderAt
+	// Size is the length of the version the source was opened as.
+	Size() int64
+	// Identity names that version.
+	Identity() Identity
+}
+
+// Stater is implemented by sources that can tell whether the underlying
+// file or object changed since the source was opened: Stat returns the
+// current identity and size without reading data (an fstat, an HTTP HEAD).
+type Stater interface {
+	Stat() (Identity, int64, error)
+}
+
+// Closer is implemented by sources that hold resources (a descriptor, a
+// mapping, idle connections).
+type Closer interface {
+	Close() error
+}
