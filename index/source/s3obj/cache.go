@@ -1,0 +1,283 @@
+package s3obj
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// block is one BlockSize slice of the object. done closes when data or err
+// is set; the block is in the LRU (elem != nil) only when filled.
+type block struct {
+	idx  int64
+	done chan struct{}
+	data []byte
+	err  error
+	elem *list.Element
+}
+
+// stream is one sequential reader the object is following: start is where
+// its run of adjacent reads began, next where its last read ended, window
+// how many blocks its requests span (0: not yet sequential).
+type stream struct {
+	start  int64
+	next   int64
+	window int64
+	used   uint64
+}
+
+// ReadAt reads from the cache, fetching missing blocks with ranged GETs
+// pinned to the opened version. Reads at or past the opened size give
+// io.EOF; a changed object gives an error wrapping source.ErrChanged.
+func (o *Object) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("s3obj: negative offset %d", off)
+	}
+	if o.changed.Load() {
+		return 0, o.errChanged()
+	}
+	if err := o.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("s3obj: %s: closed", o.url)
+	}
+	if off >= o.size {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	end := min(off+int64(len(p)), o.size)
+	bs := o.opt.BlockSize
+	b0, b1 := off/bs, (end-1)/bs
+	need := o.plan(off, end, b0, b1)
+	n := 0
+	for _, b := range need {
+		select {
+		case <-b.done:
+		case <-o.ctx.Done():
+			return n, fmt.Errorf("s3obj: %s: closed", o.url)
+		}
+		if b.err != nil {
+			return n, b.err
+		}
+		if o.changed.Load() {
+			return n, o.errChanged()
+		}
+		lo := max(off, b.idx*bs) - b.idx*bs
+		hi := min(end, (b.idx+1)*bs) - b.idx*bs
+		n += copy(p[n:], b.data[lo:hi])
+	}
+	if end == o.size && n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// plan returns the blocks b0..b1 (existing or placeholders) and starts the
+// GETs for the missing ones, widened by read-ahead for sequential readers.
+func (o *Object) plan(off, end, b0, b1 int64) []*block {
+	bs := o.opt.BlockSize
+	last := (o.size - 1) / bs
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w := o.follow(off, end)
+	need := make([]*block, 0, b1-b0+1)
+	var runs [][2]int64 // [first, count] of new placeholders
+	add := func(i int64) {
+		if n := len(runs); n > 0 && runs[n-1][0]+runs[n-1][1] == i && runs[n-1][1]*bs < o.opt.MaxRequest {
+			runs[n-1][1]++
+			return
+		}
+		runs = append(runs, [2]int64{i, 1})
+	}
+	for i := b0; i <= b1; i++ {
+		b, ok := o.blocks[i]
+		if !ok {
+			b = &block{idx: i, done: make(chan struct{})}
+			o.blocks[i] = b
+			add(i)
+		} else if b.elem != nil {
+			o.lru.MoveToBack(b.elem)
+		}
+		need = append(need, b)
+	}
+	if w > 0 {
+		// Read ahead: when a block within one window past the read is
+		// missing, fetch a whole window from it on.
+		first := int64(-1)
+		for i := b1 + 1; i <= min(b1+w, last); i++ {
+			if _, ok := o.blocks[i]; !ok {
+				first = i
+				break
+			}
+		}
+		if first >= 0 {
+			for i := first; i <= min(first+w-1, last); i++ {
+				if _, ok := o.blocks[i]; ok {
+					break
+				}
+				o.blocks[i] = &block{idx: i, done: make(chan struct{})}
+				add(i)
+			}
+		}
+	}
+	for _, r := range runs {
+		bl := make([]*block, r[1])
+		for j := range bl {
+			bl[j] = o.blocks[r[0]+int64(j)]
+		}
+		go o.fetch(bl)
+	}
+	return need
+}
+
+// follow matches a read against the sequential streams and returns the
+// read-ahead window in blocks (0 for a random read). Called with mu held.
+func (o *Object) follow(off, end int64) int64 {
+	bs := o.opt.BlockSize
+	maxW := o.opt.MaxRequest / bs
+	// Keep a window and the one ahead of it within half the budget.
+	if lim := o.opt.CacheBytes / (4 * bs); maxW > lim {
+		maxW = max(lim, 1)
+	}
+	o.tick++
+	oldest := 0
+	for i := range o.streams {
+		s := &o.streams[i]
+		if s.used != 0 && off >= s.next-bs && off <= s.next+bs {
+			s.next, s.used = end, o.tick
+			// Read ahead only once the run is longer than a short record
+			// would be: a cat of one record fetches only its blocks.
+			if end-s.start >= seqAfter*bs {
+				s.window = min(max(2*s.window, 2), maxW)
+			}
+			return s.window
+		}
+		if s.used < o.streams[oldest].used {
+			oldest = i
+		}
+	}
+	o.streams[oldest] = stream{start: off, next: end, used: o.tick}
+	return 0
+}
+
+// fetch GETs the consecutive blocks bl with one ranged request and fills
+// them; on failure it fails them and forgets them so a later read retries.
+func (o *Object) fetch(bl []*block) {
+	bs := o.opt.BlockSize
+	start := bl[0].idx * bs
+	stop := min((bl[len(bl)-1].idx+1)*bs, o.size) // exclusive
+	err := o.get(bl, start, stop)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range bl {
+		if err != nil {
+			b.err = err
+			if o.blocks[b.idx] == b {
+				delete(o.blocks, b.idx)
+			}
+		} else if o.blocks[b.idx] == b {
+			b.elem = o.lru.PushBack(b)
+			o.cached += int64(len(b.data))
+		}
+		close(b.done)
+	}
+	for o.cached > o.opt.CacheBytes && o.lru.Len() > 0 {
+		old := o.lru.Remove(o.lru.Front()).(*block)
+		old.elem = nil
+		o.cached -= int64(len(old.data))
+		if o.blocks[old.idx] == old {
+			delete(o.blocks, old.idx)
+		}
+	}
+}
+
+// get performs one GET of [start, stop) into the blocks' buffers.
+func (o *Object) get(bl []*block, start, stop int64) error {
+	select {
+	case o.sem <- struct{}{}:
+	case <-o.ctx.Done():
+		return fmt.Errorf("s3obj: %s: closed", o.url)
+	}
+	defer func() { <-o.sem }()
+	if o.changed.Load() {
+		return o.errChanged()
+	}
+	in := &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key,
+		Range: aws.String("bytes=" + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(stop-1, 10))}
+	if o.etag != "" {
+		in.IfMatch = aws.String(o.etag)
+	}
+	if o.versionID != "" {
+		in.VersionId = aws.String(o.versionID)
+	}
+	if o.etag == "" && o.versionID == "" && !o.modTime.IsZero() {
+		in.IfUnmodifiedSince = aws.Time(o.modTime)
+	}
+	o.stats.gets.Add(1)
+	out, err := o.api.GetObject(o.ctx, in)
+	if err != nil {
+		switch httpStatus(err) {
+		case 412:
+			o.markChanged("HTTP 412 on a GET pinned with If-Match")
+			return o.errChanged()
+		case 416, 404:
+			o.markChanged("the opened range is gone")
+			return o.errChanged()
+		}
+		return fmt.Errorf("s3obj: GET %s %s: %w", o.url, *in.Range, err)
+	}
+	defer out.Body.Close()
+	// A store that ignores If-Match must still not mix versions: the
+	// response names its version and range, and both must be ours.
+	if o.etag != "" && out.ETag != nil && *out.ETag != o.etag {
+		o.markChanged("a GET answered with ETag " + *out.ETag)
+		return o.errChanged()
+	}
+	if err := o.checkRange(aws.ToString(out.ContentRange), start, stop); err != nil {
+		return err
+	}
+	bs := o.opt.BlockSize
+	for _, b := range bl {
+		n := min(bs, o.size-b.idx*bs)
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(out.Body, buf); err != nil {
+			return fmt.Errorf("s3obj: GET %s %s: body: %w", o.url, *in.Range, err)
+		}
+		b.data = buf
+		o.stats.bytes.Add(n)
+	}
+	return nil
+}
+
+// checkRange verifies a Content-Range header "bytes a-b/total" against the
+// request and the opened size.
+func (o *Object) checkRange(cr string, start, stop int64) error {
+	want := "bytes " + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(stop-1, 10) + "/"
+	if cr == "" {
+		if start == 0 && stop == o.size {
+			return nil // a whole-object 200 is acceptable
+		}
+		return fmt.Errorf("s3obj: GET %s: %w", o.url, errNoRange)
+	}
+	total, ok := strings.CutPrefix(cr, want)
+	if !ok {
+		return fmt.Errorf("s3obj: GET %s: Content-Range %q, want %q…: %w", o.url, cr, want, errNoRange)
+	}
+	if total != strconv.FormatInt(o.size, 10) {
+		o.markChanged("Content-Range total " + total)
+		return o.errChanged()
+	}
+	return nil
+}
+
+// seqAfter is how many blocks a run of adjacent reads spans before the
+// object reads ahead for it.
+const seqAfter = 2
+
+var errNoRange = errors.New("store did not honour the range")
