@@ -1,0 +1,73 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/recfs/recfs/index/source"
+)
+
+// BuildSource returns the table of a read-only source that is not a local
+// file (an object in a store): loaded from the cache directory when a table
+// saved for the same Identity (key and version) is there and reads back,
+// else built with Build's scan and saved. The table reads src; a source that
+// changes under it fails those reads (source.ErrChanged) rather than serve
+// another version's bytes.
+func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, error) {
+	start := time.Now()
+	sid := src.Identity()
+	id := sourceIdent(sid, src.Size())
+	t := &Table{path: sid.Key, r: src, opt: o}
+	cf := sourceCachePath(o.CacheDir, sid)
+	if cf != "" && !o.Rebuild {
+		if s, err := loadCache(cf, id, o); err == nil && t.verifySource(s) == nil {
+			s.source, s.elapsed = "cached", time.Since(start)
+			t.snap.Store(s)
+			return t, nil
+		}
+	}
+	s, err := build(ctx, src, src.Size(), o)
+	if err != nil {
+		return nil, fmt.Errorf("index: %s: %w", sid.Key, err)
+	}
+	// No origin: pruning stats origins as local paths; age and size decide.
+	s.id, s.elapsed, s.origin = id, time.Since(start), ""
+	t.snap.Store(s)
+	if cf != "" {
+		_ = saveCache(cf, s, o) // a failure to save costs only speed next time
+	}
+	return t, nil
+}
+
+// sourceIdent maps a source identity into the saved table's identity
+// record: the size, and checksums of the key and of the version string (the
+// file name already hashes both in full).
+func sourceIdent(sid source.Identity, size int64) identity {
+	return identity{size: size,
+		head: crc32.Checksum([]byte(sid.Key), castagnoliTable),
+		tail: crc32.Checksum([]byte(sid.Version), castagnoliTable)}
+}
+
+// sourceCachePath is the cache file of one version of a source, or "" when
+// caching is off or there is no cache directory.
+func sourceCachePath(dir string, sid source.Identity) string {
+	if dir == "-" {
+		return ""
+	}
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(base, "recfs")
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "source\x00%s\x00%s", sid.Key, sid.Version)
+	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil)[:16])+".idx")
+}
