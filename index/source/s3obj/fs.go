@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,7 +110,9 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !ok {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
-	return d.ReadDir(-1)
+	ents, err := d.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // File is an opened object in an FS: an fs.File that is also the object's
@@ -188,6 +191,15 @@ func (d *dir) page() error {
 	if err != nil {
 		return &fs.PathError{Op: "readdir", Path: d.name, Err: err}
 	}
+	// A page's prefixes and objects come in two lists; keep the store's
+	// key order across both.
+	start := len(d.buf)
+	defer func() {
+		page := d.buf[start:]
+		slices.SortStableFunc(page, func(a, b fs.DirEntry) int {
+			return strings.Compare(sortKey(a), sortKey(b))
+		})
+	}()
 	for _, cp := range res.CommonPrefixes {
 		name := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), d.prefix), "/")
 		if validName(name) {
@@ -208,6 +220,15 @@ func (d *dir) page() error {
 	d.token = res.NextContinuationToken
 	d.done = !aws.ToBool(res.IsTruncated) || d.token == nil
 	return nil
+}
+
+// sortKey is an entry's key relative to its directory (directories end in
+// "/", as the store orders them).
+func sortKey(e fs.DirEntry) string {
+	if e.IsDir() {
+		return e.Name() + "/"
+	}
+	return e.Name()
 }
 
 func validName(n string) bool {
