@@ -22,6 +22,7 @@ import (
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
 )
 
 func init() { registerCommand(newMountCmd) }
@@ -183,6 +184,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if err != nil {
 		return err
 	}
+	if s3obj.IsURL(srcAbs) {
+		if err := s3MountFlags(f); err != nil {
+			return err
+		}
+	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
 		return startDaemon(cmd, f, srcAbs, mntAbs)
 	}
@@ -199,7 +205,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	codec.DefaultBlockCache().SetBudget(cacheMem)
 
 	var tree *fs.Tree
-	if srcInfo.IsDir() {
+	if s3obj.IsURL(srcAbs) {
+		tree, err = s3Tree(cmd, srcAbs, iopts, fs.Options{PendingMem: pendingMem, Owner: owner})
+	} else if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
 			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				logrus.WithField("file", sf.Path).Debug("indexing")
@@ -325,18 +333,8 @@ func backendNames() string {
 // nothing mounted on it, empty unless allowed, and neither lies inside the
 // other (serving a tree from inside itself would deadlock).
 func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.FileInfo, mntAbs string, err error) {
-	srcInfo, err = os.Stat(src)
-	if err != nil {
-		return "", nil, "", fmt.Errorf("source: %w", err)
-	}
-	if srcAbs, err = filepath.Abs(src); err == nil {
-		srcAbs, err = filepath.EvalSymlinks(srcAbs)
-	}
-	if err != nil {
-		return "", nil, "", fmt.Errorf("source: %w", err)
-	}
-	if !srcInfo.IsDir() && !srcInfo.Mode().IsRegular() {
-		return "", nil, "", fmt.Errorf("source %s is neither a regular file nor a directory", src)
+	if srcAbs, srcInfo, err = sourcePath(src); err != nil {
+		return "", nil, "", err
 	}
 	mntAbs, err = cleanMountpoint(mnt)
 	if err != nil {
@@ -375,6 +373,29 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 		}
 	}
 	return srcAbs, srcInfo, mntAbs, nil
+}
+
+// sourcePath resolves a mount's source: a local file or directory (made
+// absolute, links resolved), or an s3:// URL as given.
+func sourcePath(src string) (string, os.FileInfo, error) {
+	if s3obj.IsURL(src) {
+		return src, objectInfo{name: src}, nil
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", nil, fmt.Errorf("source: %w", err)
+	}
+	abs, err := filepath.Abs(src)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("source: %w", err)
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("source %s is neither a regular file nor a directory", src)
+	}
+	return abs, fi, nil
 }
 
 // errEndedEarly says the mount ended before it was seen ready.

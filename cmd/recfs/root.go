@@ -13,6 +13,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
 )
 
 // Exit statuses of the recfs command.
@@ -244,6 +245,7 @@ func (s *sourceFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&s.noCache, "no-cache", false, "neither load nor save an index; always scan the file")
 	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `legacy packed recordio data is raw-DEFLATE compressed: "flate" (implied by a .grail-rpk-gz name)`)
 	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
+	registerS3Flags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy"))
 	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
@@ -309,6 +311,10 @@ func fileKind(m os.FileMode) string {
 // openTable opens the record file at path with o, showing a progress bar
 // on a terminal while the index is built, and logs what it did.
 func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
+	if s3obj.IsURL(path) {
+		t, _, err := openS3Table(cmd, path, o)
+		return t, err
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -348,12 +354,16 @@ const seqWindow = 1 << 20
 // the file it reads.
 type seqTable struct {
 	*index.Table
-	f *os.File
+	f   *os.File
+	obj *s3obj.Object // instead of f for an s3:// source
 }
 
 // Close closes the table and its file.
 func (s seqTable) Close() error {
 	s.Table.Close()
+	if s.obj != nil {
+		return s.obj.Close()
+	}
 	return s.f.Close()
 }
 
@@ -362,6 +372,9 @@ func (s seqTable) Close() error {
 // for cat of many records and for verify, where one read system call per
 // small record would dominate.
 func openSequential(cmd *cobra.Command, path string, o index.Options) (seqTable, error) {
+	if s3obj.IsURL(path) {
+		return openS3Sequential(cmd, path, o)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return seqTable{}, err
@@ -392,7 +405,7 @@ func openSequential(cmd *cobra.Command, path string, o index.Options) (seqTable,
 	}
 	wr.on.Store(true)
 	logrus.WithFields(logrus.Fields{"file": path, "format": t.Format().String(), "records": t.Len()}).Debug("sequential table ready")
-	return seqTable{t, f}, nil
+	return seqTable{Table: t, f: f}, nil
 }
 
 // addSourceFlags is a shorthand for commands: it registers the flags and

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	rfs "github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
+)
+
+// Flags of the S3 sources: every command that takes a record file takes an
+// s3://bucket/key URL too, reaching the store the way AWS tools do (the
+// environment, ~/.aws/config and credentials, instance roles), with these
+// for S3-compatible stores.
+const (
+	flagS3Endpoint  = "s3-endpoint"
+	flagS3PathStyle = "s3-path-style"
+	flagS3Region    = "s3-region"
+	flagS3Cache     = "s3-cache"
+)
+
+// registerS3Flags adds the S3 flags to a command's flag set.
+func registerS3Flags(fs *pflag.FlagSet) {
+	fs.String(flagS3Endpoint, "", "S3-compatible store for s3:// sources, http(s)://host[:port] (default $AWS_ENDPOINT_URL, else AWS)")
+	fs.Bool(flagS3PathStyle, false, "path-style S3 addressing (automatic for an IP address or localhost endpoint)")
+	fs.String(flagS3Region, "", "S3 region (default from the AWS configuration, else us-east-1)")
+	fs.String(flagS3Cache, "64M", "memory cache of an s3:// object's bytes (1 MiB blocks)")
+}
+
+// s3Client builds the client of a command's S3 flags.
+func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
+	fl := cmd.Flags()
+	var o s3obj.Options
+	o.Endpoint, _ = fl.GetString(flagS3Endpoint)
+	o.PathStyle, _ = fl.GetBool(flagS3PathStyle)
+	o.Region, _ = fl.GetString(flagS3Region)
+	cache, _ := fl.GetString(flagS3Cache)
+	n, err := parseSize(cache)
+	if err != nil || n < s3obj.DefaultBlockSize {
+		return nil, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
+	}
+	o.CacheBytes = n
+	return s3obj.NewClient(cmd.Context(), o)
+}
+
+// openS3Object opens the object an s3:// URL names (one HEAD).
+func openS3Object(cmd *cobra.Command, url string) (*s3obj.Object, error) {
+	bucket, key, err := s3obj.ParseURL(url)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if key == "" || strings.HasSuffix(key, "/") {
+		return nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", url)
+	}
+	c, err := s3Client(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return c.Open(cmd.Context(), bucket, key)
+}
+
+// s3Options applies what index.Open infers from a local name.
+func s3Options(url string, o index.Options) index.Options {
+	if o.LegacyTransform == "" && strings.HasSuffix(url, ".grail-rpk-gz") {
+		o.LegacyTransform = "flate"
+	}
+	return o
+}
+
+// openS3Table is openTable for an s3:// URL: the object's table, loaded
+// from the cache when one was saved for its ETag and size, else built by
+// ranged GETs (and saved). The object stays open for the table's reads.
+func openS3Table(cmd *cobra.Command, url string, o index.Options) (*index.Table, *s3obj.Object, error) {
+	obj, err := openS3Object(cmd, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
+	if bar != nil {
+		o.Progress = bar.Update
+	} else if daemonChild() {
+		o.Progress = daemonStatus().progress
+	}
+	t, err := index.BuildSource(cmd.Context(), obj, s3Options(url, o))
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		obj.Close()
+		return nil, nil, err
+	}
+	inf := t.Info()
+	st := obj.Stats()
+	logrus.WithFields(logrus.Fields{
+		"object": obj.URL(), "format": inf.Format.String(), "records": inf.Records,
+		"source": inf.Source, "time": inf.BuildTime, "gets": st.Gets, "fetched": st.BytesFetched,
+	}).Debug("index ready")
+	return t, obj, nil
+}
+
+// openS3Sequential is openSequential for an s3:// URL: a fresh scan whose
+// reads the object's cache turns into large sequential GETs.
+func openS3Sequential(cmd *cobra.Command, url string, o index.Options) (seqTable, error) {
+	obj, err := openS3Object(cmd, url)
+	if err != nil {
+		return seqTable{}, err
+	}
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
+	if bar != nil {
+		o.Progress = bar.Update
+	}
+	t, err := index.Build(cmd.Context(), obj, obj.Size(), s3Options(url, o))
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		obj.Close()
+		return seqTable{}, fmt.Errorf("%s: %w", url, err)
+	}
+	return seqTable{Table: t, obj: obj}, nil
+}
+
+// objectInfo is the os.FileInfo checkPaths gives for an s3:// source: a
+// regular file as far as the mount's checks go.
+type objectInfo struct{ name string }
+
+func (i objectInfo) Name() string       { return i.name }
+func (i objectInfo) Size() int64        { return 0 }
+func (i objectInfo) Mode() fs.FileMode  { return 0o444 }
+func (i objectInfo) ModTime() time.Time { return time.Time{} }
+func (i objectInfo) IsDir() bool        { return false }
+func (i objectInfo) Sys() any           { return nil }
+
+// s3MountFlags refuses what an s3 mount cannot do yet.
+func s3MountFlags(f *mountFlags) error {
+	switch {
+	case f.rw:
+		return usagef("--rw: s3:// sources are read-only")
+	case f.follow:
+		return usagef("--follow is not supported for s3:// sources yet")
+	}
+	return nil
+}
+
+// s3Tree is the read-only tree of one object for a mount.
+func s3Tree(cmd *cobra.Command, url string, o index.Options, fo rfs.Options) (*rfs.Tree, error) {
+	t, obj, err := openS3Table(cmd, url, o)
+	if err != nil {
+		return nil, err
+	}
+	logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
+	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), closingTable{t, obj}, fo)
+	if err != nil {
+		obj.Close()
+		return nil, err
+	}
+	return tree, nil
+}
+
+// closingTable closes the object with its table.
+type closingTable struct {
+	*index.Table
+	obj *s3obj.Object
+}
+
+// Close closes the table and the object.
+func (c closingTable) Close() error {
+	c.Table.Close()
+	return c.obj.Close()
+}

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/test/internal/vgw"
+)
+
+// s3Env points recfs subprocesses at srv (they inherit the environment).
+func s3Env(t *testing.T, srv *vgw.Server) {
+	t.Helper()
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// genS3Log writes a leveldb log of n random records (some spanning several
+// 32 KiB blocks) and returns it.
+func genS3Log(t *testing.T, seed uint64, n int) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var buf bytes.Buffer
+	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	for i := range n {
+		l := rng.IntN(20000)
+		if i%50 == 7 {
+			l = 100000 + rng.IntN(50000)
+		}
+		p := make([]byte, l)
+		for j := range p {
+			p[j] = byte(rng.Uint32())
+		}
+		if _, err := w.WriteRecord(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// compareTrees checks that every entry of the local mount has a twin with
+// the same bytes in the s3 mount, and that the listings match (.recfs,
+// which names the source, aside).
+func compareTrees(t *testing.T, local, remote string) int {
+	t.Helper()
+	count := 0
+	err := filepath.WalkDir(local, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(local, p)
+		if d.Name() == ".recfs" {
+			return nil
+		}
+		twin := filepath.Join(remote, rel)
+		if d.IsDir() {
+			a, err1 := os.ReadDir(p)
+			b, err2 := os.ReadDir(twin)
+			if err1 != nil || err2 != nil || len(a) != len(b) {
+				t.Errorf("%s: listing %d/%v vs %d/%v", rel, len(a), err1, len(b), err2)
+			}
+			return nil
+		}
+		want, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		got, err := os.ReadFile(twin)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: s3 mount gives %d bytes (%v), local %d", rel, len(got), err, len(want))
+		}
+		count++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return count
+}
+
+// TestS3Mount mounts objects over s3:// on both backends and compares every
+// record with a local mount of the same file; an s3 mount is read-only.
+func TestS3Mount(t *testing.T) {
+	needFUSE(t)
+	srv := vgw.Start(t)
+	s3Env(t, srv)
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen.log")
+	if err := os.WriteFile(gen, genS3Log(t, 1, 600), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"gen.log":           gen,
+		"many-small.log":    filepath.Join(vectors, "leveldb/many-small-10000.log"),
+		"large-items.rio":   filepath.Join(vectors, "grailbio/large-items.rio"),
+		"legacy.grail-rpk":  filepath.Join(vectors, "grailbio/legacy-packed.grail-rpk"),
+		"trailer-json.rio":  filepath.Join(vectors, "grailbio/trailer-json.rio"),
+		"appengine-7.log":   filepath.Join(vectors, "leveldb/appengine-padded-seven.log"),
+		"pebble-recycl.log": filepath.Join(vectors, "leveldb/pebble-recyclable.log"),
+	}
+	for key, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Put(t, key, b)
+	}
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			for key, path := range files {
+				lm, rm := newMountDir(t), newMountDir(t)
+				startMount(t, path, lm, "--backend", backend)
+				startMount(t, vgw.URL(key), rm, "--backend", backend)
+				if n := compareTrees(t, lm, rm); n == 0 {
+					t.Errorf("%s: no records compared", key)
+				}
+				if backend == "gofuse" && key == "gen.log" {
+					_, err := os.Create(filepath.Join(rm, "new"))
+					if !errors.Is(err, syscall.EROFS) {
+						t.Errorf("create on an s3 mount: %v, want EROFS", err)
+					}
+					if err := os.Mkdir(filepath.Join(rm, "d"), 0o755); !errors.Is(err, syscall.EROFS) {
+						t.Errorf("mkdir on an s3 mount: %v, want EROFS", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestS3Overwrite overwrites an object under its mount: reads that reach the
+// store after the change fail with EIO (never bytes of the new version), and a new
+// mount serves the new version.
+func TestS3Overwrite(t *testing.T) {
+	needFUSE(t)
+	srv := vgw.Start(t)
+	s3Env(t, srv)
+	oldLog, newLog := genS3Log(t, 2, 600), genS3Log(t, 3, 600)
+	srv.Put(t, "w.log", oldLog)
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			srv.Put(t, "w.log", oldLog)
+			mnt := newMountDir(t)
+			// A cache smaller than the object: the build's sequential scan
+			// does not leave the middle of it in memory.
+			m := startMount(t, vgw.URL("w.log"), mnt, "--backend", backend, "--no-cache", "--s3-cache", "2M")
+			names, err := os.ReadDir(mnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var recs []string
+			for _, e := range names {
+				if !strings.HasPrefix(e.Name(), ".") {
+					recs = append(recs, e.Name())
+				}
+			}
+			if len(recs) < 600 {
+				t.Fatalf("%d records listed", len(recs))
+			}
+			if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
+				t.Fatal(err)
+			}
+			srv.Put(t, "w.log", newLog)
+			_, err = os.ReadFile(filepath.Join(mnt, recs[len(recs)/2]))
+			if !errors.Is(err, syscall.EIO) {
+				t.Fatalf("read after overwrite: %v, want EIO", err)
+			}
+			if !strings.Contains(m.stderr.String(), "object changed since it was opened") {
+				t.Errorf("no log line about the change:\n%s", m.stderr)
+			}
+			local := filepath.Join(t.TempDir(), "new.log")
+			if err := os.WriteFile(local, newLog, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lm, rm := newMountDir(t), newMountDir(t)
+			startMount(t, local, lm, "--backend", backend)
+			startMount(t, vgw.URL("w.log"), rm, "--backend", backend)
+			if n := compareTrees(t, lm, rm); n < 600 {
+				t.Errorf("remount compared %d records", n)
+			}
+		})
+	}
+}
