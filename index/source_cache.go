@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/recfs/recfs/index/source"
@@ -15,8 +16,8 @@ import (
 
 // BuildSource returns the table of a read-only source that is not a local
 // file (an object in a store): loaded from the cache directory when a table
-// saved for the same Identity (key and version) is there and reads back,
-// else built with Build's scan and saved. The table reads src; a source that
+// saved for the same Identity (key and version) is there (and, unless the
+// version is an entity tag, reads back), else built with Build's scan and saved. The table reads src; a source that
 // changes under it fails those reads (source.ErrChanged) rather than serve
 // another version's bytes.
 func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, error) {
@@ -26,7 +27,10 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 	t := &Table{path: sid.Key, r: src, opt: o}
 	cf := sourceCachePath(o.CacheDir, sid)
 	if cf != "" && !o.Rebuild {
-		if s, err := loadCache(cf, id, o); err == nil && t.verifySource(s) == nil {
+		// An entity tag names the bytes: a table saved for it is used
+		// without reading the source. A weaker version (size and time)
+		// is checked against the first and last records first.
+		if s, err := loadCache(cf, id, o); err == nil && (strongVersion(sid) || t.verifySource(s) == nil) {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil
@@ -44,6 +48,10 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 	}
 	return t, nil
 }
+
+// strongVersion tells whether a source version names the content itself
+// (an object's entity tag) rather than its size and time.
+func strongVersion(sid source.Identity) bool { return strings.HasPrefix(sid.Version, "etag=") }
 
 // sourceIdent maps a source identity into the saved table's identity
 // record: the size, and checksums of the key and of the version string (the

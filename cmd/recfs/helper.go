@@ -55,6 +55,10 @@ var helperOptions = map[string]helperFlagOption{
 	"debug_fuse":          {"--debug-fuse", false},
 	"verbose":             {"--verbose", false},
 	"log_format":          {"--log-format", true},
+	"s3_endpoint":         {"--s3-endpoint", true},
+	"s3_path_style":       {"--s3-path-style", false},
+	"s3_region":           {"--s3-region", true},
+	"s3_cache":            {"--s3-cache", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},

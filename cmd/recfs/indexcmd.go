@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
 )
 
 func newIndexCmd() *cobra.Command {
@@ -70,8 +71,9 @@ an index is saved, and at once with --prune.`,
 			return err
 		}
 		defer t.Close()
-		if !rebuild {
-			// The file may have grown since Open looked at it.
+		if !rebuild && !s3obj.IsURL(args[0]) {
+			// The file may have grown since Open looked at it. (An
+			// object's table is keyed by its ETag: it cannot be stale.)
 			if changed, err = t.Refresh(cmd.Context()); err != nil {
 				return err
 			}
