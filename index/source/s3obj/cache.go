@@ -95,6 +95,13 @@ func (o *Object) plan(off, end, b0, b1 int64) []*block {
 		}
 		runs = append(runs, [2]int64{i, 1})
 	}
+	if w > 0 && b0 > 0 {
+		// A sequential reader is done with the block before this read:
+		// evict it first, before blocks read ahead and not yet used.
+		if prev, ok := o.blocks[b0-1]; ok && prev.elem != nil {
+			o.lru.MoveToFront(prev.elem)
+		}
+	}
 	for i := b0; i <= b1; i++ {
 		b, ok := o.blocks[i]
 		if !ok {

@@ -243,3 +243,35 @@ func TestReadAtEOF(t *testing.T) {
 		t.Errorf("missing object: %v", err)
 	}
 }
+
+// Two sequential readers of one object within a tight budget fetch every
+// byte once: blocks a reader has passed go before blocks read ahead.
+func TestTwoStreamsFetchOnce(t *testing.T) {
+	f, srv := newFake(t)
+	data := pattern(48*mib, 8)
+	f.put("b/k", data)
+	o, err := testClient(t, srv, Options{CacheBytes: 24 * mib}).Open(context.Background(), "b", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var wg sync.WaitGroup
+	for half := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			off := int64(half * 24 * mib)
+			buf := make([]byte, 32<<10)
+			for pos := off; pos < off+24*mib; pos += int64(len(buf)) {
+				if _, err := o.ReadAt(buf, pos); err != nil || !bytes.Equal(buf, data[pos:pos+int64(len(buf))]) {
+					t.Errorf("read at %d: %v", pos, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if s := o.Stats(); s.BytesFetched != int64(len(data)) {
+		t.Errorf("fetched %d bytes of %d in %d GETs", s.BytesFetched, len(data), s.Gets)
+	}
+}
