@@ -88,9 +88,6 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 	if o.Credentials != nil {
 		lo = append(lo, config.WithCredentialsProvider(o.Credentials))
 	}
-	if o.HTTPClient != nil {
-		lo = append(lo, config.WithHTTPClient(o.HTTPClient))
-	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("s3obj: aws configuration: %w", err)
@@ -124,6 +121,9 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 			so.BaseEndpoint = aws.String(endpoint)
 		}
 		so.UsePathStyle = pathStyle
+		if o.HTTPClient != nil {
+			so.HTTPClient = o.HTTPClient
+		}
 	})
 	return c, nil
 }
