@@ -253,6 +253,14 @@ func TestS3Commands(t *testing.T) {
 		t.Fatalf("ls: %q", ls.stdout)
 	}
 	off, length := atoi(t, f[1]), atoi(t, f[2])
+	// With the index saved, ls costs one HEAD and no GET.
+	rec.Take()
+	if r := runRecfs(t, "ls", "--s3-endpoint", rec.Endpoint, url); r.code != 0 || strings.Count(r.stdout, "\n") != 900 {
+		t.Fatalf("ls via s3: %d %s", r.code, r.stderr)
+	}
+	if q := rec.Take(); len(q) != 1 || q[0].Method != "HEAD" {
+		t.Errorf("ls with a saved index made %v, want one HEAD", q)
+	}
 	end := off + length + 7*(length/32768+2) // leveldb framing: a 7-byte header a chunk
 	rec.Take()
 	r := runRecfs(t, "cat", "--s3-endpoint", rec.Endpoint, url, "450")
@@ -303,4 +311,41 @@ func atoi(t *testing.T, s string) int {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return n
+}
+
+// TestS3MountRequests: with the index saved, mount + ls of an object costs
+// one HEAD and no GET, and reading one record GETs only its blocks.
+func TestS3MountRequests(t *testing.T) {
+	needFUSE(t)
+	srv := vgw.Start(t)
+	s3Env(t, srv)
+	rec := srv.Recorder(t)
+	data := genS3Log(t, 5, 900)
+	srv.Put(t, "m.log", data)
+	if r := runRecfs(t, "index", "--s3-endpoint", rec.Endpoint, vgw.URL("m.log")); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	mnt := newMountDir(t)
+	rec.Take()
+	startMount(t, vgw.URL("m.log"), mnt, "--s3-endpoint", rec.Endpoint)
+	ents, err := os.ReadDir(mnt)
+	if err != nil || len(ents) < 900 {
+		t.Fatalf("ls: %d entries, %v", len(ents), err)
+	}
+	if q := rec.Take(); len(q) != 1 || q[0].Method != "HEAD" {
+		t.Errorf("mount + ls with a saved index made %v, want one HEAD", q)
+	}
+	b, err := os.ReadFile(filepath.Join(mnt, ents[len(ents)/2].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := rec.Take()
+	if len(q) == 0 || len(q) > 2+len(b)>>20 { // its blocks: one more when it straddles an edge
+		t.Errorf("reading one %d-byte record made %v", len(b), q)
+	}
+	for _, r := range q {
+		if r.Method != "GET" || r.Range == "" {
+			t.Errorf("unexpected request %v", r)
+		}
+	}
 }
