@@ -148,8 +148,8 @@ func (o *Object) plan(off, end, b0, b1 int64) []*block {
 func (o *Object) follow(off, end int64) int64 {
 	bs := o.opt.BlockSize
 	maxW := o.opt.MaxRequest / bs
-	// Keep a window and the one ahead of it within half the budget.
-	if lim := o.opt.CacheBytes / (4 * bs); maxW > lim {
+	// Room in the budget for four streams with two windows ahead each.
+	if lim := o.opt.CacheBytes / (8 * bs); maxW > lim {
 		maxW = max(lim, 1)
 	}
 	o.tick++
