@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -54,12 +55,39 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 func strongVersion(sid source.Identity) bool { return strings.HasPrefix(sid.Version, "etag=") }
 
 // sourceIdent maps a source identity into the saved table's identity
-// record: the size, and checksums of the key and of the version string (the
-// file name already hashes both in full).
+// record: the size and a checksum of the version string (the file name
+// hashes key and version in full). The key is left out so that a saved
+// table can be published next to its object and used under any endpoint's
+// name for it (ImportSource).
 func sourceIdent(sid source.Identity, size int64) identity {
-	return identity{size: size,
-		head: crc32.Checksum([]byte(sid.Key), castagnoliTable),
-		tail: crc32.Checksum([]byte(sid.Version), castagnoliTable)}
+	return identity{size: size, tail: crc32.Checksum([]byte(sid.Version), castagnoliTable)}
+}
+
+// SourceCacheFile returns the cache file BuildSource uses for one version
+// of a source under o.CacheDir, or "" when caching is off.
+func SourceCacheFile(o Options, sid source.Identity) string {
+	return sourceCachePath(o.CacheDir, sid)
+}
+
+// ErrSavedTooLarge reports a published table larger than any its source
+// could need.
+var ErrSavedTooLarge = errors.New("index: saved table too large for its source")
+
+// ImportSource stores b, a saved table published next to a source (the
+// bytes of the cache file BuildSource wrote for it, wherever it ran), as
+// the cache file of sid, so that BuildSource loads it — if it passes every
+// check a saved table must (checksum, version and size of the source,
+// options, structure); otherwise BuildSource scans as usual.
+func ImportSource(o Options, sid source.Identity, size int64, b []byte) error {
+	cf := sourceCachePath(o.CacheDir, sid)
+	if cf == "" {
+		return nil
+	}
+	if int64(len(b)) > cacheFileBound(size) {
+		return ErrSavedTooLarge
+	}
+	_, err := writeCacheFile(cf, b)
+	return err
 }
 
 // sourceCachePath is the cache file of one version of a source, or "" when

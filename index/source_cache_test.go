@@ -3,6 +3,8 @@ package index
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"testing"
 
 	"github.com/recfs/recfs/index/source"
@@ -66,5 +68,49 @@ func TestBuildSourceCache(t *testing.T) {
 	}
 	if tb.Info().Source != "built" {
 		t.Errorf("cached table used over other bytes")
+	}
+}
+
+// A table saved on one machine and imported on another (published next to
+// the object) is used there for the same version under any key, and only
+// then: another version or damaged bytes build afresh.
+func TestImportSource(t *testing.T) {
+	data, recs := genLog(t, 3, 200, 3000)
+	ctx := context.Background()
+	oa := Options{CacheDir: t.TempDir()}
+	a := source.Identity{Key: "s3://one-endpoint/b/k", Version: `etag="7" size=9`}
+	ta, err := BuildSource(ctx, memSource{bytes.NewReader(data), a}, oa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(ta.Info().CacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		version string
+		b       []byte
+		want    string
+	}{
+		{"same version", a.Version, saved, "cached"},
+		{"other version", `etag="8" size=9`, saved, "built"},
+		{"damaged", a.Version, append(bytes.Clone(saved[:len(saved)-1]), saved[len(saved)-1]^1), "built"},
+	} {
+		ob := Options{CacheDir: t.TempDir()}
+		b := source.Identity{Key: "s3://another-name/b/k", Version: c.version}
+		if err := ImportSource(ob, b, int64(len(data)), c.b); err != nil {
+			t.Fatal(err)
+		}
+		tb, err := BuildSource(ctx, memSource{bytes.NewReader(data), b}, ob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.Info().Source != c.want || tb.Len() != int64(len(recs)) {
+			t.Errorf("%s: %s with %d records, want %s", c.name, tb.Info().Source, tb.Len(), c.want)
+		}
+	}
+	if err := ImportSource(Options{CacheDir: t.TempDir()}, a, 10, make([]byte, cacheFileBound(10)+1)); !errors.Is(err, ErrSavedTooLarge) {
+		t.Errorf("import of a table larger than a 10-byte source could need: %v", err)
 	}
 }
