@@ -41,6 +41,7 @@ an index is saved, and at once with --prune.`,
 	src := addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
 	cmd.Flags().BoolVar(&prune, "prune", false, "prune the cache directory now (after indexing FILE, if given)")
+	cmd.Flags().Bool(flagPublish, false, "for s3://bucket/key: upload the saved index next to the object (key"+sidecarSuffix+"), where mounts on other machines find it")
 	cmd.Flags().StringVar(&maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
 	cmd.Flags().DurationVar(&maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -65,6 +66,9 @@ an index is saved, and at once with --prune.`,
 			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
 		}
 		o.Rebuild = rebuild
+		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && !s3obj.IsURL(args[0]) {
+			return usagef("--%s goes with an s3://bucket/key source", flagPublish)
+		}
 		var changed bool
 		t, err := openTable(cmd, args[0], o)
 		if err != nil {
@@ -99,6 +103,11 @@ an index is saved, and at once with --prune.`,
 		}
 		if err != nil {
 			return err
+		}
+		if publish, _ := cmd.Flags().GetBool(flagPublish); publish {
+			if err := publishIndex(cmd, args[0], inf.CacheFile); err != nil {
+				return err
+			}
 		}
 		if prune {
 			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})

@@ -52,18 +52,26 @@ func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
 
 // openS3Object opens the object an s3:// URL names (one HEAD).
 func openS3Object(cmd *cobra.Command, url string) (*s3obj.Object, error) {
+	_, obj, err := openS3(cmd, url)
+	return obj, err
+}
+
+// openS3 returns the client of the command's flags and the object url
+// names.
+func openS3(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.Object, error) {
 	bucket, key, err := s3obj.ParseURL(url)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, usageError{err}
 	}
 	if key == "" || strings.HasSuffix(key, "/") {
-		return nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", url)
+		return nil, nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", url)
 	}
 	c, err := s3Client(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Open(cmd.Context(), bucket, key)
+	obj, err := c.Open(cmd.Context(), bucket, key)
+	return c, obj, err
 }
 
 // s3Options applies what index.Open infers from a local name.
@@ -76,12 +84,16 @@ func s3Options(url string, o index.Options) index.Options {
 
 // openS3Table is openTable for an s3:// URL: the object's table, loaded
 // from the cache when one was saved for its ETag and size, else built by
-// ranged GETs (and saved). The object stays open for the table's reads.
+// ranged GETs (and saved). An index published next to the object is
+// fetched first when there is no saved one. The object stays open for the
+// table's reads.
 func openS3Table(cmd *cobra.Command, url string, o index.Options) (*index.Table, *s3obj.Object, error) {
-	obj, err := openS3Object(cmd, url)
+	c, obj, err := openS3(cmd, url)
 	if err != nil {
 		return nil, nil, err
 	}
+	bucket, key, _ := s3obj.ParseURL(url)
+	importSidecar(cmd.Context(), c, bucket, key, obj, o)
 	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
 	if bar != nil {
 		o.Progress = bar.Update

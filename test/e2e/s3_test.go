@@ -349,3 +349,59 @@ func TestS3MountRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestS3Sidecar: `recfs index --publish` uploads the saved index next to
+// the object; a machine without a saved index of its own uses it (one HEAD
+// and one GET before ls, mounted or not), and a stale one (the object was
+// overwritten) is ignored for a fresh scan.
+func TestS3Sidecar(t *testing.T) {
+	needFUSE(t)
+	srv := vgw.Start(t)
+	s3Env(t, srv)
+	rec := srv.Recorder(t)
+	data := genS3Log(t, 6, 700)
+	srv.Put(t, "side.log", data)
+	url := vgw.URL("side.log")
+	if r := runRecfs(t, "index", "--publish", url); r.code != 0 || !strings.Contains(r.stdout, "side.log.recfs-idx") {
+		t.Fatalf("index --publish: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runRecfs(t, "index", "--publish", filepath.Join(vectors, "leveldb/large-1mib.log")); r.code != 2 {
+		t.Errorf("--publish of a local file: %d %s", r.code, r.stderr)
+	}
+	info := func() map[string]any {
+		t.Helper()
+		r := runRecfs(t, "info", "--json", "--s3-endpoint", rec.Endpoint, url)
+		var m map[string]any
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &m) != nil {
+			t.Fatalf("info: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		return m
+	}
+	// Another machine: a fresh cache directory.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	rec.Take()
+	if m := info(); m["index_source"] != "cached" || fmt.Sprint(m["records"]) != "700" {
+		t.Errorf("info with a published index: %v records, index %v", m["records"], m["index_source"])
+	}
+	q := rec.Take()
+	if len(q) != 2 || q[0].Method != "HEAD" || q[1].Method != "GET" || !strings.HasSuffix(q[1].Path, ".recfs-idx") {
+		t.Errorf("opening with a published index made %v, want HEAD + GET of the sidecar", q)
+	}
+	// A mount elsewhere: one HEAD and one GET until ls answers.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	mnt := newMountDir(t)
+	startMount(t, url, mnt, "--s3-endpoint", rec.Endpoint)
+	ents, err := os.ReadDir(mnt)
+	if err != nil || len(ents) < 700 {
+		t.Fatalf("ls: %d, %v", len(ents), err)
+	}
+	if q := rec.Take(); len(q) != 2 || q[0].Method != "HEAD" || q[1].Method != "GET" {
+		t.Errorf("mount + ls with a published index made %v", q)
+	}
+	// The object changes; its sidecar is now stale and must not be used.
+	srv.Put(t, "side.log", genS3Log(t, 7, 650))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if m := info(); m["index_source"] != "built" || fmt.Sprint(m["records"]) != "650" {
+		t.Errorf("info with a stale published index: %v records, index %v", m["records"], m["index_source"])
+	}
+}
