@@ -181,8 +181,8 @@ func TestS3Overwrite(t *testing.T) {
 			if !errors.Is(err, syscall.EIO) {
 				t.Fatalf("read after overwrite: %v, want EIO", err)
 			}
-			if !strings.Contains(m.stderr.String(), "object changed since it was opened") {
-				t.Errorf("no log line about the change:\n%s", m.stderr)
+			if n := strings.Count(m.stderr.String(), "object changed since it was opened"); n != 1 {
+				t.Errorf("%d log lines about the change, want 1:\n%s", n, m.stderr)
 			}
 			local := filepath.Join(t.TempDir(), "new.log")
 			if err := os.WriteFile(local, newLog, 0o644); err != nil {
