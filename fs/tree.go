@@ -243,7 +243,8 @@ func (t *Tree) Root() Node { return t.root }
 func (t *Tree) Source() string { return t.src }
 
 // Report maps err to an errno with [Errno] and logs it once (with its path,
-// record and offset when err carries an [*OpError]) unless it is ENOENT.
+// record and offset when err carries an [*OpError]) unless it is ENOENT or
+// ENODATA.
 // Adapters call it for every error they return to the kernel.
 func (t *Tree) Report(err error) syscall.Errno { return t.elog.report(err) }
 

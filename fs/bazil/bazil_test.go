@@ -1060,7 +1060,7 @@ func TestDebugLog(t *testing.T) {
 	for _, debug := range []bool{false, true} {
 		lg, hook := test.NewNullLogger()
 		lg.SetLevel(logrus.DebugLevel)
-		c := config(fs.MountOptions{Debug: debug, Logger: lg})
+		c := config(fs.MountPolicy{Debug: debug, Logger: lg})
 		c.Debug("request 1")
 		want := 0
 		if debug {
