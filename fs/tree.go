@@ -423,7 +423,7 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		}
 		return Node{}, iofs.ErrNotExist
 	case KindDir:
-		if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		if checkName(name) != nil {
 			return Node{}, iofs.ErrNotExist
 		}
 		rel := joinRel(parent.rel, name)
