@@ -301,6 +301,8 @@ type mount struct {
 	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
 	recent *recentRing  // nil: record inodes are not bounded
 	live   atomic.Int64 // nodes the kernel references (for tests)
+
+	forgot atomic.Pointer[func()] // tests: called after every forget
 }
 
 // node is the kernel-facing node of one tree entry. It lives only as long
@@ -388,6 +390,9 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 func (nd *node) OnForget() {
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)
+	if f := nd.m.forgot.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // Getattr reports the entry's attributes.
