@@ -25,22 +25,12 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/fstest"
 	"github.com/recfs/recfs/index"
 )
 
-// payload returns record i of the test logs: a few bytes to a few hundred,
-// with every 97th of the first thousand long enough to span leveldb blocks.
-func payload(i int) []byte {
-	n := (i * 37) % 300
-	if i%97 == 96 && i < 1000 {
-		n = 40000 + i
-	}
-	b := make([]byte, n)
-	for j := range b {
-		b[j] = byte('a' + (i+j)%26)
-	}
-	return b
-}
+// payload returns record i of the test logs: the node suite's records.
+func payload(i int) []byte { return fstest.Payload(int64(i)) }
 
 // testLog is a leveldb log written by codec.LogWriter, with what the
 // writer said about it.
@@ -77,11 +67,7 @@ func writeLog(t testing.TB, dir string, n int, extra ...[]byte) *testLog {
 	return l
 }
 
-func quietLogger() *logrus.Logger {
-	lg := logrus.New()
-	lg.SetOutput(io.Discard)
-	return lg
-}
+func quietLogger() *logrus.Logger { return fstest.QuietLogger() }
 
 // openTable indexes a log without touching the user's cache.
 func openTable(t testing.TB, path string) *index.Table {
