@@ -126,23 +126,11 @@ type sourceInfo struct {
 	st   statInfo
 }
 
-func (fi sourceInfo) Name() string       { return fi.name }
-func (fi sourceInfo) Size() int64        { return fi.st.size }
-func (fi sourceInfo) ModTime() time.Time { return fi.st.mtime }
-func (fi sourceInfo) IsDir() bool        { return fi.st.typ == typeDir }
-func (fi sourceInfo) Mode() iofs.FileMode {
-	m := iofs.FileMode(fi.st.mode & 0o777)
-	switch fi.st.typ {
-	case typeDir:
-		m |= iofs.ModeDir
-	case typeReg:
-	case syscall.S_IFLNK:
-		m |= iofs.ModeSymlink
-	default:
-		m |= iofs.ModeIrregular
-	}
-	return m
-}
+func (fi sourceInfo) Name() string        { return fi.name }
+func (fi sourceInfo) Size() int64         { return fi.st.size }
+func (fi sourceInfo) ModTime() time.Time  { return fi.st.mtime }
+func (fi sourceInfo) IsDir() bool         { return fi.st.typ == typeDir }
+func (fi sourceInfo) Mode() iofs.FileMode { return fileMode(fi.st.typ | fi.st.mode) }
 
 // Sys returns the entry's SourceStat.
 func (fi sourceInfo) Sys() any {

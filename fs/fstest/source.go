@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -139,19 +138,7 @@ func (m *MemSource) Append(_ context.Context, recs [][]byte, _ index.AppendOptio
 	return first, nil
 }
 
-func readAt(b, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("negative offset")
-	}
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
+func readAt(b, p []byte, off int64) (int, error) { return bytes.NewReader(b).ReadAt(p, off) }
 
 // QuietLogger returns a logger that writes nowhere.
 func QuietLogger() *logrus.Logger {

@@ -363,18 +363,27 @@ func (s *suite) testReadOnly(t *testing.T) {
 	if _, _, _, err := d.Create(root, "new", os.O_WRONLY|os.O_CREATE); errno(err) != syscall.EROFS {
 		t.Errorf("create: %v, want EROFS", err)
 	}
-	for _, tc := range []struct {
-		op     Op
-		parent Node
-		name   string
-		target Node
-	}{
+	refused(t, d, syscall.EROFS, []change{
 		{OpMkdir, root, "d", nil}, {OpMknod, root, "d", nil}, {OpUnlink, root, "1", nil}, {OpRmdir, root, "1", nil},
 		{OpRename, root, "1", nil}, {OpSymlink, root, "s", nil}, {OpLink, root, "s", rec},
 		{OpTruncate, nil, "", rec}, {OpSetxattr, nil, "user.x", rec}, {OpRemovexattr, nil, "user.x", rec},
-	} {
-		if err := d.Change(tc.op, tc.parent, tc.name, tc.target); errno(err) != syscall.EROFS {
-			t.Errorf("%s: %v, want EROFS", tc.op, err)
+	})
+}
+
+// change is one Driver.Change call.
+type change struct {
+	op     Op
+	parent Node
+	name   string
+	target Node
+}
+
+// refused checks that each change fails with want.
+func refused(t *testing.T, d Driver, want syscall.Errno, changes []change) {
+	t.Helper()
+	for _, c := range changes {
+		if err := d.Change(c.op, c.parent, c.name, c.target); errno(err) != want {
+			t.Errorf("%s %q: %v, want %v", c.op, c.name, err, want)
 		}
 	}
 }
@@ -597,19 +606,10 @@ func (s *suite) testWriteRefusals(t *testing.T) {
 	if _, _, err := d.Open(rec, os.O_WRONLY); errno(err) != syscall.EPERM {
 		t.Errorf("open record for writing: %v, want EPERM", err)
 	}
-	for _, tc := range []struct {
-		op     Op
-		parent Node
-		name   string
-		target Node
-	}{
+	refused(t, d, syscall.EPERM, []change{
 		{OpUnlink, root, "0", nil}, {OpTruncate, nil, "", rec}, {OpRename, root, "0", nil},
 		{OpSetxattr, nil, "user.x", rec}, {OpMkdir, root, "d", nil},
-	} {
-		if err := d.Change(tc.op, tc.parent, tc.name, tc.target); errno(err) != syscall.EPERM {
-			t.Errorf("%s: %v, want EPERM", tc.op, err)
-		}
-	}
+	})
 	for _, name := range []string{"7", "000001", fs.InfoName, fs.TrailerName} {
 		if _, _, _, err := d.Create(root, name, os.O_WRONLY|os.O_CREATE); errno(err) != syscall.EPERM {
 			t.Errorf("create %q: %v, want EPERM", name, err)
