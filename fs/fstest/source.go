@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -229,9 +228,3 @@ func DirTree(t testing.TB, dir string, o fs.Options) *fs.Tree {
 	t.Cleanup(func() { tr.Close() })
 	return tr
 }
-
-// recordName is the record file name n in a directory of count records.
-func recordName(n, count int64) string { return fs.RecordName(n, count) }
-
-// plain is fmt.Sprint, for names.
-func plain(n int64) string { return fmt.Sprint(n) }

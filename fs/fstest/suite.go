@@ -209,7 +209,7 @@ func (s *suite) testReadDir(t *testing.T) {
 			}
 			seen := map[uint64]bool{}
 			for i, e := range ents {
-				want := recordName(int64(i), n)
+				want := fs.RecordName(int64(i), n)
 				if int64(i) == n {
 					want = fs.InfoName
 				}
