@@ -120,7 +120,7 @@ checks (default_permissions) against what the mount reports.
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
-	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: $XDG_STATE_HOME/recfs/daemon.log, else ~/.local/state/recfs/daemon.log; -: none)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
@@ -185,6 +185,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
 		return startDaemon(cmd, f, srcAbs, mntAbs)
+	}
+	if daemonChild() {
+		setupDaemonLog()
 	}
 	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
 		logrus.SetLevel(logrus.DebugLevel)
