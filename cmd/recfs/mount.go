@@ -298,6 +298,21 @@ func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
 	return o, nil
 }
 
+// dirEmpty reports whether the directory at path has no entries; a
+// listing that fails is an error, not an empty directory.
+func dirEmpty(path string) (bool, error) {
+	d, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(1)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	return len(names) == 0, nil
+}
+
 // reopenNoFollow is the index.Options.Reopen of a single-file mount: a
 // refresh opens the path again, but not a symbolic link (or anything but a
 // regular file) put in the file's place.
@@ -367,13 +382,11 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 		return "", nil, "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
 	}
 	if !allowNonEmpty {
-		d, err := os.Open(mntAbs)
+		empty, err := dirEmpty(mntAbs)
 		if err != nil {
 			return "", nil, "", fmt.Errorf("mountpoint: %w", err)
 		}
-		names, _ := d.Readdirnames(1)
-		d.Close()
-		if len(names) > 0 {
+		if !empty {
 			return "", nil, "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
 		}
 	}
