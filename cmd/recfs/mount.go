@@ -97,7 +97,11 @@ running database has locked fail with EBUSY unless --force is given.
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
-ready and a background process serves it; "recfs unmount MNT" ends it.
+ready and a background process serves it; "recfs unmount MNT" ends it. A
+daemon logs to the system log (syslog, journald) when one listens on
+/dev/log, else to $XDG_STATE_HOME/recfs/daemon.log (see --log-file). Under
+systemd, run it in the foreground as a Type=notify service: it sends
+READY=1 to $NOTIFY_SOCKET once the mount answers.
 
 Owner, group and permissions follow the source file unless --uid, --gid or
 --umask say otherwise; --allow-other always turns on the kernel's permission
