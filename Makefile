@@ -38,12 +38,14 @@ lint: tools
 	$(GO) mod tidy -diff
 	cd test && $(GO) mod tidy -diff
 
-## tools: the pinned linters, built once into TOOLS (a cache folder that outlives clones).
+## tools: the pinned linters, built once into TOOLS (a cache folder that outlives clones);
+## STATICCHECK=path uses another build instead.
 TOOLS               ?= $(HOME)/.cache/recfs-tools
 STATICCHECK_VERSION := v0.8.2
-STATICCHECK         ?= $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
-tools: $(STATICCHECK)
-$(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck:
+STATICCHECK_PINNED  := $(abspath $(TOOLS))/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+STATICCHECK         ?= $(STATICCHECK_PINNED)
+tools: $(if $(filter $(STATICCHECK_PINNED),$(STATICCHECK)),$(STATICCHECK_PINNED))
+$(STATICCHECK_PINNED):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## soak: the long versions of the attack tests (concurrent appends, kill loops, change under a
