@@ -62,14 +62,14 @@ func stateDir() (string, error) {
 // stateDir() is made private (0700); neither it nor a log file may be a
 // symbolic link, and a full log file is rotated (see daemonLogCap).
 func openDaemonLog(path string) (*os.File, string, error) {
-	if path == "" {
+	switch path {
+	case "":
 		p, err := defaultDaemonLog()
 		if err != nil {
 			return nil, "", err
 		}
 		path = p
-	}
-	if path == logSyslog && os.Getenv(envDaemonLog) == "" {
+	case logSyslog:
 		// Asked for by name: say so when none listens.
 		w, err := dialSyslog()
 		if err != nil {

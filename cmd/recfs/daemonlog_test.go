@@ -131,7 +131,6 @@ func readDatagram(t *testing.T, c *net.UnixConn) string {
 func TestDaemonLogDefault(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	t.Setenv(envDaemonLog, "")
 	listenSyslog(t)
 	f, where, err := openDaemonLog("")
 	if err != nil || where != logSyslog {
