@@ -439,6 +439,9 @@ func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) erro
 	case <-ctx.Done():
 	}
 	logrus.WithField("mountpoint", mnt).Info("signal received, unmounting")
+	if _, err := notifyStopping("unmounting " + mnt); err != nil {
+		logrus.WithError(err).Warn("systemd stopping notification failed")
+	}
 	deadline := time.Now().Add(unmountTimeout)
 	var err error
 	for {

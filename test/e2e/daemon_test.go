@@ -387,6 +387,24 @@ func TestNotifySystemd(t *testing.T) {
 	if !strings.Contains(msg, "READY=1\n") || !strings.Contains(msg, fmt.Sprintf("MAINPID=%d\n", m.cmd.Process.Pid)) {
 		t.Errorf("notification %q: want READY=1 and MAINPID=%d", msg, m.cmd.Process.Pid)
 	}
+	// systemctl stop: SIGTERM. The service says it is stopping, then
+	// unmounts and exits.
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(exitTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	n, err = conn.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "STOPPING=1\n") {
+		t.Errorf("after SIGTERM: notification %q (%v); want STOPPING=1", buf[:n], err)
+	}
+	if code := m.wait(t); code != 0 {
+		t.Errorf("exit status %d after SIGTERM", code)
+	}
+	if mountedAt(mnt) != "" {
+		t.Errorf("still mounted after SIGTERM")
+	}
 }
 
 // childServes reports whether a process other than parent has mnt in its
