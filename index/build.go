@@ -151,7 +151,7 @@ func canceled(ctx context.Context) error {
 var _ = errors.Is
 
 // repair undoes what a crashed append of ours left behind, for formats
-// whose driver is a repairer (recordio: see recordio.RepairFile), holding
+// whose driver is a repairer (recordio: see RepairRecordIO), holding
 // the file's append lock so that an append running in another process is
 // never taken for a crashed one.
 // Other formats need nothing here: a torn leveldb tail is dealt with by

@@ -94,7 +94,7 @@ func TestTableSourceChanged(t *testing.T) {
 		{"append", func(t *testing.T, format, path string) [][]byte {
 			if format != "log" {
 				// A recordio append through the codec's appender.
-				a, err := recordio.OpenAppender(path, recordio.AppendOptions{})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

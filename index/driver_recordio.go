@@ -13,7 +13,7 @@ import (
 )
 
 // rioDriver is the driver of grailbio recordio v2 files (codec/recordio):
-// appends through recordio.Appender, crash repair at open.
+// appends through RecordIOAppender, crash repair at open.
 type rioDriver struct{}
 
 func (rioDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
@@ -32,8 +32,8 @@ func (rioDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 
 func (rioDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
 
-// repair undoes what a crashed append left behind; see recordio.RepairFile.
-func (rioDriver) repair(f *os.File, path string) (bool, error) { return recordio.RepairFile(f, path) }
+// repair undoes what a crashed append left behind; see RepairRecordIO.
+func (rioDriver) repair(f *os.File, path string) (bool, error) { return repairRecordIOFile(f, path) }
 
 // legacyDriver is the driver of grailbio legacy recordio files, which recfs
 // only reads.

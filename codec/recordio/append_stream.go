@@ -1,12 +1,10 @@
 package recordio
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/recfs/recfs/codec"
 
@@ -18,78 +16,6 @@ import (
 type ItemSource struct {
 	R    io.Reader
 	Size int64
-}
-
-// AppendFrom appends items read from streams, each as a block of its own,
-// like Append (durable on return, trailer kept, crash safe) but without
-// holding an item in memory: an untransformed block is cut into chunks as
-// the item is read, a transformed one is compressed into an anonymous
-// temporary file first (its chunk count depends on the compressed size)
-// and then cut from there. Memory stays at a few chunk buffers plus the
-// compressor's window whatever the item size. If an input fails or ends
-// early, the file is put back as it was.
-//
-// A transformed block may not decode to more than
-// DefaultMaxBlockSize (readers refuse larger ones): larger items
-// fail with ErrLimit before anything is written.
-func (a *Appender) AppendFrom(items ...ItemSource) error {
-	if err := a.usable(); err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		return nil
-	}
-	for _, it := range items {
-		if it.Size < 0 {
-			return fmt.Errorf("codec: negative item size %d", it.Size)
-		}
-		raw := it.Size + int64(uvarintLen(1)+uvarintLen(uint64(it.Size)))
-		if len(a.chain) > 0 && raw > DefaultMaxBlockSize {
-			return fmt.Errorf("%w: a %d-byte item makes a compressed block larger than readers accept (%d bytes)", codec.ErrLimit, it.Size, int64(DefaultMaxBlockSize))
-		}
-	}
-	if a.buf == nil {
-		a.buf = make([]byte, rioChunkSize)
-	}
-	return a.write(func(at int64) (int64, error) {
-		start := at
-		for _, it := range items {
-			n, err := a.writeItemBlock(at, it)
-			if err != nil {
-				return 0, err
-			}
-			at += n
-		}
-		return at - start, nil
-	})
-}
-
-// writeItemBlock writes the block holding the one item it at file offset
-// at and returns its length.
-func (a *Appender) writeItemBlock(at int64, it ItemSource) (int64, error) {
-	hdr := binary.AppendUvarint(binary.AppendUvarint(nil, 1), uint64(it.Size))
-	raw := io.MultiReader(&sliceReader{b: hdr}, &exactReader{r: it.R, left: it.Size})
-	rawLen := int64(len(hdr)) + it.Size
-	if len(a.chain) == 0 {
-		return writeRioBlockFrom(a.f, at, rioBodyMagic, raw, rawLen, a.buf)
-	}
-	tmp, err := os.CreateTemp("", "recfs-block-")
-	if err != nil {
-		return 0, err
-	}
-	defer tmp.Close()
-	if err := os.Remove(tmp.Name()); err != nil {
-		return 0, err
-	}
-	bw := bufio.NewWriterSize(tmp, rioChunkSize)
-	stored, err := transformStream(a.chain, bw, raw, a.buf)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return writeRioBlockFrom(a.f, at, rioBodyMagic, io.NewSectionReader(tmp, 0, stored), stored, a.buf)
 }
 
 // countWriter counts the bytes written through it.

@@ -1,4 +1,4 @@
-package recordio
+package index
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // TestRecordIOAppendFrom: items appended from streams read back, with and
@@ -18,8 +20,8 @@ import (
 func TestRecordIOAppendFrom(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	cases := append(slices.Clone(appendCases),
-		appendCase{name: "flate", wo: WriterOptions{Transformers: []string{"flate"}}},
-		appendCase{name: "zstd-flate-trailer", wo: WriterOptions{Transformers: []string{"zstd", "flate"}, Trailer: true}, trailer: []byte("t")})
+		appendCase{name: "flate", wo: recordio.WriterOptions{Transformers: []string{"flate"}}},
+		appendCase{name: "zstd-flate-trailer", wo: recordio.WriterOptions{Transformers: []string{"zstd", "flate"}, Trailer: true}, trailer: []byte("t")})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			base := genItems(rng, 3)
@@ -28,14 +30,14 @@ func TestRecordIOAppendFrom(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := slices.Clone(base)
-			var batch []ItemSource
-			for _, n := range []int{0, 1, rioMaxChunkPayload - 2, rioMaxChunkPayload - 1, 200000} {
+			var batch []recordio.ItemSource
+			for _, n := range []int{0, 1, codectest.RIOMaxChunkPayload - 2, codectest.RIOMaxChunkPayload - 1, 200000} {
 				it := make([]byte, n)
 				rng.Read(it[:n/2]) // half random, half zeros
 				want = append(want, it)
-				batch = append(batch, ItemSource{R: bytes.NewReader(it), Size: int64(n)})
+				batch = append(batch, recordio.ItemSource{R: bytes.NewReader(it), Size: int64(n)})
 			}
-			a, err := OpenAppender(path, AppendOptions{})
+			a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,12 +54,12 @@ func TestRecordIOAppendFrom(t *testing.T) {
 				t.Fatalf("trailer %q, want %q", tr, c.trailer)
 			}
 			// An input that ends early: nothing changes.
-			a, err = OpenAppender(path, AppendOptions{})
+			a, err = OpenRecordIOAppender(path, RecordIOAppendOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = a.AppendFrom(ItemSource{R: bytes.NewReader([]byte("ok")), Size: 2},
-				ItemSource{R: bytes.NewReader(make([]byte, 70000)), Size: 70001})
+			err = a.AppendFrom(recordio.ItemSource{R: bytes.NewReader([]byte("ok")), Size: 2},
+				recordio.ItemSource{R: bytes.NewReader(make([]byte, 70000)), Size: 70001})
 			a.Close()
 			if !errors.Is(err, codec.ErrShortInput) {
 				t.Fatalf("short input: %v", err)
@@ -66,7 +68,7 @@ func TestRecordIOAppendFrom(t *testing.T) {
 			if !bytes.Equal(before, after) {
 				t.Fatalf("file changed by a failed append (%d -> %d bytes)", len(before), len(after))
 			}
-			if _, err := os.Stat(path + JournalSuffix); err == nil {
+			if _, err := os.Stat(path + RecordIOJournalSuffix); err == nil {
 				t.Fatal("journal left behind")
 			}
 		})
@@ -77,18 +79,18 @@ func TestRecordIOAppendFrom(t *testing.T) {
 // past what readers accept is refused before anything is read or written.
 func TestRecordIOAppendFromTooBig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "z.rio")
-	if err := os.WriteFile(path, makeRio(t, nil, WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
+	if err := os.WriteFile(path, makeRio(t, nil, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
-	a, err := OpenAppender(path, AppendOptions{})
+	a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	never := readerFunc(func([]byte) (int, error) { t.Fatal("input read"); return 0, nil })
-	if err := a.AppendFrom(ItemSource{R: never, Size: DefaultMaxBlockSize}); !errors.Is(err, codec.ErrLimit) {
-		t.Fatalf("AppendFrom of %d bytes into a zstd file: %v, want ErrLimit", DefaultMaxBlockSize, err)
+	if err := a.AppendFrom(recordio.ItemSource{R: never, Size: recordio.DefaultMaxBlockSize}); !errors.Is(err, codec.ErrLimit) {
+		t.Fatalf("AppendFrom of %d bytes into a zstd file: %v, want ErrLimit", recordio.DefaultMaxBlockSize, err)
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Fatal("file changed")

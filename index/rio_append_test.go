@@ -1,4 +1,4 @@
-package recordio
+package index
 
 import (
 	"bytes"
@@ -11,7 +11,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 var errCrash = errors.New("simulated crash")
@@ -160,62 +161,18 @@ func (m *memFS) clone() *memFS {
 	return c
 }
 
-// makeRio writes a file of items with the writer.
-func makeRio(t testing.TB, items [][]byte, o WriterOptions, trailer []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	w, err := NewWriter(&out, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if _, err := w.Append(it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if trailer != nil {
-		if err := w.SetTrailer(trailer); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
-// rioScanAll reads every item of data strictly and returns them with the
-// trailer (nil if none).
-func rioScanAll(t testing.TB, data []byte) ([][]byte, []byte) {
-	t.Helper()
-	s, _, items := rioReadAll(t, data, Options{Strict: true})
-	loc, ok, err := s.Trailer()
-	if err != nil {
-		t.Fatalf("trailer: %v", err)
-	}
-	if !ok {
-		return items, nil
-	}
-	rd, _ := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, s.Transformers(), Options{}, 1)
-	tb := make([]byte, loc.Len)
-	if _, err := rd.ReadItem(loc, tb, 0); err != nil && loc.Len > 0 {
-		t.Fatalf("trailer read: %v", err)
-	}
-	return items, tb
-}
-
 type appendCase struct {
 	name    string
-	wo      WriterOptions
+	wo      recordio.WriterOptions
 	trailer []byte
 }
 
 var appendCases = []appendCase{
-	{name: "no-trailer", wo: WriterOptions{MaxItems: 3}},
-	{name: "trailer", wo: WriterOptions{MaxItems: 3, Trailer: true}, trailer: bytes.Repeat([]byte("T"), 40000)},
-	{name: "trailer-zstd", wo: WriterOptions{Transformers: []string{"zstd"}, Trailer: true}, trailer: []byte{}},
-	{name: "header-only", wo: WriterOptions{}},
-	{name: "trailer-only", wo: WriterOptions{Trailer: true}, trailer: []byte{}},
+	{name: "no-trailer", wo: recordio.WriterOptions{MaxItems: 3}},
+	{name: "trailer", wo: recordio.WriterOptions{MaxItems: 3, Trailer: true}, trailer: bytes.Repeat([]byte("T"), 40000)},
+	{name: "trailer-zstd", wo: recordio.WriterOptions{Transformers: []string{"zstd"}, Trailer: true}, trailer: []byte{}},
+	{name: "header-only", wo: recordio.WriterOptions{}},
+	{name: "trailer-only", wo: recordio.WriterOptions{Trailer: true}, trailer: []byte{}},
 }
 
 func TestRecordIOAppend(t *testing.T) {
@@ -233,7 +190,7 @@ func TestRecordIOAppend(t *testing.T) {
 			}
 			want := slices.Clone(base)
 			for round := 0; round < 3; round++ {
-				a, err := OpenAppender(path, AppendOptions{MaxItems: 1})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{MaxItems: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -256,16 +213,12 @@ func TestRecordIOAppend(t *testing.T) {
 				if !bytes.Equal(tr, c.trailer) || (tr == nil) != (c.trailer == nil) {
 					t.Fatalf("round %d: trailer %d bytes, want %d", round, len(tr), len(c.trailer))
 				}
-				if _, err := os.Stat(path + JournalSuffix); !errors.Is(err, fs.ErrNotExist) {
+				if _, err := os.Stat(path + RecordIOJournalSuffix); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("journal left behind: %v", err)
 				}
 			}
 		})
 	}
-}
-
-func equalItems(a, b [][]byte) bool {
-	return slices.EqualFunc(a, b, func(x, y []byte) bool { return bytes.Equal(x, y) })
 }
 
 // TestRecordIOAppendCrash crashes appends after every operation and after
@@ -283,7 +236,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 			batches := [][][]byte{genItems(rng, 2), genItems(rng, 5), genItems(rng, 1)}
 
 			run := func(m *memFS, bytesBudget, opsBudget int) int {
-				a, err := OpenAppender(path, AppendOptions{MaxItems: 1, fsys: m})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{MaxItems: 1, fsys: m})
 				if err != nil {
 					t.Fatalf("open: %v", err)
 				}
@@ -317,8 +270,8 @@ func TestRecordIOAppendCrash(t *testing.T) {
 			for n := 0; n <= totalBytes; n += 1 + rng.Intn(stride) {
 				crashes = append(crashes, crash{n, -1})
 			}
-			for n := 0; n <= totalBytes; n += rioChunkSize {
-				for _, d := range []int{-1, 1, rioChunkHeader, rioChunkHeader + 1} {
+			for n := 0; n <= totalBytes; n += rioChunk {
+				for _, d := range []int{-1, 1, codectest.RIOChunkHeader, codectest.RIOChunkHeader + 1} {
 					if n+d >= 0 && n+d <= totalBytes {
 						crashes = append(crashes, crash{n + d, -1})
 					}
@@ -332,11 +285,11 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				if _, err := repairPath(m, path); err != nil {
 					t.Fatalf("crash %+v: repair: %v", cr, err)
 				}
-				if _, ok := m.files[path+JournalSuffix]; ok {
+				if _, ok := m.files[path+RecordIOJournalSuffix]; ok {
 					t.Fatalf("crash %+v: journal left after repair", cr)
 				}
 				data := m.files[path]
-				if len(data)%rioChunkSize != 0 {
+				if len(data)%rioChunk != 0 {
 					t.Fatalf("crash %+v: repaired size %d is not whole chunks", cr, len(data))
 				}
 				got, tr := rioScanAll(t, data)
@@ -357,7 +310,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				}
 				// The repaired file accepts further appends.
 				more := [][]byte{[]byte("after")}
-				a, err := OpenAppender(path, AppendOptions{fsys: m})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{fsys: m})
 				if err != nil {
 					t.Fatalf("crash %+v: reopen: %v", cr, err)
 				}
@@ -376,19 +329,19 @@ func TestRecordIOAppendCrash(t *testing.T) {
 
 func TestRepairRecordIOJournal(t *testing.T) {
 	// A torn journal is deleted without touching the file.
-	data := makeRio(t, [][]byte{[]byte("a")}, WriterOptions{Trailer: true}, []byte("tr"))
-	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunkSize, data[len(data)-rioChunkSize:])
+	data := makeRio(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
+	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunk, data[len(data)-rioChunk:])
 	for _, cut := range []int{0, 7, 8, 33, len(j) - 1} {
 		m := newMemFS()
 		m.files["/f"] = slices.Clone(data)
-		m.files["/f"+JournalSuffix] = j[:cut]
+		m.files["/f"+RecordIOJournalSuffix] = j[:cut]
 		if ok, err := repairPath(m, "/f"); err != nil || !ok {
 			t.Fatalf("cut %d: repaired=%v err=%v", cut, ok, err)
 		}
 		if !bytes.Equal(m.files["/f"], data) {
 			t.Fatalf("cut %d: file changed", cut)
 		}
-		if _, ok := m.files["/f"+JournalSuffix]; ok {
+		if _, ok := m.files["/f"+RecordIOJournalSuffix]; ok {
 			t.Fatalf("cut %d: journal kept", cut)
 		}
 	}
@@ -399,8 +352,8 @@ func TestRepairRecordIOJournal(t *testing.T) {
 		t.Fatalf("clean file: repaired=%v err=%v", ok, err)
 	}
 	// Garbage after the last block is cut off.
-	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunkSize]), 1, 2, 3)
-	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunkSize {
+	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunk]), 1, 2, 3)
+	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunk {
 		t.Fatalf("tail garbage: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
 	}
 }
