@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/index/source"
 )
 
 // TestMapShrunkSource: a source truncated while its map is scanned makes
@@ -19,11 +21,11 @@ func TestMapShrunkSource(t *testing.T) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	m := mapFile(f, fi.Size())
-	if m == nil {
+	m, err := source.MapFile(f, fi.Size())
+	if err != nil {
 		t.Skip("mmap unavailable")
 	}
-	defer m.close()
+	defer m.Close()
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index/source"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -17,10 +19,11 @@ import (
 // concurrency promise.
 type Table struct {
 	path   string
-	opened bool        // made from a file (Open, OpenFile, Create), not by Build; never changes
-	file   *os.File    // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef    // file with its count of users (nil for Build); replaced with file
-	r      io.ReaderAt // the source when the table came from Build
+	opened bool          // made from a file (Open, OpenFile, Create), not by Build; never changes
+	file   *os.File      // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
+	fref   *fileRef      // file with its count of users (nil for Build); replaced with file
+	r      io.ReaderAt   // the source when the table came from Build or OpenSource
+	source source.Source // the source of a table made by OpenSource
 	opt    Options
 
 	snap atomic.Pointer[snapshot] // the current immutable view
@@ -146,6 +149,9 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		err error
 	)
 	k, err = s.tab.readAt(t, s, n, want, off)
+	if errors.Is(err, source.ErrChanged) {
+		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
+	}
 	if err != nil && err != io.EOF {
 		return k, fmt.Errorf("index: record %d: %w", n, err)
 	}
@@ -227,6 +233,9 @@ func (t *Table) Close() error {
 	t.rioMu.Unlock()
 	if ref != nil {
 		return ref.release()
+	}
+	if c, ok := t.source.(source.Closer); ok {
+		return c.Close()
 	}
 	return nil
 }
