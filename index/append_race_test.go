@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // appendKinds are the appendable formats the race tests run on.
@@ -236,9 +237,9 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 // and returns its bytes and where the torn tail starts.
 func tornLog(t *testing.T, path string) ([]byte, int64) {
 	t.Helper()
-	writeLog(t, path, records(3, 100, 'a'))
+	codectest.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	codectest.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	torn := whole[:len(good)+40000]
 	if err := os.WriteFile(path, torn, 0o644); err != nil {
@@ -336,7 +337,7 @@ func TestAppendNeverThroughReplacedPath(t *testing.T) {
 		t.Run(fmt.Sprint("writable=", writable), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "a.log")
-			writeLog(t, path, records(2, 10, 'a'))
+			codectest.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 			orig, _ := os.ReadFile(path)
 			tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: writable})
 			if err != nil {
@@ -427,7 +428,7 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	writeLog(t, path, records(2, 10, 'a'))
+	codectest.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	cur := path // what the mount's root-relative resolution finds now
 	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(cur) }}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -445,7 +446,7 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 		t.Fatalf("append with Reopen finding the file: %v", err)
 	}
 	other := filepath.Join(dir, "other.log")
-	writeLog(t, other, records(1, 10, 'b'))
+	codectest.WriteLog(t, other, codectest.Records(1, 10, 'b'))
 	cur = other
 	if _, err := tb.Append(ctx, [][]byte{[]byte("y")}, AppendOptions{}); !errors.Is(err, ErrReplaced) {
 		t.Fatalf("append when Reopen finds another file: %v, want ErrReplaced", err)

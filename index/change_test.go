@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -32,11 +33,11 @@ func encodeSource(t *testing.T, format string, recs [][]byte) []byte {
 	p := filepath.Join(t.TempDir(), "enc")
 	switch format {
 	case "log":
-		writeLog(t, p, recs)
+		codectest.WriteLog(t, p, recs)
 	case "rio":
-		writeRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9})
+		codectest.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9})
 	case "rio-zstd":
-		writeRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+		codectest.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -106,7 +107,7 @@ func TestTableSourceChanged(t *testing.T) {
 				}
 				return more
 			}
-			appendLog(t, path, more[len(old):]...)
+			codectest.AppendLog(t, path, more[len(old):]...)
 			return more
 		}, true, false},
 		{"replace by rename", func(t *testing.T, format, path string) [][]byte {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // envLockChild makes the test binary, run as a child, hold a classic POSIX
@@ -74,7 +75,7 @@ func lockDir(t *testing.T) (log, lock string) {
 	t.Helper()
 	dir := t.TempDir()
 	log, lock = filepath.Join(dir, "000003.log"), filepath.Join(dir, dbLockName)
-	writeLog(t, log, records(3, 100, 'a'))
+	codectest.WriteLog(t, log, codectest.Records(3, 100, 'a'))
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 		t.Run(lockKind, func(t *testing.T) {
 			log, lock := lockDir(t)
 			good, _ := os.ReadFile(log)
-			appendLog(t, log, bytes.Repeat([]byte("T"), 70000))
+			codectest.AppendLog(t, log, bytes.Repeat([]byte("T"), 70000))
 			whole, _ := os.ReadFile(log)
 			torn := whole[:len(good)+50000] // a record the database is writing right now
 			os.WriteFile(log, torn, 0o644)

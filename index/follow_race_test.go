@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestFollowReopenWhileAppending replaces a followed, writable source
@@ -17,7 +19,7 @@ import (
 func TestFollowReopenWhileAppending(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "src.log")
-	writeLog(t, path, hostileRecords(5, 'a'))
+	codectest.WriteLog(t, path, hostileRecords(5, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-", Writable: true})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 	gen := tb.Generation()
 	for i := range 5 {
 		tmp := filepath.Join(dir, "next")
-		writeLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
+		codectest.WriteLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
 		if err := os.Rename(tmp, path); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index/source"
 )
 
@@ -14,7 +15,7 @@ import (
 // the scan fail with an error; the process does not die of SIGBUS.
 func TestMapShrunkSource(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
-	writeLog(t, path, records(300, 2000, 'a'))
+	codectest.WriteLog(t, path, codectest.Records(300, 2000, 'a'))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/index/source"
@@ -21,7 +22,7 @@ import (
 // never with bytes of the new version; a new version is a new table; a
 // writable open is refused.
 func TestOpenSource(t *testing.T) {
-	recs := records(50, 3000, 'o')
+	recs := codectest.Records(50, 3000, 'o')
 	var logBuf bytes.Buffer
 	w := leveldb.NewWriter(&logBuf, leveldb.WriterOptions{})
 	for _, r := range recs {
@@ -32,7 +33,7 @@ func TestOpenSource(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rio := makeRio(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil)
+	rio := codectest.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil)
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -100,8 +101,8 @@ func TestOpenSource(t *testing.T) {
 func TestOpenSourceLocal(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	recs := records(30, 500, 'l')
-	writeLog(t, path, recs)
+	recs := codectest.Records(30, 500, 'l')
+	codectest.WriteLog(t, path, recs)
 	src := openLocal(t, path)
 	if err := renameAway(path); err != nil {
 		t.Fatal(err)

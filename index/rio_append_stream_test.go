@@ -26,7 +26,7 @@ func TestRecordIOAppendFrom(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			base := genItems(rng, 3)
 			path := filepath.Join(t.TempDir(), "f.rio")
-			if err := os.WriteFile(path, makeRio(t, base, c.wo, c.trailer), 0o644); err != nil {
+			if err := os.WriteFile(path, codectest.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			want := slices.Clone(base)
@@ -79,7 +79,7 @@ func TestRecordIOAppendFrom(t *testing.T) {
 // past what readers accept is refused before anything is read or written.
 func TestRecordIOAppendFromTooBig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "z.rio")
-	if err := os.WriteFile(path, makeRio(t, nil, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
+	if err := os.WriteFile(path, codectest.RIOBytes(t, nil, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)

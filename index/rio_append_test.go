@@ -185,7 +185,7 @@ func TestRecordIOAppend(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "f.rio")
-			if err := os.WriteFile(path, makeRio(t, base, c.wo, c.trailer), 0o644); err != nil {
+			if err := os.WriteFile(path, codectest.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			want := slices.Clone(base)
@@ -232,7 +232,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 			base := genItems(rng, 4)
 			const path = "/d/f.rio"
 			orig := newMemFS()
-			orig.files[path] = makeRio(t, base, c.wo, c.trailer)
+			orig.files[path] = codectest.RIOBytes(t, base, c.wo, c.trailer)
 			batches := [][][]byte{genItems(rng, 2), genItems(rng, 5), genItems(rng, 1)}
 
 			run := func(m *memFS, bytesBudget, opsBudget int) int {
@@ -329,7 +329,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 
 func TestRepairRecordIOJournal(t *testing.T) {
 	// A torn journal is deleted without touching the file.
-	data := makeRio(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
+	data := codectest.RIOBytes(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
 	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunk, data[len(data)-rioChunk:])
 	for _, cut := range []int{0, 7, 8, 33, len(j) - 1} {
 		m := newMemFS()

@@ -9,32 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/codectest"
-	"github.com/recfs/recfs/codec/recordio"
 )
-
-// makeRio writes a recordio file of items with the codec's writer.
-func makeRio(t testing.TB, items [][]byte, o recordio.WriterOptions, trailer []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	w, err := recordio.NewWriter(&out, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if _, err := w.Append(it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if trailer != nil {
-		if err := w.SetTrailer(trailer); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
 
 // rioScanAll reads every item of the recordio file data strictly, through
 // a table built over it, and returns them with the trailer (nil if none).

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -16,7 +17,7 @@ import (
 func trailerFile(t *testing.T) (string, []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "v.rio")
-	data := makeRio(t, [][]byte{[]byte("one"), []byte("two")}, recordio.WriterOptions{Trailer: true}, []byte("trl"))
+	data := codectest.RIOBytes(t, [][]byte{[]byte("one"), []byte("two")}, recordio.WriterOptions{Trailer: true}, []byte("trl"))
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

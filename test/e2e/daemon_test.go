@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 )
 
@@ -28,7 +29,7 @@ func TestDaemonErrors(t *testing.T) {
 	needFUSE(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ev.log")
-	writeLog(t, src, genRecords(45, 3, 30))
+	codectest.WriteLog(t, src, genRecords(45, 3, 30))
 	notLog := filepath.Join(dir, "plain.log")
 	if err := os.WriteFile(notLog, []byte("just some words, not a log\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestDaemonErrors(t *testing.T) {
 	needAttacker(t)
 	pub := publicDir(t)
 	psrc := filepath.Join(pub, "ev.log")
-	writeLog(t, psrc, genRecords(46, 3, 30))
+	codectest.WriteLog(t, psrc, genRecords(46, 3, 30))
 	if err := os.Chmod(psrc, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func stripComments(s string) string {
 func TestDaemonJSONAndLog(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, genRecords(47, 3, 30))
+	codectest.WriteLog(t, src, genRecords(47, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
@@ -284,7 +285,7 @@ func TestNotifySystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock)
 	src := filepath.Join(t.TempDir(), "ev.log")
 	recs := genRecords(49, 3, 20)
-	writeLog(t, src, recs)
+	codectest.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := launchMount(t, src, mnt, "--no-cache")
 	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {
