@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 
@@ -21,7 +23,7 @@ func TestAppendLevelDB(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
 	base := codectest.Records(5, 40000, 'a') // multi-block records
-	codectest.WriteLog(t, path, base)
+	recfile.WriteLog(t, path, base)
 	tb, err := Open(ctx, path, Options{CacheDir: t.TempDir(), Writable: true})
 	if err != nil {
 		t.Fatal(err)
@@ -55,9 +57,9 @@ func TestAppendAfterTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	codectest.WriteLog(t, path, codectest.Records(3, 100, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	codectest.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, whole[:len(good)+50000], 0o644)
 	tb, err := Open(ctx, path, Options{CacheDir: cache}) // not Writable: the append itself must repair
@@ -201,9 +203,9 @@ func TestWritableOpenRepairsTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	codectest.WriteLog(t, path, codectest.Records(3, 100, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	codectest.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	torn := whole[:len(good)+40000]
 	os.WriteFile(path, torn, 0o644)

@@ -153,6 +153,16 @@ func (e *encoder) bool(v bool) {
 	}
 }
 func (e *encoder) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) i64s(vs []int64) {
+	for _, v := range vs {
+		e.i64(v)
+	}
+}
+func (e *encoder) u32s(vs []uint32) {
+	for _, v := range vs {
+		e.u32(v)
+	}
+}
 
 func (e *encoder) identity(id identity) {
 	e.u64(id.dev)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -96,7 +97,7 @@ func TestCacheHostileFile(t *testing.T) {
 		}},
 		{"log table of another file", "log", false, func(t *testing.T, path, cf string, o Options) {
 			other := filepath.Join(t.TempDir(), "other.log")
-			codectest.WriteLog(t, other, hostileRecords(40, 'z')[5:])
+			recfile.WriteLog(t, other, hostileRecords(40, 'z')[5:])
 			s, mine := builtSnapshot(t, other), builtSnapshot(t, path)
 			s.id, s.size = mine.id, mine.size
 			writePlanted(t, cf, encodeCache(s, o))
@@ -159,11 +160,11 @@ func TestCacheHostileFile(t *testing.T) {
 			path := filepath.Join(dir, "src")
 			switch c.format {
 			case "log":
-				codectest.WriteLog(t, path, recs)
+				recfile.WriteLog(t, path, recs)
 			case "rio":
-				codectest.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
+				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
 			case "rio-zstd":
-				codectest.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 			}
 			o := Options{CacheDir: cacheDir}
 			cf := cacheFileOf(t, cacheDir, path)
@@ -207,7 +208,7 @@ func TestCacheSharedDir(t *testing.T) {
 	}
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
-	codectest.WriteLog(t, path, recs)
+	recfile.WriteLog(t, path, recs)
 	o := Options{CacheDir: shared}
 	for i, want := range []string{"built", "cached"} {
 		tb, err := Open(context.Background(), path, o)
@@ -254,7 +255,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 	os.Chmod(shared, 0o1777)
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
-	codectest.WriteLog(t, path, recs)
+	recfile.WriteLog(t, path, recs)
 	// A valid table, planted by the squatter in "our" directory.
 	sub := filepath.Join(shared, fmt.Sprintf("recfs-%d", os.Geteuid()))
 	if err := os.Mkdir(sub, 0o700); err != nil {
@@ -306,7 +307,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 func TestCacheNewDirPrivate(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.log")
-	codectest.WriteLog(t, path, hostileRecords(5, 'a'))
+	recfile.WriteLog(t, path, hostileRecords(5, 'a'))
 	cacheDir := filepath.Join(dir, "new", "cache")
 	tb, err := Open(context.Background(), path, Options{CacheDir: cacheDir})
 	if err != nil {

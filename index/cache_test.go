@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/codectest"
 )
 
@@ -27,18 +29,18 @@ func TestCacheInvalidation(t *testing.T) {
 			future := time.Now().Add(time.Hour)
 			os.Chtimes(path, future, future)
 		}, 50, "built"},
-		{"append", func(t *testing.T, path, _ string) { codectest.AppendLog(t, path, codectest.Records(3, 10, 'x')...) }, 53, "built"},
+		{"append", func(t *testing.T, path, _ string) { recfile.AppendLog(t, path, codectest.Records(3, 10, 'x')...) }, 53, "built"},
 		{"truncate", func(t *testing.T, path, _ string) {
-			codectest.WriteLog(t, path, codectest.Records(20, 100, 'a'))
+			recfile.WriteLog(t, path, codectest.Records(20, 100, 'a'))
 		}, 20, "built"},
 		{"rewrite-same-size-same-mtime", func(t *testing.T, path, _ string) {
 			fi, _ := os.Stat(path)
-			codectest.WriteLog(t, path, codectest.Records(50, 100, 'b'))
+			recfile.WriteLog(t, path, codectest.Records(50, 100, 'b'))
 			os.Chtimes(path, fi.ModTime(), fi.ModTime())
 		}, 50, "built"},
 		{"replace", func(t *testing.T, path, _ string) {
 			tmp := path + ".new"
-			codectest.WriteLog(t, tmp, codectest.Records(7, 100, 'c'))
+			recfile.WriteLog(t, tmp, codectest.Records(7, 100, 'c'))
 			os.Rename(tmp, path)
 		}, 7, "built"},
 		{"corrupt-cache", func(t *testing.T, _, cacheDir string) {
@@ -60,7 +62,7 @@ func TestCacheInvalidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, cacheDir := t.TempDir(), t.TempDir()
 			path := filepath.Join(dir, "x.log")
-			codectest.WriteLog(t, path, codectest.Records(50, 100, 'a'))
+			recfile.WriteLog(t, path, codectest.Records(50, 100, 'a'))
 			o := Options{CacheDir: cacheDir}
 			tb, err := Open(ctx, path, o)
 			if err != nil {
@@ -88,7 +90,7 @@ func TestCacheInvalidation(t *testing.T) {
 func TestCacheOptionsKeyed(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "x.log")
-	codectest.WriteLog(t, path, codectest.Records(5, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(5, 10, 'a'))
 	ctx := context.Background()
 	tb, _ := Open(ctx, path, Options{CacheDir: cacheDir})
 	tb.Close()
@@ -132,7 +134,7 @@ func TestCacheDecoderHostile(t *testing.T) {
 func TestRefreshConcurrentAppender(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.log")
-	codectest.WriteLog(t, path, codectest.Records(10, 50, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(10, 50, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +177,7 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 			written.Store(next, r)
 			next++
 		}
-		codectest.AppendLog(t, path, batch...)
+		recfile.AppendLog(t, path, batch...)
 		if _, err := tb.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -198,10 +200,10 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 func TestRefreshPartialTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.log")
-	codectest.WriteLog(t, path, codectest.Records(3, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 10, 'a'))
 	full, _ := os.ReadFile(path)
 	big := bytes.Repeat([]byte("z"), 100000)
-	codectest.AppendLog(t, path, big)
+	recfile.AppendLog(t, path, big)
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, whole[:len(full)+40000], 0o644) // the big record is half written
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})

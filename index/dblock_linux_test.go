@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/recfs/recfs/codec"
@@ -75,7 +77,7 @@ func lockDir(t *testing.T) (log, lock string) {
 	t.Helper()
 	dir := t.TempDir()
 	log, lock = filepath.Join(dir, "000003.log"), filepath.Join(dir, dbLockName)
-	codectest.WriteLog(t, log, codectest.Records(3, 100, 'a'))
+	recfile.WriteLog(t, log, codectest.Records(3, 100, 'a'))
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 		t.Run(lockKind, func(t *testing.T) {
 			log, lock := lockDir(t)
 			good, _ := os.ReadFile(log)
-			codectest.AppendLog(t, log, bytes.Repeat([]byte("T"), 70000))
+			recfile.AppendLog(t, log, bytes.Repeat([]byte("T"), 70000))
 			whole, _ := os.ReadFile(log)
 			torn := whole[:len(good)+50000] // a record the database is writing right now
 			os.WriteFile(log, torn, 0o644)

@@ -90,12 +90,8 @@ func (e *encoder) log(t *logTable) {
 	e.u32(t.info.LogNum)
 	e.i64(t.info.EOFMarker)
 	e.i64(t.info.End)
-	for _, v := range t.off {
-		e.i64(v)
-	}
-	for _, v := range t.ln {
-		e.u32(v)
-	}
+	e.i64s(t.off)
+	e.u32s(t.ln)
 	e.u32(uint32(len(t.side)))
 	for k, v := range t.side {
 		e.i64(k)

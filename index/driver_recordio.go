@@ -138,12 +138,8 @@ func (e *encoder) rio(t *rioTable) {
 		e.i64(b.off)
 		e.i64(b.first)
 	}
-	for _, v := range t.ioff {
-		e.u32(v)
-	}
-	for _, v := range t.ilen {
-		e.u32(v)
-	}
+	e.u32s(t.ioff)
+	e.u32s(t.ilen)
 	e.u32(uint32(len(t.big)))
 	for k, v := range t.big {
 		e.i64(k)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/codectest"
 )
 
@@ -14,7 +16,7 @@ import (
 // descriptor) and waits for Follow to report every new record.
 func TestFollow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.log")
-	codectest.WriteLog(t, path, codectest.Records(2, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +34,7 @@ func TestFollow(t *testing.T) {
 		}, func(err error) { t.Error(err) })
 	}()
 	for i := range 5 {
-		codectest.AppendLog(t, path, codectest.Records(i+1, 100, 'z')...)
+		recfile.AppendLog(t, path, codectest.Records(i+1, 100, 'z')...)
 		deadline := time.Now().Add(5 * time.Second)
 		want := int64(2 + (i+1)*(i+2)/2)
 		for tb.Len() != want {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index/source"
 )
@@ -15,7 +17,7 @@ import (
 // the scan fail with an error; the process does not die of SIGBUS.
 func TestMapShrunkSource(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
-	codectest.WriteLog(t, path, codectest.Records(300, 2000, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(300, 2000, 'a'))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
@@ -33,7 +35,7 @@ func TestOpenSource(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rio := codectest.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil)
+	rio := recfile.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil)
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -102,7 +104,7 @@ func TestOpenSourceLocal(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
 	recs := codectest.Records(30, 500, 'l')
-	codectest.WriteLog(t, path, recs)
+	recfile.WriteLog(t, path, recs)
 	src := openLocal(t, path)
 	if err := renameAway(path); err != nil {
 		t.Fatal(err)

@@ -3,14 +3,18 @@ package index
 import (
 	"bytes"
 	"errors"
-	"io"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"io"
+	"io/fs"
+
+	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/recordio"
 )
@@ -181,11 +185,11 @@ func TestRecordIOAppend(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var base [][]byte
 			if c.name != "header-only" && c.name != "trailer-only" {
-				base = genItems(rng, 5)
+				base = codectest.GenItems(rng, 5, codectest.RIOMaxChunkPayload)
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "f.rio")
-			if err := os.WriteFile(path, codectest.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
+			if err := os.WriteFile(path, recfile.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			want := slices.Clone(base)
@@ -194,7 +198,7 @@ func TestRecordIOAppend(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch := genItems(rng, 1+round*2)
+				batch := codectest.GenItems(rng, 1+round*2, codectest.RIOMaxChunkPayload)
 				if err := a.Append(batch...); err != nil {
 					t.Fatal(err)
 				}
@@ -229,11 +233,11 @@ func TestRecordIOAppendCrash(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	for _, c := range appendCases {
 		t.Run(c.name, func(t *testing.T) {
-			base := genItems(rng, 4)
+			base := codectest.GenItems(rng, 4, codectest.RIOMaxChunkPayload)
 			const path = "/d/f.rio"
 			orig := newMemFS()
-			orig.files[path] = codectest.RIOBytes(t, base, c.wo, c.trailer)
-			batches := [][][]byte{genItems(rng, 2), genItems(rng, 5), genItems(rng, 1)}
+			orig.files[path] = recfile.RIOBytes(t, base, c.wo, c.trailer)
+			batches := [][][]byte{codectest.GenItems(rng, 2, codectest.RIOMaxChunkPayload), codectest.GenItems(rng, 5, codectest.RIOMaxChunkPayload), codectest.GenItems(rng, 1, codectest.RIOMaxChunkPayload)}
 
 			run := func(m *memFS, bytesBudget, opsBudget int) int {
 				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{MaxItems: 1, fsys: m})
@@ -329,7 +333,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 
 func TestRepairRecordIOJournal(t *testing.T) {
 	// A torn journal is deleted without touching the file.
-	data := codectest.RIOBytes(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
+	data := recfile.RIOBytes(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
 	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunk, data[len(data)-rioChunk:])
 	for _, cut := range []int{0, 7, 8, 33, len(j) - 1} {
 		m := newMemFS()
@@ -357,3 +361,91 @@ func TestRepairRecordIOJournal(t *testing.T) {
 		t.Fatalf("tail garbage: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
 	}
 }
+
+// TestRecordIOAppendFrom: items appended from streams read back, with and
+// without transformers and trailers; a short input leaves the file
+// byte-identical.
+func TestRecordIOAppendFrom(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	cases := append(slices.Clone(appendCases),
+		appendCase{name: "flate", wo: recordio.WriterOptions{Transformers: []string{"flate"}}},
+		appendCase{name: "zstd-flate-trailer", wo: recordio.WriterOptions{Transformers: []string{"zstd", "flate"}, Trailer: true}, trailer: []byte("t")})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := codectest.GenItems(rng, 3, codectest.RIOMaxChunkPayload)
+			path := filepath.Join(t.TempDir(), "f.rio")
+			if err := os.WriteFile(path, recfile.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(base)
+			var batch []recordio.ItemSource
+			for _, n := range []int{0, 1, codectest.RIOMaxChunkPayload - 2, codectest.RIOMaxChunkPayload - 1, 200000} {
+				it := make([]byte, n)
+				rng.Read(it[:n/2]) // half random, half zeros
+				want = append(want, it)
+				batch = append(batch, recordio.ItemSource{R: bytes.NewReader(it), Size: int64(n)})
+			}
+			a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.AppendFrom(batch...); err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+			before, _ := os.ReadFile(path)
+			got, tr := rioScanAll(t, before)
+			if !equalItems(got, want) {
+				t.Fatalf("%d items read back, want %d (or bytes differ)", len(got), len(want))
+			}
+			if !bytes.Equal(tr, c.trailer) {
+				t.Fatalf("trailer %q, want %q", tr, c.trailer)
+			}
+			// An input that ends early: nothing changes.
+			a, err = OpenRecordIOAppender(path, RecordIOAppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = a.AppendFrom(recordio.ItemSource{R: bytes.NewReader([]byte("ok")), Size: 2},
+				recordio.ItemSource{R: bytes.NewReader(make([]byte, 70000)), Size: 70001})
+			a.Close()
+			if !errors.Is(err, codec.ErrShortInput) {
+				t.Fatalf("short input: %v", err)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Fatalf("file changed by a failed append (%d -> %d bytes)", len(before), len(after))
+			}
+			if _, err := os.Stat(path + RecordIOJournalSuffix); err == nil {
+				t.Fatal("journal left behind")
+			}
+		})
+	}
+}
+
+// TestRecordIOAppendFromTooBig: an item whose compressed block would decode
+// past what readers accept is refused before anything is read or written.
+func TestRecordIOAppendFromTooBig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "z.rio")
+	if err := os.WriteFile(path, recfile.RIOBytes(t, nil, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	never := readerFunc(func([]byte) (int, error) { t.Fatal("input read"); return 0, nil })
+	if err := a.AppendFrom(recordio.ItemSource{R: never, Size: recordio.DefaultMaxBlockSize}); !errors.Is(err, codec.ErrLimit) {
+		t.Fatalf("AppendFrom of %d bytes into a zstd file: %v, want ErrLimit", recordio.DefaultMaxBlockSize, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("file changed")
+	}
+}
+
+// readerFunc adapts a function to io.Reader.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

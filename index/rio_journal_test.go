@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -17,7 +18,7 @@ import (
 func trailerFile(t *testing.T) (string, []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "v.rio")
-	data := codectest.RIOBytes(t, [][]byte{[]byte("one"), []byte("two")}, recordio.WriterOptions{Trailer: true}, []byte("trl"))
+	data := recfile.RIOBytes(t, [][]byte{[]byte("one"), []byte("two")}, recordio.WriterOptions{Trailer: true}, []byte("trl"))
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

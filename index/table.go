@@ -125,6 +125,22 @@ func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	return k, err
 }
 
+// window returns the part of p that a read at off of a payload of size
+// bytes fills, or done with the read's result when nothing is to be read
+// (io.ReaderAt semantics: io.EOF past the end, nil for an empty p).
+func window(p []byte, off, size int64) (want []byte, done bool, err error) {
+	if off >= size {
+		if len(p) == 0 {
+			return nil, true, nil
+		}
+		return nil, true, io.EOF
+	}
+	if rest := size - off; int64(len(p)) > rest {
+		return p[:rest], false, nil
+	}
+	return p, false, nil
+}
+
 // readSnap reads record n of snapshot s without checking the source.
 func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= s.n {
@@ -134,20 +150,11 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		return 0, fmt.Errorf("index: record %d: negative offset %d", n, off)
 	}
 	size := s.size1(n)
-	if off >= size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
+	want, done, err := window(p, off, size)
+	if done {
+		return 0, err
 	}
-	want := p
-	if rest := size - off; int64(len(p)) > rest {
-		want = p[:rest]
-	}
-	var (
-		k   int
-		err error
-	)
+	var k int
 	k, err = s.tab.readAt(t, s, n, want, off)
 	if errors.Is(err, source.ErrChanged) {
 		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
@@ -181,15 +188,9 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("index: %w: no trailer", os.ErrNotExist)
 	}
 	size := rt.trailer.Len
-	if off >= size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := p
-	if rest := size - off; int64(len(p)) > rest {
-		want = p[:rest]
+	want, done, err := window(p, off, size)
+	if done {
+		return 0, err
 	}
 	rd, err := t.rioReader(s)
 	if err != nil {

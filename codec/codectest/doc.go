@@ -1,10 +1,8 @@
-// Package codectest holds helpers for tests of the packages above the
-// codec (index, fs, cmd and the interop and e2e tests), in the manner of
-// testing/fstest: record files written with the codec's writers (to bytes
-// or to a path), records to put in them, recordio framing built by hand,
-// corrupters and a quiet logger. Fake sources are in
-// index/source/sourcetest.
-//
-// It imports the format packages, so their own in-package tests cannot use
-// it (that would be an import cycle); they keep their helpers.
+// Package codectest holds helpers for tests of recfs's codec and of the
+// packages above it, in the manner of testing/fstest: recordio framing
+// built by hand (not by the writer under test), records to put in files,
+// corrupters and a quiet logger. It imports only the standard library and
+// logrus, so the format packages' own tests use it too; record files
+// written through the codec's writers are in codectest/recfile, fake sources
+// in index/source/sourcetest.
 package codectest

@@ -3,6 +3,7 @@ package codectest
 import (
 	"bytes"
 	"io"
+	"math/rand"
 	"os"
 	"testing"
 
@@ -42,4 +43,23 @@ func QuietLogger() *logrus.Logger {
 	l := logrus.New()
 	l.SetOutput(io.Discard)
 	return l
+}
+
+// GenItems returns n random items whose sizes cluster around the edges of
+// chunks of payload bytes (0, 1, 2, payload±k, 2×payload …), a third of
+// them of any size below 3×payload.
+func GenItems(rng *rand.Rand, n, payload int) [][]byte {
+	p := payload
+	sizes := []int{0, 1, 2, p - 5, p - 4, p - 3, p, p + 1, 2*p - 4, 2 * p, 100, 1000}
+	out := make([][]byte, n)
+	for i := range out {
+		sz := sizes[rng.Intn(len(sizes))]
+		if rng.Intn(3) == 0 {
+			sz = rng.Intn(3 * p)
+		}
+		b := make([]byte, sz)
+		rng.Read(b)
+		out[i] = b
+	}
+	return out
 }

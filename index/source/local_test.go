@@ -1,7 +1,6 @@
 package source_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -94,7 +93,6 @@ func TestLocal(t *testing.T) {
 	if _, err := source.MapFile(g, 0); !errors.Is(err, source.ErrNoMap) {
 		t.Fatalf("map of 0 bytes: %v", err)
 	}
-	_ = bytes.MinRead
 }
 
 func itoa(n int) string {

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/leveldb"
 )
 
@@ -29,7 +30,7 @@ func TestDaemonErrors(t *testing.T) {
 	needFUSE(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ev.log")
-	codectest.WriteLog(t, src, genRecords(45, 3, 30))
+	recfile.WriteLog(t, src, genRecords(45, 3, 30))
 	notLog := filepath.Join(dir, "plain.log")
 	if err := os.WriteFile(notLog, []byte("just some words, not a log\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestDaemonErrors(t *testing.T) {
 	needAttacker(t)
 	pub := publicDir(t)
 	psrc := filepath.Join(pub, "ev.log")
-	codectest.WriteLog(t, psrc, genRecords(46, 3, 30))
+	recfile.WriteLog(t, psrc, genRecords(46, 3, 30))
 	if err := os.Chmod(psrc, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func stripComments(s string) string {
 func TestDaemonJSONAndLog(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	codectest.WriteLog(t, src, genRecords(47, 3, 30))
+	recfile.WriteLog(t, src, genRecords(47, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
@@ -285,7 +286,7 @@ func TestNotifySystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock)
 	src := filepath.Join(t.TempDir(), "ev.log")
 	recs := genRecords(49, 3, 20)
-	codectest.WriteLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := launchMount(t, src, mnt, "--no-cache")
 	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {

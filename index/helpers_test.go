@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math/rand"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
-	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // rioScanAll reads every item of the recordio file data strictly, through
@@ -42,19 +43,28 @@ func equalItems(a, b [][]byte) bool {
 	return slices.EqualFunc(a, b, func(x, y []byte) bool { return bytes.Equal(x, y) })
 }
 
-// genItems returns n random items of sizes around recordio's chunk edges.
-func genItems(rng *rand.Rand, n int) [][]byte {
-	const p = codectest.RIOMaxChunkPayload
-	sizes := []int{0, 1, 2, p - 5, p - 4, p - 3, p, p + 1, 2*p - 4, 2 * p, 100, 1000}
-	out := make([][]byte, n)
-	for i := range out {
-		sz := sizes[rng.Intn(len(sizes))]
-		if rng.Intn(3) == 0 {
-			sz = rng.Intn(3 * p)
-		}
-		b := make([]byte, sz)
-		rng.Read(b)
-		out[i] = b
+// openTemp writes b to a new file in a temporary directory and opens its
+// table with o; the table is closed when the test ends.
+func openTemp(t testing.TB, b []byte, o Options) (*Table, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "src")
+	recfile.WriteFile(t, path, b)
+	tb, err := Open(context.Background(), path, o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	t.Cleanup(func() { tb.Close() })
+	return tb, path
+}
+
+// follow makes tb follow its source every millisecond until the returned
+// function is called, which waits for following to end.
+func follow(tb *Table) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		tb.Follow(ctx, time.Millisecond, nil, nil)
+	}()
+	return func() { cancel(); <-followed }
 }

@@ -1,4 +1,8 @@
-package codectest
+// Package recfile writes record files for tests, through the codec's own
+// writers: leveldb logs and recordio files, as bytes or at a path. It is
+// the half of codectest that imports the format packages, so that their
+// in-package tests can use codectest itself.
+package recfile
 
 import (
 	"bytes"
@@ -15,18 +19,30 @@ func LogBytes(t testing.TB, recs [][]byte, o leveldb.WriterOptions) ([]byte, []i
 	t.Helper()
 	var buf bytes.Buffer
 	w := leveldb.NewWriter(&buf, o)
+	offs := writeAll(t, recs, w.WriteRecord, nil, w.Close)
+	return buf.Bytes(), offs
+}
+
+// writeAll writes recs through write, then the trailer through setTrailer
+// when it is not nil, then closes; it returns what write returned for each
+// record and fails t on any error.
+func writeAll(t testing.TB, recs [][]byte, write func([]byte) (int64, error), setTrailer func() error, close func() error) []int64 {
+	t.Helper()
 	offs := make([]int64, len(recs))
-	for i, r := range recs {
-		off, err := w.WriteRecord(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offs[i] = off
+	var err error
+	for i := 0; i < len(recs) && err == nil; i++ {
+		offs[i], err = write(recs[i])
 	}
-	if err := w.Close(); err != nil {
+	if err == nil && setTrailer != nil {
+		err = setTrailer()
+	}
+	if err == nil {
+		err = close()
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), offs
+	return offs
 }
 
 // WriteLog writes recs as a leveldb log at path and returns the offset of
@@ -52,14 +68,7 @@ func AppendLog(t testing.TB, path string, recs ...[]byte) {
 		t.Fatal(err)
 	}
 	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeAll(t, recs, w.WriteRecord, nil, w.Close)
 }
 
 // RIOBytes returns items written as a recordio file by the codec's writer,
@@ -72,19 +81,12 @@ func RIOBytes(t testing.TB, items [][]byte, o recordio.WriterOptions, trailer []
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range items {
-		if _, err := w.Append(it); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var setTrailer func() error
 	if trailer != nil {
-		if err := w.SetTrailer(trailer); err != nil {
-			t.Fatal(err)
-		}
+		setTrailer = func() error { return w.SetTrailer(trailer) }
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	appendItem := func(it []byte) (int64, error) { _, err := w.Append(it); return 0, err }
+	writeAll(t, items, appendItem, setTrailer, w.Close)
 	return buf.Bytes()
 }
 
