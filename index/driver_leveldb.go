@@ -19,6 +19,10 @@ func (logDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	return leveldb.Probe(r, size), nil
 }
 
+func (logDriver) tried(head []byte) string {
+	return fmt.Sprintf("leveldb log (no valid chunk at the first %d block starts)", leveldb.ProbeBlocks)
+}
+
 func (logDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
 	return buildLog(ctx, r, size, o)
 }

@@ -21,6 +21,14 @@ func (rioDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	return f == codec.RecordIO, err
 }
 
+func (rioDriver) tried(head []byte) string {
+	return fmt.Sprintf("grailbio recordio (first 8 bytes % x are not the header magic)", head[:min(8, len(head))])
+}
+
+func (legacyDriver) tried(head []byte) string {
+	return "grailbio legacy recordio (no legacy record header)"
+}
+
 // probeLate recognises a recordio file whose header chunk is damaged past
 // recognition but whose next chunk starts a valid body or trailer block;
 // Detect tries it after every format's probe failed.
