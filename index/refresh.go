@@ -85,7 +85,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	}
 	var s *snapshot
 	extended := false
-	if ex, ok := old.tab.(extender); ok && id.sameFile(old.id) && id.size > old.size && t.prefixUnchanged(old) && ex.canExtend() {
+	if ex, ok := old.tab.(extender); ok && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
 		s, err = ex.extend(ctx, t, old, id.size)
 		extended = true
 	} else {
