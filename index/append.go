@@ -53,8 +53,8 @@ type AppendOptions struct {
 // written after it.
 //
 // recordio: what a crashed append left is repaired first (see
-// recordio.RepairFile), then new body blocks go through
-// recordio.Appender, which keeps the trailer and is crash safe. Legacy
+// RepairRecordIO), then new body blocks go through
+// RecordIOAppender, which keeps the trailer and is crash safe. Legacy
 // recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
 	return t.appendRecords(ctx, recs, nil, o)
@@ -239,7 +239,7 @@ func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 // caller holds and which s describes. It returns what puts the file back.
 func (rioDriver) append(t *Table, f *os.File, s *snapshot, r appendReq) (undo, error) {
 	items, streams := r.recs, r.streams
-	a, err := recordio.NewAppender(f, t.path, recordio.AppendOptions{})
+	a, err := newRecordIOAppender(f, t.path, RecordIOAppendOptions{})
 	if err != nil {
 		return undo{}, err
 	}

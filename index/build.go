@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index/source"
 )
 
 // Open opens the file at path and returns its table: loaded from the cache
@@ -60,8 +61,8 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 		}
 	}
 	var src io.ReaderAt = f
-	if m := mapFile(f, id.size); m != nil {
-		defer m.close()
+	if m, err := source.MapFile(f, id.size); err == nil {
+		defer m.Close()
 		src = m
 	}
 	s, err := build(ctx, src, id.size, o)
@@ -151,7 +152,7 @@ func canceled(ctx context.Context) error {
 var _ = errors.Is
 
 // repair undoes what a crashed append of ours left behind, for formats
-// whose driver is a repairer (recordio: see recordio.RepairFile), holding
+// whose driver is a repairer (recordio: see RepairRecordIO), holding
 // the file's append lock so that an append running in another process is
 // never taken for a crashed one.
 // Other formats need nothing here: a torn leveldb tail is dealt with by

@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 5 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind
+	cacheVersion = 5 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -33,6 +33,19 @@ var errBadCache = errors.New("index: unusable cache file")
 // cachePath returns the cache file for the source at path, or "" when
 // caching is disabled or no cache directory can be found.
 func cachePath(dir, path string, id identity) string {
+	return cacheFileIn(dir, fmt.Sprintf("%s\x00%d\x00%d", absPath(path), id.dev, id.ino))
+}
+
+// sourceCachePath returns the cache file for the table of a source.Source
+// whose Identity has key, or "" as cachePath does. Versions of one key
+// share the file; the saved identity tells them apart.
+func sourceCachePath(dir, key string) string {
+	return cacheFileIn(dir, "source\x00"+key)
+}
+
+// cacheFileIn names the cache file of name (hashed) in the cache directory
+// dir ("" = the user's, "-" = none).
+func cacheFileIn(dir, name string) string {
 	if dir == "-" {
 		return ""
 	}
@@ -43,10 +56,8 @@ func cachePath(dir, path string, id identity) string {
 		}
 		dir = filepath.Join(base, "recfs")
 	}
-	abs := absPath(path)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d", abs, id.dev, id.ino)
-	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil)[:16])+".idx")
+	h := sha256.Sum256([]byte(name))
+	return filepath.Join(dir, hex.EncodeToString(h[:16])+".idx")
 }
 
 // absPath returns path made absolute (path itself if that fails).
@@ -142,6 +153,16 @@ func (e *encoder) bool(v bool) {
 	}
 }
 func (e *encoder) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) i64s(vs []int64) {
+	for _, v := range vs {
+		e.i64(v)
+	}
+}
+func (e *encoder) u32s(vs []uint32) {
+	for _, v := range vs {
+		e.u32(v)
+	}
+}
 
 func (e *encoder) identity(id identity) {
 	e.u64(id.dev)
@@ -151,6 +172,7 @@ func (e *encoder) identity(id identity) {
 	e.i64(id.ctime)
 	e.u32(id.head)
 	e.u32(id.tail)
+	e.str(id.version)
 }
 
 // options records every option that changes what a build produces.
@@ -241,7 +263,7 @@ func (d *decoder) count(per int) int {
 }
 
 func (d *decoder) identity() identity {
-	return identity{dev: d.u64(), ino: d.u64(), size: d.i64(), mtime: d.i64(), ctime: d.i64(), head: d.u32(), tail: d.u32()}
+	return identity{dev: d.u64(), ino: d.u64(), size: d.i64(), mtime: d.i64(), ctime: d.i64(), head: d.u32(), tail: d.u32(), version: d.str()}
 }
 
 func (d *decoder) snapshot() *snapshot {

@@ -57,6 +57,11 @@ type (
 	probeLater interface {
 		probeLate(r io.ReaderAt, size int64) bool
 	}
+	// prober is a driver that says, for Detect's error, what its probe
+	// looked for in a file that starts with head.
+	prober interface {
+		tried(head []byte) string
+	}
 	// repairer is a driver whose files a crashed append of ours can leave
 	// half-done; repair puts f back whole, under the append lock.
 	repairer interface {

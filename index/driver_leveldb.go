@@ -19,6 +19,10 @@ func (logDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	return leveldb.Probe(r, size), nil
 }
 
+func (logDriver) tried(head []byte) string {
+	return fmt.Sprintf("leveldb log (no valid chunk at the first %d block starts)", leveldb.ProbeBlocks)
+}
+
 func (logDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
 	return buildLog(ctx, r, size, o)
 }
@@ -90,12 +94,8 @@ func (e *encoder) log(t *logTable) {
 	e.u32(t.info.LogNum)
 	e.i64(t.info.EOFMarker)
 	e.i64(t.info.End)
-	for _, v := range t.off {
-		e.i64(v)
-	}
-	for _, v := range t.ln {
-		e.u32(v)
-	}
+	e.i64s(t.off)
+	e.u32s(t.ln)
 	e.u32(uint32(len(t.side)))
 	for k, v := range t.side {
 		e.i64(k)

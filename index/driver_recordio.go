@@ -13,12 +13,20 @@ import (
 )
 
 // rioDriver is the driver of grailbio recordio v2 files (codec/recordio):
-// appends through recordio.Appender, crash repair at open.
+// appends through RecordIOAppender, crash repair at open.
 type rioDriver struct{}
 
 func (rioDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	f, err := recordio.ProbeHead(head)
 	return f == codec.RecordIO, err
+}
+
+func (rioDriver) tried(head []byte) string {
+	return fmt.Sprintf("grailbio recordio (first 8 bytes % x are not the header magic)", head[:min(8, len(head))])
+}
+
+func (legacyDriver) tried(head []byte) string {
+	return "grailbio legacy recordio (no legacy record header)"
 }
 
 // probeLate recognises a recordio file whose header chunk is damaged past
@@ -32,8 +40,8 @@ func (rioDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 
 func (rioDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
 
-// repair undoes what a crashed append left behind; see recordio.RepairFile.
-func (rioDriver) repair(f *os.File, path string) (bool, error) { return recordio.RepairFile(f, path) }
+// repair undoes what a crashed append left behind; see RepairRecordIO.
+func (rioDriver) repair(f *os.File, path string) (bool, error) { return repairRecordIOFile(f, path) }
 
 // legacyDriver is the driver of grailbio legacy recordio files, which recfs
 // only reads.
@@ -138,12 +146,8 @@ func (e *encoder) rio(t *rioTable) {
 		e.i64(b.off)
 		e.i64(b.first)
 	}
-	for _, v := range t.ioff {
-		e.u32(v)
-	}
-	for _, v := range t.ilen {
-		e.u32(v)
-	}
+	e.u32s(t.ioff)
+	e.u32s(t.ilen)
 	e.u32(uint32(len(t.big)))
 	for k, v := range t.big {
 		e.i64(k)

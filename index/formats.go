@@ -65,6 +65,9 @@ func Detect(r io.ReaderAt, size int64) (codec.Format, error) {
 	tried := make([]string, len(formats))
 	for i, e := range formats {
 		tried[i] = e.format.String()
+		if d, ok := e.driver.(prober); ok {
+			tried[i] = d.tried(h)
+		}
 	}
-	return codec.Unknown, fmt.Errorf("%w: tried %s (first 8 bytes % x)", codec.ErrFormat, strings.Join(tried, ", "), h[:min(8, len(h))])
+	return codec.Unknown, fmt.Errorf("%w: tried %s", codec.ErrFormat, strings.Join(tried, ", "))
 }

@@ -6,24 +6,29 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/index/source"
 )
 
 // TestMapShrunkSource: a source truncated while its map is scanned makes
 // the scan fail with an error; the process does not die of SIGBUS.
 func TestMapShrunkSource(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
-	writeLog(t, path, records(300, 2000, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(300, 2000, 'a'))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	m := mapFile(f, fi.Size())
-	if m == nil {
+	m, err := source.MapFile(f, fi.Size())
+	if err != nil {
 		t.Skip("mmap unavailable")
 	}
-	defer m.close()
+	defer m.Close()
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}

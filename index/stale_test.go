@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 
 	"github.com/recfs/recfs/codec"
@@ -21,7 +22,7 @@ func TestStaleTailSurvivesCache(t *testing.T) {
 	var old bytes.Buffer
 	w := leveldb.NewWriter(&old, leveldb.WriterOptions{Recyclable: true, LogNum: 6})
 	for i := 0; old.Len() < 2*blockSize; i++ {
-		if _, err := w.WriteRecord(records(1, 2000, byte(i))[0]); err != nil {
+		if _, err := w.WriteRecord(codectest.Records(1, 2000, byte(i))[0]); err != nil {
 			t.Fatal(err)
 		}
 	}

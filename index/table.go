@@ -1,6 +1,7 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index/source"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -17,10 +19,11 @@ import (
 // concurrency promise.
 type Table struct {
 	path   string
-	opened bool        // made from a file (Open, OpenFile, Create), not by Build; never changes
-	file   *os.File    // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef    // file with its count of users (nil for Build); replaced with file
-	r      io.ReaderAt // the source when the table came from Build
+	opened bool          // made from a file (Open, OpenFile, Create), not by Build; never changes
+	file   *os.File      // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
+	fref   *fileRef      // file with its count of users (nil for Build); replaced with file
+	r      io.ReaderAt   // the source when the table came from Build or OpenSource
+	source source.Source // the source of a table made by OpenSource
 	opt    Options
 
 	snap atomic.Pointer[snapshot] // the current immutable view
@@ -122,6 +125,22 @@ func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	return k, err
 }
 
+// window returns the part of p that a read at off of a payload of size
+// bytes fills, or done with the read's result when nothing is to be read
+// (io.ReaderAt semantics: io.EOF past the end, nil for an empty p).
+func window(p []byte, off, size int64) (want []byte, done bool, err error) {
+	if off >= size {
+		if len(p) == 0 {
+			return nil, true, nil
+		}
+		return nil, true, io.EOF
+	}
+	if rest := size - off; int64(len(p)) > rest {
+		return p[:rest], false, nil
+	}
+	return p, false, nil
+}
+
 // readSnap reads record n of snapshot s without checking the source.
 func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= s.n {
@@ -131,21 +150,15 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		return 0, fmt.Errorf("index: record %d: negative offset %d", n, off)
 	}
 	size := s.size1(n)
-	if off >= size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
+	want, done, err := window(p, off, size)
+	if done {
+		return 0, err
 	}
-	want := p
-	if rest := size - off; int64(len(p)) > rest {
-		want = p[:rest]
-	}
-	var (
-		k   int
-		err error
-	)
+	var k int
 	k, err = s.tab.readAt(t, s, n, want, off)
+	if errors.Is(err, source.ErrChanged) {
+		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
+	}
 	if err != nil && err != io.EOF {
 		return k, fmt.Errorf("index: record %d: %w", n, err)
 	}
@@ -175,15 +188,9 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("index: %w: no trailer", os.ErrNotExist)
 	}
 	size := rt.trailer.Len
-	if off >= size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := p
-	if rest := size - off; int64(len(p)) > rest {
-		want = p[:rest]
+	want, done, err := window(p, off, size)
+	if done {
+		return 0, err
 	}
 	rd, err := t.rioReader(s)
 	if err != nil {
@@ -227,6 +234,9 @@ func (t *Table) Close() error {
 	t.rioMu.Unlock()
 	if ref != nil {
 		return ref.release()
+	}
+	if c, ok := t.source.(source.Closer); ok {
+		return c.Close()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // rioLayout is a file written by the writer with its block layout as the
@@ -24,7 +25,7 @@ type rioLayout struct {
 
 func makeLayout(t testing.TB, rng *rand.Rand, xf []string, n int) rioLayout {
 	t.Helper()
-	items := genItems(rng, n)
+	items := codectest.GenItems(rng, n, rioMaxChunkPayload)
 	var out bytes.Buffer
 	w, err := NewWriter(&out, WriterOptions{MaxItems: 2, Transformers: xf})
 	if err != nil {
@@ -209,25 +210,12 @@ func TestRecordIOCorruption(t *testing.T) {
 	}
 }
 
-// rioChunk builds one chunk with a correct CRC.
-func rioChunk(magic [8]byte, size, total, index uint32, payload []byte) []byte {
-	c := make([]byte, rioChunkSize)
-	copy(c, magic[:])
-	binary.LittleEndian.PutUint32(c[16:], size)
-	binary.LittleEndian.PutUint32(c[20:], total)
-	binary.LittleEndian.PutUint32(c[24:], index)
-	copy(c[rioChunkHeader:], payload)
-	n := min(int(size), rioMaxChunkPayload)
-	binary.LittleEndian.PutUint32(c[8:], crcIEEE(c[12:rioChunkHeader+n]))
-	return c
-}
-
 func emptyRioHeader(t testing.TB, xf []string) []byte {
 	return makeRio(t, nil, WriterOptions{Transformers: xf}, nil)
 }
 
 func TestRecordIOHostile(t *testing.T) {
-	good := rioChunk(rioBodyMagic, 3, 1, 0, []byte{1, 1, 'x'})
+	good := codectest.RIOChunk(rioBodyMagic, 3, 1, 0, []byte{1, 1, 'x'})
 	bomb := func(name string) []byte {
 		c, err := applyTransformers([]rioTransformer{{name: name, level: -1}}, make([]byte, 8<<20))
 		if err != nil {
@@ -246,20 +234,20 @@ func TestRecordIOHostile(t *testing.T) {
 		// return nothing from the block.
 		verify bool
 	}{
-		{"chunk size > 32740", nil, rioChunk(rioBodyMagic, 40000, 1, 0, nil), codec.ErrCorrupt, false},
-		{"totalChunks 0", nil, rioChunk(rioBodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"index mismatch", nil, slices.Concat(rioChunk(rioBodyMagic, rioMaxChunkPayload, 2, 0, []byte{1}), rioChunk(rioBodyMagic, 1, 2, 5, nil)), codec.ErrCorrupt, false},
-		{"first index 1", nil, rioChunk(rioBodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"total beyond file", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"total beyond file at end", nil, rioChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:rioChunkSize], codec.ErrTruncated, false},
-		{"huge count varint", nil, rioChunk(rioBodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), codec.ErrCorrupt, false},
-		{"count 2^40", nil, rioChunk(rioBodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), codec.ErrCorrupt, false},
-		{"size overflow", nil, rioChunk(rioBodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), codec.ErrCorrupt, false},
-		{"size past block", nil, rioChunk(rioBodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), codec.ErrCorrupt, false},
-		{"header magic in body", nil, rioChunk(rioHeaderMagic, 3, 1, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"zstd bomb", []string{"zstd"}, rioChunk(rioBodyMagic, uint32(len(zb)), 1, 0, zb), codec.ErrLimit, false},
-		{"flate bomb", []string{"flate"}, rioChunk(rioBodyMagic, uint32(len(fb)), 1, 0, fb), codec.ErrLimit, true},
-		{"zstd garbage", []string{"zstd"}, rioChunk(rioBodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), codec.ErrCorrupt, false},
+		{"chunk size > 32740", nil, codectest.RIOChunk(rioBodyMagic, 40000, 1, 0, nil), codec.ErrCorrupt, false},
+		{"totalChunks 0", nil, codectest.RIOChunk(rioBodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"index mismatch", nil, slices.Concat(codectest.RIOChunk(rioBodyMagic, rioMaxChunkPayload, 2, 0, []byte{1}), codectest.RIOChunk(rioBodyMagic, 1, 2, 5, nil)), codec.ErrCorrupt, false},
+		{"first index 1", nil, codectest.RIOChunk(rioBodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"total beyond file", nil, codectest.RIOChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"total beyond file at end", nil, codectest.RIOChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:rioChunkSize], codec.ErrTruncated, false},
+		{"huge count varint", nil, codectest.RIOChunk(rioBodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), codec.ErrCorrupt, false},
+		{"count 2^40", nil, codectest.RIOChunk(rioBodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), codec.ErrCorrupt, false},
+		{"size overflow", nil, codectest.RIOChunk(rioBodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), codec.ErrCorrupt, false},
+		{"size past block", nil, codectest.RIOChunk(rioBodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), codec.ErrCorrupt, false},
+		{"header magic in body", nil, codectest.RIOChunk(rioHeaderMagic, 3, 1, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"zstd bomb", []string{"zstd"}, codectest.RIOChunk(rioBodyMagic, uint32(len(zb)), 1, 0, zb), codec.ErrLimit, false},
+		{"flate bomb", []string{"flate"}, codectest.RIOChunk(rioBodyMagic, uint32(len(fb)), 1, 0, fb), codec.ErrLimit, true},
+		{"zstd garbage", []string{"zstd"}, codectest.RIOChunk(rioBodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), codec.ErrCorrupt, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -268,7 +256,7 @@ func TestRecordIOHostile(t *testing.T) {
 			}
 			chain, _ := parseTransformers(c.xf, false)
 			g, _ := applyTransformers(chain, []byte{1, 1, 'x'})
-			tail := rioChunk(rioBodyMagic, uint32(len(g)), 1, 0, g)
+			tail := codectest.RIOChunk(rioBodyMagic, uint32(len(g)), 1, 0, g)
 			if c.kind == codec.ErrTruncated {
 				tail = nil
 			}
@@ -310,7 +298,7 @@ func TestRecordIOHostile(t *testing.T) {
 		})
 	}
 	// A trailer block ends the data even with bytes after it.
-	data := slices.Concat(emptyRioHeader(t, nil), good, rioChunk(rioTrailerMagic, 2, 1, 0, []byte{1, 0}), good)
+	data := slices.Concat(emptyRioHeader(t, nil), good, codectest.RIOChunk(rioTrailerMagic, 2, 1, 0, []byte{1, 0}), good)
 	items, dmg := scanLenient(t, data)
 	if len(items) != 1 || len(dmg) != 0 {
 		t.Errorf("data after trailer: %d items, damage %v", len(items), dmg)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestRecordIOLostHeader damages the header block of files of every
@@ -17,7 +18,7 @@ import (
 // damage; strict mode keeps the reference behaviour (no items, an error).
 func TestRecordIOLostHeader(t *testing.T) {
 	rng := rand.New(rand.NewSource(14))
-	items := genItems(rng, 40)
+	items := codectest.GenItems(rng, 40, rioMaxChunkPayload)
 	trailer := []byte("trailer bytes")
 	cases := []struct {
 		name    string

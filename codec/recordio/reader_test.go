@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestRecordIOReaderConcurrent reads items of plain and zstd files from
@@ -16,7 +17,7 @@ import (
 func TestRecordIOReaderConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewSource(21))
 	for _, xf := range [][]string{nil, {"zstd"}} {
-		items := genItems(rng, 30)
+		items := codectest.GenItems(rng, 30, rioMaxChunkPayload)
 		data := makeRio(t, items, WriterOptions{Transformers: xf, MaxItems: 3}, nil)
 		s, locs, _ := rioReadAll(t, data, Options{Strict: true})
 		rd, err := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, s.Transformers(), Options{}, 2)

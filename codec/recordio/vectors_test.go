@@ -2,6 +2,9 @@ package recordio
 
 import (
 	"bytes"
+	"slices"
+	"testing"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -317,4 +319,32 @@ func TestRecordIOVectors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// makeRio writes a file of items with the writer.
+func makeRio(t testing.TB, items [][]byte, o WriterOptions, trailer []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := NewWriter(&out, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if _, err := w.Append(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if trailer != nil {
+		if err := w.SetTrailer(trailer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func equalItems(a, b [][]byte) bool {
+	return slices.EqualFunc(a, b, func(x, y []byte) bool { return bytes.Equal(x, y) })
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestRecordIOWriterMatchesVectors drives the writer the way each
@@ -91,24 +92,6 @@ func TestRecordIOWriterMatchesVectors(t *testing.T) {
 	}
 }
 
-// genItems makes n items whose sizes cluster around chunk boundaries,
-// including empty ones.
-func genItems(rng *rand.Rand, n int) [][]byte {
-	sizes := []int{0, 1, 2, rioMaxChunkPayload - 5, rioMaxChunkPayload - 4, rioMaxChunkPayload - 3, rioMaxChunkPayload,
-		rioMaxChunkPayload + 1, 2*rioMaxChunkPayload - 4, 2 * rioMaxChunkPayload, 100, 1000}
-	out := make([][]byte, n)
-	for i := range out {
-		sz := sizes[rng.Intn(len(sizes))]
-		if rng.Intn(3) == 0 {
-			sz = rng.Intn(3 * rioMaxChunkPayload)
-		}
-		b := make([]byte, sz)
-		rng.Read(b)
-		out[i] = b
-	}
-	return out
-}
-
 func TestRecordIOWriterRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	hdr := []HeaderEntry{{"s", "x"}, {"b", true}, {"i", int64(-5)}, {"u", uint64(1 << 40)}, {"s", "dup"}, {"empty", ""}}
@@ -136,7 +119,7 @@ func TestRecordIOWriterRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			items := genItems(rng, c.n)
+			items := codectest.GenItems(rng, c.n, rioMaxChunkPayload)
 			var out bytes.Buffer
 			w, err := NewWriter(&out, WriterOptions{Header: hdr, Transformers: c.xf, Trailer: c.trailer != nil,
 				MaxItems: c.maxItems, MaxBlockBytes: c.maxBytes})

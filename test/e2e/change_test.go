@@ -16,6 +16,7 @@ import (
 
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index"
 )
 
 // A source file changed under a mount: rewritten in place, replaced by a
@@ -203,7 +204,7 @@ var changeModes = []changeMode{
 			}
 			return next
 		}
-		a, err := recordio.OpenAppender(src, recordio.AppendOptions{})
+		a, err := index.OpenRecordIOAppender(src, index.RecordIOAppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

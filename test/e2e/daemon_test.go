@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec/leveldb"
 )
 
@@ -29,7 +31,7 @@ func TestDaemonErrors(t *testing.T) {
 	needFUSE(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ev.log")
-	writeLog(t, src, genRecords(45, 3, 30))
+	recfile.WriteLog(t, src, genRecords(45, 3, 30))
 	notLog := filepath.Join(dir, "plain.log")
 	if err := os.WriteFile(notLog, []byte("just some words, not a log\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestDaemonErrors(t *testing.T) {
 	needAttacker(t)
 	pub := publicDir(t)
 	psrc := filepath.Join(pub, "ev.log")
-	writeLog(t, psrc, genRecords(46, 3, 30))
+	recfile.WriteLog(t, psrc, genRecords(46, 3, 30))
 	if err := os.Chmod(psrc, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ const daemonLogCap = 10 << 20
 func TestDaemonJSONAndLog(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, genRecords(47, 3, 30))
+	recfile.WriteLog(t, src, genRecords(47, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	// A full log from earlier daemons.
@@ -368,7 +370,7 @@ func TestNotifySystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock)
 	src := filepath.Join(t.TempDir(), "ev.log")
 	recs := genRecords(49, 3, 20)
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := launchMount(t, src, mnt, "--no-cache")
 	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	recfsldb "github.com/recfs/recfs/codec/leveldb"
 
 	"github.com/syndtr/goleveldb/leveldb"
@@ -66,7 +68,7 @@ func TestFollow(t *testing.T) {
 // grows the log; a record written halfway stays hidden until complete.
 func followAppender(t *testing.T, backend string) {
 	src := filepath.Join(t.TempDir(), "live.log")
-	writeLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
+	recfile.WriteLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
 	dir := newMountDir(t)
 	startMount(t, src, dir, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
 	if got := recordNames(t, dir); len(got) != 3 {

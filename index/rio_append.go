@@ -1,8 +1,10 @@
-package recordio
+package index
 
-// Appending to an existing recordio v2 file, crash-safely.
+// Appending to an existing recordio v2 file, crash-safely: the durable
+// procedure over codec/recordio's pure Tail (what the file's end holds,
+// the framing of new blocks).
 //
-// Design. OpenAppender first runs Repair, then reads the
+// Design. OpenRecordIOAppender first runs RepairRecordIO, then reads the
 // header (transformers, trailer flag) and looks for the trailer from the end
 // of the file (spec 8.1). Appends then take one of two paths:
 //
@@ -16,7 +18,7 @@ package recordio
 //     later chunk of a multi-chunk block makes it fail with "unexpected EOF"
 //     after the earlier items. Whole blocks written before the crash are read
 //     as items (their Append had not returned, so keeping them is allowed).
-//     Repair (run by the next OpenAppender) truncates the
+//     RepairRecordIO (run by the next OpenRecordIOAppender) truncates the
 //     file back to the end of the last block that decodes cleanly, which
 //     removes every torn state.
 //   - File with a trailer: Append first writes a journal file
@@ -25,7 +27,7 @@ package recordio
 //     and the directory. Only then does it overwrite the file from the
 //     trailer offset with the new body blocks followed by the same trailer
 //     block, fsync the file, remove the journal and fsync the directory;
-//     Append returns after that. On the next open, Repair finds the
+//     Append returns after that. On the next open, RepairRecordIO finds the
 //     journal. If it is valid and the file already ends with the saved
 //     trailer block right after new blocks that all decode cleanly, the
 //     append finished everything but removing its journal: the new state is
@@ -60,24 +62,24 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
-// AppendOptions configures OpenAppender.
-type AppendOptions struct {
-	MaxItems      int   // items per block are MaxItems+1, as WriterOptions.MaxItems
-	MaxBlockBytes int64 // optional cut of blocks by raw size, as WriterOptions.MaxBlockBytes
+// RecordIOAppendOptions configures OpenRecordIOAppender.
+type RecordIOAppendOptions struct {
+	MaxItems      int   // items per block are MaxItems+1, as recordio.WriterOptions.MaxItems
+	MaxBlockBytes int64 // optional cut of blocks by raw size, as recordio.WriterOptions.MaxBlockBytes
 
 	fsys appendFS // nil = the operating system; tests inject crashing file systems
 }
 
-// JournalSuffix is appended to a file's path to name its append journal.
-const JournalSuffix = ".recfs-journal"
+// RecordIOJournalSuffix is appended to a file's path to name its append journal.
+const RecordIOJournalSuffix = ".recfs-journal"
 
 // rioJournalMagic starts every journal file.
 var rioJournalMagic = [8]byte{'r', 'e', 'c', 'f', 's', 'J', '1', '\n'}
@@ -110,26 +112,26 @@ func decodeJournal(b []byte) (origSize, trailerOff int64, trailer []byte, ok boo
 	origSize = int64(binary.LittleEndian.Uint64(b[8:]))
 	trailerOff = int64(binary.LittleEndian.Uint64(b[16:]))
 	trailer = b[fixed : len(b)-4]
-	if trailerOff < rioChunkSize || origSize != trailerOff+int64(len(trailer)) || len(trailer)%rioChunkSize != 0 {
+	if trailerOff < rioChunk || origSize != trailerOff+int64(len(trailer)) || len(trailer)%rioChunk != 0 {
 		return 0, 0, nil, false
 	}
 	return origSize, trailerOff, trailer, true
 }
 
-// Repair brings a recordio v2 file back to a consistent state after
+// RepairRecordIO brings a recordio v2 file back to a consistent state after
 // an append crashed: it rolls back an interrupted trailer-rewriting append
 // using its journal, deletes a torn journal, and truncates a torn tail after
 // the last cleanly decoding block. It reports whether it changed the file.
 // It holds an exclusive flock of the file while it works, the lock every
 // appender holds, so it never mistakes a running append for a crashed one.
-func Repair(path string) (repaired bool, err error) {
+func RepairRecordIO(path string) (repaired bool, err error) {
 	return repairPath(osFS{}, path)
 }
 
-// RepairFile is Repair through f, an open read-write
+// repairRecordIOFile is RepairRecordIO through f, an open read-write
 // descriptor of the file at path (path names the journal). The caller must
 // hold an exclusive flock of f.
-func RepairFile(f *os.File, path string) (repaired bool, err error) {
+func repairRecordIOFile(f *os.File, path string) (repaired bool, err error) {
 	return repairRecordIO(osFS{}, osFile{f}, path)
 }
 
@@ -152,13 +154,13 @@ func repairPath(fsys appendFS, path string) (bool, error) {
 
 // repairRecordIO repairs the file f (at path) with its lock held.
 func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
-	jpath := path + JournalSuffix
+	jpath := path + RecordIOJournalSuffix
 	dir := filepath.Dir(path)
 	repaired := false
 	j, err := fsys.ReadJournal(jpath, f)
 	switch {
 	case err == nil:
-		if _, toff, trailer, ok := decodeJournal(j); ok && !appendCompleted(f, toff, trailer) {
+		if _, toff, trailer, ok := decodeJournal(j); ok && !journaledAppendCompleted(f, toff, trailer) {
 			// Torn anywhere after the journal was made durable: roll back.
 			if err := rollBack(f, toff, trailer); err != nil {
 				return false, err
@@ -187,7 +189,7 @@ func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
 	if err != nil || size == 0 {
 		return repaired, err
 	}
-	end, err := rioConsistentEnd(f, size)
+	end, err := recordio.ConsistentEnd(f, size)
 	if err != nil {
 		return repaired, err
 	}
@@ -215,86 +217,35 @@ func rollBack(f appendFile, toff int64, trailer []byte) error {
 	return f.Sync()
 }
 
-// appendCompleted reports whether a journaled append finished writing: the
-// file ends with the saved trailer block, and everything before it (the old
-// blocks and the new ones written from the old trailer's offset) scans with
-// no damage up to exactly where that trailer starts. Such a file is what
-// the append meant to leave, so repair keeps it instead of rolling back.
-func appendCompleted(f appendFile, toff int64, trailer []byte) bool {
+// journaledAppendCompleted reports whether the append a journal describes
+// finished writing (see recordio.AppendCompleted).
+func journaledAppendCompleted(f appendFile, toff int64, trailer []byte) bool {
 	size, err := f.Size()
-	tstart := size - int64(len(trailer))
-	if err != nil || len(trailer) == 0 || tstart < toff {
-		return false
-	}
-	end := make([]byte, len(trailer))
-	if _, err := f.ReadAt(end, tstart); err != nil || !bytes.Equal(end, trailer) {
-		return false
-	}
-	s, err := NewScanner(f, size, codec.RecordIO, Options{VerifyBlocks: true})
-	if err != nil {
-		return false
-	}
-	for s.Next() {
-	}
-	return s.Err() == nil && len(s.Damage()) == 0 && s.goodEnd == tstart
+	return err == nil && recordio.AppendCompleted(f, size, toff, trailer)
 }
 
-// rioConsistentEnd returns the size the file should have: its size when it
-// ends with a valid trailer or a cleanly decoding block, else the end of
-// the last cleanly decoding block.
-func rioConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
-	s, err := NewScanner(r, size, codec.RecordIO, Options{})
-	if err != nil {
-		return 0, err
-	}
-	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
-		return size, nil // ends with a valid trailer block
-	}
-	if size%rioChunkSize == 0 {
-		cr := rioChunkReader{r: r, size: size}
-		if h, _, f := cr.chunk(size - rioChunkSize); f == nil && h.index+1 == h.total {
-			start := size - int64(h.total)*rioChunkSize
-			if start == 0 && h.magic == rioHeaderMagic && size == s.goodEnd {
-				return size, nil
-			}
-			if start >= s.goodEnd && h.magic == rioBodyMagic {
-				if b, _, f := s.decodeBodyBlock(start); f == nil && b.Chunks == int(h.total) {
-					return size, nil
-				}
-			}
-		}
-	}
-	for s.Next() {
-	}
-	if s.Err() != nil {
-		return 0, s.Err()
-	}
-	return s.goodEnd, nil
-}
-
-// Appender appends body blocks to an existing recordio v2 file,
+// RecordIOAppender appends body blocks to an existing recordio v2 file,
 // durably and crash-safely (see the package's recordio_append.go for the
 // design). It is not safe for concurrent use; the flock it (or its caller)
 // holds keeps other appenders and repairs out.
-type Appender struct {
+type RecordIOAppender struct {
 	fsys       appendFS
 	path       string
 	f          appendFile
 	owned      bool // Close closes f (and so releases the lock)
-	o          AppendOptions
-	chain      []rioTransformer
+	o          RecordIOAppendOptions
+	tail       *recordio.Tail // the file's chain and trailer; encodes blocks
 	size       int64
 	trailerOff int64  // offset of the trailer block, when trailer != nil
 	trailer    []byte // the trailer block's chunks, verbatim
 	err        error
-	buf        []byte
 }
 
-// OpenAppender opens the file at path for appending and takes an
+// OpenRecordIOAppender opens the file at path for appending and takes an
 // exclusive flock of it, held until Close; then it repairs the file if a
-// previous append crashed (see Repair). The file must be a recordio
+// previous append crashed (see RepairRecordIO). The file must be a recordio
 // v2 file with an intact header.
-func OpenAppender(path string, o AppendOptions) (*Appender, error) {
+func OpenRecordIOAppender(path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	if o.fsys == nil {
 		o.fsys = osFS{}
 	}
@@ -311,7 +262,7 @@ func OpenAppender(path string, o AppendOptions) (*Appender, error) {
 	return a, nil
 }
 
-func openAppender(f appendFile, path string, o AppendOptions) (*Appender, error) {
+func openAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	if err := f.Lock(); err != nil {
 		return nil, err
 	}
@@ -321,48 +272,36 @@ func openAppender(f appendFile, path string, o AppendOptions) (*Appender, error)
 	return newAppender(f, path, o)
 }
 
-// NewAppender appends through f, an open read-write descriptor of
+// newRecordIOAppender appends through f, an open read-write descriptor of
 // the recordio v2 file at path (path only names the journal). The caller
 // must hold an exclusive flock of f for as long as it uses the appender and
-// must have repaired the file under that lock (RepairFile). Close
+// must have repaired the file under that lock (repairRecordIOFile). Close
 // leaves f open.
-func NewAppender(f *os.File, path string, o AppendOptions) (*Appender, error) {
+func newRecordIOAppender(f *os.File, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	o.fsys = osFS{}
 	return newAppender(osFile{f}, path, o)
 }
 
-func newAppender(f appendFile, path string, o AppendOptions) (*Appender, error) {
+func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, err
 	}
 	if size == 0 {
-		return nil, fmt.Errorf("%w: %s is empty; create recordio files with NewWriter", codec.ErrFormat, path)
+		return nil, fmt.Errorf("%w: %s is empty; create recordio files with recordio.NewWriter", codec.ErrFormat, path)
 	}
-	s, err := NewScanner(f, size, codec.RecordIO, Options{})
+	tail, err := recordio.NewTail(f, size, recordio.TailOptions{MaxItems: o.MaxItems, MaxBlockBytes: o.MaxBlockBytes})
 	if err != nil {
 		return nil, err
 	}
-	if o.MaxItems <= 0 {
-		o.MaxItems = DefaultMaxItems
-	}
-	o.MaxItems = min(o.MaxItems, maxRecordIOMaxItems)
-	a := &Appender{fsys: o.fsys, path: path, f: f, o: o, chain: s.chain, size: size}
-	// Any valid trailer block at the end is kept last, promised or not: the
-	// reference stops scanning at a trailer, so blocks after it would be lost.
-	if loc, err := findTrailer(f, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
-		a.trailerOff = loc.Block
-		a.trailer = make([]byte, size-loc.Block)
-		if _, err := readFullAt(f, a.trailer, loc.Block); err != nil {
-			return nil, err
-		}
-	}
+	a := &RecordIOAppender{fsys: o.fsys, path: path, f: f, o: o, tail: tail, size: size}
+	a.trailerOff, a.trailer = tail.Trailer()
 	return a, nil
 }
 
 // WriteOffset returns where the next Append starts writing: the offset of
 // the trailer block it rewrites, or the end of the file when there is none.
-func (a *Appender) WriteOffset() int64 {
+func (a *RecordIOAppender) WriteOffset() int64 {
 	if a.trailer != nil {
 		return a.trailerOff
 	}
@@ -375,14 +314,14 @@ func (a *Appender) WriteOffset() int64 {
 // back exactly as it was (if even that fails, the journal stays for the
 // next repair, and the error says so). After an error the appender is
 // unusable; reopen it.
-func (a *Appender) Append(items ...[]byte) error {
+func (a *RecordIOAppender) Append(items ...[]byte) error {
 	if err := a.usable(); err != nil {
 		return err
 	}
 	if len(items) == 0 {
 		return nil
 	}
-	blocks, err := a.encode(items)
+	blocks, err := a.tail.Encode(items)
 	if err != nil {
 		a.err = err
 		return err
@@ -394,11 +333,11 @@ func (a *Appender) Append(items ...[]byte) error {
 }
 
 // errAppenderClosed is returned by an appender used after Close.
-var errAppenderClosed = errors.New("codec: recordio appender closed")
+var errAppenderClosed = errors.New("index: recordio appender closed")
 
 // usable reports why a cannot append, if it cannot: an earlier append
 // failed, or it is closed.
-func (a *Appender) usable() error {
+func (a *RecordIOAppender) usable() error {
 	if a.err != nil {
 		return a.err
 	}
@@ -411,7 +350,7 @@ func (a *Appender) usable() error {
 // write appends the blocks emit writes at the given offset (returning
 // their length), in place or journaled. If emit fails (an input could not
 // be read), the file is put back as it was.
-func (a *Appender) write(emit func(at int64) (int64, error)) error {
+func (a *RecordIOAppender) write(emit func(at int64) (int64, error)) error {
 	var err error
 	if a.trailer == nil {
 		err = a.appendInPlace(emit)
@@ -424,7 +363,7 @@ func (a *Appender) write(emit func(at int64) (int64, error)) error {
 	return err
 }
 
-func (a *Appender) appendInPlace(emit func(at int64) (int64, error)) error {
+func (a *RecordIOAppender) appendInPlace(emit func(at int64) (int64, error)) error {
 	n, err := emit(a.size)
 	if err == nil {
 		err = a.f.Sync()
@@ -442,8 +381,8 @@ func (a *Appender) appendInPlace(emit func(at int64) (int64, error)) error {
 	return nil
 }
 
-func (a *Appender) appendJournaled(emit func(at int64) (int64, error)) error {
-	jpath := a.path + JournalSuffix
+func (a *RecordIOAppender) appendJournaled(emit func(at int64) (int64, error)) error {
+	jpath := a.path + RecordIOJournalSuffix
 	dir := filepath.Dir(a.path)
 	jf, err := a.createJournal(jpath)
 	if err != nil {
@@ -498,20 +437,20 @@ const journalAttempts = 3
 // there since the repair (a symlink, another user's file) is removed
 // unread and the creation tried again; a trusted journal is left alone and
 // fails the append, with the file untouched.
-func (a *Appender) createJournal(jpath string) (appendFile, error) {
+func (a *RecordIOAppender) createJournal(jpath string) (appendFile, error) {
 	for i := 0; ; i++ {
 		jf, err := a.fsys.CreateJournal(jpath)
 		if err == nil {
 			return jf, nil
 		}
 		if !errors.Is(err, fs.ErrExist) || i+1 >= journalAttempts {
-			return nil, fmt.Errorf("codec: create journal: %w", err)
+			return nil, fmt.Errorf("index: create journal: %w", err)
 		}
 		if _, rerr := a.fsys.ReadJournal(jpath, a.f); !errors.Is(rerr, ErrUntrustedJournal) {
-			return nil, fmt.Errorf("codec: create journal: %w", err)
+			return nil, fmt.Errorf("index: create journal: %w", err)
 		}
 		if rerr := a.fsys.Remove(jpath); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return nil, fmt.Errorf("codec: create journal: %w (removing what is there: %v)", err, rerr)
+			return nil, fmt.Errorf("index: create journal: %w (removing what is there: %v)", err, rerr)
 		}
 	}
 }
@@ -528,11 +467,11 @@ func writeJournal(jf appendFile, b []byte) error {
 	return err
 }
 
-// Close releases the appender. An appender made by OpenAppender
+// Close releases the appender. An appender made by OpenRecordIOAppender
 // closes its file (which releases the lock); one made by
-// NewAppender leaves the caller's descriptor open. Appends are
+// newRecordIOAppender leaves the caller's descriptor open. Appends are
 // already durable when Append returns.
-func (a *Appender) Close() error {
+func (a *RecordIOAppender) Close() error {
 	if a.f == nil {
 		return nil
 	}
@@ -544,40 +483,40 @@ func (a *Appender) Close() error {
 	return f.Close()
 }
 
-// encode packs items into transformed body blocks cut into chunks.
-func (a *Appender) encode(items [][]byte) ([]byte, error) {
-	var out bytes.Buffer
-	if a.buf == nil {
-		a.buf = make([]byte, rioChunkSize)
-	}
-	var sizes []int64
-	var body []byte
-	flush := func() error {
-		if len(sizes) == 0 {
-			return nil
-		}
-		stored, err := applyTransformers(a.chain, packBlock(sizes, body))
-		if err != nil {
-			return err
-		}
-		sizes, body = sizes[:0], body[:0]
-		_, err = writeRioBlock(&out, rioBodyMagic, stored, a.buf)
+// AppendFrom appends items read from streams, each as a block of its own,
+// like Append (durable on return, trailer kept, crash safe) but without
+// holding an item in memory: see recordio.Tail.WriteStreams; a transformed
+// block is compressed into an anonymous temporary file first. If an input
+// fails or ends early (codec.ErrShortInput), the file is put back as it
+// was.
+//
+// A transformed block may not decode to more than
+// recordio.DefaultMaxBlockSize (readers refuse larger ones): larger items
+// fail with codec.ErrLimit before anything is written.
+func (a *RecordIOAppender) AppendFrom(items ...recordio.ItemSource) error {
+	if err := a.usable(); err != nil {
 		return err
 	}
-	var raw int64
-	for _, it := range items {
-		sizes = append(sizes, int64(len(it)))
-		body = append(body, it...)
-		raw += int64(len(it)) + int64(uvarintLen(uint64(len(it))))
-		if len(sizes) >= a.o.MaxItems+1 || (a.o.MaxBlockBytes > 0 && raw >= a.o.MaxBlockBytes) {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			raw = 0
-		}
+	if len(items) == 0 {
+		return nil
 	}
-	if err := flush(); err != nil {
-		return nil, err
+	if err := a.tail.CheckStreams(items); err != nil {
+		return err
 	}
-	return out.Bytes(), nil
+	return a.write(func(at int64) (int64, error) {
+		return a.tail.WriteStreams(a.f, at, items, spillFile)
+	})
+}
+
+// spillFile is an anonymous temporary file for one transformed block.
+func spillFile() (recordio.Spill, func(), error) {
+	tmp, err := os.CreateTemp("", "recfs-block-")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.Remove(tmp.Name()); err != nil {
+		tmp.Close()
+		return nil, nil, err
+	}
+	return tmp, func() { tmp.Close() }, nil
 }

@@ -1,4 +1,4 @@
-package recordio
+package index
 
 import (
 	"bytes"
@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // trailerFile writes a recordio file with a trailer and two items at a new
@@ -14,7 +18,7 @@ import (
 func trailerFile(t *testing.T) (string, []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "v.rio")
-	data := makeRio(t, [][]byte{[]byte("one"), []byte("two")}, WriterOptions{Trailer: true}, []byte("trl"))
+	data := recfile.RIOBytes(t, [][]byte{[]byte("one"), []byte("two")}, recordio.WriterOptions{Trailer: true}, []byte("trl"))
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +55,10 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 	t.Run("before-open", func(t *testing.T) {
 		path, _ := trailerFile(t)
 		secret, content := secretFile(t)
-		if err := os.Symlink(secret, path+JournalSuffix); err != nil {
+		if err := os.Symlink(secret, path+RecordIOJournalSuffix); err != nil {
 			t.Fatal(err)
 		}
-		a, err := OpenAppender(path, AppendOptions{})
+		a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,12 +75,12 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 	t.Run("raced-in", func(t *testing.T) {
 		path, _ := trailerFile(t)
 		secret, content := secretFile(t)
-		a, err := OpenAppender(path, AppendOptions{})
+		a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		if err := os.Symlink(secret, path+JournalSuffix); err != nil {
+		if err := os.Symlink(secret, path+RecordIOJournalSuffix); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.Append([]byte("three")); err != nil {
@@ -87,7 +91,7 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 		if items, tr := rioScanAll(t, after); len(items) != 3 || string(tr) != "trl" {
 			t.Fatalf("%d items, trailer %q", len(items), tr)
 		}
-		if _, err := os.Lstat(path + JournalSuffix); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(path + RecordIOJournalSuffix); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("planted entry left: %v", err)
 		}
 	})
@@ -95,18 +99,18 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 		// A journal of ours appearing under the lock is not removed: the
 		// append fails and leaves the file as it was.
 		path, data := trailerFile(t)
-		a, err := OpenAppender(path, AppendOptions{})
+		a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
 		j := []byte("not a journal but ours")
-		os.WriteFile(path+JournalSuffix, j, 0o600)
+		os.WriteFile(path+RecordIOJournalSuffix, j, 0o600)
 		if err := a.Append([]byte("three")); err == nil {
 			t.Fatal("append over an existing journal succeeded")
 		}
 		mustEqualFile(t, path, data, "record file after a failed append")
-		mustEqualFile(t, path+JournalSuffix, j, "the existing journal")
+		mustEqualFile(t, path+RecordIOJournalSuffix, j, "the existing journal")
 	})
 }
 
@@ -114,8 +118,8 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 // the repair write attacker-chosen bytes into the record file is ignored
 // when it belongs to another user or is reached through a symlink.
 func TestRepairIgnoresUntrustedJournal(t *testing.T) {
-	evil := bytes.Repeat([]byte("EVIL"), rioChunkSize/4)
-	j := encodeJournal(rioChunkSize+int64(len(evil)), rioChunkSize, evil)
+	evil := bytes.Repeat([]byte("EVIL"), rioChunk/4)
+	j := encodeJournal(rioChunk+int64(len(evil)), rioChunk, evil)
 	if _, _, _, ok := decodeJournal(j); !ok {
 		t.Fatal("crafted journal does not decode")
 	}
@@ -152,10 +156,10 @@ func TestRepairIgnoresUntrustedJournal(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path, data := trailerFile(t)
-			jpath := path + JournalSuffix
+			jpath := path + RecordIOJournalSuffix
 			c.plant(t, jpath)
 			done := make(chan error, 1)
-			go func() { _, err := Repair(path); done <- err }()
+			go func() { _, err := RepairRecordIO(path); done <- err }()
 			select {
 			case err := <-done:
 				if err != nil {
@@ -172,8 +176,8 @@ func TestRepairIgnoresUntrustedJournal(t *testing.T) {
 	}
 	// The same journal owned by us is applied: the check is the owner.
 	path, _ := trailerFile(t)
-	os.WriteFile(path+JournalSuffix, j, 0o600)
-	if ok, err := Repair(path); err != nil || !ok {
+	os.WriteFile(path+RecordIOJournalSuffix, j, 0o600)
+	if ok, err := RepairRecordIO(path); err != nil || !ok {
 		t.Fatalf("own journal: repaired=%v err=%v", ok, err)
 	}
 }
@@ -183,12 +187,12 @@ func TestRepairIgnoresUntrustedJournal(t *testing.T) {
 // what the appender wrote.
 func TestRepairWaitsForAppender(t *testing.T) {
 	path, _ := trailerFile(t)
-	a, err := OpenAppender(path, AppendOptions{})
+	a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := Repair(path); done <- err }()
+	go func() { _, err := RepairRecordIO(path); done <- err }()
 	select {
 	case err := <-done:
 		a.Close()

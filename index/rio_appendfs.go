@@ -1,4 +1,4 @@
-package recordio
+package index
 
 // The file-system surface of recordio appends and repairs, and its
 // operating-system implementation. Journals are the sensitive part: they
@@ -20,7 +20,7 @@ import (
 // not a journal recfs can trust: a symlink, not a regular file, or owned by
 // a user other than the record file's owner, the running user and root.
 // Repairs ignore (and remove) such an entry instead of applying it.
-var ErrUntrustedJournal = errors.New("codec: untrusted recordio journal")
+var ErrUntrustedJournal = errors.New("index: untrusted recordio journal")
 
 // maxJournalBytes bounds how much of a journal a repair reads: a journal
 // holds one trailer block and 36 bytes of fields.

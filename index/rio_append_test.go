@@ -1,17 +1,22 @@
-package recordio
+package index
 
 import (
 	"bytes"
 	"errors"
-	"io"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"io"
+	"io/fs"
+
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 var errCrash = errors.New("simulated crash")
@@ -160,62 +165,18 @@ func (m *memFS) clone() *memFS {
 	return c
 }
 
-// makeRio writes a file of items with the writer.
-func makeRio(t testing.TB, items [][]byte, o WriterOptions, trailer []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	w, err := NewWriter(&out, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if _, err := w.Append(it); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if trailer != nil {
-		if err := w.SetTrailer(trailer); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
-// rioScanAll reads every item of data strictly and returns them with the
-// trailer (nil if none).
-func rioScanAll(t testing.TB, data []byte) ([][]byte, []byte) {
-	t.Helper()
-	s, _, items := rioReadAll(t, data, Options{Strict: true})
-	loc, ok, err := s.Trailer()
-	if err != nil {
-		t.Fatalf("trailer: %v", err)
-	}
-	if !ok {
-		return items, nil
-	}
-	rd, _ := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, s.Transformers(), Options{}, 1)
-	tb := make([]byte, loc.Len)
-	if _, err := rd.ReadItem(loc, tb, 0); err != nil && loc.Len > 0 {
-		t.Fatalf("trailer read: %v", err)
-	}
-	return items, tb
-}
-
 type appendCase struct {
 	name    string
-	wo      WriterOptions
+	wo      recordio.WriterOptions
 	trailer []byte
 }
 
 var appendCases = []appendCase{
-	{name: "no-trailer", wo: WriterOptions{MaxItems: 3}},
-	{name: "trailer", wo: WriterOptions{MaxItems: 3, Trailer: true}, trailer: bytes.Repeat([]byte("T"), 40000)},
-	{name: "trailer-zstd", wo: WriterOptions{Transformers: []string{"zstd"}, Trailer: true}, trailer: []byte{}},
-	{name: "header-only", wo: WriterOptions{}},
-	{name: "trailer-only", wo: WriterOptions{Trailer: true}, trailer: []byte{}},
+	{name: "no-trailer", wo: recordio.WriterOptions{MaxItems: 3}},
+	{name: "trailer", wo: recordio.WriterOptions{MaxItems: 3, Trailer: true}, trailer: bytes.Repeat([]byte("T"), 40000)},
+	{name: "trailer-zstd", wo: recordio.WriterOptions{Transformers: []string{"zstd"}, Trailer: true}, trailer: []byte{}},
+	{name: "header-only", wo: recordio.WriterOptions{}},
+	{name: "trailer-only", wo: recordio.WriterOptions{Trailer: true}, trailer: []byte{}},
 }
 
 func TestRecordIOAppend(t *testing.T) {
@@ -224,20 +185,20 @@ func TestRecordIOAppend(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var base [][]byte
 			if c.name != "header-only" && c.name != "trailer-only" {
-				base = genItems(rng, 5)
+				base = codectest.GenItems(rng, 5, codectest.RIOMaxChunkPayload)
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "f.rio")
-			if err := os.WriteFile(path, makeRio(t, base, c.wo, c.trailer), 0o644); err != nil {
+			if err := os.WriteFile(path, recfile.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			want := slices.Clone(base)
 			for round := 0; round < 3; round++ {
-				a, err := OpenAppender(path, AppendOptions{MaxItems: 1})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{MaxItems: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
-				batch := genItems(rng, 1+round*2)
+				batch := codectest.GenItems(rng, 1+round*2, codectest.RIOMaxChunkPayload)
 				if err := a.Append(batch...); err != nil {
 					t.Fatal(err)
 				}
@@ -256,16 +217,12 @@ func TestRecordIOAppend(t *testing.T) {
 				if !bytes.Equal(tr, c.trailer) || (tr == nil) != (c.trailer == nil) {
 					t.Fatalf("round %d: trailer %d bytes, want %d", round, len(tr), len(c.trailer))
 				}
-				if _, err := os.Stat(path + JournalSuffix); !errors.Is(err, fs.ErrNotExist) {
+				if _, err := os.Stat(path + RecordIOJournalSuffix); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("journal left behind: %v", err)
 				}
 			}
 		})
 	}
-}
-
-func equalItems(a, b [][]byte) bool {
-	return slices.EqualFunc(a, b, func(x, y []byte) bool { return bytes.Equal(x, y) })
 }
 
 // TestRecordIOAppendCrash crashes appends after every operation and after
@@ -276,14 +233,14 @@ func TestRecordIOAppendCrash(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	for _, c := range appendCases {
 		t.Run(c.name, func(t *testing.T) {
-			base := genItems(rng, 4)
+			base := codectest.GenItems(rng, 4, codectest.RIOMaxChunkPayload)
 			const path = "/d/f.rio"
 			orig := newMemFS()
-			orig.files[path] = makeRio(t, base, c.wo, c.trailer)
-			batches := [][][]byte{genItems(rng, 2), genItems(rng, 5), genItems(rng, 1)}
+			orig.files[path] = recfile.RIOBytes(t, base, c.wo, c.trailer)
+			batches := [][][]byte{codectest.GenItems(rng, 2, codectest.RIOMaxChunkPayload), codectest.GenItems(rng, 5, codectest.RIOMaxChunkPayload), codectest.GenItems(rng, 1, codectest.RIOMaxChunkPayload)}
 
 			run := func(m *memFS, bytesBudget, opsBudget int) int {
-				a, err := OpenAppender(path, AppendOptions{MaxItems: 1, fsys: m})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{MaxItems: 1, fsys: m})
 				if err != nil {
 					t.Fatalf("open: %v", err)
 				}
@@ -317,8 +274,8 @@ func TestRecordIOAppendCrash(t *testing.T) {
 			for n := 0; n <= totalBytes; n += 1 + rng.Intn(stride) {
 				crashes = append(crashes, crash{n, -1})
 			}
-			for n := 0; n <= totalBytes; n += rioChunkSize {
-				for _, d := range []int{-1, 1, rioChunkHeader, rioChunkHeader + 1} {
+			for n := 0; n <= totalBytes; n += rioChunk {
+				for _, d := range []int{-1, 1, codectest.RIOChunkHeader, codectest.RIOChunkHeader + 1} {
 					if n+d >= 0 && n+d <= totalBytes {
 						crashes = append(crashes, crash{n + d, -1})
 					}
@@ -332,11 +289,11 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				if _, err := repairPath(m, path); err != nil {
 					t.Fatalf("crash %+v: repair: %v", cr, err)
 				}
-				if _, ok := m.files[path+JournalSuffix]; ok {
+				if _, ok := m.files[path+RecordIOJournalSuffix]; ok {
 					t.Fatalf("crash %+v: journal left after repair", cr)
 				}
 				data := m.files[path]
-				if len(data)%rioChunkSize != 0 {
+				if len(data)%rioChunk != 0 {
 					t.Fatalf("crash %+v: repaired size %d is not whole chunks", cr, len(data))
 				}
 				got, tr := rioScanAll(t, data)
@@ -357,7 +314,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				}
 				// The repaired file accepts further appends.
 				more := [][]byte{[]byte("after")}
-				a, err := OpenAppender(path, AppendOptions{fsys: m})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{fsys: m})
 				if err != nil {
 					t.Fatalf("crash %+v: reopen: %v", cr, err)
 				}
@@ -376,19 +333,19 @@ func TestRecordIOAppendCrash(t *testing.T) {
 
 func TestRepairRecordIOJournal(t *testing.T) {
 	// A torn journal is deleted without touching the file.
-	data := makeRio(t, [][]byte{[]byte("a")}, WriterOptions{Trailer: true}, []byte("tr"))
-	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunkSize, data[len(data)-rioChunkSize:])
+	data := recfile.RIOBytes(t, [][]byte{[]byte("a")}, recordio.WriterOptions{Trailer: true}, []byte("tr"))
+	j := encodeJournal(int64(len(data)), int64(len(data))-rioChunk, data[len(data)-rioChunk:])
 	for _, cut := range []int{0, 7, 8, 33, len(j) - 1} {
 		m := newMemFS()
 		m.files["/f"] = slices.Clone(data)
-		m.files["/f"+JournalSuffix] = j[:cut]
+		m.files["/f"+RecordIOJournalSuffix] = j[:cut]
 		if ok, err := repairPath(m, "/f"); err != nil || !ok {
 			t.Fatalf("cut %d: repaired=%v err=%v", cut, ok, err)
 		}
 		if !bytes.Equal(m.files["/f"], data) {
 			t.Fatalf("cut %d: file changed", cut)
 		}
-		if _, ok := m.files["/f"+JournalSuffix]; ok {
+		if _, ok := m.files["/f"+RecordIOJournalSuffix]; ok {
 			t.Fatalf("cut %d: journal kept", cut)
 		}
 	}
@@ -399,8 +356,96 @@ func TestRepairRecordIOJournal(t *testing.T) {
 		t.Fatalf("clean file: repaired=%v err=%v", ok, err)
 	}
 	// Garbage after the last block is cut off.
-	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunkSize]), 1, 2, 3)
-	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunkSize {
+	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunk]), 1, 2, 3)
+	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunk {
 		t.Fatalf("tail garbage: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
 	}
 }
+
+// TestRecordIOAppendFrom: items appended from streams read back, with and
+// without transformers and trailers; a short input leaves the file
+// byte-identical.
+func TestRecordIOAppendFrom(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	cases := append(slices.Clone(appendCases),
+		appendCase{name: "flate", wo: recordio.WriterOptions{Transformers: []string{"flate"}}},
+		appendCase{name: "zstd-flate-trailer", wo: recordio.WriterOptions{Transformers: []string{"zstd", "flate"}, Trailer: true}, trailer: []byte("t")})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := codectest.GenItems(rng, 3, codectest.RIOMaxChunkPayload)
+			path := filepath.Join(t.TempDir(), "f.rio")
+			if err := os.WriteFile(path, recfile.RIOBytes(t, base, c.wo, c.trailer), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(base)
+			var batch []recordio.ItemSource
+			for _, n := range []int{0, 1, codectest.RIOMaxChunkPayload - 2, codectest.RIOMaxChunkPayload - 1, 200000} {
+				it := make([]byte, n)
+				rng.Read(it[:n/2]) // half random, half zeros
+				want = append(want, it)
+				batch = append(batch, recordio.ItemSource{R: bytes.NewReader(it), Size: int64(n)})
+			}
+			a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.AppendFrom(batch...); err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+			before, _ := os.ReadFile(path)
+			got, tr := rioScanAll(t, before)
+			if !equalItems(got, want) {
+				t.Fatalf("%d items read back, want %d (or bytes differ)", len(got), len(want))
+			}
+			if !bytes.Equal(tr, c.trailer) {
+				t.Fatalf("trailer %q, want %q", tr, c.trailer)
+			}
+			// An input that ends early: nothing changes.
+			a, err = OpenRecordIOAppender(path, RecordIOAppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = a.AppendFrom(recordio.ItemSource{R: bytes.NewReader([]byte("ok")), Size: 2},
+				recordio.ItemSource{R: bytes.NewReader(make([]byte, 70000)), Size: 70001})
+			a.Close()
+			if !errors.Is(err, codec.ErrShortInput) {
+				t.Fatalf("short input: %v", err)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Fatalf("file changed by a failed append (%d -> %d bytes)", len(before), len(after))
+			}
+			if _, err := os.Stat(path + RecordIOJournalSuffix); err == nil {
+				t.Fatal("journal left behind")
+			}
+		})
+	}
+}
+
+// TestRecordIOAppendFromTooBig: an item whose compressed block would decode
+// past what readers accept is refused before anything is read or written.
+func TestRecordIOAppendFromTooBig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "z.rio")
+	if err := os.WriteFile(path, recfile.RIOBytes(t, nil, recordio.WriterOptions{Transformers: []string{"zstd"}}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	never := readerFunc(func([]byte) (int, error) { t.Fatal("input read"); return 0, nil })
+	if err := a.AppendFrom(recordio.ItemSource{R: never, Size: recordio.DefaultMaxBlockSize}); !errors.Is(err, codec.ErrLimit) {
+		t.Fatalf("AppendFrom of %d bytes into a zstd file: %v, want ErrLimit", recordio.DefaultMaxBlockSize, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("file changed")
+	}
+}
+
+// readerFunc adapts a function to io.Reader.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

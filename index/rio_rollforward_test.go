@@ -1,4 +1,4 @@
-package recordio
+package index
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // TestRepairRollsForwardCompletedAppend: a crash after an append rewrote
@@ -18,7 +20,7 @@ func TestRepairRollsForwardCompletedAppend(t *testing.T) {
 		t.Run(fmt.Sprint("torn=", torn), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x.rio")
 			var buf bytes.Buffer
-			w, err := NewWriter(&buf, WriterOptions{Trailer: true})
+			w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Trailer: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,8 +31,8 @@ func TestRepairRollsForwardCompletedAppend(t *testing.T) {
 			w.Close()
 			orig := buf.Bytes()
 			os.WriteFile(path, orig, 0o644)
-			toff := int64(len(orig)) - rioChunkSize // the one-chunk trailer block
-			a, err := OpenAppender(path, AppendOptions{})
+			toff := int64(len(orig)) - rioChunk // the one-chunk trailer block
+			a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,14 +42,14 @@ func TestRepairRollsForwardCompletedAppend(t *testing.T) {
 			a.Close()
 			full, _ := os.ReadFile(path)
 			if torn {
-				os.WriteFile(path, full[:toff+rioChunkSize+100], 0o644) // cut inside the new blocks
+				os.WriteFile(path, full[:toff+rioChunk+100], 0o644) // cut inside the new blocks
 			}
 			j := encodeJournal(int64(len(orig)), toff, orig[toff:])
-			os.WriteFile(path+JournalSuffix, j, 0o644)
-			if ok, err := Repair(path); err != nil || !ok {
+			os.WriteFile(path+RecordIOJournalSuffix, j, 0o644)
+			if ok, err := RepairRecordIO(path); err != nil || !ok {
 				t.Fatalf("repair: %v %v", ok, err)
 			}
-			if _, err := os.Stat(path + JournalSuffix); !os.IsNotExist(err) {
+			if _, err := os.Stat(path + RecordIOJournalSuffix); !os.IsNotExist(err) {
 				t.Fatalf("journal left behind: %v", err)
 			}
 			got, _ := os.ReadFile(path)
