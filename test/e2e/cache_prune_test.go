@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestMountPrunesCache: a mount that saves an index prunes its cache
@@ -22,7 +24,7 @@ func TestMountPrunesCache(t *testing.T) {
 	indexOf := func(name string, seed int64) (src, idx string) {
 		t.Helper()
 		src = filepath.Join(srcDir, name)
-		writeLog(t, src, genRecords(seed, 3, 20))
+		recfile.WriteLog(t, src, genRecords(seed, 3, 20))
 		before := cacheFiles(t, cache)
 		if r := runRecfs(t, "index", "--cache-dir", cache, src); r.code != 0 {
 			t.Fatalf("index %s: %d %s", src, r.code, r.stderr)
@@ -65,7 +67,7 @@ func TestMountPrunesCache(t *testing.T) {
 	before := cacheFiles(t, cache)
 	src := filepath.Join(srcDir, "mounted.log")
 	recs := genRecords(64, 3, 20)
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	startMount(t, src, mnt, "--cache-dir", cache)
 	if b, err := os.ReadFile(filepath.Join(mnt, "000002")); err != nil || string(b) != string(recs[2]) {

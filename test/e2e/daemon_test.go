@@ -204,7 +204,7 @@ func TestDaemonSyslog(t *testing.T) {
 	}
 	defer conn.Close()
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, genRecords(50, 3, 30))
+	recfile.WriteLog(t, src, genRecords(50, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
