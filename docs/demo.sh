@@ -116,15 +116,18 @@ step 'grep -r checksummed notes'
 step 'cat notes/.recfs'
 step 'recfs unmount notes'
 
-section "Recipes from the README"
-step 'recfs cat --number events.log | grep -m3 quota'
-step "recfs cat events.log last:3 --sep '\\n'"
+section "Recipes from the README (mounted at ev instead of /mnt/ev)"
+mnt ev
+step 'recfs mount --daemon events.log ev'
+step 'grep -rl quota ev'
+step 'recfs cat --number events.log | grep quota'
+step "recfs cat events.log last:10 --sep '\\n'"
+step 'recfs unmount ev'
 if command -v jq >/dev/null; then
-  mnt rec
-  step "recfs cat --json --data text events.log | jq -r 'select(.data | test(\"quota\")) | .n' | head -3"
-  step 'pid=$(recfs mount --daemon --json events.log rec | jq .pid); echo "daemon pid $pid"'
-  step 'grep -rl quota rec | head -3'
-  step 'recfs unmount --json rec | jq -r .status'
+  step "recfs cat --json --data text events.log | jq -r 'select(.data | test(\"quota\")) | .n'"
+  step 'pid=$(recfs mount --daemon --json events.log ev | jq .pid)'
+  step 'echo "daemon pid $pid"'
+  step 'recfs unmount --json ev | jq -r .status'
   step 'recfs info --json missing.log 2>&1 >/dev/null | jq -r .error'
 else
   echo "(jq is not installed: the JSON recipes are skipped)"

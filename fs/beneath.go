@@ -57,6 +57,7 @@ func (st statInfo) sameAs(n Node) bool {
 // tree's error: ENOENT when it is gone, ErrStale (logged) when a component
 // of its path was swapped for something else, else an *OpError.
 func (t *Tree) srcErr(op, rel string, err error) error {
+	err = unwrapPath(err)
 	switch {
 	case errors.Is(err, syscall.ENOENT):
 		return iofs.ErrNotExist
@@ -66,6 +67,16 @@ func (t *Tree) srcErr(op, rel string, err error) error {
 		return &OpError{Op: op, Path: t.abs(rel), Name: rel, Record: -1, Off: -1, Err: fmt.Errorf("%w: %w", ErrStale, err)}
 	}
 	return &OpError{Op: op, Path: t.abs(rel), Name: rel, Record: -1, Off: -1, Err: err}
+}
+
+// unwrapPath returns the error an *iofs.PathError of the source file
+// system wraps (the tree's own errors name the entry), or err.
+func unwrapPath(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // staleErr is the error for a source entry rel found to be another object

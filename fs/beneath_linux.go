@@ -195,15 +195,6 @@ func (d *dirFD) statAt(name string) (statInfo, error) {
 	return statOfUnix(&st), nil
 }
 
-// openAt opens the regular file name read-only, not following a link.
-func (d *dirFD) openAt(name string) (*os.File, statInfo, error) {
-	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, statInfo{}, err
-	}
-	return fileOf(fd, filepath.Join(d.path, name))
-}
-
 // createAt creates the regular file name (which must not exist, not even
 // as a symbolic link) for reading and writing.
 func (d *dirFD) createAt(name string, perm uint32) (*os.File, statInfo, error) {

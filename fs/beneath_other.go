@@ -86,10 +86,6 @@ func (d *dirFD) statAt(name string) (statInfo, error) {
 	return statOf(fi), nil
 }
 
-func (d *dirFD) openAt(name string) (*os.File, statInfo, error) {
-	return openRegular(filepath.Join(d.path, name), os.O_RDONLY)
-}
-
 func (d *dirFD) createAt(name string, perm uint32) (*os.File, statInfo, error) {
 	return openRegular(filepath.Join(d.path, name), os.O_RDWR|os.O_CREATE|os.O_EXCL)
 }

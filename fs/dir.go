@@ -79,21 +79,21 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 	case KindTrailerDir:
 		d.count, d.width = 1, minNameWidth
 	case KindDir:
-		dd, err := t.openDir(n, true)
+		ents, err := t.listSource(n)
 		if err != nil {
 			return nil, err
 		}
-		defer dd.close()
-		names, err := dd.names()
-		if err != nil {
-			return nil, &OpError{Op: "readdir", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: err}
-		}
-		for _, name := range names {
-			st, err := dd.statAt(name)
+		for _, e := range ents {
+			name := e.Name()
+			fi, err := e.Info()
 			if err != nil {
 				continue // vanished since the listing
 			}
-			c, ok := t.classify(dd, name, joinRel(n.rel, name), st)
+			st, ok := statOfInfo(fi)
+			if !ok {
+				continue
+			}
+			c, ok := t.classify(joinRel(n.rel, name), st)
 			if !ok {
 				continue
 			}
@@ -111,6 +111,33 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 		return nil, syscall.ENOTDIR
 	}
 	return d, nil
+}
+
+// listSource lists the mirrored directory n through the source file
+// system, after checking that the directory it opened is still the one n
+// was looked up as.
+func (t *Tree) listSource(n Node) ([]iofs.DirEntry, error) {
+	f, err := t.fsys.Open(fsName(n.rel))
+	if err != nil {
+		return nil, t.srcErr("opendir", n.rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, t.srcErr("opendir", n.rel, err)
+	}
+	if st, ok := statOfInfo(fi); !ok || !st.sameAs(n) {
+		return nil, t.staleErr("opendir", n.rel, st)
+	}
+	rd, ok := f.(iofs.ReadDirFile)
+	if !ok {
+		return nil, t.srcErr("opendir", n.rel, syscall.ENOTDIR)
+	}
+	ents, err := rd.ReadDir(-1)
+	if err != nil {
+		return nil, &OpError{Op: "readdir", Path: t.abs(n.rel), Name: n.rel, Record: -1, Off: -1, Err: unwrapPath(err)}
+	}
+	return ents, nil
 }
 
 // Len returns the number of entries of the directory.

@@ -5,8 +5,13 @@
 // It is the fourth stage of the pipeline (file → codec → index → fs →
 // adapter → kernel). The FUSE adapters (fs/gofuse, later fs/bazil) call the
 // node-level API of [Tree] — Lookup, Getattr, OpenDir, Open, Xattrs — and
-// turn its errors into errnos with [Errno]. [Tree.FS] offers the same tree as
-// an io/fs.FS for tests and tools that have no kernel.
+// turn its errors into errnos with [Errno]. What they tell the kernel about
+// caching, names, extended attributes and statfs is decided once, by
+// [Policy]; they only map its answers to their library's flags, and
+// package fs/fstest holds the node suite both run. [Tree.FS] offers the
+// same tree as an io/fs.FS for tests and tools that have no kernel;
+// directory trees read their own source through an io/fs.FS too (see
+// sourcefs.go), one that never follows a symbolic link.
 //
 // The user-visible contract (shared/spec/fs-layout.md):
 //

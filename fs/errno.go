@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
@@ -36,9 +38,11 @@ func Errno(err error) syscall.Errno {
 	switch {
 	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, index.ErrRange):
 		return syscall.ENOENT
+	case errors.Is(err, ErrNoXattr):
+		return syscall.ENODATA
 	case errors.Is(err, ErrReadOnly):
 		return syscall.EROFS
-	case errors.Is(err, ErrImmutable), errors.Is(err, codec.ErrClosedLog), errors.Is(err, codec.ErrRecycledTail):
+	case errors.Is(err, ErrImmutable), errors.Is(err, leveldb.ErrClosedLog), errors.Is(err, leveldb.ErrRecycledTail):
 		return syscall.EPERM
 	case errors.Is(err, index.ErrDBLocked):
 		return syscall.EBUSY
@@ -106,11 +110,12 @@ type errKey struct {
 const maxLogged = 4096
 
 // report maps err to an errno and logs it once per (op, path, record,
-// errno) unless it is ENOENT; a changed source (index.ErrChanged) is
+// errno) unless it is ENOENT or ENODATA (a missing name or attribute is an
+// answer, not a failure); a changed source (index.ErrChanged) is
 // logged once per (op, path), whatever the record.
 func (l *errLog) report(err error) syscall.Errno {
 	en := Errno(err)
-	if en == 0 || en == syscall.ENOENT || l == nil || l.log == nil {
+	if en == 0 || en == syscall.ENOENT || en == syscall.ENODATA || l == nil || l.log == nil {
 		return en
 	}
 	k := errKey{errno: en, record: -1}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/index"
 )
 
@@ -26,7 +27,7 @@ func appendRecords(t *testing.T, path string, recs ...string) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
 	for _, r := range recs {
 		if _, err := w.WriteRecord([]byte(r)); err != nil {
 			t.Fatal(err)
@@ -51,10 +52,15 @@ func TestFollow(t *testing.T) {
 	defer tree.Close()
 	var mu sync.Mutex
 	var changes []Change
+	first := make(chan struct{}, 1)
 	stop := tree.Follow(10*time.Millisecond, func(c Change) {
 		mu.Lock()
 		changes = append(changes, c)
 		mu.Unlock()
+		select {
+		case first <- struct{}{}:
+		default:
+		}
 	})
 	ctx := context.Background()
 	info := func() string {
@@ -70,18 +76,10 @@ func TestFollow(t *testing.T) {
 		t.Fatalf(".recfs before: %s", info())
 	}
 	appendRecords(t, path, "c", "d", "e")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		n := len(changes)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no change reported")
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-first:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change reported")
 	}
 	stop()
 	c := changes[0]
@@ -109,9 +107,28 @@ func TestFollow(t *testing.T) {
 	if s := info(); !strings.Contains(s, "records: 5") {
 		t.Fatalf(".recfs not refreshed: %s", s)
 	}
-	// After stop, nothing more is reported.
+	// After stop, nothing more is reported. Instead of sleeping for a
+	// while, wait for a second follower to see the next append: the first
+	// one, had it still been polling, would have seen it as early.
 	appendRecords(t, path, "f")
-	time.Sleep(50 * time.Millisecond)
+	seen := make(chan Change, 1)
+	stop2 := tree.Follow(10*time.Millisecond, func(c Change) {
+		select {
+		case seen <- c:
+		default:
+		}
+	})
+	defer stop2()
+	select {
+	case c := <-seen:
+		if c.OldLen != 5 || c.NewLen != 6 {
+			t.Fatalf("second follower: change %+v", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("second follower saw no change")
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(changes) != 1 {
 		t.Fatalf("%d changes, want 1: %v", len(changes), fmt.Sprint(changes))
 	}

@@ -82,17 +82,27 @@ type fileInfo struct {
 	a    Attr
 }
 
-func (fi fileInfo) Name() string       { return fi.name }
-func (fi fileInfo) Size() int64        { return fi.a.Size }
-func (fi fileInfo) ModTime() time.Time { return fi.a.Mtime }
-func (fi fileInfo) IsDir() bool        { return fi.a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
-func (fi fileInfo) Sys() any           { return fi.a }
-func (fi fileInfo) Mode() iofs.FileMode {
-	m := iofs.FileMode(fi.a.Mode & 0o777)
-	if fi.IsDir() {
-		m |= iofs.ModeDir
+func (fi fileInfo) Name() string        { return fi.name }
+func (fi fileInfo) Size() int64         { return fi.a.Size }
+func (fi fileInfo) ModTime() time.Time  { return fi.a.Mtime }
+func (fi fileInfo) IsDir() bool         { return fi.a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+func (fi fileInfo) Sys() any            { return fi.a }
+func (fi fileInfo) Mode() iofs.FileMode { return fileMode(fi.a.Mode) }
+
+// fileMode turns stat mode bits (file type and permissions) into an
+// io/fs.FileMode.
+func fileMode(m uint32) iofs.FileMode {
+	fm := iofs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		fm |= iofs.ModeDir
+	case syscall.S_IFREG:
+	case syscall.S_IFLNK:
+		fm |= iofs.ModeSymlink
+	default:
+		fm |= iofs.ModeIrregular
 	}
-	return m
+	return fm
 }
 
 // regFile is an open file of the view.

@@ -1,8 +1,14 @@
 package fs
 
 import (
+	"context"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
 )
 
 func TestNameWidth(t *testing.T) {
@@ -92,4 +98,51 @@ func FuzzParseRecordName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCheckName: Lookup, Create and Mkdir accept and refuse the same names
+// (one check): what is no single path element is EINVAL for Create and
+// Mkdir and ENOENT for Lookup.
+func TestCheckName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tr, err := NewDir(dir, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: quietLogger(), ReadWrite: true,
+		Create: func(context.Context, SourceFile) (Source, error) { return &fakeAppender{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	rw, _ := newWritableTree(t, codec.LevelDB, Options{})
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"a", true}, {"a.log", true}, {"..a", true}, {strings.Repeat("x", 255), true},
+		{"", false}, {".", false}, {"..", false}, {"a/b", false}, {"/", false}, {"a\x00b", false}, {strings.Repeat("x", 256), false},
+	} {
+		if got := checkName(tc.name) == nil; got != tc.ok {
+			t.Errorf("checkName(%q) ok = %v, want %v", tc.name, got, tc.ok)
+		}
+		if tc.ok {
+			continue
+		}
+		if _, err := tr.Lookup(ctx, tr.Root(), tc.name); Errno(err) != syscall.ENOENT {
+			t.Errorf("Lookup(%q) = %v, want ENOENT", tc.name, err)
+		}
+		if _, err := tr.Mkdir(ctx, tr.Root(), tc.name); Errno(err) != syscall.EINVAL {
+			t.Errorf("Mkdir(%q) = %v, want EINVAL", tc.name, err)
+		}
+		if _, _, err := rw.Create(ctx, rw.Root(), tc.name); Errno(err) != syscall.EINVAL {
+			t.Errorf("Create(%q) = %v, want EINVAL", tc.name, err)
+		}
+	}
+}
+
+// fakeAppender is a fake source that takes appends.
+type fakeAppender struct{ fakeSource }
+
+func (f *fakeAppender) Append(_ context.Context, recs [][]byte, _ index.AppendOptions) (int64, error) {
+	first := f.Len()
+	f.recs = append(f.recs, recs...)
+	return first, nil
 }

@@ -40,7 +40,7 @@ func TestPendingMemBudget(t *testing.T) {
 	}
 	spilled := 0
 	for _, h := range hs {
-		if h.p.spill != nil {
+		if h.p.buf.spilled() {
 			spilled++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -170,6 +171,7 @@ type Tree struct {
 	o     Options
 	src   string   // the source path, absolute
 	rootd *rootDir // directory trees: the open source root every access resolves beneath
+	fsys  iofs.FS  // directory trees: the source as a file system (over rootd: see sourcefs.go)
 	root  Node
 	elog  *errLog
 
@@ -224,6 +226,7 @@ func NewDir(path string, o Options) (*Tree, error) {
 	}
 	t := newTree(abs, o)
 	t.rootd = rootd
+	t.fsys = sourceFS{rootd}
 	t.root = Node{Kind: KindDir, dev: st.dev, ino: st.ino}
 	return t, nil
 }
@@ -243,7 +246,8 @@ func (t *Tree) Root() Node { return t.root }
 func (t *Tree) Source() string { return t.src }
 
 // Report maps err to an errno with [Errno] and logs it once (with its path,
-// record and offset when err carries an [*OpError]) unless it is ENOENT.
+// record and offset when err carries an [*OpError]) unless it is ENOENT or
+// ENODATA.
 // Adapters call it for every error they return to the kernel.
 func (t *Tree) Report(err error) syscall.Errno { return t.elog.report(err) }
 
@@ -422,10 +426,12 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		}
 		return Node{}, iofs.ErrNotExist
 	case KindDir:
-		if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		if checkName(name) != nil {
 			return Node{}, iofs.ErrNotExist
 		}
 		rel := joinRel(parent.rel, name)
+		// Not through t.fsys: the parent's identity and the name's
+		// attributes come from one descriptor.
 		d, err := t.openDir(parent, false)
 		if err != nil {
 			return Node{}, err
@@ -435,7 +441,7 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		if err != nil {
 			return Node{}, t.srcErr("lookup", rel, err)
 		}
-		n, ok := t.classify(d, name, rel, st)
+		n, ok := t.classify(rel, st)
 		if !ok {
 			return Node{}, iofs.ErrNotExist
 		}
@@ -444,10 +450,9 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 	return Node{}, syscall.ENOTDIR
 }
 
-// classify turns the entry name of the open directory d (rel in the
-// mount, attributes st) into a node. It reports false for entries the mount
-// leaves out.
-func (t *Tree) classify(d *dirFD, name, rel string, st statInfo) (Node, bool) {
+// classify turns the source entry rel (attributes st) into a node. It
+// reports false for entries the mount leaves out.
+func (t *Tree) classify(rel string, st statInfo) (Node, bool) {
 	switch st.typ {
 	case typeDir:
 		return Node{Kind: KindDir, rel: rel, dev: st.dev, ino: st.ino}, true
@@ -462,7 +467,7 @@ func (t *Tree) classify(d *dirFD, name, rel string, st statInfo) (Node, bool) {
 		// Appended through this tree: its table is current.
 	} else if pe == nil || pe.dev != st.dev || pe.ino != st.ino || pe.size != st.size || !pe.mtime.Equal(st.mtime) {
 		pe = &plainEntry{dev: st.dev, ino: st.ino, size: st.size, mtime: st.mtime}
-		if t.detect(d, name, st) {
+		if t.detect(rel, st) {
 			pe.rd = &recDir{path: t.abs(rel), rel: rel, st: st, key: fileKey(st.dev, st.ino)}
 		}
 		t.mu.Lock()
@@ -478,16 +483,16 @@ func (t *Tree) classify(d *dirFD, name, rel string, st statInfo) (Node, bool) {
 	return Node{Kind: KindFile, rel: rel, dev: st.dev, ino: st.ino}, true
 }
 
-// detect reports whether the entry name of d, with attributes st, is a
+// detect reports whether the source entry rel, with attributes st, is a
 // record file. Unreadable files are not, nor is a file that is no longer
 // the one st describes. An empty file is not either, except in a writable
 // tree where an empty ".log" file is an empty leveldb log (what mkdir
 // makes), ready for appends.
-func (t *Tree) detect(d *dirFD, name string, st statInfo) bool {
+func (t *Tree) detect(rel string, st statInfo) bool {
 	if st.size == 0 {
-		return t.o.ReadWrite && strings.EqualFold(filepath.Ext(name), ".log")
+		return t.o.ReadWrite && strings.EqualFold(path.Ext(rel), ".log")
 	}
-	f, fst, err := d.openAt(name)
+	f, fst, err := t.openSourceFile(rel)
 	if err != nil {
 		return false
 	}
@@ -496,6 +501,51 @@ func (t *Tree) detect(d *dirFD, name string, st statInfo) bool {
 		return false
 	}
 	return t.o.Detect(f, st.size)
+}
+
+// openSourceFile opens the regular file rel of the source file system and
+// returns it with its attributes as of the open.
+func (t *Tree) openSourceFile(rel string) (sourceHandle, statInfo, error) {
+	f, err := t.fsys.Open(fsName(rel))
+	if err != nil {
+		return nil, statInfo{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, statInfo{}, err
+	}
+	st, ok := statOfInfo(fi)
+	if !ok || st.typ != typeReg {
+		f.Close()
+		return nil, statInfo{}, ErrStale
+	}
+	h, ok := f.(sourceHandle)
+	if !ok {
+		f.Close()
+		return nil, statInfo{}, ErrNotSupported // the source file system cannot read at offsets
+	}
+	return h, st, nil
+}
+
+// sourceHandle is an open regular file of the source file system.
+type sourceHandle interface {
+	iofs.File
+	io.ReaderAt
+}
+
+// statSource returns the attributes of the source entry rel, not
+// following a symbolic link.
+func (t *Tree) statSource(rel string) (statInfo, error) {
+	fi, err := iofs.Stat(t.fsys, fsName(rel))
+	if err != nil {
+		return statInfo{}, err
+	}
+	st, ok := statOfInfo(fi)
+	if !ok {
+		return statInfo{}, ErrNotSupported
+	}
+	return st, nil
 }
 
 // Getattr returns the attributes of n (with Options.Owner applied).
@@ -511,7 +561,7 @@ func (t *Tree) Getattr(ctx context.Context, n Node) (Attr, error) {
 func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 	switch n.Kind {
 	case KindDir, KindFile:
-		st, err := t.rootd.stat(n.rel)
+		st, err := t.statSource(n.rel)
 		if err != nil {
 			return Attr{}, t.srcErr("getattr", n.rel, err)
 		}
@@ -571,7 +621,7 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 	case KindDir, KindRecordDir, KindTrailerDir:
 		return nil, syscall.EISDIR
 	case KindFile:
-		f, st, err := t.rootd.openFile(n.rel)
+		f, st, err := t.openSourceFile(n.rel)
 		if err != nil {
 			return nil, t.srcErr("open", n.rel, err)
 		}

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // appendKinds are the appendable formats the race tests run on.
@@ -236,9 +239,9 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 // and returns its bytes and where the torn tail starts.
 func tornLog(t *testing.T, path string) ([]byte, int64) {
 	t.Helper()
-	writeLog(t, path, records(3, 100, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	torn := whole[:len(good)+40000]
 	if err := os.WriteFile(path, torn, 0o644); err != nil {
@@ -336,7 +339,7 @@ func TestAppendNeverThroughReplacedPath(t *testing.T) {
 		t.Run(fmt.Sprint("writable=", writable), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "a.log")
-			writeLog(t, path, records(2, 10, 'a'))
+			recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 			orig, _ := os.ReadFile(path)
 			tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: writable})
 			if err != nil {
@@ -407,7 +410,7 @@ func TestFailedAppendLeavesFileIdentical(t *testing.T) {
 			if tb.Len() != n {
 				t.Fatalf("table has %d records after a failed append, had %d", tb.Len(), n)
 			}
-			if _, err := os.Stat(path + codec.RecordIOJournalSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(path + RecordIOJournalSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("journal left: %v", err)
 			}
 			// And the next append works.
@@ -427,7 +430,7 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	writeLog(t, path, records(2, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	cur := path // what the mount's root-relative resolution finds now
 	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(cur) }}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -445,7 +448,7 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 		t.Fatalf("append with Reopen finding the file: %v", err)
 	}
 	other := filepath.Join(dir, "other.log")
-	writeLog(t, other, records(1, 10, 'b'))
+	recfile.WriteLog(t, other, codectest.Records(1, 10, 'b'))
 	cur = other
 	if _, err := tb.Append(ctx, [][]byte{[]byte("y")}, AppendOptions{}); !errors.Is(err, ErrReplaced) {
 		t.Fatalf("append when Reopen finds another file: %v, want ErrReplaced", err)

@@ -10,6 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -17,8 +22,8 @@ func TestAppendLevelDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	base := records(5, 40000, 'a') // multi-block records
-	writeLog(t, path, base)
+	base := codectest.Records(5, 40000, 'a') // multi-block records
+	recfile.WriteLog(t, path, base)
 	tb, err := Open(ctx, path, Options{CacheDir: t.TempDir(), Writable: true})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +37,7 @@ func TestAppendLevelDB(t *testing.T) {
 	all := append(append([][]byte{}, base...), more...)
 	// The file is exactly what one writer session would have produced.
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for _, r := range all {
 		w.WriteRecord(r)
 	}
@@ -52,9 +57,9 @@ func TestAppendAfterTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	writeLog(t, path, records(3, 100, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, whole[:len(good)+50000], 0o644)
 	tb, err := Open(ctx, path, Options{CacheDir: cache}) // not Writable: the append itself must repair
@@ -116,7 +121,7 @@ func TestAppendRecordIO(t *testing.T) {
 			defer tb.Close()
 			var want [][]byte
 			for round := range 4 {
-				batch := records(1+round, 30000*round, byte('a'+round))
+				batch := codectest.Records(1+round, 30000*round, byte('a'+round))
 				if _, err := tb.Append(ctx, batch, AppendOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -198,9 +203,9 @@ func TestWritableOpenRepairsTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	writeLog(t, path, records(3, 100, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
 	good, _ := os.ReadFile(path)
-	appendLog(t, path, bytes.Repeat([]byte("T"), 70000))
+	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
 	torn := whole[:len(good)+40000]
 	os.WriteFile(path, torn, 0o644)

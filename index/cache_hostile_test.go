@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // hostileRecords are records of distinct sizes, so that a table pointing
@@ -23,27 +25,6 @@ func hostileRecords(n int, tag byte) [][]byte {
 		out = append(out, r)
 	}
 	return out
-}
-
-// writeRIO writes recs as a recordio file at path.
-func writeRIO(t testing.TB, path string, recs [][]byte, o codec.RecordIOWriterOptions) {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := codec.NewRecordIOWriter(&buf, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if _, err := w.Append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // cacheFileOf returns where the table of the source at path is saved.
@@ -110,29 +91,29 @@ func TestCacheHostileFile(t *testing.T) {
 	}{
 		{"log record 0 at record 13's bytes", "log", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.log.off[0], s.log.ln[0] = s.log.off[13], s.log.ln[13]
-			s.bytes += int64(s.log.ln[13]) - 30
+			s.tab.(*logTable).off[0], s.tab.(*logTable).ln[0] = s.tab.(*logTable).off[13], s.tab.(*logTable).ln[13]
+			s.bytes += int64(s.tab.(*logTable).ln[13]) - 30
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"log table of another file", "log", false, func(t *testing.T, path, cf string, o Options) {
 			other := filepath.Join(t.TempDir(), "other.log")
-			writeLog(t, other, hostileRecords(40, 'z')[5:])
+			recfile.WriteLog(t, other, hostileRecords(40, 'z')[5:])
 			s, mine := builtSnapshot(t, other), builtSnapshot(t, path)
 			s.id, s.size = mine.id, mine.size
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"rio item 0 at item 1's bytes", "rio", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.rio.ioff[0], s.rio.ilen[0] = s.rio.ioff[1], s.rio.ilen[1]
+			s.tab.(*rioTable).ioff[0], s.tab.(*rioTable).ilen[0] = s.tab.(*rioTable).ioff[1], s.tab.(*rioTable).ilen[1]
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"zstd rio items shifted", "rio-zstd", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
 			// Every item of the first block one byte further: structurally
 			// sound, wrong bytes.
-			s.rio.ioff[0]++
-			for i := 1; i < int(s.rio.blocks[1].first); i++ {
-				s.rio.ioff[i] = s.rio.ioff[i-1] + s.rio.ilen[i-1]
+			s.tab.(*rioTable).ioff[0]++
+			for i := 1; i < int(s.tab.(*rioTable).blocks[1].first); i++ {
+				s.tab.(*rioTable).ioff[i] = s.tab.(*rioTable).ioff[i-1] + s.tab.(*rioTable).ilen[i-1]
 			}
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
@@ -179,11 +160,11 @@ func TestCacheHostileFile(t *testing.T) {
 			path := filepath.Join(dir, "src")
 			switch c.format {
 			case "log":
-				writeLog(t, path, recs)
+				recfile.WriteLog(t, path, recs)
 			case "rio":
-				writeRIO(t, path, recs, codec.RecordIOWriterOptions{MaxItems: 9})
+				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
 			case "rio-zstd":
-				writeRIO(t, path, recs, codec.RecordIOWriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 			}
 			o := Options{CacheDir: cacheDir}
 			cf := cacheFileOf(t, cacheDir, path)
@@ -227,7 +208,7 @@ func TestCacheSharedDir(t *testing.T) {
 	}
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
-	writeLog(t, path, recs)
+	recfile.WriteLog(t, path, recs)
 	o := Options{CacheDir: shared}
 	for i, want := range []string{"built", "cached"} {
 		tb, err := Open(context.Background(), path, o)
@@ -274,7 +255,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 	os.Chmod(shared, 0o1777)
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
-	writeLog(t, path, recs)
+	recfile.WriteLog(t, path, recs)
 	// A valid table, planted by the squatter in "our" directory.
 	sub := filepath.Join(shared, fmt.Sprintf("recfs-%d", os.Geteuid()))
 	if err := os.Mkdir(sub, 0o700); err != nil {
@@ -326,7 +307,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 func TestCacheNewDirPrivate(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.log")
-	writeLog(t, path, hostileRecords(5, 'a'))
+	recfile.WriteLog(t, path, hostileRecords(5, 'a'))
 	cacheDir := filepath.Join(dir, "new", "cache")
 	tb, err := Open(context.Background(), path, Options{CacheDir: cacheDir})
 	if err != nil {

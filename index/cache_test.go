@@ -9,52 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
-
-// writeLog writes recs as a leveldb log at path.
-func writeLog(t testing.TB, path string, recs [][]byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// appendLog appends recs to the log at path through the codec writer.
-func appendLog(t testing.TB, path string, recs ...[]byte) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func records(n, size int, tag byte) [][]byte {
-	var out [][]byte
-	for i := range n {
-		out = append(out, bytes.Repeat([]byte{tag + byte(i)}, size+i%7))
-	}
-	return out
-}
 
 // TestCacheInvalidation opens a log, changes it in every way a user might,
 // and checks the next open ignores the stale saved table.
@@ -71,18 +29,18 @@ func TestCacheInvalidation(t *testing.T) {
 			future := time.Now().Add(time.Hour)
 			os.Chtimes(path, future, future)
 		}, 50, "built"},
-		{"append", func(t *testing.T, path, _ string) { appendLog(t, path, records(3, 10, 'x')...) }, 53, "built"},
+		{"append", func(t *testing.T, path, _ string) { recfile.AppendLog(t, path, codectest.Records(3, 10, 'x')...) }, 53, "built"},
 		{"truncate", func(t *testing.T, path, _ string) {
-			writeLog(t, path, records(20, 100, 'a'))
+			recfile.WriteLog(t, path, codectest.Records(20, 100, 'a'))
 		}, 20, "built"},
 		{"rewrite-same-size-same-mtime", func(t *testing.T, path, _ string) {
 			fi, _ := os.Stat(path)
-			writeLog(t, path, records(50, 100, 'b'))
+			recfile.WriteLog(t, path, codectest.Records(50, 100, 'b'))
 			os.Chtimes(path, fi.ModTime(), fi.ModTime())
 		}, 50, "built"},
 		{"replace", func(t *testing.T, path, _ string) {
 			tmp := path + ".new"
-			writeLog(t, tmp, records(7, 100, 'c'))
+			recfile.WriteLog(t, tmp, codectest.Records(7, 100, 'c'))
 			os.Rename(tmp, path)
 		}, 7, "built"},
 		{"corrupt-cache", func(t *testing.T, _, cacheDir string) {
@@ -104,7 +62,7 @@ func TestCacheInvalidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir, cacheDir := t.TempDir(), t.TempDir()
 			path := filepath.Join(dir, "x.log")
-			writeLog(t, path, records(50, 100, 'a'))
+			recfile.WriteLog(t, path, codectest.Records(50, 100, 'a'))
 			o := Options{CacheDir: cacheDir}
 			tb, err := Open(ctx, path, o)
 			if err != nil {
@@ -132,7 +90,7 @@ func TestCacheInvalidation(t *testing.T) {
 func TestCacheOptionsKeyed(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "x.log")
-	writeLog(t, path, records(5, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(5, 10, 'a'))
 	ctx := context.Background()
 	tb, _ := Open(ctx, path, Options{CacheDir: cacheDir})
 	tb.Close()
@@ -176,14 +134,14 @@ func TestCacheDecoderHostile(t *testing.T) {
 func TestRefreshConcurrentAppender(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.log")
-	writeLog(t, path, records(10, 50, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(10, 50, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb.Close()
 	var written sync.Map // record number → payload
-	for i, r := range records(10, 50, 'a') {
+	for i, r := range codectest.Records(10, 50, 'a') {
 		written.Store(int64(i), r)
 	}
 	stop := make(chan struct{})
@@ -214,12 +172,12 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 	}
 	next := int64(10)
 	for round := range 40 {
-		batch := records(1+round%4, 20+round*900, byte(round))
+		batch := codectest.Records(1+round%4, 20+round*900, byte(round))
 		for _, r := range batch {
 			written.Store(next, r)
 			next++
 		}
-		appendLog(t, path, batch...)
+		recfile.AppendLog(t, path, batch...)
 		if _, err := tb.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -242,10 +200,10 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 func TestRefreshPartialTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "live.log")
-	writeLog(t, path, records(3, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(3, 10, 'a'))
 	full, _ := os.ReadFile(path)
 	big := bytes.Repeat([]byte("z"), 100000)
-	appendLog(t, path, big)
+	recfile.AppendLog(t, path, big)
 	whole, _ := os.ReadFile(path)
 	os.WriteFile(path, whole[:len(full)+40000], 0o644) // the big record is half written
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})

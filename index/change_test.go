@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // sameSizeRecords returns records with the lengths of recs and other bytes,
@@ -32,11 +34,11 @@ func encodeSource(t *testing.T, format string, recs [][]byte) []byte {
 	p := filepath.Join(t.TempDir(), "enc")
 	switch format {
 	case "log":
-		writeLog(t, p, recs)
+		recfile.WriteLog(t, p, recs)
 	case "rio":
-		writeRIO(t, p, recs, codec.RecordIOWriterOptions{MaxItems: 9})
+		recfile.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9})
 	case "rio-zstd":
-		writeRIO(t, p, recs, codec.RecordIOWriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+		recfile.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -94,7 +96,7 @@ func TestTableSourceChanged(t *testing.T) {
 		{"append", func(t *testing.T, format, path string) [][]byte {
 			if format != "log" {
 				// A recordio append through the codec's appender.
-				a, err := codec.OpenRecordIOAppender(path, codec.RecordIOAppendOptions{})
+				a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +108,7 @@ func TestTableSourceChanged(t *testing.T) {
 				}
 				return more
 			}
-			appendLog(t, path, more[len(old):]...)
+			recfile.AppendLog(t, path, more[len(old):]...)
 			return more
 		}, true, false},
 		{"replace by rename", func(t *testing.T, format, path string) [][]byte {
@@ -121,15 +123,7 @@ func TestTableSourceChanged(t *testing.T) {
 	for _, format := range []string{"log", "rio", "rio-zstd"} {
 		for _, c := range cases {
 			t.Run(format+"/"+c.name, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "src")
-				if err := os.WriteFile(path, encodeSource(t, format, old), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tb.Close()
+				tb, path := openTemp(t, encodeSource(t, format, old), Options{CacheDir: "-"})
 				for n := range old {
 					readRecord(t, tb, int64(n)) // warm every cache
 				}
@@ -185,22 +179,8 @@ func TestFollowSlowRewrite(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			old := hostileRecords(60, 'a')
 			next := sameSizeRecords(old, 'A')
-			path := filepath.Join(t.TempDir(), "src")
-			if err := os.WriteFile(path, encodeSource(t, format, old), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			followed := make(chan struct{})
-			go func() {
-				defer close(followed)
-				tb.Follow(ctx, time.Millisecond, nil, nil)
-			}()
-			defer func() { cancel(); <-followed }()
+			tb, path := openTemp(t, encodeSource(t, format, old), Options{CacheDir: "-"})
+			defer follow(tb)()
 			stop := make(chan struct{})
 			bad := make(chan string, 1)
 			var wg sync.WaitGroup

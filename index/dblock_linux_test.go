@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // envLockChild makes the test binary, run as a child, hold a classic POSIX
@@ -74,7 +77,7 @@ func lockDir(t *testing.T) (log, lock string) {
 	t.Helper()
 	dir := t.TempDir()
 	log, lock = filepath.Join(dir, "000003.log"), filepath.Join(dir, dbLockName)
-	writeLog(t, log, records(3, 100, 'a'))
+	recfile.WriteLog(t, log, codectest.Records(3, 100, 'a'))
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +226,7 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 		t.Run(lockKind, func(t *testing.T) {
 			log, lock := lockDir(t)
 			good, _ := os.ReadFile(log)
-			appendLog(t, log, bytes.Repeat([]byte("T"), 70000))
+			recfile.AppendLog(t, log, bytes.Repeat([]byte("T"), 70000))
 			whole, _ := os.ReadFile(log)
 			torn := whole[:len(good)+50000] // a record the database is writing right now
 			os.WriteFile(log, torn, 0o644)

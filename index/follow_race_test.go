@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestFollowReopenWhileAppending replaces a followed, writable source
@@ -17,18 +19,13 @@ import (
 func TestFollowReopenWhileAppending(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "src.log")
-	writeLog(t, path, hostileRecords(5, 'a'))
+	recfile.WriteLog(t, path, hostileRecords(5, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-", Writable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		tb.Follow(ctx, time.Millisecond, nil, nil)
-	}()
+	stopFollow := follow(tb)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 2 {
@@ -50,7 +47,7 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 	gen := tb.Generation()
 	for i := range 5 {
 		tmp := filepath.Join(dir, "next")
-		writeLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
+		recfile.WriteLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
 		if err := os.Rename(tmp, path); err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +55,7 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	cancel()
-	<-followed
+	stopFollow()
 	if tb.Generation() == gen {
 		t.Fatal("following never switched to a replacing file")
 	}

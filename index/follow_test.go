@@ -6,13 +6,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestFollow appends from "another process" (the codec writer on its own
 // descriptor) and waits for Follow to report every new record.
 func TestFollow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "live.log")
-	writeLog(t, path, records(2, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +34,7 @@ func TestFollow(t *testing.T) {
 		}, func(err error) { t.Error(err) })
 	}()
 	for i := range 5 {
-		appendLog(t, path, records(i+1, 100, 'z')...)
+		recfile.AppendLog(t, path, codectest.Records(i+1, 100, 'z')...)
 		deadline := time.Now().Add(5 * time.Second)
 		want := int64(2 + (i+1)*(i+2)/2)
 		for tb.Len() != want {

@@ -7,7 +7,8 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
+
+	"github.com/recfs/recfs/index/source"
 )
 
 // identity says which bytes a table was built from: the file (device and
@@ -23,6 +24,7 @@ type identity struct {
 	ctime    int64 // nanoseconds
 	head     uint32
 	tail     uint32
+	version  string // the source.Identity version of a table made by OpenSource ("" for local files)
 }
 
 // identBlock is how many bytes at each end of the file the checksums cover.
@@ -30,15 +32,11 @@ const identBlock = 32768
 
 // identify stats f and checksums its ends.
 func identify(f *os.File) (identity, error) {
-	fi, err := f.Stat()
+	st, err := source.StatFile(f)
 	if err != nil {
 		return identity{}, err
 	}
-	id := identity{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
-		id.ctime = st.Ctim.Nano()
-	}
+	id := identity{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtime, ctime: st.Ctime}
 	if id.head, err = rangeCRC(f, 0, min(id.size, identBlock)); err != nil {
 		return identity{}, err
 	}

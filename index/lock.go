@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/recfs/recfs/index/source"
 )
 
 // ErrReplaced is returned by Append when the table's path no longer names
@@ -17,20 +19,14 @@ import (
 var ErrReplaced = errors.New("index: the source path names another file now")
 
 // lockFile takes the append lock of f: an exclusive flock, which every recfs
-// appender and repair of the file takes, in this process or another. The
-// returned function releases it.
+// appender and repair of the file takes, in this process or another (see
+// source.Flock). The returned function releases it.
 func lockFile(f *os.File) (unlock func(), err error) {
-	fd := int(f.Fd())
-	for {
-		err = syscall.Flock(fd, syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	unlock, err = source.Flock(f)
 	if err != nil {
-		return nil, fmt.Errorf("index: lock: %w", err)
+		return nil, fmt.Errorf("index: %w", err)
 	}
-	return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }, nil
+	return unlock, nil
 }
 
 // openSource opens the source at path: read-write when the table will take

@@ -5,31 +5,35 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/index/source"
 )
 
 // TestMapShrunkSource: a source truncated while its map is scanned makes
 // the scan fail with an error; the process does not die of SIGBUS.
 func TestMapShrunkSource(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.log")
-	writeLog(t, path, records(300, 2000, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(300, 2000, 'a'))
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	m := mapFile(f, fi.Size())
-	if m == nil {
+	m, err := source.MapFile(f, fi.Size())
+	if err != nil {
 		t.Skip("mmap unavailable")
 	}
-	defer m.close()
+	defer m.Close()
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	p := scanLogPartGuarded(context.Background(), m, fi.Size(), 0, fi.Size(), false, Options{}, &atomic.Int64{}, progress{})
-	if p.err == nil || !strings.Contains(p.err.Error(), "changed while it was scanned") {
-		t.Fatalf("scan of a shrunk map: %d records, error %v", len(p.t.off), p.err)
+	s, err := buildLog(context.Background(), m, fi.Size(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "changed while it was scanned") {
+		t.Fatalf("scan of a shrunk map: %v records, error %v", s, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -21,7 +23,7 @@ func indexInto(t *testing.T, src, cache, name string, n int) (string, string) {
 	for i := range recs {
 		recs[i] = bytes.Repeat([]byte{'x'}, 10+i%50)
 	}
-	writeLog(t, p, recs)
+	recfile.WriteLog(t, p, recs)
 	tb, err := Open(context.Background(), p, Options{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +61,7 @@ func TestPruneCache(t *testing.T) {
 	if err := os.Rename(filepath.Join(src, "keep0.log"), replaced+".new"); err != nil {
 		t.Fatal(err)
 	}
-	writeLog(t, replaced+".tmp", [][]byte{[]byte("other")})
+	recfile.WriteLog(t, replaced+".tmp", [][]byte{[]byte("other")})
 	if err := os.Rename(replaced+".tmp", replaced); err != nil {
 		t.Fatal(err)
 	}

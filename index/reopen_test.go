@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // Tests of what a writable or followed table does when its path is
@@ -20,14 +23,14 @@ func TestRefreshNeverReopensThroughSymlink(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	writeLog(t, path, records(2, 10, 'a'))
+	recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	tb, err := Open(ctx, path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb.Close()
 	target := filepath.Join(dir, "target.log")
-	writeLog(t, target, records(5, 10, 'z'))
+	recfile.WriteLog(t, target, codectest.Records(5, 10, 'z'))
 	if err := os.Rename(path, filepath.Join(dir, "moved.log")); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.rio")
-	writeRIO(t, path, records(2, 10, 'a'), codec.RecordIOWriterOptions{})
+	recfile.WriteRIO(t, path, codectest.Records(2, 10, 'a'), recordio.WriterOptions{})
 	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(path) }}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -61,7 +64,7 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	}
 	defer tb.Close()
 	next := filepath.Join(dir, "next.rio")
-	writeRIO(t, next, records(5, 10, 'b'), codec.RecordIOWriterOptions{})
+	recfile.WriteRIO(t, next, codectest.Records(5, 10, 'b'), recordio.WriterOptions{})
 	torn, err := os.OpenFile(next, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

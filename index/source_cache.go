@@ -2,13 +2,8 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,7 +21,7 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 	sid := src.Identity()
 	id := sourceIdent(sid, src.Size())
 	t := &Table{path: sid.Key, r: src, opt: o}
-	cf := sourceCachePath(o.CacheDir, sid)
+	cf := versionCachePath(o.CacheDir, sid)
 	if cf != "" && !o.Rebuild {
 		// An entity tag names the bytes: a table saved for it is used
 		// without reading the source. A weaker version (size and time)
@@ -54,19 +49,18 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 // (an object's entity tag) rather than its size and time.
 func strongVersion(sid source.Identity) bool { return strings.HasPrefix(sid.Version, "etag=") }
 
-// sourceIdent maps a source identity into the saved table's identity
-// record: the size and a checksum of the version string (the file name
-// hashes key and version in full). The key is left out so that a saved
-// table can be published next to its object and used under any endpoint's
-// name for it (ImportSource).
+// sourceIdent is the saved table's identity record of a source version:
+// its size and version string. The key is left out so that a saved table
+// can be published next to its object and used under any endpoint's name
+// for it (ImportSource).
 func sourceIdent(sid source.Identity, size int64) identity {
-	return identity{size: size, tail: crc32.Checksum([]byte(sid.Version), castagnoliTable)}
+	return identity{size: size, version: sid.Version}
 }
 
 // SourceCacheFile returns the cache file BuildSource uses for one version
 // of a source under o.CacheDir, or "" when caching is off.
 func SourceCacheFile(o Options, sid source.Identity) string {
-	return sourceCachePath(o.CacheDir, sid)
+	return versionCachePath(o.CacheDir, sid)
 }
 
 // ErrSavedTooLarge reports a published table larger than any its source
@@ -79,7 +73,7 @@ var ErrSavedTooLarge = errors.New("index: saved table too large for its source")
 // check a saved table must (checksum, version and size of the source,
 // options, structure); otherwise BuildSource scans as usual.
 func ImportSource(o Options, sid source.Identity, size int64, b []byte) error {
-	cf := sourceCachePath(o.CacheDir, sid)
+	cf := versionCachePath(o.CacheDir, sid)
 	if cf == "" {
 		return nil
 	}
@@ -90,20 +84,10 @@ func ImportSource(o Options, sid source.Identity, size int64, b []byte) error {
 	return err
 }
 
-// sourceCachePath is the cache file of one version of a source, or "" when
-// caching is off or there is no cache directory.
-func sourceCachePath(dir string, sid source.Identity) string {
-	if dir == "-" {
-		return ""
-	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(base, "recfs")
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "source\x00%s\x00%s", sid.Key, sid.Version)
-	return filepath.Join(dir, hex.EncodeToString(h.Sum(nil)[:16])+".idx")
+// versionCachePath is the cache file of one version of a source, or ""
+// when caching is off or there is no cache directory. (OpenSource keeps one
+// file a key; BuildSource one a version, so that a published table can be
+// imported under the name of the version it was made for.)
+func versionCachePath(dir string, sid source.Identity) string {
+	return cacheFileIn(dir, "source\x00"+sid.Key+"\x00"+sid.Version)
 }

@@ -3,10 +3,9 @@ package index
 import (
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/codec"
-	"os"
-	"syscall"
 	"time"
+
+	"github.com/recfs/recfs/index/source"
 )
 
 // ErrChanged is returned by reads when the source file changed since the
@@ -49,11 +48,11 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		return fmt.Errorf("%w: the table no longer reads this file", ErrChanged)
 	}
 	defer s.ref.release()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(s.ref.fd, &st); err != nil {
-		return &os.PathError{Op: "fstat", Path: t.path, Err: err}
+	st, err := source.StatFd(s.ref.fd, t.path)
+	if err != nil {
+		return err
 	}
-	size, mtime, ctime := st.Size, st.Mtim.Nano(), st.Ctim.Nano()
+	size, mtime, ctime := st.Size, st.Mtime, st.Ctime
 	if size == s.id.size && mtime == s.id.mtime && ctime == s.id.ctime {
 		return nil
 	}
@@ -75,10 +74,10 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		// land and the size grows: look again a moment later. A same-size
 		// change is not accepted: it may rewrite any byte.
 		time.Sleep(appendGrace)
-		if err := syscall.Fstat(s.ref.fd, &st); err != nil {
-			return &os.PathError{Op: "fstat", Path: t.path, Err: err}
+		if st, err = source.StatFd(s.ref.fd, t.path); err != nil {
+			return err
 		}
-		size, mtime, ctime = st.Size, st.Mtim.Nano(), st.Ctim.Nano()
+		size, mtime, ctime = st.Size, st.Mtime, st.Ctime
 	}
 	if size > s.id.size && s.prefixIntact() {
 		t.grown.Store(&grownStat{snap: s, size: size, mtime: mtime, ctime: ctime})
@@ -130,22 +129,5 @@ func (t *Table) appendedTo(old, s *snapshot, kept bool) bool {
 	if kept {
 		return true
 	}
-	if s.format == codec.LevelDB {
-		if s.log.hdr != old.log.hdr && old.n > 0 {
-			return false
-		}
-		for i := range old.n {
-			a, b := old.logRecord(i), s.logRecord(i)
-			if a.Off != b.Off || a.Len != b.Len || a.Hdr != b.Hdr {
-				return false
-			}
-		}
-		return true
-	}
-	for i := range old.n {
-		if old.itemLoc(i) != s.itemLoc(i) {
-			return false
-		}
-	}
-	return true
+	return s.tab.samePrefix(old.tab, old.n)
 }

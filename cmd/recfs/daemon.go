@@ -54,35 +54,42 @@ func stateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "recfs"), nil
 }
 
-// openDaemonLog opens the log file of a daemon for appending: path, or the
-// default in stateDir() when path is "", or nothing when path is "-". The
-// default's directory is made private (0700) and neither it nor the file
-// may be a symbolic link. It returns the file and the path it names ("" for
-// none).
+// openDaemonLog opens where a daemon logs: the file at path, or by default
+// (path "") the system log when one listens, else the file daemon.log in
+// stateDir(), or nothing when path is "-". It returns the file the
+// daemon's output goes to (the null device for the system log or none)
+// and what it names: the file's absolute path, logSyslog, or "" for none.
+// stateDir() is made private (0700); neither it nor a log file may be a
+// symbolic link, and a full log file is rotated (see daemonLogCap).
 func openDaemonLog(path string) (*os.File, string, error) {
-	if path == "-" {
-		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		return f, "", err
-	}
-	if path == "" {
-		dir, err := stateDir()
+	switch path {
+	case "":
+		p, err := defaultDaemonLog()
 		if err != nil {
-			return nil, "", fmt.Errorf("no log directory (%v); give --log-file PATH, or --log-file - for none", err)
+			return nil, "", err
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, "", fmt.Errorf("log directory: %w", err)
+		path = p
+	case logSyslog:
+		// Asked for by name: say so when none listens.
+		w, err := dialSyslog()
+		if err != nil {
+			return nil, "", fmt.Errorf("--log-file syslog: %w", err)
 		}
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			return nil, "", fmt.Errorf("log directory %s is not a directory", dir)
-		}
-		path = filepath.Join(dir, daemonLogName)
+		_ = w.Close()
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, "", fmt.Errorf("log file: %w", err)
+	if path == "-" || path == logSyslog {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if path == "-" {
+			path = ""
+		}
+		return f, path, err
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
+	}
+	f, err := openLogFile(path)
+	if err != nil {
+		return nil, "", err
 	}
 	return f, path, nil
 }
@@ -122,7 +129,7 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		return err
 	}
 	child := exec.Command(exe, args...)
-	child.Env = append(os.Environ(), envReadyFD+"=3")
+	child.Env = append(os.Environ(), envReadyFD+"=3", envDaemonLog+"="+logPath)
 	child.Stdout, child.Stderr = logf, errW
 	child.ExtraFiles = []*os.File{statusW}
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -295,6 +302,7 @@ func (s *statusPipe) verdict(line string) {
 	if err := syscall.Dup2(1, 2); err != nil {
 		logrus.WithError(err).Warn("standard error stays on the parent's pipe")
 	}
+	logrus.SetOutput(daemonLogOutput())
 }
 
 // reportReady tells a waiting parent that the mount is ready.

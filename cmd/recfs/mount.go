@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
@@ -98,7 +100,11 @@ running database has locked fail with EBUSY unless --force is given.
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
-ready and a background process serves it; "recfs unmount MNT" ends it.
+ready and a background process serves it; "recfs unmount MNT" ends it. A
+daemon logs to the system log (syslog, journald) when one listens on
+/dev/log, else to $XDG_STATE_HOME/recfs/daemon.log (see --log-file). Under
+systemd, run it in the foreground as a Type=notify service: it sends
+READY=1 to $NOTIFY_SOCKET once the mount answers.
 
 Owner, group and permissions follow the source file unless --uid, --gid or
 --umask say otherwise; --allow-other always turns on the kernel's permission
@@ -121,7 +127,7 @@ checks (default_permissions) against what the mount reports.
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
-	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (default: $XDG_STATE_HOME/recfs/daemon.log, else ~/.local/state/recfs/daemon.log; -: none)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
@@ -192,6 +198,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if f.daemon && os.Getenv(envReadyFD) == "" {
 		return startDaemon(cmd, f, srcAbs, mntAbs)
 	}
+	if daemonChild() {
+		setupDaemonLog()
+	}
 	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
 		logrus.SetLevel(logrus.DebugLevel)
 	}
@@ -202,7 +211,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 
 	// One budget for every recordio reader of this server.
-	codec.DefaultBlockCache().SetBudget(cacheMem)
+	recordio.DefaultBlockCache().SetBudget(cacheMem)
 
 	var tree *fs.Tree
 	if s3obj.IsURL(srcAbs) {
@@ -216,7 +225,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				return index.OpenFile(ctx, sf.File, sf.Path, o)
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
-				_, err := codec.Detect(r, size)
+				_, err := index.Detect(r, size)
 				return err == nil
 			},
 			HideOther:  f.hideOther,
@@ -303,6 +312,21 @@ func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
 	return o, nil
 }
 
+// dirEmpty reports whether the directory at path has no entries; a
+// listing that fails is an error, not an empty directory.
+func dirEmpty(path string) (bool, error) {
+	d, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(1)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	return len(names) == 0, nil
+}
+
 // reopenNoFollow is the index.Options.Reopen of a single-file mount: a
 // refresh opens the path again, but not a symbolic link (or anything but a
 // regular file) put in the file's place.
@@ -362,13 +386,11 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 		return "", nil, "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
 	}
 	if !allowNonEmpty {
-		d, err := os.Open(mntAbs)
+		empty, err := dirEmpty(mntAbs)
 		if err != nil {
 			return "", nil, "", fmt.Errorf("mountpoint: %w", err)
 		}
-		names, _ := d.Readdirnames(1)
-		d.Close()
-		if len(names) > 0 {
+		if !empty {
 			return "", nil, "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
 		}
 	}
@@ -440,6 +462,9 @@ func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) erro
 	case <-ctx.Done():
 	}
 	logrus.WithField("mountpoint", mnt).Info("signal received, unmounting")
+	if _, err := notifyStopping("unmounting " + mnt); err != nil {
+		logrus.WithError(err).Warn("systemd stopping notification failed")
+	}
 	deadline := time.Now().Add(unmountTimeout)
 	var err error
 	for {

@@ -15,6 +15,19 @@ const envNotifySocket = "NOTIFY_SOCKET"
 // run as a Type=notify service, and units ordered after it start once the
 // mount answers. It reports whether a notification was sent.
 func notifyReady(status string) (bool, error) {
+	return sdNotify(fmt.Sprintf("READY=1\nMAINPID=%d\nSTATUS=%s\n", os.Getpid(), strings.ReplaceAll(status, "\n", " ")))
+}
+
+// notifyStopping tells systemd that the service is shutting down
+// ("STOPPING=1"), when it asked for notifications.
+func notifyStopping(status string) (bool, error) {
+	return sdNotify(fmt.Sprintf("STOPPING=1\nSTATUS=%s\n", strings.ReplaceAll(status, "\n", " ")))
+}
+
+// sdNotify sends msg, newline-separated VAR=VALUE assignments, as one
+// datagram to $NOTIFY_SOCKET (a path, or @name for an abstract socket). It
+// reports whether there was a socket to send to.
+func sdNotify(msg string) (bool, error) {
 	addr := os.Getenv(envNotifySocket)
 	if addr == "" {
 		return false, nil
@@ -27,7 +40,6 @@ func notifyReady(status string) (bool, error) {
 		return false, fmt.Errorf("notify systemd: %w", err)
 	}
 	defer c.Close()
-	msg := fmt.Sprintf("READY=1\nMAINPID=%d\nSTATUS=%s\n", os.Getpid(), strings.ReplaceAll(status, "\n", " "))
 	if _, err := c.Write([]byte(msg)); err != nil {
 		return false, fmt.Errorf("notify systemd: %w", err)
 	}

@@ -103,7 +103,7 @@ func unmount(mnt string, lazy bool) error {
 		if strings.Contains(msg, "busy") {
 			return fmt.Errorf("%s is busy (a file is open or a process has its working directory there); close it or use --lazy", mnt)
 		}
-		lastErr = fmt.Errorf("%s %s %s: %v: %s", helper, arg, mnt, herr, msg)
+		lastErr = fmt.Errorf("%s %s %s: %w: %s", helper, arg, mnt, herr, msg)
 	}
 	if lastErr == nil {
 		lastErr = fmt.Errorf("unmount %s: %w (and no fusermount3 found)", mnt, err)

@@ -36,7 +36,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,65 +43,55 @@ import (
 
 	"bazil.org/fuse"
 	bazilfs "bazil.org/fuse/fs"
-	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/fs"
 )
 
 var _ fs.Mounter = Mount
 
-// Defaults for static (not followed) logs, as in fs/gofuse.
-const (
-	defaultEntryTimeout = time.Hour
-	defaultAttrTimeout  = time.Hour
-	// maxReadahead is the kernel's usual default. bazil sends the value
-	// of its option in the INIT reply as is, and 0 would turn readahead off.
-	maxReadahead = 128 << 10
-)
+// maxReadahead is the kernel's usual default. bazil sends the value of its
+// option in the INIT reply as is, and 0 would turn readahead off.
+const maxReadahead = 128 << 10
 
 // openNoFlush is the kernel's FOPEN_NOFLUSH (Linux 5.16): no FLUSH request
 // on close. bazil.org/fuse does not name it, but it passes open flags to
 // the kernel unchanged.
 const openNoFlush fuse.OpenResponseFlags = 1 << 5
 
-// Options returns the bazil mount options Mount uses for o: the file
-// system name and type (mounts show as "fuse.<o.Name>", "fuse.recfs" by
-// default), read-only, 128 KiB readahead, asynchronous reads, and
-// allow_other with default_permissions when o.AllowOther is set.
+// Options returns the bazil mount options Mount uses for o: the mount
+// policy of fs (file system name and type, read-only, allow_other with
+// default_permissions) in bazil's terms, plus 128 KiB readahead and
+// asynchronous reads.
 func Options(tree *fs.Tree, o fs.MountOptions) []fuse.MountOption {
-	name := o.Name
-	if name == "" {
-		name = "recfs"
-	}
-	fsname := o.FSName
-	if fsname == "" {
-		fsname = tree.Source()
-	}
+	return options(fs.NewPolicy(tree, o).Mount())
+}
+
+func options(mp fs.MountPolicy) []fuse.MountOption {
 	opts := []fuse.MountOption{
-		fuse.FSName(fsname),
-		fuse.Subtype(name),
+		fuse.FSName(mp.FSName),
+		fuse.Subtype(mp.Subtype),
 		fuse.MaxReadahead(maxReadahead),
 		fuse.AsyncRead(),
 	}
-	if !o.ReadWrite {
+	if mp.ReadOnly {
 		opts = append(opts, fuse.ReadOnly())
 	}
-	if o.AllowOther {
-		opts = append(opts, fuse.AllowOther(), fuse.DefaultPermissions())
+	if mp.AllowOther {
+		opts = append(opts, fuse.AllowOther())
+	}
+	if mp.DefaultPermissions {
+		opts = append(opts, fuse.DefaultPermissions())
 	}
 	return opts
 }
 
 // config returns the serve configuration: bazil's request log goes to the
-// logger at debug level when o.Debug is set, and nowhere otherwise.
-func config(o fs.MountOptions) *bazilfs.Config {
+// logger at debug level when the policy's Debug is set, and nowhere
+// otherwise.
+func config(mp fs.MountPolicy) *bazilfs.Config {
 	c := &bazilfs.Config{Debug: func(any) {}}
-	if o.Debug {
-		lg := o.Logger
-		if lg == nil {
-			lg = logrus.StandardLogger()
-		}
-		lg = lg.WithField("backend", "bazil")
+	if mp.Debug {
+		lg := mp.Logger.WithField("backend", "bazil")
 		c.Debug = func(msg any) { lg.Debug(msg) }
 	}
 	return c
@@ -128,13 +117,14 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := fuse.Mount(abs, Options(tree, o)...)
+	fsys := NewFS(tree, o)
+	mp := fsys.root.m.p.Mount()
+	conn, err := fuse.Mount(abs, options(mp)...)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{dir: abs, done: make(chan struct{})}
-	srv := bazilfs.New(conn, config(o))
-	fsys := NewFS(tree, o)
+	srv := bazilfs.New(conn, config(mp))
 	fsys.root.m.hack.Store(true)
 	go func() {
 		s.err = srv.Serve(fsys)
@@ -151,8 +141,8 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		_ = s.Unmount()
 		return nil, err
 	}
-	if o.Follow {
-		stop := startFollow(srv, fsys, tree, o.FollowInterval)
+	if mp.Follow {
+		stop := startFollow(srv, fsys, tree, mp.FollowInterval)
 		go func() { <-s.done; stop() }()
 	}
 	return s, nil
@@ -214,32 +204,26 @@ var (
 // NewFS returns the bazil file system of tree, for bazilfs.Serve or for
 // tests that drive nodes without a kernel.
 func NewFS(tree *fs.Tree, o fs.MountOptions) *FS {
-	m := &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow, entry: o.EntryTimeout, attr: o.AttrTimeout}
-	if m.entry == 0 {
-		m.entry = defaultEntryTimeout
-	}
-	if m.attr == 0 {
-		m.attr = defaultAttrTimeout
-	}
+	m := &mount{t: tree, p: fs.NewPolicy(tree, o)}
 	return &FS{root: node{m: m, n: tree.Root()}}
 }
 
 // Root returns the root node.
 func (f *FS) Root() (bazilfs.Node, error) { return f.root, nil }
 
-// Statfs reports a read-only file system with no free space.
+// Statfs reports what the policy says: a read-only file system with no
+// free space.
 func (f *FS) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsResponse) error {
-	resp.Bsize, resp.Frsize, resp.Namelen = 4096, 4096, 255
+	st := f.root.m.p.Statfs()
+	resp.Bsize, resp.Frsize, resp.Namelen = st.Bsize, st.Frsize, st.NameLen
 	return nil
 }
 
 // mount is what every node of one mount shares.
 type mount struct {
-	t           *fs.Tree
-	xattrs      bool
-	follow      bool // record files may be rewritten: read them past the page cache
-	entry, attr time.Duration
-	hack        atomic.Bool // pollHackName can be looked up
+	t    *fs.Tree
+	p    *fs.Policy  // what the kernel is told: fs decides, this adapter translates
+	hack atomic.Bool // pollHackName can be looked up
 
 	liveMu sync.Mutex
 	live   map[fs.Node]struct{} // entries whose node the kernel holds
@@ -308,7 +292,7 @@ func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
 	if err != nil {
 		return nd.m.t.Report(err)
 	}
-	fillAttr(a, at, nd.m.attrValid(nd.n))
+	fillAttr(a, at, nd.m.p.AttrTTL(nd.n))
 	return nil
 }
 
@@ -327,7 +311,7 @@ func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.L
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	resp.EntryValid = nd.m.entryValid(c)
+	resp.EntryValid = nd.m.p.Entry(c).Entry
 	return nd.m.node(c), nil
 }
 
@@ -365,7 +349,8 @@ func (nd node) Forget() {
 // writeFlags are the open flags that ask for change.
 const writeFlags = fuse.OpenTruncate | fuse.OpenAppend | fuse.OpenCreate
 
-// Open opens a directory for listing or a file for reading. Record
+// Open opens a directory for listing or a file for reading (or a pending
+// file for writing), with the kernel cache flags the policy gives: record
 // directories and record files never change, so the kernel may cache
 // listings (CACHE_DIR) and contents (KEEP_CACHE); no file sends FLUSH on
 // close.
@@ -379,9 +364,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 			return nil, nd.m.t.Report(err)
 		}
 		d.WithDots(ctx)
-		if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
-			resp.Flags |= fuse.OpenCacheDir | fuse.OpenKeepCache
-		}
+		resp.Flags |= openFlags(nd.m.p.Dir(nd.n))
 		return &dirHandle{m: nd.m, n: nd.n, d: d}, nil
 	}
 	if nd.n.Kind == fs.KindPending && (!req.Flags.IsReadOnly() || req.Flags&writeFlags != 0) {
@@ -389,7 +372,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		if err != nil {
 			return nil, nd.m.t.Report(err)
 		}
-		resp.Flags |= fuse.OpenDirectIO
+		resp.Flags |= openFlags(nd.m.p.File(nd.n, true))
 		return &writeHandle{m: nd.m, h: h}, nil
 	}
 	if !req.Flags.IsReadOnly() || req.Flags&writeFlags != 0 {
@@ -399,21 +382,26 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	resp.Flags |= openNoFlush
-	switch {
-	case nd.m.t.Mutable(nd.n):
-		// .recfs of a writable mount changes size with every append:
-		// reads bypass the page cache, so one open reads one version.
-		resp.Flags |= fuse.OpenDirectIO
-	case nd.m.follow && nd.n.Kind != fs.KindFile:
-		// A followed source may be rewritten: pages or a size the kernel
-		// kept from the old version would mix with the new one. Reads go
-		// to the open file, which reads one version or fails.
-		resp.Flags |= fuse.OpenDirectIO
-	case nd.n.Kind != fs.KindFile:
-		resp.Flags |= fuse.OpenKeepCache
-	}
+	resp.Flags |= openFlags(nd.m.p.File(nd.n, false))
 	return &fileHandle{m: nd.m, h: h}, nil
+}
+
+// openFlags maps the policy's open hints to bazil's open response flags.
+func openFlags(h fs.OpenHints) fuse.OpenResponseFlags {
+	var fl fuse.OpenResponseFlags
+	if h.KeepCache {
+		fl |= fuse.OpenKeepCache
+	}
+	if h.DirectIO {
+		fl |= fuse.OpenDirectIO
+	}
+	if h.NoFlush {
+		fl |= openNoFlush
+	}
+	if h.CacheDir {
+		fl |= fuse.OpenCacheDir
+	}
+	return fl
 }
 
 // dirHandle is an open directory. bazil reads a listing whole, so
@@ -525,46 +513,37 @@ type emptyHandle struct{}
 func (emptyHandle) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
 func (emptyHandle) Close() error                      { return nil }
 
-// xattrPrefix is the namespace of the attributes the tree serves.
-const xattrPrefix = "user.recfs."
-
-// Getxattr serves user.recfs.* attributes when xattrs are on. When they
-// are off it answers ENOSYS, which the kernel turns into ENOTSUP and
-// remembers, so it stops asking (go-fuse's DisableXAttrs does the same).
-// Other names give ENODATA without touching the tree.
+// Getxattr serves the attribute the policy gives (user.recfs.*, when
+// xattrs are on). When they are off it answers ENOSYS, which the kernel
+// turns into ENOTSUP and remembers, so it stops asking (go-fuse's
+// DisableXAttrs does the same).
 func (nd node) Getxattr(ctx context.Context, req *fuse.GetxattrRequest, resp *fuse.GetxattrResponse) error {
-	if !nd.m.xattrs {
+	v, err := nd.m.p.Xattr(ctx, nd.n, req.Name)
+	switch {
+	case errors.Is(err, fs.ErrXattrsOff):
 		return syscall.ENOSYS
-	}
-	if !strings.HasPrefix(req.Name, xattrPrefix) {
+	case errors.Is(err, fs.ErrNoXattr):
 		return fuse.ErrNoXattr
-	}
-	xs, err := nd.m.t.Xattrs(ctx, nd.n)
-	if err != nil {
+	case err != nil:
 		return nd.m.t.Report(err)
 	}
-	for _, x := range xs {
-		if x.Name == req.Name {
-			resp.Xattr = append(resp.Xattr[:0], x.Value...)
-			return nil
-		}
-	}
-	return fuse.ErrNoXattr
+	resp.Xattr = append(resp.Xattr[:0], v...)
+	return nil
 }
 
-// Listxattr lists the user.recfs.* attribute names when xattrs are on
-// (ENOSYS, seen as ENOTSUP, when off). bazil answers ERANGE itself when
-// the caller's buffer is too small.
+// Listxattr lists the attribute names the policy gives (ENOSYS, seen as
+// ENOTSUP, when xattrs are off). bazil answers ERANGE itself when the
+// caller's buffer is too small.
 func (nd node) Listxattr(ctx context.Context, _ *fuse.ListxattrRequest, resp *fuse.ListxattrResponse) error {
-	if !nd.m.xattrs {
+	names, err := nd.m.p.XattrNames(ctx, nd.n)
+	if errors.Is(err, fs.ErrXattrsOff) {
 		return syscall.ENOSYS
 	}
-	xs, err := nd.m.t.Xattrs(ctx, nd.n)
 	if err != nil {
 		return nd.m.t.Report(err)
 	}
-	for _, x := range xs {
-		resp.Append(x.Name)
+	for _, x := range names {
+		resp.Append(x)
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"syscall"
-	"time"
 
 	"bazil.org/fuse"
 	bazilfs "bazil.org/fuse/fs"
@@ -25,22 +24,6 @@ import (
 
 var _ bazilfs.NodeFsyncer = node{}
 
-// attrValid is how long the kernel may trust n's attributes.
-func (m *mount) attrValid(n fs.Node) time.Duration {
-	if m.t.Mutable(n) {
-		return 0
-	}
-	return m.attr
-}
-
-// entryValid is how long the kernel may trust the name of n.
-func (m *mount) entryValid(n fs.Node) time.Duration {
-	if n.Kind == fs.KindPending {
-		return 0
-	}
-	return m.entry
-}
-
 // Create makes a pending record in a record directory.
 func (nd node) Create(ctx context.Context, req *fuse.CreateRequest, resp *fuse.CreateResponse) (bazilfs.Node, bazilfs.Handle, error) {
 	if nd.hack {
@@ -50,8 +33,8 @@ func (nd node) Create(ctx context.Context, req *fuse.CreateRequest, resp *fuse.C
 	if err != nil {
 		return nil, nil, nd.m.t.Report(err)
 	}
-	resp.EntryValid = 0
-	resp.Flags |= fuse.OpenDirectIO
+	resp.EntryValid = nd.m.p.Entry(c).Entry
+	resp.Flags |= openFlags(nd.m.p.File(c, true))
 	return nd.m.node(c), &writeHandle{m: nd.m, h: h}, nil
 }
 

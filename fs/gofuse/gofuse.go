@@ -13,6 +13,7 @@ package gofuse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -32,59 +33,46 @@ import (
 
 var _ fs.Mounter = Mount
 
-// Defaults for static (not followed) logs.
-const (
-	defaultEntryTimeout    = time.Hour
-	defaultAttrTimeout     = time.Hour
-	defaultNegativeTimeout = time.Second
-	maxRequest             = 1 << 20 // MaxWrite, and max_read with it
-	defaultMaxInodes       = 1 << 17 // record inodes kept before the oldest are invalidated (a 100k-record log stays whole)
-)
+// maxRequest is MaxWrite, and max_read with it.
+const maxRequest = 1 << 20
 
-// Options returns the go-fuse options Mount uses for o.
+// ttl maps a policy timeout to go-fuse's: go-fuse replaces a zero timeout
+// with the mount's default, so "do not cache" is one nanosecond (the
+// kernel asks again on next use).
+func ttl(d time.Duration) time.Duration {
+	if d == 0 {
+		return noCache
+	}
+	return d
+}
+
+// noCache is go-fuse's "no time".
+const noCache = time.Nanosecond
+
+// Options returns the go-fuse options Mount uses for o: the mount policy
+// of fs (names, timeouts, read-only, allow_other) in go-fuse's terms.
 func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
-	entry, attr, neg := o.EntryTimeout, o.AttrTimeout, o.NegativeTimeout
-	if entry == 0 {
-		entry = defaultEntryTimeout
+	return options(fs.NewPolicy(tree, o))
+}
+
+func options(p *fs.Policy) *fusefs.Options {
+	mp := p.Mount()
+	entry, attr, neg := mp.EntryTimeout, mp.AttrTimeout, ttl(mp.NegativeTimeout)
+	mflags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV)
+	if mp.ReadOnly {
+		mflags |= syscall.MS_RDONLY
 	}
-	if attr == 0 {
-		attr = defaultAttrTimeout
-	}
-	if neg == 0 {
-		neg = defaultNegativeTimeout
-		if o.ReadWrite {
-			// Appends make new record names: a failed lookup must not
-			// hide the record that the next close(2) creates. (A zero
-			// NegativeTimeout would mean "use EntryTimeout".)
-			neg = noCache
-		}
-	}
-	mflags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY)
-	if o.ReadWrite {
-		mflags &^= syscall.MS_RDONLY
-	}
-	name := o.Name
-	if name == "" {
-		name = "recfs"
-	}
-	lg := o.Logger
-	if lg == nil {
-		lg = logrus.StandardLogger()
-	}
-	fsname := o.FSName
-	if fsname == "" {
-		fsname = tree.Source()
-	}
+	lg := mp.Logger
 	opts := &fusefs.Options{
 		EntryTimeout:    &entry,
 		AttrTimeout:     &attr,
 		NegativeTimeout: &neg,
 		MountOptions: fuse.MountOptions{
-			FsName:               fsname,
-			Name:                 name,
-			AllowOther:           o.AllowOther,
-			DisableXAttrs:        !o.Xattrs,
-			IgnoreSecurityLabels: o.Xattrs,
+			FsName:               mp.FSName,
+			Name:                 mp.Subtype,
+			AllowOther:           mp.AllowOther,
+			DisableXAttrs:        !mp.Xattrs,
+			IgnoreSecurityLabels: mp.Xattrs,
 			MaxWrite:             maxRequest,
 			DirectMount:          true,
 			// mount(2) flags for DirectMount: read-only at the VFS level
@@ -96,19 +84,20 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			// send no LOOKUP per record. Directories too large for the
 			// inode bound decline the entries (see dirHandle.Lookup).
 			ExtraCapabilities: 0,
-			Debug:             o.Debug,
+			Debug:             mp.Debug,
 			PanicHandler: func(v any) fuse.Status {
 				lg.WithField("panic", v).Errorf("fuse handler panicked\n%s", debug.Stack())
 				return fuse.EIO
 			},
 		},
 	}
+	tree := p.Tree()
 	if a, err := tree.Getattr(context.Background(), tree.Root()); err == nil {
 		// The root's inode number as the tree derives it (go-fuse reports
 		// the root's StableAttr, 0 unless set).
 		opts.RootStableAttr = &fusefs.StableAttr{Ino: a.Ino}
 	}
-	if o.AllowOther {
+	if mp.DefaultPermissions {
 		opts.MountOptions.Options = append(opts.MountOptions.Options, "default_permissions")
 	}
 	if w := writerOf(lg); w != nil {
@@ -137,16 +126,13 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}
 	root := NewRoot(tree, o)
 	m := root.(*node).m
-	limit := o.MaxInodes
-	if limit == 0 {
-		limit = defaultMaxInodes
-	}
-	if limit > 0 {
+	mp := m.p.Mount()
+	if mp.MaxInodes > 0 {
 		// Set before the server starts: lookups read it.
-		m.recent = newRecentRing(limit)
+		m.recent = newRecentRing(mp.MaxInodes)
 	}
 	done := make(chan struct{})
-	srv, err := serve(dir, root, Options(tree, o), done)
+	srv, err := serve(dir, root, options(m.p), done)
 	if err != nil {
 		close(done)
 		return nil, err
@@ -154,8 +140,8 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if m.recent != nil {
 		go m.recent.evictor(done)
 	}
-	if o.Follow {
-		stop := startFollow(root.EmbeddedInode(), tree, o.FollowInterval)
+	if mp.Follow {
+		stop := startFollow(root.EmbeddedInode(), tree, mp.FollowInterval)
 		go func() { srv.Wait(); stop() }()
 	}
 	return &server{s: srv, done: done, m: m}, nil
@@ -296,28 +282,27 @@ func (r *recentRing) evictor(done <-chan struct{}) {
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
 // tests that drive nodes without a kernel.
 func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
-	m := &mount{t: tree, xattrs: o.Xattrs, follow: o.Follow, noOpen: NoOpen(o)}
+	p := fs.NewPolicy(tree, o)
+	m := &mount{t: tree, p: p, noOpen: p.Mount().NoOpen}
 	return &node{m: m, n: tree.Root()}
 }
 
 // NoOpen reports whether a mount with options o runs in the kernel's
-// no-open mode: its first OPEN of a regular file is answered with ENOSYS,
-// so the kernel opens files without asking, keeps their cached pages
-// across opens and sends neither FLUSH nor RELEASE; reads then come
-// without a handle. That is right only where nothing needs a handle: not
-// in writable mounts (created files append on FLUSH, .recfs changes) nor
-// in following ones (records of a rewritten source must bypass the page
-// cache, FOPEN_DIRECT_IO, which only OPEN can ask for).
-func NoOpen(o fs.MountOptions) bool { return !o.ReadWrite && !o.Follow }
+// no-open mode (fs.MountPolicy.NoOpen): its first OPEN of a regular file is
+// answered with ENOSYS, so the kernel opens files without asking, keeps
+// their cached pages across opens and sends neither FLUSH nor RELEASE;
+// reads then come without a handle.
+func NoOpen(o fs.MountOptions) bool { return fs.NoOpen(o) }
 
 // mount is what every node of one mount shares.
 type mount struct {
 	t      *fs.Tree
-	xattrs bool
-	follow bool         // record files may be rewritten: read them past the page cache
+	p      *fs.Policy   // what the kernel is told: fs decides, this adapter translates
 	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
 	recent *recentRing  // nil: record inodes are not bounded
 	live   atomic.Int64 // nodes the kernel references (for tests)
+
+	forgot atomic.Pointer[func()] // tests: called after every forget
 }
 
 // node is the kernel-facing node of one tree entry. It lives only as long
@@ -405,6 +390,9 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 func (nd *node) OnForget() {
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)
+	if f := nd.m.forgot.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // Getattr reports the entry's attributes.
@@ -414,26 +402,18 @@ func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.Attr
 		return nd.m.t.Report(err)
 	}
 	fillAttr(&out.Attr, a)
-	switch {
-	case nd.m.t.Mutable(nd.n):
-		out.SetTimeout(noCache)
-	case nd.n.Kind == fs.KindFile:
-		out.SetTimeout(plainAttrTimeout)
-	}
+	out.SetTimeout(ttl(nd.m.p.AttrTTL(nd.n)))
 	return 0
 }
 
-// OpendirHandle opens a streamed listing. Record directories are cached by
-// the kernel (FOPEN_CACHE_DIR): they never change.
+// OpendirHandle opens a streamed listing, with the kernel cache flags the
+// policy gives (record directories never change: FOPEN_CACHE_DIR).
 func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
 	d, err := nd.m.t.OpenDir(ctx, nd.n)
 	if err != nil {
 		return nil, 0, nd.m.t.Report(err)
 	}
-	var flags uint32
-	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
-		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
-	}
+	flags := openFlags(nd.m.p.Dir(nd.n))
 	h := &dirHandle{d: d.WithDots(ctx), nd: nd}
 	// Entries of a record directory larger than the inode bound would be
 	// evicted again before the reader reaches them: each would cost a
@@ -483,15 +463,16 @@ func (h *dirHandle) Releasedir(context.Context, uint32) { h.d.Close() }
 // writeFlags are the open flags that ask for change.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
-// Open opens a file for reading. Record contents never change, so the kernel
-// keeps its page cache across opens and sends no FLUSH on close.
+// Open opens a file for reading (or a pending file for writing), with the
+// kernel cache flags the policy gives: record contents never change, so
+// the kernel keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
 	if nd.n.Kind == fs.KindPending && flags&writeFlags != 0 {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
 			return nil, 0, nd.m.t.Report(err)
 		}
-		return &writeHandle{m: nd.m, h: h}, fuse.FOPEN_DIRECT_IO, 0
+		return &writeHandle{m: nd.m, h: h}, openFlags(nd.m.p.File(nd.n, true)), 0
 	}
 	if flags&writeFlags != 0 {
 		return nil, 0, nd.readOnly("open for writing")
@@ -507,21 +488,25 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 	if err != nil {
 		return nil, 0, nd.m.t.Report(err)
 	}
-	fl := uint32(fuse.FOPEN_NOFLUSH)
-	switch {
-	case nd.m.t.Mutable(nd.n):
-		// .recfs of a writable mount changes size with every append:
-		// reads bypass the page cache, so one open reads one version.
-		fl |= fuse.FOPEN_DIRECT_IO
-	case nd.m.follow && nd.n.Kind != fs.KindFile:
-		// A followed source may be rewritten: pages or a size the kernel
-		// kept from the old version would mix with the new one. Reads go
-		// to the open file, which reads one version or fails.
-		fl |= fuse.FOPEN_DIRECT_IO
-	case nd.n.Kind != fs.KindFile:
+	return &fileHandle{h: h}, openFlags(nd.m.p.File(nd.n, false)), 0
+}
+
+// openFlags maps the policy's open hints to FOPEN_* flags.
+func openFlags(h fs.OpenHints) uint32 {
+	var fl uint32
+	if h.KeepCache {
 		fl |= fuse.FOPEN_KEEP_CACHE
 	}
-	return &fileHandle{h: h}, fl, 0
+	if h.DirectIO {
+		fl |= fuse.FOPEN_DIRECT_IO
+	}
+	if h.NoFlush {
+		fl |= fuse.FOPEN_NOFLUSH
+	}
+	if h.CacheDir {
+		fl |= fuse.FOPEN_CACHE_DIR
+	}
+	return fl
 }
 
 // fileHandle is an open file.
@@ -578,47 +563,47 @@ func (nd *node) Flush(ctx context.Context, fh fusefs.FileHandle) syscall.Errno {
 	return 0
 }
 
-// Statfs reports a read-only file system with no free space.
+// Statfs reports what the policy says: a read-only file system with no
+// free space.
 func (nd *node) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
-	out.Bsize, out.Frsize, out.NameLen = 4096, 4096, 255
+	st := nd.m.p.Statfs()
+	out.Bsize, out.Frsize, out.NameLen = st.Bsize, st.Frsize, st.NameLen
 	return 0
 }
 
-// Getxattr serves user.recfs.* attributes when xattrs are on.
+// Getxattr serves the attribute the policy gives (user.recfs.*, when
+// xattrs are on; ENOTSUP when off, which go-fuse's DisableXAttrs already
+// answers before asking).
 func (nd *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	if !nd.m.xattrs {
+	v, err := nd.m.p.Xattr(ctx, nd.n, attr)
+	if errors.Is(err, fs.ErrXattrsOff) {
 		return 0, syscall.ENOTSUP
 	}
-	xs, err := nd.m.t.Xattrs(ctx, nd.n)
 	if err != nil {
 		return 0, nd.m.t.Report(err)
 	}
-	for _, x := range xs {
-		if x.Name == attr {
-			if len(dest) == 0 {
-				return uint32(len(x.Value)), 0
-			}
-			if len(dest) < len(x.Value) {
-				return uint32(len(x.Value)), syscall.ERANGE
-			}
-			return uint32(copy(dest, x.Value)), 0
-		}
+	if len(dest) == 0 {
+		return uint32(len(v)), 0
 	}
-	return 0, syscall.ENODATA
+	if len(dest) < len(v) {
+		return uint32(len(v)), syscall.ERANGE
+	}
+	return uint32(copy(dest, v)), 0
 }
 
-// Listxattr lists the user.recfs.* attribute names when xattrs are on.
+// Listxattr lists the attribute names the policy gives (none when xattrs
+// are off).
 func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	if !nd.m.xattrs {
+	names, err := nd.m.p.XattrNames(ctx, nd.n)
+	if errors.Is(err, fs.ErrXattrsOff) {
 		return 0, 0
 	}
-	xs, err := nd.m.t.Xattrs(ctx, nd.n)
 	if err != nil {
 		return 0, nd.m.t.Report(err)
 	}
 	var size int
-	for _, x := range xs {
-		size += len(x.Name) + 1
+	for _, x := range names {
+		size += len(x) + 1
 	}
 	if len(dest) == 0 {
 		return uint32(size), 0
@@ -627,8 +612,8 @@ func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Err
 		return uint32(size), syscall.ERANGE
 	}
 	b := dest[:0]
-	for _, x := range xs {
-		b = append(append(b, x.Name...), 0)
+	for _, x := range names {
+		b = append(append(b, x...), 0)
 	}
 	return uint32(len(b)), 0
 }

@@ -3,7 +3,6 @@ package gofuse
 import (
 	"context"
 	"syscall"
-	"time"
 
 	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -18,32 +17,13 @@ import (
 // attribute timeouts and no directory or page cache; pending files also a
 // zero entry timeout, because their name disappears when they are
 // released. Negative lookups are not cached at all in a writable mount
-// (see Options), so a new record's name is found at once.
-
-// noCache is the timeout of whatever changes. go-fuse replaces a zero
-// timeout with the mount's default (an hour), so "no time" is one
-// nanosecond: the kernel asks again on next use.
-const noCache = time.Nanosecond
-
-// plainAttrTimeout is how long the kernel trusts the attributes of a
-// passed-through file, which other processes may change: reads after it
-// look at the attributes again, and a new size or mtime drops the pages the
-// kernel kept (auto_inval_data), which it keeps across opens otherwise
-// (no-open mounts, see NoOpen).
-const plainAttrTimeout = time.Second
+// (see fs.Policy), so a new record's name is found at once.
 
 // timeouts sets the kernel cache timeouts of a looked-up entry.
 func (m *mount) timeouts(n fs.Node, out *fuse.EntryOut) {
-	if n.Kind == fs.KindFile {
-		out.SetAttrTimeout(plainAttrTimeout)
-	}
-	if !m.t.Mutable(n) {
-		return
-	}
-	out.SetAttrTimeout(noCache)
-	if n.Kind == fs.KindPending {
-		out.SetEntryTimeout(noCache)
-	}
+	h := m.p.Entry(n)
+	out.SetEntryTimeout(ttl(h.Entry))
+	out.SetAttrTimeout(ttl(h.Attr))
 }
 
 // Create makes a pending record in a record directory.
@@ -57,7 +37,7 @@ func (nd *node) Create(ctx context.Context, name string, _ uint32, _ uint32, out
 		h.Close()
 		return nil, nil, 0, errno
 	}
-	return in, &writeHandle{m: nd.m, h: h}, fuse.FOPEN_DIRECT_IO, 0
+	return in, &writeHandle{m: nd.m, h: h}, openFlags(nd.m.p.File(c, true)), 0
 }
 
 // Mkdir makes a new record file in a mirrored directory.

@@ -51,3 +51,39 @@ type Stater interface {
 type Closer interface {
 	Close() error
 }
+
+// Locker is implemented by sources that can be locked against other
+// writers: Lock takes the exclusive append lock every recfs appender and
+// repair of the same bytes takes (in this process or another) and returns
+// what releases it.
+type Locker interface {
+	Lock() (unlock func(), err error)
+}
+
+// Mapper is implemented by sources whose bytes can be mapped into memory
+// for a scan (a local file). A scan of a mapping slices its windows instead
+// of copying them; the mapping is only ever used while a table is built.
+type Mapper interface {
+	Map() (Mapping, error)
+}
+
+// Mapping is a read-only view of a source's bytes in memory, as returned by
+// Mapper. It is an io.ReaderAt that also hands out its bytes without
+// copying (codec.ByteSlicer). A mapped file that shrinks under the mapping
+// faults when the lost pages are touched: scans of a mapping must guard
+// against that (see index's guardFault).
+type Mapping interface {
+	io.ReaderAt
+	// Slice returns the n bytes at off, read-only; fewer only with an error.
+	Slice(off, n int64) ([]byte, error)
+	// Close unmaps the bytes; no slice of them may be used after.
+	Close() error
+}
+
+// Writer is implemented by sources the index can append to: bytes written
+// at an offset, the end cut back, and both made durable.
+type Writer interface {
+	io.WriterAt
+	Truncate(size int64) error
+	Sync() error
+}

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // rootSecret makes a 0600 root file in a private directory and returns its
@@ -71,9 +73,9 @@ func TestAttackTornBackupSymlink(t *testing.T) {
 	dir := publicDir(t)
 	tmp := sharedDir(t, dir, "tmp")
 	victim := filepath.Join(dir, "victim.log")
-	writeLog(t, victim, [][]byte{[]byte("one"), []byte("two")})
+	recfile.WriteLog(t, victim, [][]byte{[]byte("one"), []byte("two")})
 	good, _ := os.ReadFile(victim)
-	writeLog(t, victim, [][]byte{[]byte("one"), []byte("two"), bytes.Repeat([]byte("T"), 70000)})
+	recfile.WriteLog(t, victim, [][]byte{[]byte("one"), []byte("two"), bytes.Repeat([]byte("T"), 70000)})
 	whole, _ := os.ReadFile(victim)
 	torn := whole[:len(good)+30000]
 	if err := os.WriteFile(victim, torn, 0o644); err != nil {

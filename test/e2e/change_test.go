@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index"
 )
 
 // A source file changed under a mount: rewritten in place, replaced by a
@@ -36,7 +38,7 @@ func encodeRecords(t *testing.T, format string, recs [][]byte) []byte {
 	var buf bytes.Buffer
 	switch format {
 	case "leveldb":
-		w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+		w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 		for _, r := range recs {
 			if _, err := w.WriteRecord(r); err != nil {
 				t.Fatal(err)
@@ -46,7 +48,7 @@ func encodeRecords(t *testing.T, format string, recs [][]byte) []byte {
 			t.Fatal(err)
 		}
 	default:
-		w, err := codec.NewRecordIOWriter(&buf, codec.RecordIOWriterOptions{Transformers: []string{"zstd"}, MaxItems: 7})
+		w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +193,7 @@ var changeModes = []changeMode{
 			}
 			defer f.Close()
 			fi, _ := f.Stat()
-			w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+			w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
 			for _, r := range more {
 				if _, err := w.WriteRecord(r); err != nil {
 					t.Fatal(err)
@@ -202,7 +204,7 @@ var changeModes = []changeMode{
 			}
 			return next
 		}
-		a, err := codec.OpenRecordIOAppender(src, codec.RecordIOAppendOptions{})
+		a, err := index.OpenRecordIOAppender(src, index.RecordIOAppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // TestDaemonErrors: mount --daemon exits non-zero with the real reason
@@ -28,7 +31,7 @@ func TestDaemonErrors(t *testing.T) {
 	needFUSE(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ev.log")
-	writeLog(t, src, genRecords(45, 3, 30))
+	recfile.WriteLog(t, src, genRecords(45, 3, 30))
 	notLog := filepath.Join(dir, "plain.log")
 	if err := os.WriteFile(notLog, []byte("just some words, not a log\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -67,7 +70,7 @@ func TestDaemonErrors(t *testing.T) {
 	needAttacker(t)
 	pub := publicDir(t)
 	psrc := filepath.Join(pub, "ev.log")
-	writeLog(t, psrc, genRecords(46, 3, 30))
+	recfile.WriteLog(t, psrc, genRecords(46, 3, 30))
 	if err := os.Chmod(psrc, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,17 +115,30 @@ func stripComments(s string) string {
 	return strings.Join(out, "\n")
 }
 
+// daemonLogCap is recfs's cap on a daemon's log file (10 MiB).
+const daemonLogCap = 10 << 20
+
 // TestDaemonJSONAndLog: mount --daemon --json prints the daemon's pid (a
-// live recfs process), the default log file under $XDG_STATE_HOME gets
-// the daemon's lines, and unmount --json reports the unmount.
+// live recfs process); with no system log listening, the default log file
+// under $XDG_STATE_HOME gets the daemon's lines (after moving a full one
+// to daemon.log.1); unmount --json reports the unmount.
 func TestDaemonJSONAndLog(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, genRecords(47, 3, 30))
+	recfile.WriteLog(t, src, genRecords(47, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
+	// A full log from earlier daemons.
+	if err := os.MkdirAll(filepath.Join(state, "recfs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	full := append(bytes.Repeat([]byte("an old line of an earlier daemon\n"), daemonLogCap/33), "the last old line\n"...)
+	if err := os.WriteFile(filepath.Join(state, "recfs", "daemon.log"), full, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
-	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+	// No system log: RECFS_SYSLOG names a socket that is not there.
+	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "RECFS_SYSLOG="+filepath.Join(state, "no-log-socket"))
 	r := runPrepared(t, c)
 	t.Cleanup(func() {
 		if mountedAt(mnt) != "" {
@@ -168,6 +184,76 @@ func TestDaemonJSONAndLog(t *testing.T) {
 			t.Errorf("log %s lacks %q:\n%s", wantLog, w, logText)
 		}
 	}
+	if bytes.Contains(logText, []byte("old line")) {
+		t.Errorf("the full log was appended to, not rotated")
+	}
+	if old, err := os.ReadFile(wantLog + ".1"); err != nil || !bytes.Equal(old, full) {
+		t.Errorf("%s.1 does not hold the full log (%d bytes, %v)", wantLog, len(old), err)
+	}
+}
+
+// TestDaemonSyslog: where a system log listens (a fake /dev/log here,
+// through RECFS_SYSLOG), a daemon without --log-file logs there, under
+// its own pid, before the verdict and after it; no log file is made.
+func TestDaemonSyslog(t *testing.T) {
+	needFUSE(t)
+	sock := filepath.Join(t.TempDir(), "log")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	src := filepath.Join(t.TempDir(), "ev.log")
+	recfile.WriteLog(t, src, genRecords(50, 3, 30))
+	mnt := newMountDir(t)
+	state := t.TempDir()
+	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
+	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "RECFS_SYSLOG="+sock)
+	r := runPrepared(t, c)
+	t.Cleanup(func() {
+		if mountedAt(mnt) != "" {
+			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	var out struct {
+		Log string
+		Pid int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); r.code != 0 || err != nil {
+		t.Fatalf("mount --daemon --json: %d %q %q (%v)", r.code, r.stdout, r.stderr, err)
+	}
+	if out.Log != "syslog" {
+		t.Errorf("log %q; want syslog", out.Log)
+	}
+	if u := runRecfs(t, "unmount", mnt); u.code != 0 {
+		t.Fatalf("unmount: %d %s", u.code, u.stderr)
+	}
+	// Lines from the daemon's pid, at facility daemon: the ready line
+	// (sent while the parent waited) and the unmount (after it left).
+	tag := fmt.Sprintf("recfs[%d]: ", out.Pid)
+	want := map[string]bool{"daemon ready": false, "msg=unmounted": false}
+	var got []string
+	buf := make([]byte, 8192)
+	for deadline := time.Now().Add(exitTimeout); !(want["daemon ready"] && want["msg=unmounted"]); {
+		_ = conn.SetReadDeadline(deadline)
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatalf("system log got %q, then %v", got, err)
+		}
+		line := string(buf[:n])
+		got = append(got, line)
+		if !strings.Contains(line, tag) || !regexp.MustCompile(`^<(2[4-9]|3[01])>`).MatchString(line) {
+			continue
+		}
+		for w := range want {
+			if strings.Contains(line, w) {
+				want[w] = true
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "recfs", "daemon.log")); !os.IsNotExist(err) {
+		t.Errorf("a log file was made besides the system log: %v", err)
+	}
 }
 
 // writeSlowLog writes a log of 6M tiny records (130 MiB), which takes a
@@ -180,7 +266,7 @@ func writeSlowLog(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := codec.NewLogWriter(bw, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(bw, leveldb.WriterOptions{})
 	rec := []byte("0123456789abcdef")
 	for i := 0; i < 6_000_000; i++ {
 		if _, err := w.WriteRecord(rec); err != nil {
@@ -284,7 +370,7 @@ func TestNotifySystemd(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock)
 	src := filepath.Join(t.TempDir(), "ev.log")
 	recs := genRecords(49, 3, 20)
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := launchMount(t, src, mnt, "--no-cache")
 	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {
@@ -302,6 +388,24 @@ func TestNotifySystemd(t *testing.T) {
 	}
 	if !strings.Contains(msg, "READY=1\n") || !strings.Contains(msg, fmt.Sprintf("MAINPID=%d\n", m.cmd.Process.Pid)) {
 		t.Errorf("notification %q: want READY=1 and MAINPID=%d", msg, m.cmd.Process.Pid)
+	}
+	// systemctl stop: SIGTERM. The service says it is stopping, then
+	// unmounts and exits.
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(exitTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	n, err = conn.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "STOPPING=1\n") {
+		t.Errorf("after SIGTERM: notification %q (%v); want STOPPING=1", buf[:n], err)
+	}
+	if code := m.wait(t); code != 0 {
+		t.Errorf("exit status %d after SIGTERM", code)
+	}
+	if mountedAt(mnt) != "" {
+		t.Errorf("still mounted after SIGTERM")
 	}
 }
 

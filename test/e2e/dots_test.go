@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // lsInodes lists dir with `ls -fi` (unsorted, every entry, . and ..
@@ -49,7 +51,7 @@ func TestDotEntries(t *testing.T) {
 			if err := os.Mkdir(filepath.Join(src, "sub"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeLog(t, filepath.Join(src, "sub", "ev.log"), genRecords(48, 3, 20))
+			recfile.WriteLog(t, filepath.Join(src, "sub", "ev.log"), genRecords(48, 3, 20))
 			mnt := newMountDir(t)
 			startMount(t, src, mnt, "--backend", backend, "--no-cache")
 			root := inodeOf(t, mnt)

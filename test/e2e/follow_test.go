@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 
-	"github.com/recfs/recfs/codec"
+	recfsldb "github.com/recfs/recfs/codec/leveldb"
+
+	"github.com/syndtr/goleveldb/leveldb"
 )
 
 // followWait is how long a followed mount may take to show an append.
@@ -66,7 +68,7 @@ func TestFollow(t *testing.T) {
 // grows the log; a record written halfway stays hidden until complete.
 func followAppender(t *testing.T, backend string) {
 	src := filepath.Join(t.TempDir(), "live.log")
-	writeLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
+	recfile.WriteLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
 	dir := newMountDir(t)
 	startMount(t, src, dir, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
 	if got := recordNames(t, dir); len(got) != 3 {
@@ -95,7 +97,7 @@ func followAppender(t *testing.T, backend string) {
 	// A big record written in two halves is hidden until its last byte lands.
 	fi, _ := os.Stat(src)
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{Offset: fi.Size()})
+	w := recfsldb.NewWriter(&buf, recfsldb.WriterOptions{Offset: fi.Size()})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 10000)
 	w.WriteRecord(big)
 	w.Close()

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // bombFile is a 688 KB recordio file of 20 zstd blocks, each one item of
@@ -233,7 +235,7 @@ func TestPendingFilesMemory(t *testing.T) {
 		files = 300
 	}
 	src := filepath.Join(t.TempDir(), "p.log")
-	writeLog(t, src, [][]byte{[]byte("seed")})
+	recfile.WriteLog(t, src, [][]byte{[]byte("seed")})
 	dir := newMountDir(t)
 	m := startMount(t, src, dir, "--rw", "--no-cache")
 	pid := m.cmd.Process.Pid

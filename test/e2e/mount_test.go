@@ -7,6 +7,10 @@ import (
 	"math/rand"
 	"os"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
+	"github.com/recfs/recfs/codec/recordio"
+
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // genRecords makes n pseudo-random records of 1..maxLen bytes of printable
@@ -37,53 +39,10 @@ func genRecords(seed int64, n, maxLen int) [][]byte {
 	return out
 }
 
-// writeLog writes recs as a leveldb log with the codec writer and returns
-// the offset of each record's first chunk.
-func writeLog(t *testing.T, path string, recs [][]byte) []int64 {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
-	offs := make([]int64, len(recs))
-	for i, r := range recs {
-		if offs[i], err = w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return offs
-}
-
 // writeRio writes recs as a grailbio recordio file with an optional trailer.
 func writeRio(t *testing.T, path string, recs [][]byte, trailer []byte) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer != nil})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if _, err := w.Append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if trailer != nil {
-		if err := w.SetTrailer(trailer); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	recfile.WriteFile(t, path, recfile.RIOBytes(t, recs, recordio.WriterOptions{Trailer: trailer != nil}, trailer))
 }
 
 // TestShellTools uses ls, cat and grep on a mounted log of 1500 records.
@@ -91,7 +50,7 @@ func TestShellTools(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(1, 1500, 300)
 	src := filepath.Join(t.TempDir(), "events.log")
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	startMount(t, src, mnt, "--no-cache")
 
@@ -152,7 +111,7 @@ func TestTreeMount(t *testing.T) {
 	srcDir := t.TempDir()
 	logRecs := genRecords(2, 20, 100)
 	rioRecs := genRecords(3, 30, 100)
-	writeLog(t, filepath.Join(srcDir, "a.log"), logRecs)
+	recfile.WriteLog(t, filepath.Join(srcDir, "a.log"), logRecs)
 	if err := os.MkdirAll(filepath.Join(srcDir, "sub", "deeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +194,7 @@ func TestDamaged(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(5, 300, 400) // ~70 KiB: three blocks
 	src := filepath.Join(t.TempDir(), "damaged.log")
-	offs := writeLog(t, src, recs)
+	offs := recfile.WriteLog(t, src, recs)
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +288,7 @@ func TestErrnos(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(6, 50, 200)
 	src := filepath.Join(t.TempDir(), "e.log")
-	offs := writeLog(t, src, recs)
+	offs := recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--no-cache")
 
@@ -392,7 +351,7 @@ func TestCommandErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	logf := filepath.Join(dir, "ok.log")
-	writeLog(t, logf, genRecords(7, 3, 10))
+	recfile.WriteLog(t, logf, genRecords(7, 3, 10))
 	nonEmpty := t.TempDir()
 	if err := os.WriteFile(filepath.Join(nonEmpty, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -449,7 +408,7 @@ func TestCommandErrors(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "l.log")
-	writeLog(t, src, genRecords(8, 10, 50))
+	recfile.WriteLog(t, src, genRecords(8, 10, 50))
 	for _, how := range []string{"SIGINT", "SIGTERM", "unmount", "bazil-SIGINT", "bazil-unmount"} {
 		t.Run(how, func(t *testing.T) {
 			args := []string{"--no-cache"}
@@ -496,7 +455,7 @@ func TestDaemonKilled(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "d.log")
 	recs := genRecords(9, 10, 50)
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	t.Cleanup(func() {
 		if mountedAt(mnt) != "" {
@@ -612,7 +571,7 @@ func TestBusyUnmount(t *testing.T) {
 	needFUSE(t)
 	src := filepath.Join(t.TempDir(), "b.log")
 	recs := genRecords(10, 5, 50)
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--no-cache")
 	f, err := os.Open(filepath.Join(mnt, "000004"))

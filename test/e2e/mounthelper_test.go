@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // needMountHelper skips unless mount(8), mount.fuse3 and unshare(1) are
@@ -97,7 +99,7 @@ func TestMountTypeFuseRecfs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(t.TempDir(), "ev.log")
-			writeLog(t, src, recs)
+			recfile.WriteLog(t, src, recs)
 			mnt := newMountDir(t)
 			script := fmt.Sprintf(`
 mount -t fuse.recfs %[1]s %[2]s -o %[3]s || exit 10
@@ -160,7 +162,7 @@ func TestMountFstab(t *testing.T) {
 	needMountHelper(t)
 	recs := genRecords(42, 3, 50)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	mnt := newMountDir(t)
 	cache := t.TempDir()
 	fstab := filepath.Join(t.TempDir(), "fstab")
@@ -192,7 +194,7 @@ echo UNMOUNTED
 func TestMountHelperUnknownOption(t *testing.T) {
 	needMountHelper(t)
 	src := filepath.Join(t.TempDir(), "ev.log")
-	writeLog(t, src, genRecords(43, 2, 20))
+	recfile.WriteLog(t, src, genRecords(43, 2, 20))
 	mnt := newMountDir(t)
 	r := inMountNS(t, mnt, fmt.Sprintf(`
 mount -t fuse.recfs %s %s -o ro,colour=blue,allow_other,turbo

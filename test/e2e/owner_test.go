@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestOwnerFlags mounts with --uid, --gid and --umask on both backends and
@@ -20,7 +22,7 @@ func TestOwnerFlags(t *testing.T) {
 			pub := publicDir(t)
 			src := filepath.Join(pub, "ev.log")
 			recs := genRecords(44, 4, 40)
-			writeLog(t, src, recs)
+			recfile.WriteLog(t, src, recs)
 			if err := os.Chmod(src, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // opCountsEnv is gofuse.OpCountsEnv (the test module does not build the
@@ -136,7 +138,7 @@ func TestWarmGrepNoOpen(t *testing.T) {
 	const n = 3000
 	recs, want := warmRecords(n)
 	src := filepath.Join(t.TempDir(), "warm.log")
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	m, snap := countingMount(t, src, "--no-cache")
 	mounted := snap()
 	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
@@ -200,7 +202,7 @@ func TestPlainFileRewrittenShows(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			needBackend(t, backend)
 			srcDir := t.TempDir()
-			writeLog(t, filepath.Join(srcDir, "a.log"), genRecords(2, 5, 100))
+			recfile.WriteLog(t, filepath.Join(srcDir, "a.log"), genRecords(2, 5, 100))
 			plain := filepath.Join(srcDir, "notes.txt")
 			if err := os.WriteFile(plain, []byte("version one\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -250,7 +252,7 @@ func TestRWWarmRoundTrips(t *testing.T) {
 	const n = 2000
 	recs, want := warmRecords(n)
 	src := filepath.Join(t.TempDir(), "rw.log")
-	writeLog(t, src, recs)
+	recfile.WriteLog(t, src, recs)
 	m, snap := countingMount(t, src, "--no-cache", "--rw")
 	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
 		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
@@ -291,7 +293,7 @@ func TestPastInodeBound(t *testing.T) {
 	needFUSE(t)
 	const n, bound = 20000, 2000
 	src := filepath.Join(t.TempDir(), "many.log")
-	writeLog(t, src, genRecords(5, n, 40))
+	recfile.WriteLog(t, src, genRecords(5, n, 40))
 	m, snap := countingMount(t, src, "--no-cache", "--max-inodes", strconv.Itoa(bound))
 	before := snap()
 	r := runCmd(t, "ls", "-l", m.dir)

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -32,7 +32,7 @@ func genS3Log(t *testing.T, seed uint64, n int) []byte {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for i := range n {
 		l := rng.IntN(20000)
 		if i%50 == 7 {

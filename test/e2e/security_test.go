@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // Tests of what an unprivileged user ("attacker", who can write inside
@@ -53,7 +55,7 @@ func newAttackSetup(t *testing.T) *attackSetup {
 		t.Fatal(err)
 	}
 	s.secretLog = filepath.Join(s.secretDir, "secret.log")
-	writeLog(t, s.secretLog, [][]byte{[]byte(secretMarker + " record 0"), []byte(secretMarker + " record 1")})
+	recfile.WriteLog(t, s.secretLog, [][]byte{[]byte(secretMarker + " record 0"), []byte(secretMarker + " record 1")})
 	if err := os.Chmod(s.secretLog, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestSymlinkSwapFile(t *testing.T) {
 			s := newAttackSetup(t)
 			// A readable record file the attacker copies into the tree.
 			pubLog := filepath.Join(s.dir, "public.log")
-			writeLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+			recfile.WriteLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
 			m := s.mount(t, backend)
 
 			g, mg := filepath.Join(s.shared, "g.txt"), filepath.Join(s.mnt, "shared", "g.txt")
@@ -122,7 +124,7 @@ func TestSymlinkSwapFollowed(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/single=%v", backend, single), func(t *testing.T) {
 				s := newAttackSetup(t)
 				pubLog := filepath.Join(s.dir, "public.log")
-				writeLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+				recfile.WriteLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
 				l := filepath.Join(s.shared, "r.log")
 				if err := os.WriteFile(l, nil, 0o644); err != nil {
 					t.Fatal(err)
@@ -190,7 +192,7 @@ func TestAllowOtherPermissions(t *testing.T) {
 			dir := publicDir(t)
 			secret := filepath.Join(dir, "secret.log")
 			recs := [][]byte{[]byte(secretMarker + " 0"), []byte(secretMarker + " 1")}
-			writeLog(t, secret, recs)
+			recfile.WriteLog(t, secret, recs)
 			if err := os.Chmod(secret, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -216,11 +218,11 @@ func TestAllowOtherPermissions(t *testing.T) {
 			if err := os.MkdirAll(priv, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			writeLog(t, filepath.Join(priv, "p.log"), recs)
+			recfile.WriteLog(t, filepath.Join(priv, "p.log"), recs)
 			if err := os.WriteFile(filepath.Join(priv, "note.txt"), []byte(secretMarker+" note\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			writeLog(t, filepath.Join(tree, "own.log"), recs)
+			recfile.WriteLog(t, filepath.Join(tree, "own.log"), recs)
 			for p, mode := range map[string]os.FileMode{tree: 0o755, priv: 0o700, filepath.Join(tree, "own.log"): 0o600} {
 				if err := os.Chmod(p, mode); err != nil {
 					t.Fatal(err)
@@ -315,7 +317,7 @@ func TestDeletedSourcesClosed(t *testing.T) {
 				}
 				const files = 6
 				for i := 0; i < files; i++ {
-					writeLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
+					recfile.WriteLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
 				}
 				mnt := newPublicMountDir(t, dir)
 				needBackend(t, backend)
@@ -391,7 +393,7 @@ func TestReplacedSourcesClosed(t *testing.T) {
 			tree := t.TempDir()
 			const files = 4
 			for i := 0; i < files; i++ {
-				writeLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
+				recfile.WriteLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
 			}
 			mnt := newMountDir(t)
 			m := startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
@@ -404,7 +406,7 @@ func TestReplacedSourcesClosed(t *testing.T) {
 			for i := 0; i < files; i++ {
 				name := filepath.Join(tree, fmt.Sprintf("%06d.log", i))
 				newRecs[i] = genRecords(int64(100+i), 5, 40)
-				writeLog(t, name+".new", newRecs[i])
+				recfile.WriteLog(t, name+".new", newRecs[i])
 				if err := os.Rename(name+".new", name); err != nil {
 					t.Fatal(err)
 				}
@@ -449,7 +451,7 @@ func TestRenamedSourceStaysReadable(t *testing.T) {
 			needBackend(t, backend)
 			tree := t.TempDir()
 			recs := genRecords(5, 4, 40)
-			writeLog(t, filepath.Join(tree, "000005.log"), recs)
+			recfile.WriteLog(t, filepath.Join(tree, "000005.log"), recs)
 			mnt := newMountDir(t)
 			startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
 			if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000001")); err != nil || !bytes.Equal(b, recs[1]) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestRWDirMountTornLog mounts, with --rw, a directory holding a leveldb
@@ -19,7 +21,7 @@ func TestRWDirMountTornLog(t *testing.T) {
 			dir := t.TempDir()
 			src := filepath.Join(dir, "torn.log")
 			base := genRecords(11, 4, 200)
-			writeLog(t, src, append(append([][]byte(nil), base...), bytes.Repeat([]byte("T"), 70000)))
+			recfile.WriteLog(t, src, append(append([][]byte(nil), base...), bytes.Repeat([]byte("T"), 70000)))
 			b, err := os.ReadFile(src)
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
+
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/grailbio/base/recordio"
 	"github.com/syndtr/goleveldb/leveldb/journal"
@@ -283,7 +285,7 @@ func TestWrite(t *testing.T) {
 func writeLevelDB(t *testing.T, backend string) {
 	src := filepath.Join(t.TempDir(), "w.log")
 	base := genRecords(3, 3, 100)
-	writeLog(t, src, base)
+	recfile.WriteLog(t, src, base)
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	added := shellAppends(t, mnt, len(base))
@@ -382,7 +384,7 @@ func writeMkdir(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	old := genRecords(8, 4, 60)
-	writeLog(t, filepath.Join(dir, "sub", "old.log"), old)
+	recfile.WriteLog(t, filepath.Join(dir, "sub", "old.log"), old)
 	mnt := newMountDir(t)
 	m := startMount(t, dir, mnt, "--rw", "--no-cache", "--backend", backend)
 	for _, name := range []string{"new.log", "new.rio", "other.recordio", "unused.log"} {
@@ -427,7 +429,7 @@ func writeMkdir(t *testing.T, backend string) {
 func writeReadOnly(t *testing.T, backend string) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ro.log")
-	writeLog(t, src, genRecords(5, 2, 50))
+	recfile.WriteLog(t, src, genRecords(5, 2, 50))
 	before, _ := os.ReadFile(src)
 	mnt := newMountDir(t)
 	startMount(t, dir, mnt, "--no-cache", "--backend", backend)
@@ -487,7 +489,7 @@ func writeCrash(t *testing.T, backend, format string) {
 	src := filepath.Join(t.TempDir(), "crash.log")
 	base := genRecords(6, 2, 100)
 	if format == "leveldb" {
-		writeLog(t, src, base)
+		recfile.WriteLog(t, src, base)
 	} else {
 		writeRio(t, src, base, []byte("trailer"))
 	}
@@ -571,7 +573,7 @@ func concurrentRecord(w, i int) []byte {
 
 func writeConcurrent(t *testing.T, backend string, each int) {
 	src := filepath.Join(t.TempDir(), "c.log")
-	writeLog(t, src, [][]byte{concurrentRecord(9, 0)})
+	recfile.WriteLog(t, src, [][]byte{concurrentRecord(9, 0)})
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	const writers, readers = 2, 8
@@ -663,7 +665,7 @@ func TestAppendThroughput(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			needBackend(t, backend)
 			src := filepath.Join(t.TempDir(), "b.log")
-			writeLog(t, src, nil)
+			recfile.WriteLog(t, src, nil)
 			mnt := newMountDir(t)
 			m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 			start := time.Now()
@@ -683,7 +685,7 @@ func TestAppendThroughput(t *testing.T) {
 	}
 	t.Run("recfs append", func(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "a.log")
-		writeLog(t, src, nil)
+		recfile.WriteLog(t, src, nil)
 		in := filepath.Join(t.TempDir(), "rec")
 		if err := os.WriteFile(in, rec, 0o644); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ package interop
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -275,6 +274,3 @@ func headHex(b []byte) string {
 	}
 	return fmt.Sprintf("%x", b)
 }
-
-// errNotImplemented marks a product API that has not landed yet.
-var errNotImplemented = errors.New("not implemented in recfs yet")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
 	"github.com/recfs/recfs/test/internal/vgw"
@@ -30,7 +30,7 @@ func TestIndexThroughput(t *testing.T) {
 	srv := vgw.Start(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	rec := make([]byte, 4096)
 	for buf.Len() < mb<<20 {
 		p := rec[:rng.IntN(len(rec))]

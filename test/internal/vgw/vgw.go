@@ -27,6 +27,8 @@ import (
 const (
 	AccessKey = "recfs-test-access"
 	SecretKey = "recfs-test-secret-key-0123456789"
+	// Version is the versitygw release .ci/run installs.
+	Version = "v1.8.0"
 	// Bucket is the bucket Start creates.
 	Bucket = "recfs"
 )
@@ -46,20 +48,16 @@ func Binary() string {
 	if p, err := exec.LookPath("versitygw"); err == nil {
 		return p
 	}
+	// Where .ci/run installs it: $RECFS_TOOLS or ~/.cache/recfs-tools (the
+	// e2e harness moves XDG_CACHE_HOME, so not os.UserCacheDir).
 	dir := os.Getenv("RECFS_TOOLS")
 	if dir == "" {
-		if c, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(c, "recfs-tools")
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, ".cache", "recfs-tools")
 		}
 	}
-	if p := filepath.Join(dir, "bin", "versitygw"); dir != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	// The e2e harness moves XDG_CACHE_HOME; look where .ci/run installs too.
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cache", "recfs-tools", "bin", "versitygw")
+	if dir != "" {
+		p := filepath.Join(dir, "versitygw-"+Version, "versitygw")
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}

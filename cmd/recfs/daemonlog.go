@@ -1,0 +1,224 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/syslog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Where a daemon logs: by default to the system log (syslog, which
+// journald also serves on /dev/log) when one listens, else to
+// daemon.log in stateDir(); --log-file PATH names a file, --log-file -
+// none. A log file is capped: past daemonLogCap it moves to PATH.1
+// (replacing an older one) and a new PATH starts.
+
+// daemonLogCap is the size at which a daemon's log file is rotated.
+const daemonLogCap = 10 << 20
+
+// logSyslog is the log "path" of a daemon that logs to the system log.
+const logSyslog = "syslog"
+
+// envDaemonLog tells a daemon child where it logs: logSyslog, the
+// absolute path of its log file, or "" for nowhere.
+const envDaemonLog = "RECFS_DAEMON_LOG"
+
+// envSyslog names the system log's socket instead of the usual ones
+// (/dev/log, /var/run/syslog, /var/run/log); "off" means there is none.
+const envSyslog = "RECFS_SYSLOG"
+
+// syslogTag is the tag (program name) of recfs's system log lines.
+const syslogTag = "recfs"
+
+// errNoSyslog says that no system log listens.
+var errNoSyslog = errors.New("no system log")
+
+// dialSyslog connects to the system log, or fails with errNoSyslog
+// wrapped when none listens.
+func dialSyslog() (*syslog.Writer, error) {
+	addr := os.Getenv(envSyslog)
+	if addr == "off" {
+		return nil, fmt.Errorf("%w (%s=off)", errNoSyslog, envSyslog)
+	}
+	var w *syslog.Writer
+	var err error
+	if addr != "" {
+		w, err = syslog.Dial("unixgram", addr, syslog.LOG_DAEMON|syslog.LOG_INFO, syslogTag)
+	} else {
+		w, err = syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, syslogTag)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoSyslog, err)
+	}
+	return w, nil
+}
+
+// syslogHook sends every logrus entry to the system log at the
+// priority of its level, formatted without a timestamp (the system log
+// has its own).
+type syslogHook struct {
+	w   *syslog.Writer
+	fmt logrus.Formatter
+}
+
+// newSyslogHook returns a hook writing to w in the format the logger
+// uses (text or JSON).
+func newSyslogHook(w *syslog.Writer, l *logrus.Logger) *syslogHook {
+	var f logrus.Formatter = &logrus.TextFormatter{DisableTimestamp: true, DisableColors: true}
+	if _, ok := l.Formatter.(*logrus.JSONFormatter); ok {
+		f = &logrus.JSONFormatter{DisableTimestamp: true}
+	}
+	return &syslogHook{w: w, fmt: f}
+}
+
+// Levels implements logrus.Hook: every level.
+func (h *syslogHook) Levels() []logrus.Level { return logrus.AllLevels }
+
+// Fire implements logrus.Hook.
+func (h *syslogHook) Fire(e *logrus.Entry) error {
+	b, err := h.fmt.Format(e)
+	if err != nil {
+		return err
+	}
+	line := string(b)
+	switch e.Level {
+	case logrus.PanicLevel, logrus.FatalLevel:
+		return h.w.Crit(line)
+	case logrus.ErrorLevel:
+		return h.w.Err(line)
+	case logrus.WarnLevel:
+		return h.w.Warning(line)
+	case logrus.InfoLevel:
+		return h.w.Info(line)
+	default:
+		return h.w.Debug(line)
+	}
+}
+
+// rotateFull moves the log file at path to path.1 when it holds
+// daemonLogCap bytes or more. Anything but a regular file is left alone.
+func rotateFull(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < daemonLogCap {
+		return nil
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		return fmt.Errorf("rotate log file: %w", err)
+	}
+	return nil
+}
+
+// openLogFile opens the log file at path for appending, not through a
+// symbolic link, rotating it first when full.
+func openLogFile(path string) (*os.File, error) {
+	if err := rotateFull(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	return f, nil
+}
+
+// cappedLog is a daemon's log writer once it runs alone: it writes to
+// standard output (the log file, where standard error points too) and,
+// when the file has grown to daemonLogCap, rotates it and points both
+// descriptors at a fresh file, so that output outside the log (a crash)
+// follows. When another daemon sharing the file rotated it first, the
+// writer only moves on to the new file.
+type cappedLog struct {
+	mu    sync.Mutex
+	path  string
+	out   *os.File // the log file's descriptor (1 in a daemon)
+	errFD int      // another descriptor to move along (2 in a daemon), or -1
+	cap   int64
+}
+
+// Write implements io.Writer.
+func (c *cappedLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(c.out.Fd()), &st); err == nil && st.Size+int64(len(p)) > c.cap && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		c.rotate(&st)
+	}
+	return c.out.Write(p)
+}
+
+// rotate moves the full file (described by st) aside unless another
+// writer did, then points out (and errFD) at a fresh file at path.
+// A failure leaves the writer on the file it had.
+func (c *cappedLog) rotate(st *syscall.Stat_t) {
+	var cur syscall.Stat_t
+	if err := syscall.Lstat(c.path, &cur); err == nil && cur.Dev == st.Dev && cur.Ino == st.Ino {
+		if err := os.Rename(c.path, c.path+".1"); err != nil {
+			return
+		}
+	}
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if err := syscall.Dup2(int(f.Fd()), int(c.out.Fd())); err != nil {
+		return
+	}
+	if c.errFD >= 0 {
+		_ = syscall.Dup2(int(f.Fd()), c.errFD)
+	}
+}
+
+// daemonLogOutput is where a daemon child's logrus output goes once it
+// has sent its verdict and runs alone: the capped log file, or nowhere
+// (the system log gets the entries through a hook).
+func daemonLogOutput() io.Writer {
+	switch p := os.Getenv(envDaemonLog); {
+	case p == "" || p == logSyslog:
+		return io.Discard
+	default:
+		return &cappedLog{path: p, out: os.Stdout, errFD: 2, cap: daemonLogCap}
+	}
+}
+
+// setupDaemonLog sends a daemon child's log entries to the system log
+// when its parent chose it. A child that cannot reach it any more logs
+// one line about that (which reaches the parent and its log).
+func setupDaemonLog() {
+	if os.Getenv(envDaemonLog) != logSyslog {
+		return
+	}
+	w, err := dialSyslog()
+	if err != nil {
+		logrus.WithError(err).Warn("daemon log lost")
+		return
+	}
+	l := logrus.StandardLogger()
+	l.AddHook(newSyslogHook(w, l))
+}
+
+// defaultDaemonLog returns where a daemon logs without --log-file: the
+// system log when one listens, else the file daemon.log in stateDir().
+func defaultDaemonLog() (string, error) {
+	if w, err := dialSyslog(); err == nil {
+		_ = w.Close()
+		return logSyslog, nil
+	}
+	dir, err := stateDir()
+	if err != nil {
+		return "", fmt.Errorf("no log directory (%w); give --log-file PATH, or --log-file - for none", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("log directory: %w", err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("log directory %s is not a directory", dir)
+	}
+	return filepath.Join(dir, daemonLogName), nil
+}

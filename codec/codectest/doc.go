@@ -1,0 +1,8 @@
+// Package codectest holds helpers for tests of recfs's codec and of the
+// packages above it, in the manner of testing/fstest: recordio framing
+// built by hand (not by the writer under test), records to put in files,
+// corrupters and a quiet logger. It imports only the standard library and
+// logrus, so the format packages' own tests use it too; record files
+// written through the codec's writers are in codectest/recfile, fake sources
+// in index/source/sourcetest.
+package codectest

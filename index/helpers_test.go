@@ -1,0 +1,70 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+)
+
+// rioScanAll reads every item of the recordio file data strictly, through
+// a table built over it, and returns them with the trailer (nil if none).
+func rioScanAll(t testing.TB, data []byte) ([][]byte, []byte) {
+	t.Helper()
+	tb, err := Build(context.Background(), bytes.NewReader(data), int64(len(data)), Options{Strict: true})
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	var items [][]byte
+	for i := range tb.Len() {
+		b := make([]byte, tb.Size(i))
+		if n, err := tb.ReadAt(i, b, 0); n != len(b) || (err != nil && err != io.EOF) {
+			t.Fatalf("item %d: %d bytes, %v", i, n, err)
+		}
+		items = append(items, b)
+	}
+	if !tb.HasTrailer() {
+		return items, nil
+	}
+	tr := make([]byte, tb.TrailerSize())
+	if n, err := tb.ReadTrailerAt(tr, 0); n != len(tr) || (err != nil && err != io.EOF) {
+		t.Fatalf("trailer: %d bytes, %v", n, err)
+	}
+	return items, tr
+}
+
+// equalItems reports whether a and b hold the same items.
+func equalItems(a, b [][]byte) bool {
+	return slices.EqualFunc(a, b, func(x, y []byte) bool { return bytes.Equal(x, y) })
+}
+
+// openTemp writes b to a new file in a temporary directory and opens its
+// table with o; the table is closed when the test ends.
+func openTemp(t testing.TB, b []byte, o Options) (*Table, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "src")
+	recfile.WriteFile(t, path, b)
+	tb, err := Open(context.Background(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb, path
+}
+
+// follow makes tb follow its source every millisecond until the returned
+// function is called, which waits for following to end.
+func follow(tb *Table) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		tb.Follow(ctx, time.Millisecond, nil, nil)
+	}()
+	return func() { cancel(); <-followed }
+}

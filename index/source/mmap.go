@@ -1,0 +1,56 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrNoMap means a file cannot be mapped (empty, too large for the address
+// space, or mmap refused); callers read it instead.
+var ErrNoMap = errors.New("source: cannot map the file")
+
+// mapped is a read-only shared memory map of a file.
+type mapped struct{ data []byte }
+
+// MapFile maps the first size bytes of f read-only, advising sequential
+// access, or fails with ErrNoMap.
+func MapFile(f *os.File, size int64) (Mapping, error) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, ErrNoMap
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoMap, err)
+	}
+	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	return &mapped{data: data}, nil
+}
+
+// ReadAt copies bytes of the map; it implements io.ReaderAt.
+func (m *mapped) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("source: negative offset %d", off)
+	}
+	if off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Slice returns n bytes of the map at off without copying.
+func (m *mapped) Slice(off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 || off+n > int64(len(m.data)) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return m.data[off : off+n : off+n], nil
+}
+
+// Close unmaps the file.
+func (m *mapped) Close() error { return syscall.Munmap(m.data) }

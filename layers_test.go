@@ -1,0 +1,195 @@
+package recfs_test
+
+// The shape of recfs, held by a test: layers import one way (codec ←
+// index ← fs ← adapters ← cmd), codec is pure framing (no operating-system
+// packages), and only the two adapters import a FUSE library.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/recfs/recfs"
+
+// pkg is one package of the module as go list describes it.
+type pkg struct {
+	path    string   // import path
+	imports []string // direct imports (not of its tests)
+	deps    []string // every package it depends on, transitively
+}
+
+// layerOf returns the rank of a module package (higher may import lower)
+// and whether it is a package of the module at all.
+func layerOf(path string) (int, bool) {
+	rel, ok := strings.CutPrefix(path, module+"/")
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case rel == "codec" || strings.HasPrefix(rel, "codec/"):
+		return 0, true
+	case rel == "index" || strings.HasPrefix(rel, "index/"):
+		return 1, true
+	case rel == "fs/gofuse" || strings.HasPrefix(rel, "fs/gofuse/") || rel == "fs/bazil" || strings.HasPrefix(rel, "fs/bazil/"):
+		return 3, true
+	case rel == "fs" || strings.HasPrefix(rel, "fs/"):
+		return 2, true
+	case strings.HasPrefix(rel, "cmd/"):
+		return 4, true
+	}
+	return 0, true
+}
+
+// adapter returns the adapter a package belongs to ("" for none).
+func adapter(path string) string {
+	for _, a := range []string{"fs/gofuse", "fs/bazil"} {
+		if p := module + "/" + a; path == p || strings.HasPrefix(path, p+"/") {
+			return a
+		}
+	}
+	return ""
+}
+
+// osPackages are what codec, pure framing, may not import.
+var osPackages = []string{"os", "os/exec", "os/signal", "syscall", "io/fs", "path/filepath", "golang.org/x/sys/", "net", "net/"}
+
+// fuseLibraries are the FUSE libraries, for the adapters alone.
+var fuseLibraries = []string{"bazil.org/fuse", "github.com/hanwen/go-fuse"}
+
+// isHelper reports whether path is a test-helper package: one of its
+// elements ends in "test" (codec/codectest, codec/codectest/recfile,
+// index/source/sourcetest).
+func isHelper(path string) bool {
+	for _, e := range strings.Split(path, "/") {
+		if strings.HasSuffix(e, "test") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixPath(p, prefix string) bool {
+	if strings.HasSuffix(prefix, "/") {
+		return strings.HasPrefix(p, prefix)
+	}
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+// checkLayers returns every violation of the rules in pkgs.
+func checkLayers(pkgs []pkg) []string {
+	var bad []string
+	for _, p := range pkgs {
+		rank, ours := layerOf(p.path)
+		if !ours {
+			continue
+		}
+		helper := isHelper(p.path) // codectest (and its recfile), sourcetest: test helpers
+		for _, imp := range p.imports {
+			if r, ok := layerOf(imp); ok && strings.HasPrefix(imp, module+"/") {
+				if r > rank {
+					bad = append(bad, fmt.Sprintf("%s imports %s, a layer above it", p.path, imp))
+				}
+				if a, b := adapter(p.path), adapter(imp); b != "" && a != b && rank == 3 {
+					bad = append(bad, fmt.Sprintf("adapter %s imports the other adapter %s", p.path, imp))
+				}
+			}
+			if rank == 0 && !helper {
+				for _, o := range osPackages {
+					if hasPrefixPath(imp, o) {
+						bad = append(bad, fmt.Sprintf("%s imports %s: codec is framing over io, without the operating system", p.path, imp))
+					}
+				}
+			}
+		}
+		if rank < 3 {
+			for _, d := range p.deps {
+				for _, f := range fuseLibraries {
+					if hasPrefixPath(d, f) {
+						bad = append(bad, fmt.Sprintf("%s depends on %s: only fs/gofuse and fs/bazil use a FUSE library", p.path, d))
+					}
+				}
+			}
+		}
+	}
+	return bad
+}
+
+// listPackages asks go list for the module's packages.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	var pkgs []pkg
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "|")
+		if len(f) != 3 {
+			continue
+		}
+		split := func(s string) []string {
+			if s == "" {
+				return nil
+			}
+			return strings.Split(s, ",")
+		}
+		pkgs = append(pkgs, pkg{path: f[0], imports: split(f[1]), deps: split(f[2])})
+	}
+	return pkgs
+}
+
+// TestLayers: the module's packages keep the rules.
+func TestLayers(t *testing.T) {
+	pkgs := listPackages(t)
+	var seen []string
+	for _, p := range pkgs {
+		seen = append(seen, p.path)
+	}
+	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "index", "index/source", "fs", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
+		if !strings.Contains(strings.Join(seen, " ")+" ", module+"/"+want+" ") {
+			t.Fatalf("go list did not list %s: %v", want, seen)
+		}
+	}
+	for _, v := range checkLayers(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestLayersChecker: the checker finds each kind of violation.
+func TestLayersChecker(t *testing.T) {
+	m := func(s string) string { return module + "/" + s }
+	cases := []struct {
+		name string
+		p    pkg
+		want string // a word of the violation; "" for none
+	}{
+		{"codec imports os", pkg{path: m("codec/leveldb"), imports: []string{"os"}}, "operating system"},
+		{"codec imports x/sys", pkg{path: m("codec"), imports: []string{"golang.org/x/sys/unix"}}, "operating system"},
+		{"codec helper may", pkg{path: m("codec/codectest/recfile"), imports: []string{"os", m("codec/leveldb")}}, ""},
+		{"codec helper imports index", pkg{path: m("codec/codectest"), imports: []string{m("index/source")}}, "layer above"},
+		{"codec imports index", pkg{path: m("codec/recordio"), imports: []string{m("index")}}, "layer above"},
+		{"index imports fs", pkg{path: m("index/source"), imports: []string{m("fs")}}, "layer above"},
+		{"fs imports an adapter", pkg{path: m("fs"), imports: []string{m("fs/gofuse")}}, "layer above"},
+		{"adapter imports the other", pkg{path: m("fs/bazil"), imports: []string{m("fs/gofuse")}}, "other adapter"},
+		{"fs uses FUSE", pkg{path: m("fs"), deps: []string{"bazil.org/fuse/fs"}}, "FUSE"},
+		{"index uses FUSE", pkg{path: m("index"), deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "FUSE"},
+		{"adapter uses FUSE", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse", m("fs"), m("index")}, deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, ""},
+		{"cmd imports all", pkg{path: m("cmd/recfs"), imports: []string{m("fs/gofuse"), m("fs/bazil"), "os"}}, ""},
+		{"index imports os", pkg{path: m("index"), imports: []string{"os", "syscall", m("codec")}}, ""},
+	}
+	for _, c := range cases {
+		got := checkLayers([]pkg{c.p})
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: %v, want no violation", c.name, got)
+		case c.want != "" && (len(got) == 0 || !strings.Contains(strings.Join(got, "; "), c.want)):
+			t.Errorf("%s: %v, want a violation saying %q", c.name, got, c.want)
+		}
+	}
+}
