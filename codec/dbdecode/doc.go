@@ -19,7 +19,9 @@
 // markers) and pebble (range-key-set, range-key-unset, range-key-delete,
 // delete-sized, ingest-sst, excise). Tags 19 to 24 mean different things to
 // RocksDB and pebble; [Options.Dialect] chooses, and the default tries
-// pebble first and RocksDB when pebble's reading fails.
+// pebble first and RocksDB when pebble's reading fails. Values show as
+// stored: delete-sized's number is what pebble stores, the deleted value's
+// size plus the key's length.
 //
 // # Manifest text
 //
