@@ -59,6 +59,8 @@ func TestCatDecode(t *testing.T) {
 		{"cat", "--decode", "wal", manifest},
 		{"cat", "--decode", "batch", "--json", manifest},
 		{"cat", "--decode", "auto", vecless(t)},
+		{"mount", "--decode", "batch", "--rw", manifest, t.TempDir()},
+		{"mount", "--decode", "all", manifest, t.TempDir()},
 	} {
 		if r := recfs(t, bad...); r.code != 2 {
 			t.Errorf("recfs %q: exit %d, want 2 (usage); stderr %s", bad, r.code, r.stderr)

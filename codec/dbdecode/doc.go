@@ -21,7 +21,8 @@
 // RocksDB and pebble; [Options.Dialect] chooses, and the default tries
 // pebble first and RocksDB when pebble's reading fails. Values show as
 // stored: delete-sized's number is what pebble stores, the deleted value's
-// size plus the key's length.
+// size plus the key's length. RocksDB's deletion-with-timestamp type (20)
+// lives in tables, not in batches; in a batch it is an unknown tag.
 //
 // # Manifest text
 //
