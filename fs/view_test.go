@@ -132,3 +132,40 @@ func TestViewGenerations(t *testing.T) {
 		t.Fatalf("read %q, %v", p[:k], err)
 	}
 }
+
+// TestViewConcurrent: sizes and reads from many goroutines agree with the
+// renderings (run with -race).
+func TestViewConcurrent(t *testing.T) {
+	var calls atomic.Int64
+	src := &fakeSource{}
+	for i := 0; i < 200; i++ {
+		src.recs = append(src.recs, bytes.Repeat([]byte{'a' + byte(i%26)}, i))
+	}
+	vs := View(src, upperView(&calls))
+	done := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			p := make([]byte, 512)
+			for i := 0; i < 400; i++ {
+				n := int64((i*7 + g*13) % len(src.recs))
+				want := "<" + string(bytes.ToUpper(src.recs[n])) + ">\n"
+				size, err := vs.(sizeErrer).SizeErr(n)
+				if err != nil || size != int64(len(want)) {
+					done <- errors.New("size mismatch")
+					return
+				}
+				k, err := vs.ReadAt(n, p, 0)
+				if err != io.EOF || string(p[:k]) != want {
+					done <- errors.New("read mismatch")
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
