@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // testBatch builds a WriteBatch of puts (even i) and deletes (odd i).
@@ -76,4 +80,45 @@ func vecless(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return q
+}
+
+// BenchmarkCatDecode: cat --decode batch of a WAL of 10000 batches of one
+// to four puts and deletes (16-byte keys, 100-byte values); bytes are the
+// WAL's.
+func BenchmarkCatDecode(b *testing.B) {
+	recs := make([]string, 10000)
+	for i := range recs {
+		keys := make([]string, 1+i%4)
+		for j := range keys {
+			keys[j] = fmt.Sprintf("user%012d", i*4+j) + strings.Repeat("v", 84*(j%2)) // puts' values are "v "+key
+		}
+		recs[i] = testBatch(uint64(i*4+1), keys...)
+	}
+	path := filepath.Join(b.TempDir(), "bench.log")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	for _, r := range recs {
+		if _, err := w.WriteRecord([]byte(r)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	var out, errb bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if code := run(b.Context(), []string{"cat", "--decode", "batch", path}, &out, &errb); code != 0 {
+			b.Fatal(errb.String())
+		}
+	}
 }
