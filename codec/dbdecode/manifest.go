@@ -57,7 +57,7 @@ var customNames = map[uint64]struct {
 	kind uint8
 }{
 	2:  {"need-compaction", fNumber},
-	3:  {"min-log-to-keep", fNumber},
+	3:  {"min-log-to-keep", fFixed64},
 	4:  {"oldest-blob-file", fNumber},
 	5:  {"oldest-ancester-time", fNumber},
 	6:  {"creation-time", fNumber},
@@ -77,9 +77,11 @@ var customNames = map[uint64]struct {
 }
 
 // How a length-prefixed field shows: fNumber as a decimal when its bytes
-// are exactly one varint (else as text), fText escaped, fHex in hex.
+// are exactly one varint, fFixed64 when they are 8 little-endian bytes
+// (else both as raw:HEX), fText escaped, fHex in hex.
 const (
 	fNumber uint8 = iota
+	fFixed64
 	fText
 	fHex
 )
@@ -321,6 +323,12 @@ func appendField(dst, s []byte, kind uint8) []byte {
 		}
 		if len(s) == 0 {
 			return dst
+		}
+		dst = append(dst, "raw:"...)
+		return appendHex(dst, s)
+	case fFixed64:
+		if len(s) == 8 {
+			return appendUint(dst, binary.LittleEndian.Uint64(s))
 		}
 		dst = append(dst, "raw:"...)
 		return appendHex(dst, s)

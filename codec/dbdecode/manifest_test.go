@@ -21,9 +21,10 @@ func TestVersionEdit(t *testing.T) {
 			"add-file L1 13 size=99 smallest=a#1,1 largest=b#2,1 seqs=1-2\n" +
 				"add-file L3 14 path-id=0 size=98 smallest=c#3,1 largest=d#4,1 seqs=3-4\n", nil},
 		{"new-file-4 customs", rec(103, 6, 15, 100, ikey("a", 1, 1), ikey("b", 2, 1), 1, 2,
-			2, string([]byte{1}), 6, string(rec(1700000000)), 7, "\xab\xcd", 66, 9, 69, 1, 2, 10, 100, 11, 200, 77, "zz", 1),
+			2, string([]byte{1}), 6, string(rec(1700000000)), 7, "\xab\xcd", 66, 9, 69, 1, 2, 10, 100, 11, 200, 77, "zz",
+			3, "\x0f\x00\x00\x00\x00\x00\x00\x00", 1),
 			"add-file L6 15 size=100 smallest=a#1,1 largest=b#2,1 seqs=1-2 need-compaction=1 creation-time=1700000000 " +
-				"checksum=abcd virtual-backing=9 blob-depth=1 blob-refs=10:100,11:200 custom-77=7a7a\n", nil},
+				"checksum=abcd virtual-backing=9 blob-depth=1 blob-refs=10:100,11:200 custom-77=7a7a min-log-to-keep=15\n", nil},
 		{"new-file-5 range keys", rec(104, 0, 16, 10, byte(0), ikey("a", 5, 21), ikey("c", 5, 21), 5, 5, 1),
 			"add-file L0 16 size=10 bounds=0 range-smallest=a#5,21 range-largest=c#5,21 seqs=5-5\n", nil},
 		{"new-file-5 both", rec(104, 0, 16, 10, byte(3), ikey("a", 5, 1), ikey("b", 5, 1), ikey("a", 5, 21), ikey("c", 5, 21), 5, 5, 1),
