@@ -298,7 +298,9 @@ checksum stops cat with exit status 1 after the bytes before it.
 WriteBatch (a "batch seq S count N" line, then one line per operation:
 put KEY VALUE, delete KEY, ...; bytes outside 0x21-0x7e print as \xNN);
 --decode manifest does the same for the VersionEdits of a MANIFEST, and
---decode auto picks by the file's name (*.log, MANIFEST-*).
+--decode auto picks by the file's name (*.log, MANIFEST-*). Tags 19-25 mean
+different things to RocksDB and pebble: batch tries pebble's reading first,
+batch-rocksdb and batch-pebble choose.
 
 In a damaged file the records that survive are numbered as found, so record
 N after the first damaged range is not the writer's N-th: cat then prints

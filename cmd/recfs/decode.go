@@ -17,28 +17,30 @@ import (
 const (
 	decodeNone     = ""
 	decodeBatch    = "batch"
+	decodeRocksDB  = "batch-rocksdb"
+	decodePebble   = "batch-pebble"
 	decodeManifest = "manifest"
 	decodeAuto     = "auto"
 )
 
 // decodeHelp is the --decode flag's usage line.
-const decodeHelp = `show database records as text: "batch" (WriteBatches of a leveldb/RocksDB/pebble WAL), "manifest" (VersionEdits of a MANIFEST), or "auto" (by file name: *.log batch, MANIFEST-* manifest, others raw)`
+const decodeHelp = `show database records as text: "batch" (WriteBatches of a leveldb/RocksDB/pebble WAL; "batch-rocksdb" or "batch-pebble" read the tags 19-25 the two use differently as that database's), "manifest" (VersionEdits of a MANIFEST), or "auto" (by file name: *.log batch, MANIFEST-* manifest, others raw)`
 
 // addDecodeFlag registers --decode on cmd.
 func addDecodeFlag(cmd *cobra.Command) *string {
 	mode := new(string)
 	cmd.Flags().StringVar(mode, "decode", decodeNone, decodeHelp)
-	_ = cmd.RegisterFlagCompletionFunc("decode", fixedCompletion(decodeBatch, decodeManifest, decodeAuto))
+	_ = cmd.RegisterFlagCompletionFunc("decode", fixedCompletion(decodeBatch, decodeManifest, decodeAuto, decodeRocksDB, decodePebble))
 	return mode
 }
 
 // checkDecode checks a --decode value.
 func checkDecode(mode string) error {
 	switch mode {
-	case decodeNone, decodeBatch, decodeManifest, decodeAuto:
+	case decodeNone, decodeBatch, decodeRocksDB, decodePebble, decodeManifest, decodeAuto:
 		return nil
 	}
-	return usagef("--decode %q: want batch, manifest or auto", mode)
+	return usagef("--decode %q: want batch, manifest, auto, batch-rocksdb or batch-pebble", mode)
 }
 
 // decodeFor resolves mode for the record file at path: "auto" looks at the
@@ -59,12 +61,16 @@ func decodeFor(mode, path string) string {
 
 // recordView returns the fs view of a resolved decode mode; false for none.
 func recordView(mode string) (fs.RecordView, bool) {
-	switch mode {
-	case decodeBatch:
+	dialects := map[string]dbdecode.Dialect{decodeBatch: dbdecode.DialectAuto,
+		decodeRocksDB: dbdecode.DialectRocksDB, decodePebble: dbdecode.DialectPebble}
+	if d, ok := dialects[mode]; ok {
+		o := dbdecode.Options{Dialect: d}
 		return fs.RecordView{Name: mode, Render: func(dst, rec []byte) []byte {
-			dst, _ = dbdecode.AppendBatch(dst, rec, dbdecode.Options{})
+			dst, _ = dbdecode.AppendBatch(dst, rec, o)
 			return dst
 		}}, true
+	}
+	switch mode {
 	case decodeManifest:
 		return fs.RecordView{Name: mode, Render: func(dst, rec []byte) []byte {
 			dst, _ = dbdecode.AppendVersionEdit(dst, rec)

@@ -47,6 +47,16 @@ func TestCatDecode(t *testing.T) {
 	if got := mustRun(t, "cat", "--decode", "auto", path, "1"); got != want[1] {
 		t.Errorf("cat --decode auto 1: %q, want %q", got, want[1])
 	}
+	// Tag 19 with two strings: a pebble range-key delete; to RocksDB a
+	// begin-unprepare marker followed by bytes that are no operation.
+	rk := testBatch(5)[:8] + "\x01\x00\x00\x00\x13\x01a\x01b"
+	rkPath := writeTestLog(t, []string{rk})
+	if got := mustRun(t, "cat", "--decode", "batch-pebble", rkPath); got != "batch seq 5 count 1\nrange-key-delete a b\n" {
+		t.Errorf("batch-pebble: %q", got)
+	}
+	if got := mustRun(t, "cat", "--decode", "batch-rocksdb", rkPath); got != "batch seq 5 count 1\nbegin-unprepare\nerror: truncated put at byte 13: 01610162\n" {
+		t.Errorf("batch-rocksdb: %q", got)
+	}
 	if got := mustRun(t, "cat", "--decode", "batch", "--number", path, "0-1"); got != recordNumber(0, 3)+"\t"+want[0]+recordNumber(1, 3)+"\t"+want[1] {
 		t.Errorf("cat --decode --number: %q", got)
 	}
