@@ -55,6 +55,7 @@ var helperOptions = map[string]helperFlagOption{
 	"debug_fuse":          {"--debug-fuse", false},
 	"verbose":             {"--verbose", false},
 	"log_format":          {"--log-format", true},
+	"decode":              {"--decode", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},

@@ -73,6 +73,7 @@ type mountFlags struct {
 	uid, gid       uint32
 	umask          string
 	noexec         bool
+	decode         *string
 }
 
 func newMountCmd() *cobra.Command {
@@ -109,6 +110,12 @@ Owner, group and permissions follow the source file unless --uid, --gid or
 --umask say otherwise; --allow-other always turns on the kernel's permission
 checks (default_permissions) against what the mount reports.
 
+--decode batch shows each record of a database WAL as the text of its
+WriteBatch, --decode manifest each record of a MANIFEST as its VersionEdit
+(see recfs cat --help), and --decode auto picks by file name in directory
+mounts (*.log batch, MANIFEST-* manifest, others raw); ls -l shows the
+sizes of the texts.
+
 ` + helperUsage(),
 		Example: `  recfs mount events.log /mnt/ev
   recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
@@ -141,6 +148,7 @@ checks (default_permissions) against what the mount reports.
 	fl.StringVar(&f.umask, "umask", "", "octal permission bits to withhold from 0555 directories (0777 with --rw) and 0444 records (default: follow the source's mode)")
 	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
+	f.decode = addDecodeFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
 		reportDaemonError(err)
@@ -164,6 +172,12 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 	if f.force && !f.rw {
 		return usagef("--force goes with --rw")
+	}
+	if err := checkDecode(*f.decode); err != nil {
+		return err
+	}
+	if *f.decode != decodeNone && f.rw {
+		return usagef("--decode shows records as text; it does not go with --rw")
 	}
 	cacheMem, err := parseSize(f.cacheMem)
 	if err != nil {
@@ -214,7 +228,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				logrus.WithField("file", sf.Path).Debug("indexing")
 				o := iopts
 				o.Reopen = sf.Reopen
-				return index.OpenFile(ctx, sf.File, sf.Path, o)
+				t, err := index.OpenFile(ctx, sf.File, sf.Path, o)
+				if err != nil {
+					return nil, err
+				}
+				return viewSource(t, *f.decode, sf.Path), nil
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
 				_, err := index.Detect(r, size)
@@ -242,7 +260,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
+		tree, err = fs.NewFile(srcAbs, viewSource(t, *f.decode, srcAbs), fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
 	}
 	if err != nil {
 		return err
