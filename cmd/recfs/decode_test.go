@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // testBatch builds a WriteBatch of puts (even i) and deletes (odd i).
@@ -109,7 +109,7 @@ func BenchmarkCatDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
 	for _, r := range recs {
 		if _, err := w.WriteRecord([]byte(r)); err != nil {
 			b.Fatal(err)
