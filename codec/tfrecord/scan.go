@@ -45,14 +45,26 @@ type Info struct {
 	Records int64
 }
 
+// ByteSlicer is an io.ReaderAt that can also hand out its bytes without
+// copying, as a memory-mapped file can (the same method set as
+// codec.ByteSlicer). A Scanner given one slices its windows from it instead
+// of reading them into a buffer; it never writes to the slices, which must
+// stay valid while the scanner is used.
+type ByteSlicer interface {
+	io.ReaderAt
+	// Slice returns the n bytes at off, read-only; fewer only with an error.
+	Slice(off, n int64) ([]byte, error)
+}
+
 // A Scanner walks a TFRecord file (or its decompressed stream) and yields
 // the location of every intact record, verifying both checksums of each.
 // It reads the file in windows of Options.Window bytes and never holds a
 // record's data, so its memory is bounded whatever the lengths claim. It is
 // not safe for concurrent use.
 type Scanner struct {
-	r    io.ReaderAt
-	size int64
+	r      io.ReaderAt
+	slicer ByteSlicer // r, when it can hand out its bytes
+	size   int64
 	o    Options
 	end  int64
 
@@ -75,6 +87,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	}
 	o.Window = max(o.Window, 64)
 	s := &Scanner{r: r, size: max(size, 0), o: o}
+	s.slicer, _ = r.(ByteSlicer)
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
 		s.end = s.size
@@ -264,22 +277,36 @@ func (s *Scanner) ensure(off int64, n int) []byte {
 		return nil
 	}
 	want := min(int64(s.o.Window), s.size-off)
+	if s.slicer != nil {
+		b, err := s.slicer.Slice(off, want)
+		if int64(len(b)) == want && err == nil {
+			s.win, s.winOff = b, off
+			return s.win
+		}
+		return s.readFailed(off, int64(len(b)), err)
+	}
 	if s.buf == nil {
 		s.buf = make([]byte, min(int64(s.o.Window), s.size))
 	}
 	k, err := s.r.ReadAt(s.buf[:want], off)
 	if int64(k) < want {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", ErrTruncated, off+int64(k), s.size)
-		}
-		s.err = err
-		s.done = true
-		s.info.Next = off
-		s.win = nil
-		return nil
+		return s.readFailed(off, int64(k), err)
 	}
 	s.win, s.winOff = s.buf[:want], off
 	return s.win
+}
+
+// readFailed ends the scan after a read of the window at off returned only
+// k bytes.
+func (s *Scanner) readFailed(off, k int64, err error) []byte {
+	if err == nil || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", ErrTruncated, off+k, s.size)
+	}
+	s.err = err
+	s.done = true
+	s.info.Next = off
+	s.win = nil
+	return nil
 }
 
 // Record returns the record Next found.

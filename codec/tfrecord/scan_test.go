@@ -256,3 +256,32 @@ func ExampleDetect() {
 	// none <nil>
 	// true
 }
+
+// sliceReader is a ByteSlicer over memory.
+type sliceReader struct{ *bytes.Reader }
+
+func (s sliceReader) Slice(off, n int64) ([]byte, error) {
+	if off+n > s.Size() {
+		return nil, io.EOF
+	}
+	b := make([]byte, n)
+	_, err := s.ReadAt(b, off)
+	return b, err
+}
+
+func TestScannerSlicer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	file, _ := writeAll(t, randomRecords(rng, 200, 3000))
+	file[5000] ^= 1
+	want, wantRecs, wantDmg, _ := scanAll(t, bytes.NewReader(file), int64(len(file)), Options{Window: 512})
+	got, gotRecs, gotDmg, err := scanAll(t, sliceReader{bytes.NewReader(file)}, int64(len(file)), Options{Window: 512})
+	if err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotRecs, wantRecs) || !reflect.DeepEqual(gotDmg, wantDmg) {
+		t.Fatalf("slicer scan differs: %v", err)
+	}
+	s := NewScanner(sliceReader{bytes.NewReader(file[:100])}, int64(len(file)), Options{})
+	for s.Next() {
+	}
+	if !errors.Is(s.Err(), ErrTruncated) {
+		t.Fatalf("shrunk slicer: %v", s.Err())
+	}
+}
