@@ -65,8 +65,8 @@ type Scanner struct {
 	r      io.ReaderAt
 	slicer ByteSlicer // r, when it can hand out its bytes
 	size   int64
-	o    Options
-	end  int64
+	o      Options
+	end    int64
 
 	buf    []byte
 	win    []byte // valid bytes of the window, a prefix of buf
