@@ -1,9 +1,15 @@
-// Package codec reads and writes the record-file formats recfs mounts: the
-// leveldb log format (with its App Engine and RocksDB/pebble flavours) and
-// grailbio recordio (current and legacy formats).
+// Package codec holds what recfs's record-file formats share: the Format
+// names, the sentinel errors, [CorruptError] and [Damage] with its typed
+// [DamageKind], and the leveldb family's masked CRC-32C helpers. The formats
+// themselves live in sub-packages, one each, pebble-style:
+// codec/leveldb (the leveldb log format with its App Engine and
+// RocksDB/pebble flavours) and codec/recordio (grailbio recordio, current
+// and legacy formats). Telling them apart from a file's bytes is
+// index.Detect's job, which asks each format's probe.
 //
-// It is the first stage of recfs's pipeline (file → codec → index → fs →
-// kernel) and knows nothing of FUSE. Scanners take an [io.ReaderAt] and a
+// codec is the first stage of recfs's pipeline (file → codec → index → fs →
+// kernel): pure framing over io.Reader, io.ReaderAt and io.Writer that knows
+// nothing of files, paths or FUSE. Scanners take an [io.ReaderAt] and a
 // size, walk the file once, verify every checksum, and yield record
 // *locations* — where each record's payload lives — never copies of the
 // payloads. Random reads then go back to the file through those locations and

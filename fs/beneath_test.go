@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
 
@@ -255,7 +254,7 @@ func appendAfterSwap(t *testing.T, memLimit int64) {
 		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
 			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
-		Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
+		Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 		ReadWrite: true,
 		MemLimit:  memLimit,
 		Logger:    quietLogger(),

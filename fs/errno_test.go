@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
@@ -38,8 +40,8 @@ func TestErrno(t *testing.T) {
 		{codec.ErrUnsupported, syscall.EIO},
 		{errors.New("anything else"), syscall.EIO},
 		{syscall.EPERM, syscall.EPERM},
-		{fmt.Errorf("index: append to x: %w", codec.ErrClosedLog), syscall.EPERM},
-		{codec.ErrRecycledTail, syscall.EPERM},
+		{fmt.Errorf("index: append to x: %w", leveldb.ErrClosedLog), syscall.EPERM},
+		{leveldb.ErrRecycledTail, syscall.EPERM},
 		{&index.DBLockError{Lock: "/db/LOCK", Kind: "flock"}, syscall.EBUSY},
 		{&os.PathError{Op: "open", Path: "/x", Err: syscall.EACCES}, syscall.EACCES},
 		{&OpError{Op: "lookup", Record: -1, Off: -1, Err: &os.PathError{Op: "lstat", Err: syscall.ENAMETOOLONG}}, syscall.ENAMETOOLONG},

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/index"
 )
 
@@ -26,7 +27,7 @@ func appendRecords(t *testing.T, path string, recs ...string) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
 	for _, r := range recs {
 		if _, err := w.WriteRecord([]byte(r)); err != nil {
 			t.Fatal(err)

@@ -58,5 +58,5 @@ var _ Versioned = (*index.Table)(nil)
 type OpenFunc func(ctx context.Context, f SourceFile) (Source, error)
 
 // DetectFunc reports whether the size bytes readable from r are a record
-// file. cmd/recfs passes a wrapper of codec.Detect.
+// file. cmd/recfs passes a wrapper of index.Detect.
 type DetectFunc func(r io.ReaderAt, size int64) bool

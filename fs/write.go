@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
@@ -58,7 +60,7 @@ var _ Appender = (*index.Table)(nil)
 // streams without holding them in memory; *index.Table is one. Pending
 // files that spilled to disk are appended through it.
 type StreamAppender interface {
-	AppendFrom(ctx context.Context, recs []codec.ItemSource, o index.AppendOptions) (first int64, err error)
+	AppendFrom(ctx context.Context, recs []recordio.ItemSource, o index.AppendOptions) (first int64, err error)
 }
 
 var _ StreamAppender = (*index.Table)(nil)
@@ -678,7 +680,7 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if sa, ok := src.(StreamAppender); ok && p.spill != nil {
 		// Streamed from the spill file: never whole in memory.
 		first, err := sa.AppendFrom(context.WithoutCancel(ctx),
-			[]codec.ItemSource{{R: io.NewSectionReader(p.spill, 0, p.size), Size: p.size}}, index.AppendOptions{Sync: sync})
+			[]recordio.ItemSource{{R: io.NewSectionReader(p.spill, 0, p.size), Size: p.size}}, index.AppendOptions{Sync: sync})
 		if err != nil {
 			return -1, p.opErr("append", -1, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
@@ -34,7 +36,7 @@ func TestCreateRefusedClosedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if _, _, err := tr.Create(ctx, tr.Root(), "x"); !errors.Is(err, codec.ErrClosedLog) || Errno(err) != syscall.EPERM {
+	if _, _, err := tr.Create(ctx, tr.Root(), "x"); !errors.Is(err, leveldb.ErrClosedLog) || Errno(err) != syscall.EPERM {
 		t.Errorf("create in a closed log: %v (%v)", err, Errno(err))
 	}
 	if after, _ := os.ReadFile(dst); !bytes.Equal(after, data) {

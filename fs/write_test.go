@@ -407,7 +407,7 @@ func TestMkdirTree(t *testing.T) {
 		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
 			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
-		Detect: func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
+		Detect: func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 		Create: func(ctx context.Context, sf SourceFile) (Source, error) {
 			return index.CreateFile(ctx, sf.File, sf.Path, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
@@ -466,7 +466,7 @@ func TestEmptyLogWritable(t *testing.T) {
 			Open: func(ctx context.Context, sf SourceFile) (Source, error) {
 				return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: rw, Reopen: sf.Reopen})
 			},
-			Detect:    func(r io.ReaderAt, size int64) bool { _, err := codec.Detect(r, size); return err == nil },
+			Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 			ReadWrite: rw,
 			Logger:    quietLogger(),
 		})

@@ -23,7 +23,7 @@ type Options struct {
 	LegacyTransform string                  // legacy recordio transform ("flate"); "" infers it from a .grail-rpk-gz name
 	CacheDir        string                  // where saved tables live; "" = <user cache dir>/recfs; "-" = no saved tables
 	Parallel        int                     // scanner goroutines for a build; 0 = GOMAXPROCS
-	BlockCache      int                     // ignored: recordio readers keep decoded data in codec.DefaultBlockCache, one byte budget for the process (see its SetBudget)
+	BlockCache      int                     // ignored: recordio readers keep decoded data in recordio.DefaultBlockCache, one byte budget for the process (see its SetBudget)
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: open read-write and repair what a crashed append left (through a descriptor that can write; else the first append repairs)
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)

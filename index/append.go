@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -46,12 +49,12 @@ type AppendOptions struct {
 // in their own chunk flavour with their own log number. A log its writer
 // closed (pebble's end-of-log marker) or one that ends before a recycled
 // file's stale data is refused before anything is written
-// (codec.ErrClosedLog, codec.ErrRecycledTail): no reader would see records
+// (leveldb.ErrClosedLog, leveldb.ErrRecycledTail): no reader would see records
 // written after it.
 //
 // recordio: what a crashed append left is repaired first (see
-// codec.RepairRecordIOFile), then new body blocks go through
-// codec.RecordIOAppender, which keeps the trailer and is crash safe. Legacy
+// recordio.RepairFile), then new body blocks go through
+// recordio.Appender, which keeps the trailer and is crash safe. Legacy
 // recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
 	return t.appendRecords(ctx, recs, nil, o)
@@ -62,12 +65,12 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 // gigabytes takes a few chunk buffers. recordio items get a block each.
 // If an input fails or ends early (codec.ErrShortInput), the file is put
 // back as it was.
-func (t *Table) AppendFrom(ctx context.Context, recs []codec.ItemSource, o AppendOptions) (first int64, err error) {
+func (t *Table) AppendFrom(ctx context.Context, recs []recordio.ItemSource, o AppendOptions) (first int64, err error) {
 	return t.appendRecords(ctx, nil, recs, o)
 }
 
 // appendRecords appends recs, or streams when recs is nil.
-func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (first int64, err error) {
+func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []recordio.ItemSource, o AppendOptions) (first int64, err error) {
 	if !t.opened {
 		return 0, errNoFile
 	}
@@ -84,8 +87,13 @@ func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []code
 }
 
 // appendLocked is Append with t.mu held.
-func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (int64, error) {
-	if f := t.s().format; f != codec.LevelDB && f != codec.RecordIO {
+func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recordio.ItemSource, o AppendOptions) (int64, error) {
+	drv, err := driverFor(t.s().format)
+	if err != nil {
+		return 0, err
+	}
+	ap, ok := drv.(appender)
+	if !ok {
 		return 0, ErrReadOnlyFormat
 	}
 	f, done, err := t.writable()
@@ -104,9 +112,9 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []codec
 	if err := t.catchUp(ctx); err != nil {
 		return 0, err
 	}
-	if t.s().format == codec.RecordIO {
+	if rp, ok := drv.(repairer); ok {
 		// Only under the lock is a journal or torn tail provably a crash's.
-		if fixed, err := codec.RepairRecordIOFile(f, t.path); err != nil {
+		if fixed, err := rp.repair(f, t.path); err != nil {
 			return 0, err
 		} else if fixed {
 			if err := t.catchUp(ctx); err != nil {
@@ -119,15 +127,7 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []codec
 	// where they are (see checkSource).
 	t.writing.Add(1)
 	defer t.writing.Add(-1)
-	var u undo
-	switch s.format {
-	case codec.LevelDB:
-		u, err = t.appendLog(f, s, recs, streams, o)
-	case codec.RecordIO:
-		u, err = t.appendRIO(f, s, recs, streams)
-	default:
-		return 0, ErrReadOnlyFormat
-	}
+	u, err := ap.append(t, f, s, appendReq{recs: recs, streams: streams, o: o})
 	if err == nil {
 		err = t.checkAppended(ctx, s.n, recordSizes(recs, streams))
 	}
@@ -177,15 +177,24 @@ func (t *Table) checkAppended(ctx context.Context, first int64, sizes []int64) e
 	return nil
 }
 
-// appendLog appends recs to a leveldb log through f, whose lock the caller
-// holds and which s describes. It returns what puts the file back.
-func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, streams []codec.ItemSource, o AppendOptions) (undo, error) {
+// appendReq is what one Append writes: recs, or streams when recs is nil.
+type appendReq struct {
+	recs    [][]byte
+	streams []recordio.ItemSource
+	o       AppendOptions
+}
+
+// append appends to a leveldb log through f, whose lock the caller holds
+// and which s describes. It returns what puts the file back.
+func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
+	recs, streams, o := a.recs, a.streams, a.o
+	lt := s.tab.(*logTable)
 	size := s.size
 	end := size
 	if torn := s.tornTail(); torn >= 0 {
 		end = torn
 	}
-	if err := s.log.info.CheckAppend(s.size); err != nil {
+	if err := lt.info.CheckAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written
 	}
 
@@ -203,10 +212,10 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, streams []code
 		}
 	}
 	// Writer options.
-	wo := s.log.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
-	wo.AppEngine = s.log.info.Padded && end > 0 && end%blockSize == 0
+	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
+	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
-	w := codec.NewLogWriter(&offsetWriter{f: f, off: end}, wo)
+	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
 			return u, err
@@ -226,10 +235,11 @@ func (t *Table) appendLog(f *os.File, s *snapshot, recs [][]byte, streams []code
 	return u, nil
 }
 
-// appendRIO appends items to a recordio v2 file through f, whose lock the
+// append appends items to a recordio v2 file through f, whose lock the
 // caller holds and which s describes. It returns what puts the file back.
-func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte, streams []codec.ItemSource) (undo, error) {
-	a, err := codec.NewRecordIOAppender(f, t.path, codec.RecordIOAppendOptions{})
+func (rioDriver) append(t *Table, f *os.File, s *snapshot, r appendReq) (undo, error) {
+	items, streams := r.recs, r.streams
+	a, err := recordio.NewAppender(f, t.path, recordio.AppendOptions{})
 	if err != nil {
 		return undo{}, err
 	}
@@ -246,7 +256,7 @@ func (t *Table) appendRIO(f *os.File, s *snapshot, items [][]byte, streams []cod
 
 // recordSizes returns the payload lengths of recs, or of streams when recs
 // is nil.
-func recordSizes(recs [][]byte, streams []codec.ItemSource) []int64 {
+func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
 	var sizes []int64
 	for _, r := range recs {
 		sizes = append(sizes, int64(len(r)))

@@ -2,15 +2,13 @@ package index
 
 import (
 	"fmt"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // CheckAppend reports, without writing anything, whether Append would be
 // refused for a reason known up front: a running database holds the LOCK of
 // the file's directory (ErrDBLocked, unless Options.IgnoreDBLock), or the
-// leveldb log was closed by its writer (codec.ErrClosedLog) or ends before a
-// recycled file's stale data (codec.ErrRecycledTail), as the table last
+// leveldb log was closed by its writer (leveldb.ErrClosedLog) or ends before a
+// recycled file's stale data (leveldb.ErrRecycledTail), as the table last
 // saw it. It lets a caller refuse at open(2) what would fail at close(2);
 // Append checks again.
 func (t *Table) CheckAppend() error {
@@ -20,8 +18,9 @@ func (t *Table) CheckAppend() error {
 	if err := t.guardDBLock(); err != nil {
 		return fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
-	if s := t.s(); s.format == codec.LevelDB {
-		if err := s.log.info.CheckAppend(s.size); err != nil {
+	s := t.s()
+	if c, ok := s.tab.(appendChecker); ok {
+		if err := c.checkAppend(s.size); err != nil {
 			return fmt.Errorf("index: append to %s: %w", t.path, err)
 		}
 	}

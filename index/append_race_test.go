@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -407,7 +409,7 @@ func TestFailedAppendLeavesFileIdentical(t *testing.T) {
 			if tb.Len() != n {
 				t.Fatalf("table has %d records after a failed append, had %d", tb.Len(), n)
 			}
-			if _, err := os.Stat(path + codec.RecordIOJournalSuffix); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(path + recordio.JournalSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("journal left: %v", err)
 			}
 			// And the next append works.

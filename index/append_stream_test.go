@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -24,9 +26,9 @@ func TestAppendFrom(t *testing.T) {
 			}
 			defer tb.Close()
 			recs := [][]byte{[]byte("one"), bytes.Repeat([]byte("big"), 50000), {}}
-			var srcs []codec.ItemSource
+			var srcs []recordio.ItemSource
 			for _, r := range recs {
-				srcs = append(srcs, codec.ItemSource{R: bytes.NewReader(r), Size: int64(len(r))})
+				srcs = append(srcs, recordio.ItemSource{R: bytes.NewReader(r), Size: int64(len(r))})
 			}
 			first, err := tb.AppendFrom(ctx, srcs, AppendOptions{Sync: true})
 			if err != nil || first != 0 || tb.Len() != 3 {
@@ -38,7 +40,7 @@ func TestAppendFrom(t *testing.T) {
 				}
 			}
 			before, _ := os.ReadFile(path)
-			_, err = tb.AppendFrom(ctx, []codec.ItemSource{
+			_, err = tb.AppendFrom(ctx, []recordio.ItemSource{
 				{R: bytes.NewReader([]byte("fine")), Size: 4},
 				{R: bytes.NewReader(make([]byte, 90000)), Size: 90001},
 			}, AppendOptions{})

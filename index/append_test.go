@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -32,7 +34,7 @@ func TestAppendLevelDB(t *testing.T) {
 	all := append(append([][]byte{}, base...), more...)
 	// The file is exactly what one writer session would have produced.
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for _, r := range all {
 		w.WriteRecord(r)
 	}

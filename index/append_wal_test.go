@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // walVector returns the bytes of a pebble WAL vector and the offset of its
@@ -19,7 +19,7 @@ func walVector(t *testing.T, name string) ([]byte, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := codec.NewLogScanner(bytes.NewReader(src), int64(len(src)), codec.LogOptions{})
+	sc := leveldb.NewScanner(bytes.NewReader(src), int64(len(src)), leveldb.Options{})
 	for sc.Next() {
 	}
 	if sc.Info().EOFMarker < 0 {
@@ -30,7 +30,7 @@ func walVector(t *testing.T, name string) ([]byte, int64) {
 
 // TestAppendClosedWALRefused: pebble closed the log (end-of-log marker);
 // records after the marker would be read by nobody, so the append is
-// refused with codec.ErrClosedLog and the file is left byte-identical.
+// refused with leveldb.ErrClosedLog and the file is left byte-identical.
 func TestAppendClosedWALRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"pebble-recyclable.log", "pebble-walsync.log", "pebble-recyclable-eof-next-block.log"} {
@@ -46,7 +46,7 @@ func TestAppendClosedWALRefused(t *testing.T) {
 			n := tb.Len()
 			for range 2 { // a retry must not change anything either
 				_, err = tb.Append(ctx, [][]byte{[]byte("late")}, AppendOptions{Sync: true})
-				if !errors.Is(err, codec.ErrClosedLog) {
+				if !errors.Is(err, leveldb.ErrClosedLog) {
 					t.Fatalf("append to a closed WAL: %v", err)
 				}
 			}
@@ -65,10 +65,10 @@ func TestAppendOpenWALKeepsFlavour(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
-		o    codec.LogWriterOptions
+		o    leveldb.WriterOptions
 	}{
-		{"pebble-recyclable.log", codec.LogWriterOptions{Recyclable: true, LogNum: 7}},
-		{"pebble-walsync.log", codec.LogWriterOptions{WALSync: true, LogNum: 7}},
+		{"pebble-recyclable.log", leveldb.WriterOptions{Recyclable: true, LogNum: 7}},
+		{"pebble-walsync.log", leveldb.WriterOptions{WALSync: true, LogNum: 7}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, marker := walVector(t, c.name)
@@ -88,7 +88,7 @@ func TestAppendOpenWALKeepsFlavour(t *testing.T) {
 			want.Write(src[:marker])
 			o := c.o
 			o.Offset = marker
-			w := codec.NewLogWriter(&want, o)
+			w := leveldb.NewWriter(&want, o)
 			for _, r := range more {
 				w.WriteRecord(r)
 			}

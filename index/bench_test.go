@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // benchBytes is the log size benchmarks use: RECFS_BENCH_BYTES, default 64 MiB
@@ -31,7 +31,7 @@ func benchLog(b *testing.B, total int64, recSize int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
 	p := bytes.Repeat([]byte("0123456789abcdef"), recSize/16+1)[:recSize]
 	for w.Offset() < total {
 		p[0]++

@@ -103,23 +103,16 @@ func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot
 			f = codec.LevelDB // an empty file is an empty log
 		} else {
 			var err error
-			if f, err = codec.Detect(r, size); err != nil {
+			if f, err = Detect(r, size); err != nil {
 				return nil, err
 			}
 		}
 	}
-	var (
-		s   *snapshot
-		err error
-	)
-	switch f {
-	case codec.LevelDB:
-		s, err = buildLog(ctx, r, size, o)
-	case codec.RecordIO, codec.RecordIOLegacy:
-		s, err = buildRIO(ctx, r, size, f, o)
-	default:
-		return nil, fmt.Errorf("%w: format %v", codec.ErrUnsupported, f)
+	drv, err := driverFor(f)
+	if err != nil {
+		return nil, err
 	}
+	s, err := drv.build(ctx, r, size, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +150,10 @@ func canceled(ctx context.Context) error {
 
 var _ = errors.Is
 
-// repair undoes what a crashed recordio append left behind (see
-// codec.RepairRecordIOFile), holding the file's append lock so that an
-// append running in another process is never taken for a crashed one.
+// repair undoes what a crashed append of ours left behind, for formats
+// whose driver is a repairer (recordio: see recordio.RepairFile), holding
+// the file's append lock so that an append running in another process is
+// never taken for a crashed one.
 // Other formats need nothing here: a torn leveldb tail is dealt with by
 // repairLogTail and by the next Append.
 func repair(f *os.File, path string) error {
@@ -170,7 +164,13 @@ func repair(f *os.File, path string) error {
 	if fi.Size() == 0 {
 		return nil
 	}
-	if format, err := codec.Detect(f, fi.Size()); err != nil || format != codec.RecordIO {
+	format, err := Detect(f, fi.Size())
+	if err != nil {
+		return nil
+	}
+	drv, _ := driverFor(format)
+	rp, ok := drv.(repairer)
+	if !ok {
 		return nil
 	}
 	unlock, err := lockFile(f)
@@ -178,6 +178,6 @@ func repair(f *os.File, path string) error {
 		return err
 	}
 	defer unlock()
-	_, err = codec.RepairRecordIOFile(f, path)
+	_, err = rp.repair(f, path)
 	return err
 }

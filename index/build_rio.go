@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -17,13 +19,13 @@ func buildRIO(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o 
 
 // buildRIOUnguarded does the work of buildRIO.
 func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
-	ro := codec.RecordIOOptions{Strict: o.Strict, LegacyTransform: o.LegacyTransform}
-	sc, err := codec.NewRecordIOScanner(r, size, f, ro)
+	ro := recordio.Options{Strict: o.Strict, LegacyTransform: o.LegacyTransform}
+	sc, err := recordio.NewScanner(r, size, f, ro)
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{format: f, size: size}
-	rt := &s.rio
+	rt := &rioTable{}
+	s := &snapshot{format: f, size: size, tab: rt}
 	rt.legacyT = o.LegacyTransform
 	rt.transf = sc.Transformers()
 	for _, h := range sc.Header() {

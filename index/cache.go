@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 4 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path
+	cacheVersion = 5 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -173,91 +173,9 @@ func (e *encoder) snapshot(s *snapshot) {
 		e.i64(d.Len)
 		e.str(d.Reason)
 		e.u8(damageKind(d.Err))
+		e.u8(uint8(d.Kind))
 	}
-	if s.format == codec.LevelDB {
-		e.log(&s.log)
-	} else {
-		e.rio(&s.rio)
-	}
-}
-
-func (e *encoder) log(t *logTable) {
-	e.u8(t.hdr)
-	e.bool(t.unmask)
-	e.i64(t.resume)
-	e.bool(t.info.Padded)
-	e.bool(t.info.Recyclable)
-	e.bool(t.info.WALSync)
-	e.u32(t.info.LogNum)
-	e.i64(t.info.EOFMarker)
-	e.i64(t.info.End)
-	for _, v := range t.off {
-		e.i64(v)
-	}
-	for _, v := range t.ln {
-		e.u32(v)
-	}
-	e.u32(uint32(len(t.side)))
-	for k, v := range t.side {
-		e.i64(k)
-		e.i64(v.len)
-		e.u8(v.hdr)
-		e.u32(uint32(len(v.chunks)))
-		for _, c := range v.chunks {
-			e.i64(c.Off)
-			e.u32(uint32(c.Len))
-		}
-	}
-}
-
-func (e *encoder) rio(t *rioTable) {
-	e.u32(uint32(len(t.blocks)))
-	for _, b := range t.blocks {
-		e.i64(b.off)
-		e.i64(b.first)
-	}
-	for _, v := range t.ioff {
-		e.u32(v)
-	}
-	for _, v := range t.ilen {
-		e.u32(v)
-	}
-	e.u32(uint32(len(t.big)))
-	for k, v := range t.big {
-		e.i64(k)
-		e.i64(v)
-	}
-	e.u32(uint32(len(t.header)))
-	for _, h := range t.header {
-		e.str(h.Key)
-		switch v := h.Value.(type) {
-		case bool:
-			e.u8(1)
-			e.bool(v)
-		case int64:
-			e.u8(2)
-			e.i64(v)
-		case uint64:
-			e.u8(3)
-			e.u64(v)
-		case string:
-			e.u8(4)
-			e.str(v)
-		default:
-			e.u8(4)
-			e.str(fmt.Sprint(v))
-		}
-	}
-	e.u32(uint32(len(t.transf)))
-	for _, s := range t.transf {
-		e.str(s)
-	}
-	e.bool(t.hasTrl)
-	e.i64(t.trailer.Block)
-	e.i64(int64(t.trailer.Item))
-	e.i64(t.trailer.Off)
-	e.i64(t.trailer.Len)
-	e.str(t.legacyT)
+	s.tab.encode(e)
 }
 
 // damageKinds maps damage classes to their cache encoding.
@@ -328,142 +246,24 @@ func (d *decoder) identity() identity {
 
 func (d *decoder) snapshot() *snapshot {
 	s := &snapshot{format: codec.Format(d.u8()), flavor: d.str(), size: d.i64(), n: d.i64(), bytes: d.i64()}
-	nd := d.count(21)
+	nd := d.count(22)
 	for range nd {
 		dm := codec.Damage{Off: d.i64(), Len: d.i64(), Reason: d.str()}
 		if k := int(d.u8()); k < len(damageKinds) {
 			dm.Err = damageKinds[k]
 		}
+		dm.Kind = codec.DamageKind(d.u8())
 		s.damage = append(s.damage, dm)
 	}
 	if s.n < 0 || s.n > math.MaxInt32*4 || uint64(s.n)*4 > uint64(len(d.b)) {
 		d.err = errBadCache
 		return s
 	}
-	switch s.format {
-	case codec.LevelDB:
-		d.log(&s.log, s.n)
-	case codec.RecordIO, codec.RecordIOLegacy:
-		d.rio(&s.rio, s.n)
-	default:
+	drv, err := driverFor(s.format)
+	if err != nil {
 		d.err = errBadCache
+		return s
 	}
+	s.tab = drv.decode(d, s.format, s.n)
 	return s
-}
-
-func (d *decoder) log(t *logTable, n int64) {
-	t.hdr = d.u8()
-	t.unmask = d.bool()
-	t.resume = d.i64()
-	t.info = codec.LogInfo{Padded: d.bool(), Recyclable: d.bool(), WALSync: d.bool(), LogNum: d.u32(),
-		EOFMarker: d.i64(), End: d.i64()}
-	if d.err != nil || uint64(n)*12 > uint64(len(d.b)) {
-		d.err = errBadCache
-		return
-	}
-	raw := d.bytes(int(n) * 8)
-	t.off = make([]int64, n)
-	for i := range t.off {
-		t.off[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
-	}
-	raw = d.bytes(int(n) * 4)
-	t.ln = make([]uint32, n)
-	for i := range t.ln {
-		t.ln[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
-	ns := d.count(21)
-	t.side = make(map[int64]oddLog, ns)
-	for range ns {
-		k := d.i64()
-		o := oddLog{len: d.i64(), hdr: d.u8()}
-		nc := d.count(12)
-		for range nc {
-			o.chunks = append(o.chunks, codec.LogChunk{Off: d.i64(), Len: int32(d.u32())})
-		}
-		if k < 0 || k >= n || t.ln[k] != lenInSide {
-			d.err = errBadCache
-			return
-		}
-		t.side[k] = o
-	}
-	for i, l := range t.ln {
-		if _, ok := t.side[int64(i)]; l == lenInSide && !ok {
-			d.err = errBadCache
-			return
-		}
-	}
-}
-
-func (d *decoder) rio(t *rioTable, n int64) {
-	nb := d.count(16)
-	t.blocks = make([]rioBlock, 0, nb)
-	for range nb {
-		b := rioBlock{off: d.i64(), first: d.i64()}
-		if b.first < 0 || b.first > n || len(t.blocks) > 0 && b.first <= t.blocks[len(t.blocks)-1].first {
-			d.err = errBadCache
-			return
-		}
-		t.blocks = append(t.blocks, b)
-	}
-	if n > 0 && (nb == 0 || t.blocks[0].first != 0) {
-		d.err = errBadCache
-		return
-	}
-	if d.err != nil || uint64(n)*8 > uint64(len(d.b)) {
-		d.err = errBadCache
-		return
-	}
-	raw := d.bytes(int(n) * 4)
-	t.ioff = make([]uint32, n)
-	for i := range t.ioff {
-		t.ioff[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
-	raw = d.bytes(int(n) * 4)
-	t.ilen = make([]uint32, n)
-	for i := range t.ilen {
-		t.ilen[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
-	nbig := d.count(16)
-	for range nbig {
-		if t.big == nil {
-			t.big = map[int64]int64{}
-		}
-		k, v := d.i64(), d.i64()
-		if k < 0 || k >= n {
-			d.err = errBadCache
-			return
-		}
-		t.big[k] = v
-	}
-	for i, l := range t.ilen {
-		if _, ok := t.big[int64(i)]; l == lenInSide && !ok {
-			d.err = errBadCache
-			return
-		}
-	}
-	nh := d.count(6)
-	for range nh {
-		h := HeaderEntry{Key: d.str()}
-		switch d.u8() {
-		case 1:
-			h.Value = d.bool()
-		case 2:
-			h.Value = d.i64()
-		case 3:
-			h.Value = d.u64()
-		case 4:
-			h.Value = d.str()
-		default:
-			d.err = errBadCache
-			return
-		}
-		t.header = append(t.header, h)
-	}
-	nt := d.count(4)
-	for range nt {
-		t.transf = append(t.transf, d.str())
-	}
-	t.hasTrl = d.bool()
-	t.trailer = codec.ItemLoc{Block: d.i64(), Item: int(d.i64()), Off: d.i64(), Len: d.i64()}
-	t.legacyT = d.str()
 }

@@ -3,8 +3,6 @@ package index
 import (
 	"fmt"
 	"io"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // A saved table passed its checksum and names the right source, but it is
@@ -24,98 +22,8 @@ func (s *snapshot) checkTable() error {
 			return errBadCache
 		}
 	}
-	var err error
-	if s.format == codec.LevelDB {
-		err = s.checkLog()
-	} else {
-		err = s.checkRIO()
-	}
-	if err != nil {
+	if err := s.tab.check(s); err != nil {
 		return fmt.Errorf("%w: %v", errBadCache, err)
-	}
-	return nil
-}
-
-// validHdr reports whether h is a leveldb chunk header size.
-func validHdr(h uint8) bool { return h == 7 || h == 11 || h == 19 }
-
-// checkLog checks a leveldb table: each record's chunks lie inside the file
-// after the end of the previous record.
-func (s *snapshot) checkLog() error {
-	t := &s.log
-	if int64(len(t.off)) != s.n || int64(len(t.ln)) != s.n {
-		return fmt.Errorf("%d records, %d offsets, %d lengths", s.n, len(t.off), len(t.ln))
-	}
-	if s.n > 0 && !validHdr(t.hdr) || t.resume < 0 || t.resume > s.size {
-		return fmt.Errorf("header size %d, resume %d", t.hdr, t.resume)
-	}
-	var end, total int64 // end of the previous record, payload bytes
-	for i := range s.n {
-		rec := s.logRecord(i)
-		if rec.Off < end || !validHdr(rec.Hdr) || rec.Len < 0 {
-			return fmt.Errorf("record %d at %d (previous ends at %d)", i, rec.Off, end)
-		}
-		var got int64
-		for k := 0; ; k++ {
-			c, ok := codec.LogChunkAt(rec, k)
-			if !ok {
-				if k == 0 {
-					return fmt.Errorf("record %d has no chunk", i)
-				}
-				break
-			}
-			if c.Off < end || c.Len < 0 || c.Off+int64(rec.Hdr)+int64(c.Len) > s.size {
-				return fmt.Errorf("record %d chunk %d at %d outside the file", i, k, c.Off)
-			}
-			end = c.Off + int64(rec.Hdr) + int64(c.Len)
-			got += int64(c.Len)
-			if rec.Chunks == nil && got >= rec.Len {
-				break
-			}
-		}
-		if got != rec.Len {
-			return fmt.Errorf("record %d: chunks hold %d of %d bytes", i, got, rec.Len)
-		}
-		total += rec.Len
-	}
-	if total != s.bytes {
-		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
-	}
-	return nil
-}
-
-// checkRIO checks a recordio table: blocks in increasing file order inside
-// the file, and (v2) the items of a block packed back to back.
-func (s *snapshot) checkRIO() error {
-	t := &s.rio
-	if int64(len(t.ioff)) != s.n || int64(len(t.ilen)) != s.n {
-		return fmt.Errorf("%d items, %d offsets, %d lengths", s.n, len(t.ioff), len(t.ilen))
-	}
-	for b, blk := range t.blocks {
-		if blk.off < 0 || blk.off >= s.size || b > 0 && blk.off <= t.blocks[b-1].off {
-			return fmt.Errorf("block %d at %d", b, blk.off)
-		}
-	}
-	var total int64
-	for i := range s.n {
-		l := s.size1(i)
-		if l < 0 {
-			return fmt.Errorf("item %d has length %d", i, l)
-		}
-		total += l
-		b := t.blockOf(i)
-		if b < 0 {
-			return fmt.Errorf("item %d in no block", i)
-		}
-		if s.format == codec.RecordIO && t.blocks[b].first != i && int64(t.ioff[i]) != int64(t.ioff[i-1])+s.size1(i-1) {
-			return fmt.Errorf("item %d at %d, not after item %d", i, t.ioff[i], i-1)
-		}
-	}
-	if total != s.bytes {
-		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
-	}
-	if t.hasTrl && (t.trailer.Block < 0 || t.trailer.Block >= s.size || t.trailer.Len < 0 || t.trailer.Off < 0) {
-		return fmt.Errorf("trailer at %d", t.trailer.Block)
 	}
 	return nil
 }

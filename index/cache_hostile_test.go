@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // hostileRecords are records of distinct sizes, so that a table pointing
@@ -26,10 +26,10 @@ func hostileRecords(n int, tag byte) [][]byte {
 }
 
 // writeRIO writes recs as a recordio file at path.
-func writeRIO(t testing.TB, path string, recs [][]byte, o codec.RecordIOWriterOptions) {
+func writeRIO(t testing.TB, path string, recs [][]byte, o recordio.WriterOptions) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := codec.NewRecordIOWriter(&buf, o)
+	w, err := recordio.NewWriter(&buf, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +110,8 @@ func TestCacheHostileFile(t *testing.T) {
 	}{
 		{"log record 0 at record 13's bytes", "log", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.log.off[0], s.log.ln[0] = s.log.off[13], s.log.ln[13]
-			s.bytes += int64(s.log.ln[13]) - 30
+			s.tab.(*logTable).off[0], s.tab.(*logTable).ln[0] = s.tab.(*logTable).off[13], s.tab.(*logTable).ln[13]
+			s.bytes += int64(s.tab.(*logTable).ln[13]) - 30
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"log table of another file", "log", false, func(t *testing.T, path, cf string, o Options) {
@@ -123,16 +123,16 @@ func TestCacheHostileFile(t *testing.T) {
 		}},
 		{"rio item 0 at item 1's bytes", "rio", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.rio.ioff[0], s.rio.ilen[0] = s.rio.ioff[1], s.rio.ilen[1]
+			s.tab.(*rioTable).ioff[0], s.tab.(*rioTable).ilen[0] = s.tab.(*rioTable).ioff[1], s.tab.(*rioTable).ilen[1]
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"zstd rio items shifted", "rio-zstd", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
 			// Every item of the first block one byte further: structurally
 			// sound, wrong bytes.
-			s.rio.ioff[0]++
-			for i := 1; i < int(s.rio.blocks[1].first); i++ {
-				s.rio.ioff[i] = s.rio.ioff[i-1] + s.rio.ilen[i-1]
+			s.tab.(*rioTable).ioff[0]++
+			for i := 1; i < int(s.tab.(*rioTable).blocks[1].first); i++ {
+				s.tab.(*rioTable).ioff[i] = s.tab.(*rioTable).ioff[i-1] + s.tab.(*rioTable).ilen[i-1]
 			}
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
@@ -181,9 +181,9 @@ func TestCacheHostileFile(t *testing.T) {
 			case "log":
 				writeLog(t, path, recs)
 			case "rio":
-				writeRIO(t, path, recs, codec.RecordIOWriterOptions{MaxItems: 9})
+				writeRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
 			case "rio-zstd":
-				writeRIO(t, path, recs, codec.RecordIOWriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+				writeRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 			}
 			o := Options{CacheDir: cacheDir}
 			cf := cacheFileOf(t, cacheDir, path)

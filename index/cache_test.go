@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // writeLog writes recs as a leveldb log at path.
 func writeLog(t testing.TB, path string, recs [][]byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func appendLog(t testing.TB, path string, recs ...[]byte) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
 			t.Fatal(err)

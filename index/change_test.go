@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // sameSizeRecords returns records with the lengths of recs and other bytes,
@@ -34,9 +34,9 @@ func encodeSource(t *testing.T, format string, recs [][]byte) []byte {
 	case "log":
 		writeLog(t, p, recs)
 	case "rio":
-		writeRIO(t, p, recs, codec.RecordIOWriterOptions{MaxItems: 9})
+		writeRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9})
 	case "rio-zstd":
-		writeRIO(t, p, recs, codec.RecordIOWriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+		writeRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -94,7 +94,7 @@ func TestTableSourceChanged(t *testing.T) {
 		{"append", func(t *testing.T, format, path string) [][]byte {
 			if format != "log" {
 				// A recordio append through the codec's appender.
-				a, err := codec.OpenRecordIOAppender(path, codec.RecordIOAppendOptions{})
+				a, err := recordio.OpenAppender(path, recordio.AppendOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -76,21 +76,16 @@ func guardCreate(path string, o Options) error {
 // when trailer is set, for recordio) into the new, empty file f at path and
 // makes it durable.
 func initRecordFile(f *os.File, path string, ff codec.Format, trailer bool) error {
-	switch ff {
-	case codec.LevelDB:
-	case codec.RecordIO:
-		w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer})
-		if err == nil && trailer {
-			err = w.SetTrailer(nil)
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		if err != nil {
-			return err
-		}
-	default:
+	drv, err := driverFor(ff)
+	if err != nil {
+		return fmt.Errorf("index: create %s: %w", path, err)
+	}
+	c, ok := drv.(creator)
+	if !ok {
 		return fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
+	}
+	if err := c.create(f, trailer); err != nil {
+		return err
 	}
 	return f.Sync()
 }

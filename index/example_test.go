@@ -5,13 +5,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/index"
 )
 
 func ExampleBuild() {
 	var log bytes.Buffer
-	w := codec.NewLogWriter(&log, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&log, leveldb.WriterOptions{})
 	for _, r := range []string{"alpha", "", "gamma ray"} {
 		w.WriteRecord([]byte(r))
 	}

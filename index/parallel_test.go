@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // genLog writes n records of random sizes (seeded) and returns the file and
@@ -15,7 +15,7 @@ func genLog(t testing.TB, seed uint64, n int, maxLen int) ([]byte, [][]byte) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	var recs [][]byte
 	for i := range n {
 		l := rng.IntN(maxLen)
@@ -122,7 +122,7 @@ func TestParallelOrphansAcrossParts(t *testing.T) {
 	defer func() { minPartBytes = old }()
 	minPartBytes = 32768
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	var offs []int64
 	for i := range 40 {
 		off, _ := w.WriteRecord(bytes.Repeat([]byte{byte(i)}, 5*32768+100))

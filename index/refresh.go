@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // errNoFile is returned by Refresh on a table made by Build.
@@ -81,9 +81,8 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	}
 	var s *snapshot
 	extended := false
-	if id.sameFile(old.id) && id.size > old.size && old.format == codec.LevelDB && t.prefixUnchanged(old) &&
-		!old.log.info.Recyclable && !old.log.info.WALSync && old.log.info.EOFMarker < 0 {
-		s, err = t.extendLog(ctx, old, id.size)
+	if ex, ok := old.tab.(extender); ok && id.sameFile(old.id) && id.size > old.size && t.prefixUnchanged(old) && ex.canExtend() {
+		s, err = ex.extend(ctx, t, old, id.size)
 		extended = true
 	} else {
 		if settle > 0 && young(id.ctime, settle) {
@@ -165,30 +164,38 @@ func (t *Table) reopen(ctx context.Context) error {
 	return nil
 }
 
-// extendLog scans only the tail of a grown leveldb log. Scanning restarts
+// canExtend reports whether a grown log can be taken in by scanning its new
+// tail only: not when the meaning of new chunks depends on old ones
+// (recyclable and WAL-sync logs) or the log was closed.
+func (ot *logTable) canExtend() bool {
+	return !ot.info.Recyclable && !ot.info.WALSync && ot.info.EOFMarker < 0
+}
+
+// extend scans only the tail of a grown leveldb log. Scanning restarts
 // at the block holding the end of the last good record: records before it
 // are kept, damage found before it is kept, and everything from it on is
 // scanned afresh (a record that was still being written is found whole).
-func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snapshot, error) {
-	resume := old.log.resume
+func (ot *logTable) extend(ctx context.Context, t *Table, old *snapshot, size int64) (*snapshot, error) {
+	resume := ot.resume
 	start := resume / blockSize * blockSize
-	sc := codec.NewLogScanner(t.file, size, codec.LogOptions{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
+	sc := leveldb.NewScanner(t.file, size, leveldb.Options{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
 		Start: start, End: size})
 	s := *old
 	s.size = size
-	s.log.side = old.log.side
+	lt := *ot
+	s.tab = &lt
 	cloned := false
 	for sc.Next() {
 		rec := sc.Record()
 		if rec.Off < resume {
 			continue
 		}
-		if rec.Chunks != nil || rec.Hdr != s.log.hdr || rec.Len >= lenInSide {
+		if rec.Chunks != nil || rec.Hdr != lt.hdr || rec.Len >= lenInSide {
 			if !cloned {
-				s.log.side, cloned = maps.Clone(old.log.side), true
+				lt.side, cloned = maps.Clone(ot.side), true
 			}
 		}
-		s.log.add(rec)
+		lt.add(rec)
 		s.n++
 		s.bytes += rec.Len
 	}
@@ -198,25 +205,13 @@ func (t *Table) extendLog(ctx context.Context, old *snapshot, size int64) (*snap
 	if err := canceled(ctx); err != nil {
 		return nil, err
 	}
-	var dmg []codec.Damage
-	for _, d := range old.damage {
-		if d.Off < resume {
-			dmg = append(dmg, d)
-		}
-	}
-	for _, d := range sc.Damage() {
-		if d.Off >= resume {
-			dmg = append(dmg, d)
-		}
-	}
-	dmg = append(dmg, sc.LeadDamage(resume)...)
-	s.damage = codec.MergeLogDamage(dmg)
-	info := old.log.info
-	mergeInfo(&info, sc.Info())
-	s.log.info = info
-	s.log.resume = s.log.lastEnd()
+	res := leveldb.Continue(leveldb.ParallelResult{Damage: old.damage, Info: ot.info}, resume, sc)
+	info := res.Info
+	s.damage = res.Damage
+	lt.info = info
+	lt.resume = lt.lastEnd()
 	if s.n == old.n {
-		s.log.resume = max(s.log.resume, old.log.resume)
+		lt.resume = max(lt.resume, ot.resume)
 	}
 	s.flavor = logFlavor(info)
 	s.source = "built"

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // Tests of what a writable or followed table does when its path is
@@ -49,7 +49,7 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.rio")
-	writeRIO(t, path, records(2, 10, 'a'), codec.RecordIOWriterOptions{})
+	writeRIO(t, path, records(2, 10, 'a'), recordio.WriterOptions{})
 	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(path) }}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -61,7 +61,7 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	}
 	defer tb.Close()
 	next := filepath.Join(dir, "next.rio")
-	writeRIO(t, next, records(5, 10, 'b'), codec.RecordIOWriterOptions{})
+	writeRIO(t, next, records(5, 10, 'b'), recordio.WriterOptions{})
 	torn, err := os.OpenFile(next, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package index
 import (
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/codec"
 	"os"
 	"syscall"
 	"time"
@@ -130,22 +129,5 @@ func (t *Table) appendedTo(old, s *snapshot, kept bool) bool {
 	if kept {
 		return true
 	}
-	if s.format == codec.LevelDB {
-		if s.log.hdr != old.log.hdr && old.n > 0 {
-			return false
-		}
-		for i := range old.n {
-			a, b := old.logRecord(i), s.logRecord(i)
-			if a.Off != b.Off || a.Len != b.Len || a.Hdr != b.Hdr {
-				return false
-			}
-		}
-		return true
-	}
-	for i := range old.n {
-		if old.itemLoc(i) != s.itemLoc(i) {
-			return false
-		}
-	}
-	return true
+	return s.tab.samePrefix(old.tab, old.n)
 }

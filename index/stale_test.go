@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -17,7 +19,7 @@ func TestStaleTailSurvivesCache(t *testing.T) {
 	// Log 6 (two blocks of records), then log 7's one record written over
 	// its start, as RocksDB and pebble leave a recycled file.
 	var old bytes.Buffer
-	w := codec.NewLogWriter(&old, codec.LogWriterOptions{Recyclable: true, LogNum: 6})
+	w := leveldb.NewWriter(&old, leveldb.WriterOptions{Recyclable: true, LogNum: 6})
 	for i := 0; old.Len() < 2*blockSize; i++ {
 		if _, err := w.WriteRecord(records(1, 2000, byte(i))[0]); err != nil {
 			t.Fatal(err)
@@ -27,7 +29,7 @@ func TestStaleTailSurvivesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live bytes.Buffer
-	w = codec.NewLogWriter(&live, codec.LogWriterOptions{Recyclable: true, LogNum: 7})
+	w = leveldb.NewWriter(&live, leveldb.WriterOptions{Recyclable: true, LogNum: 7})
 	if _, err := w.WriteRecord([]byte("live record")); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,12 @@ package index
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/recfs/recfs/codec/recordio"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -27,8 +27,8 @@ type Table struct {
 	mu   sync.Mutex               // serialises Refresh
 
 	rioMu   sync.Mutex
-	rio     *codec.RecordIOReader // lazily built random reader for recordio tables
-	rioSnap *snapshot             // the snapshot (one source version) rio reads
+	rio     *recordio.Reader // lazily built random reader for recordio tables
+	rioSnap *snapshot        // the snapshot (one source version) rio reads
 
 	writing atomic.Int32              // appends of ours in progress (see checkSource)
 	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
@@ -52,50 +52,7 @@ type snapshot struct {
 	origin  string   // absolute source path, saved in the cache file (for pruning)
 	cached  string   // the cache file this table was loaded from or saved to, if any
 
-	log logTable
-	rio rioTable
-}
-
-// logTable stores leveldb record locations: 12 bytes a record, plus a side
-// table for the few records that need more.
-type logTable struct {
-	off    []int64          // first chunk header of each record
-	ln     []uint32         // payload length; lenInSide means "see side"
-	hdr    uint8            // chunk header size shared by most records
-	side   map[int64]oddLog // records that are not canonical, too long, or of another header size
-	resume int64            // where an incremental scan continues (end of the last good data)
-	info   codec.LogInfo    // flavour facts from the scan
-	unmask bool             // CRCs stored unmasked
-}
-
-// lenInSide marks a record whose length lives in logTable.side.
-const lenInSide = math.MaxUint32
-
-// oddLog is a record that the compact arrays cannot describe alone.
-type oddLog struct {
-	len    int64
-	hdr    uint8
-	chunks []codec.LogChunk
-}
-
-// rioTable stores recordio item locations: 8 bytes an item plus one entry
-// per block (recordio items share their block's entry).
-type rioTable struct {
-	blocks  []rioBlock
-	ioff    []uint32 // item offset inside its decoded block
-	ilen    []uint32 // item length; lenInSide means "see big"
-	big     map[int64]int64
-	header  []HeaderEntry
-	transf  []string
-	trailer codec.ItemLoc
-	hasTrl  bool
-	legacyT string
-}
-
-// rioBlock is one block (v2) or legacy record and the number of its first item.
-type rioBlock struct {
-	off   int64
-	first int64
+	tab table // the format's record table (see driver.go)
 }
 
 func (t *Table) s() *snapshot { return t.snap.Load() }
@@ -115,19 +72,6 @@ func (t *Table) Size(n int64) int64 {
 	return s.size1(n)
 }
 
-func (s *snapshot) size1(n int64) int64 {
-	if s.format == codec.LevelDB {
-		if l := s.log.ln[n]; l != lenInSide {
-			return int64(l)
-		}
-		return s.log.side[n].len
-	}
-	if l := s.rio.ilen[n]; l != lenInSide {
-		return int64(l)
-	}
-	return s.rio.big[n]
-}
-
 // Offset returns the file offset of the first framing byte of record n (its
 // first chunk header for leveldb, its block or legacy record for recordio),
 // or -1 if n is out of range.
@@ -136,33 +80,10 @@ func (t *Table) Offset(n int64) int64 {
 	if n < 0 || n >= s.n {
 		return -1
 	}
-	if s.format == codec.LevelDB {
-		return s.log.off[n]
-	}
-	return s.rio.blocks[s.rio.blockOf(n)].off
+	return s.tab.offset(n)
 }
 
-// blockOf returns the index in blocks of the block holding item n.
-func (r *rioTable) blockOf(n int64) int {
-	return sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].first > n }) - 1
-}
-
-// logRecord rebuilds the codec location of leveldb record n.
-func (s *snapshot) logRecord(n int64) codec.LogRecord {
-	rec := codec.LogRecord{Off: s.log.off[n], Len: int64(s.log.ln[n]), Hdr: s.log.hdr}
-	if s.log.ln[n] == lenInSide {
-		o := s.log.side[n]
-		rec.Len, rec.Hdr, rec.Chunks = o.len, o.hdr, o.chunks
-	}
-	return rec
-}
-
-// itemLoc rebuilds the codec location of recordio item n.
-func (s *snapshot) itemLoc(n int64) codec.ItemLoc {
-	b := s.rio.blockOf(n)
-	blk := s.rio.blocks[b]
-	return codec.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(s.rio.ioff[n]), Len: s.size1(n)}
-}
+func (s *snapshot) size1(n int64) int64 { return s.tab.size(n) }
 
 // ReadAt reads bytes [off, off+len(p)) of record n's payload with
 // io.ReaderAt semantics, verifying the checksums of what it touches.
@@ -224,14 +145,7 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		k   int
 		err error
 	)
-	if s.format == codec.LevelDB {
-		k, err = codec.ReadLogRecord(t.src(s), s.logRecord(n), want, off, codec.LogOptions{Unmasked: s.log.unmask})
-	} else {
-		var rd *codec.RecordIOReader
-		if rd, err = t.rioReader(s); err == nil {
-			k, err = rd.ReadItem(s.itemLoc(n), want, off)
-		}
-	}
+	k, err = s.tab.readAt(t, s, n, want, off)
 	if err != nil && err != io.EOF {
 		return k, fmt.Errorf("index: record %d: %w", n, err)
 	}
@@ -242,24 +156,25 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 }
 
 // HasTrailer reports whether the source has a grailbio trailer.
-func (t *Table) HasTrailer() bool { return t.s().rio.hasTrl }
+func (t *Table) HasTrailer() bool { return t.s().rioT().hasTrl }
 
 // TrailerSize returns the trailer's length, or 0 when there is none.
 func (t *Table) TrailerSize() int64 {
-	s := t.s()
-	if !s.rio.hasTrl {
+	rt := t.s().rioT()
+	if !rt.hasTrl {
 		return 0
 	}
-	return s.rio.trailer.Len
+	return rt.trailer.Len
 }
 
 // ReadTrailerAt reads bytes of the trailer with io.ReaderAt semantics.
 func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 	s := t.s()
-	if !s.rio.hasTrl {
+	rt := s.rioT()
+	if !rt.hasTrl {
 		return 0, fmt.Errorf("index: %w: no trailer", os.ErrNotExist)
 	}
-	size := s.rio.trailer.Len
+	size := rt.trailer.Len
 	if off >= size {
 		if len(p) == 0 {
 			return 0, nil
@@ -274,7 +189,7 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	k, err := rd.ReadItem(s.rio.trailer, want, off)
+	k, err := rd.ReadItem(rt.trailer, want, off)
 	if cerr := t.checkSource(s, false); cerr != nil {
 		return 0, fmt.Errorf("index: trailer: %w", cerr)
 	}
@@ -288,7 +203,7 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 }
 
 // Header returns the recordio header entries in file order (nil for leveldb).
-func (t *Table) Header() []HeaderEntry { return t.s().rio.header }
+func (t *Table) Header() []HeaderEntry { return t.s().rioT().header }
 
 // Damage returns the byte ranges the scan skipped, in offset order.
 func (t *Table) Damage() []codec.Damage { return t.s().damage }
@@ -297,8 +212,8 @@ func (t *Table) Damage() []codec.Damage { return t.s().damage }
 func (t *Table) Info() Info {
 	s := t.s()
 	trl := int64(-1)
-	if s.rio.hasTrl {
-		trl = s.rio.trailer.Len
+	if rt := s.rioT(); rt.hasTrl {
+		trl = rt.trailer.Len
 	}
 	return Info{Path: t.path, Format: s.format, Flavor: s.flavor, FileSize: s.size, Records: s.n,
 		Bytes: s.bytes, Source: s.source, BuildTime: s.elapsed, Trailer: trl, CacheFile: s.cached}
@@ -328,7 +243,7 @@ func (t *Table) src(s *snapshot) io.ReaderAt {
 // (and its cache of decoded blocks) belongs to one snapshot, that is one
 // version of the source: a block decoded from an older version is never
 // served for a newer one. Only the current snapshot's reader is kept.
-func (t *Table) rioReader(s *snapshot) (*codec.RecordIOReader, error) {
+func (t *Table) rioReader(s *snapshot) (*recordio.Reader, error) {
 	t.rioMu.Lock()
 	defer t.rioMu.Unlock()
 	if t.rio != nil && t.rioSnap == s {
@@ -336,8 +251,9 @@ func (t *Table) rioReader(s *snapshot) (*codec.RecordIOReader, error) {
 	}
 	// Options.BlockCache is ignored: decoded data is kept in the process's
 	// shared cache, under its byte budget.
-	rd, err := codec.NewRecordIOReader(t.src(s), s.size, s.format, s.rio.transf,
-		codec.RecordIOOptions{LegacyTransform: s.rio.legacyT}, 1)
+	rt := s.rioT()
+	rd, err := recordio.NewReader(t.src(s), s.size, s.format, rt.transf,
+		recordio.Options{LegacyTransform: rt.legacyT}, 1)
 	if err != nil {
 		return nil, err
 	}

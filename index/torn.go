@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // ErrNoPrivateDir is returned when a torn leveldb tail would have to be
@@ -31,7 +29,7 @@ const maxTornBackups = 100
 func (t *Table) repairLogTail() (bool, error) {
 	s := t.s()
 	torn := s.tornTail()
-	if s.format != codec.LevelDB || torn < 0 {
+	if torn < 0 {
 		return false, nil
 	}
 	if !readWrite(t.file) {
@@ -65,9 +63,13 @@ func (t *Table) repairLogTail() (bool, error) {
 // tornTail returns where a damaged tail of a leveldb log starts (the end of
 // the last good record), or -1 if the file ends cleanly.
 func (s *snapshot) tornTail() int64 {
+	lt, ok := s.tab.(*logTable)
+	if !ok {
+		return -1
+	}
 	for _, d := range s.damage {
-		if d.Off >= s.log.resume {
-			return s.log.resume
+		if d.Off >= lt.resume {
+			return lt.resume
 		}
 	}
 	return -1

@@ -256,17 +256,25 @@ func sameTable(a, b *snapshot) bool {
 	x.source, y.source, x.elapsed, y.elapsed = "", "", 0, 0
 	x.file, y.file, x.ref, y.ref = nil, nil, nil, nil // two opens, two descriptors
 	for _, s := range []*snapshot{&x, &y} {
-		if len(s.log.side) == 0 {
-			s.log.side = nil
-		}
-		if len(s.rio.big) == 0 {
-			s.rio.big = nil
-		}
-		if len(s.log.off) == 0 {
-			s.log.off, s.log.ln = nil, nil
-		}
-		if len(s.rio.ioff) == 0 {
-			s.rio.ioff, s.rio.ilen, s.rio.blocks = nil, nil, nil
+		switch t := s.tab.(type) {
+		case *logTable:
+			c := *t
+			if len(c.side) == 0 {
+				c.side = nil
+			}
+			if len(c.off) == 0 {
+				c.off, c.ln = nil, nil
+			}
+			s.tab = &c
+		case *rioTable:
+			c := *t
+			if len(c.big) == 0 {
+				c.big = nil
+			}
+			if len(c.ioff) == 0 {
+				c.ioff, c.ilen, c.blocks = nil, nil, nil
+			}
+			s.tab = &c
 		}
 	}
 	return reflect.DeepEqual(x, y)

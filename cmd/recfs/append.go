@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec"
@@ -85,7 +87,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	}
 	var (
 		recs    [][]byte
-		streams []codec.ItemSource
+		streams []recordio.ItemSource
 		large   bool
 	)
 	for _, in := range inputs {
@@ -183,11 +185,11 @@ type input struct {
 }
 
 // item returns the input as a stream.
-func (in input) item() codec.ItemSource {
+func (in input) item() recordio.ItemSource {
 	if in.f != nil {
-		return codec.ItemSource{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
+		return recordio.ItemSource{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
 	}
-	return codec.ItemSource{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
+	return recordio.ItemSource{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
 }
 
 // openInput opens an input: a regular file larger than memInput stays a

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/index"
 )
 
@@ -70,7 +71,7 @@ func TestAppendCommand(t *testing.T) {
 	}
 	// The leveldb file is byte-identical to one writer session of the same records.
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for _, r := range []string{`{"user":"u17"}`, "from stdin", "a", "b", "", "last"} {
 		w.WriteRecord([]byte(r))
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // writeTestLog writes recs as a leveldb log in a temporary directory.
@@ -21,7 +21,7 @@ func writeTestLog(t *testing.T, recs []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
 	for _, r := range recs {
 		if _, err := w.WriteRecord([]byte(r)); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec/recordio"
+
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
@@ -196,7 +198,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 
 	// One budget for every recordio reader of this server.
-	codec.DefaultBlockCache().SetBudget(cacheMem)
+	recordio.DefaultBlockCache().SetBudget(cacheMem)
 
 	var tree *fs.Tree
 	if srcInfo.IsDir() {
@@ -208,7 +210,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				return index.OpenFile(ctx, sf.File, sf.Path, o)
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
-				_, err := codec.Detect(r, size)
+				_, err := index.Detect(r, size)
 				return err == nil
 			},
 			HideOther:  f.hideOther,

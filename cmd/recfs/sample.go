@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/spf13/cobra"
 )
 
 // Names of the files `recfs sample` writes.
@@ -72,7 +73,7 @@ var sampleNotes = []string{
 // writeSampleLog writes the leveldb sample: 1000 JSON events and one
 // 100 KiB record in the middle.
 func writeSampleLog(w io.Writer) error {
-	lw := codec.NewLogWriter(w, codec.LogWriterOptions{})
+	lw := leveldb.NewWriter(w, leveldb.WriterOptions{})
 	for i := 0; i < 1000; i++ {
 		p := sampleEvent(i)
 		if i == 500 {
@@ -89,8 +90,8 @@ func writeSampleLog(w io.Writer) error {
 // the books as flate-compressed items in blocks of 4, and a JSON trailer
 // listing them.
 func writeSampleRIO(w io.Writer) error {
-	rw, err := codec.NewRecordIOWriter(w, codec.RecordIOWriterOptions{
-		Header: []codec.HeaderEntry{
+	rw, err := recordio.NewWriter(w, recordio.WriterOptions{
+		Header: []recordio.HeaderEntry{
 			{Key: "app", Value: "recfs-demo"},
 			{Key: "schema", Value: "title|authors|year"},
 			{Key: "version", Value: int64(2)},

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"bazil.org/fuse"
 	bazilfs "bazil.org/fuse/fs"
 	"github.com/sirupsen/logrus"
@@ -43,7 +45,7 @@ func payload(i int) []byte {
 	return b
 }
 
-// testLog is a leveldb log written by codec.LogWriter, with what the
+// testLog is a leveldb log written by leveldb.Writer, with what the
 // writer said about it.
 type testLog struct {
 	path string
@@ -61,7 +63,7 @@ func writeLog(t testing.TB, dir string, n int, extra ...[]byte) *testLog {
 	}
 	l.recs = append(l.recs, extra...)
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	for _, r := range l.recs {
 		off, err := w.WriteRecord(r)
 		if err != nil {
@@ -571,7 +573,7 @@ func TestDirTree(t *testing.T) {
 			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Reopen: sf.Reopen})
 		},
 		Detect: func(r io.ReaderAt, size int64) bool {
-			f, err := codec.Detect(r, size)
+			f, err := index.Detect(r, size)
 			return err == nil && f != codec.Unknown
 		},
 		Logger: quietLogger(),
@@ -857,7 +859,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "hello.log")
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 	w.WriteRecord([]byte("hello, record"))
 	w.Close()
 	os.WriteFile(path, buf.Bytes(), 0o644)

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // A source file changed under a mount: rewritten in place, replaced by a
@@ -36,7 +37,7 @@ func encodeRecords(t *testing.T, format string, recs [][]byte) []byte {
 	var buf bytes.Buffer
 	switch format {
 	case "leveldb":
-		w := codec.NewLogWriter(&buf, codec.LogWriterOptions{})
+		w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
 		for _, r := range recs {
 			if _, err := w.WriteRecord(r); err != nil {
 				t.Fatal(err)
@@ -46,7 +47,7 @@ func encodeRecords(t *testing.T, format string, recs [][]byte) []byte {
 			t.Fatal(err)
 		}
 	default:
-		w, err := codec.NewRecordIOWriter(&buf, codec.RecordIOWriterOptions{Transformers: []string{"zstd"}, MaxItems: 7})
+		w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +192,7 @@ var changeModes = []changeMode{
 			}
 			defer f.Close()
 			fi, _ := f.Stat()
-			w := codec.NewLogWriter(f, codec.LogWriterOptions{Offset: fi.Size()})
+			w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
 			for _, r := range more {
 				if _, err := w.WriteRecord(r); err != nil {
 					t.Fatal(err)
@@ -202,7 +203,7 @@ var changeModes = []changeMode{
 			}
 			return next
 		}
-		a, err := codec.OpenRecordIOAppender(src, codec.RecordIOAppendOptions{})
+		a, err := recordio.OpenAppender(src, recordio.AppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // TestDaemonErrors: mount --daemon exits non-zero with the real reason
@@ -180,7 +180,7 @@ func writeSlowLog(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := codec.NewLogWriter(bw, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(bw, leveldb.WriterOptions{})
 	rec := []byte("0123456789abcdef")
 	for i := 0; i < 6_000_000; i++ {
 		if _, err := w.WriteRecord(rec); err != nil {

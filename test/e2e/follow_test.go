@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syndtr/goleveldb/leveldb"
+	recfsldb "github.com/recfs/recfs/codec/leveldb"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/syndtr/goleveldb/leveldb"
 )
 
 // followWait is how long a followed mount may take to show an append.
@@ -95,7 +95,7 @@ func followAppender(t *testing.T, backend string) {
 	// A big record written in two halves is hidden until its last byte lands.
 	fi, _ := os.Stat(src)
 	var buf bytes.Buffer
-	w := codec.NewLogWriter(&buf, codec.LogWriterOptions{Offset: fi.Size()})
+	w := recfsldb.NewWriter(&buf, recfsldb.WriterOptions{Offset: fi.Size()})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 10000)
 	w.WriteRecord(big)
 	w.Close()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // TestLargeDirectory mounts a log of RECFS_TEST_LARGE records (skipped when
@@ -31,7 +31,7 @@ func TestLargeDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := codec.NewLogWriter(bw, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(bw, leveldb.WriterOptions{})
 	for i := range n {
 		if _, err := w.WriteRecord([]byte(fmt.Sprintf("record %d\n", i))); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"math/rand"
 	"os"
 
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
+
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec"
 )
 
 // genRecords makes n pseudo-random records of 1..maxLen bytes of printable
@@ -46,7 +47,7 @@ func writeLog(t *testing.T, path string, recs [][]byte) []int64 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w := codec.NewLogWriter(f, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
 	offs := make([]int64, len(recs))
 	for i, r := range recs {
 		if offs[i], err = w.WriteRecord(r); err != nil {
@@ -67,7 +68,7 @@ func writeRio(t *testing.T, path string, recs [][]byte, trailer []byte) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := codec.NewRecordIOWriter(f, codec.RecordIOWriterOptions{Trailer: trailer != nil})
+	w, err := recordio.NewWriter(f, recordio.WriterOptions{Trailer: trailer != nil})
 	if err != nil {
 		t.Fatal(err)
 	}

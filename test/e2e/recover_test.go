@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // TestLostHeaderMount damages the header block of a zstd recordio file and
@@ -21,7 +21,7 @@ func TestLostHeaderMount(t *testing.T) {
 	recs := genRecords(14, 200, 3000)
 	src := filepath.Join(t.TempDir(), "lost-header.rio")
 	var buf bytes.Buffer
-	w, err := codec.NewRecordIOWriter(&buf, codec.RecordIOWriterOptions{Transformers: []string{"zstd"}, MaxItems: 20})
+	w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

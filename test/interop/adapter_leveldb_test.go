@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/rand"
 
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/recfs/recfs/codec"
 )
 
@@ -16,7 +18,7 @@ import (
 // offset off (append mode when > 0), App Engine padding when appEngine.
 // sync, if not nil, runs after each record is flushed (for the crash child).
 func recfsWriteLog(w io.Writer, recs [][]byte, off int64, appEngine bool, sync func(i int) error) error {
-	lw := codec.NewLogWriter(w, codec.LogWriterOptions{Offset: off, AppEngine: appEngine})
+	lw := leveldb.NewWriter(w, leveldb.WriterOptions{Offset: off, AppEngine: appEngine})
 	for i, r := range recs {
 		if _, err := lw.WriteRecord(r); err != nil {
 			return fmt.Errorf("recfs WriteRecord %d: %w", i, err)
@@ -34,8 +36,8 @@ func recfsWriteLog(w io.Writer, recs [][]byte, off int64, appEngine bool, sync f
 }
 
 // recfsLogWriter returns recfs's LogWriter appending to w at log offset off.
-func recfsLogWriter(w io.Writer, off int64) *codec.LogWriter {
-	return codec.NewLogWriter(w, codec.LogWriterOptions{Offset: off})
+func recfsLogWriter(w io.Writer, off int64) *leveldb.Writer {
+	return leveldb.NewWriter(w, leveldb.WriterOptions{Offset: off})
 }
 
 // recfsLogBytes is recfsWriteLog into memory, from offset 0.
@@ -48,9 +50,9 @@ func recfsLogBytes(recs [][]byte, appEngine bool) ([]byte, error) {
 // recfsLogRead is what recfs's scanner found in a leveldb log.
 type recfsLogRead struct {
 	Recs   [][]byte
-	Locs   []codec.LogRecord
+	Locs   []leveldb.Record
 	Damage []codec.Damage
-	Info   codec.LogInfo
+	Info   leveldb.Info
 	Err    error
 }
 
@@ -59,12 +61,12 @@ type recfsLogRead struct {
 // pieces, which must agree.
 func recfsReadLog(b []byte, rng *rand.Rand) recfsLogRead {
 	ra := bytes.NewReader(b)
-	sc := codec.NewLogScanner(ra, int64(len(b)), codec.LogOptions{})
+	sc := leveldb.NewScanner(ra, int64(len(b)), leveldb.Options{})
 	var out recfsLogRead
 	for sc.Next() {
 		loc := sc.Record()
 		p := make([]byte, loc.Len)
-		n, err := codec.ReadLogRecord(ra, loc, p, 0, codec.LogOptions{})
+		n, err := leveldb.ReadRecord(ra, loc, p, 0, leveldb.Options{})
 		if err != nil && !(err == io.EOF && int64(n) == loc.Len) {
 			out.Err = fmt.Errorf("ReadLogRecord of record %d at %d (%d bytes): n=%d: %w", len(out.Recs), loc.Off, loc.Len, n, err)
 			break
@@ -72,8 +74,8 @@ func recfsReadLog(b []byte, rng *rand.Rand) recfsLogRead {
 		if rng != nil && loc.Len > 1 {
 			cut := rng.Int63n(loc.Len)
 			q := make([]byte, loc.Len)
-			n1, err1 := codec.ReadLogRecord(ra, loc, q[:cut], 0, codec.LogOptions{})
-			n2, err2 := codec.ReadLogRecord(ra, loc, q[cut:], cut, codec.LogOptions{})
+			n1, err1 := leveldb.ReadRecord(ra, loc, q[:cut], 0, leveldb.Options{})
+			n2, err2 := leveldb.ReadRecord(ra, loc, q[cut:], cut, leveldb.Options{})
 			if err1 != nil || (err2 != nil && err2 != io.EOF) || int64(n1+n2) != loc.Len || !bytes.Equal(p, q) {
 				out.Err = fmt.Errorf("record %d at %d: split read at %d disagrees with whole read (n %d+%d, %v, %v)",
 					len(out.Recs), loc.Off, cut, n1, n2, err1, err2)

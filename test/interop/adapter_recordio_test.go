@@ -9,15 +9,18 @@ import (
 	"fmt"
 	"io"
 
+	recfsrio "github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index"
+
 	"github.com/grailbio/base/recordio"
 	"github.com/recfs/recfs/codec"
 )
 
 // toEntries converts grailbio header entries to recfs's.
-func toEntries(h []recordio.KeyValue) []codec.HeaderEntry {
-	out := make([]codec.HeaderEntry, len(h))
+func toEntries(h []recordio.KeyValue) []recfsrio.HeaderEntry {
+	out := make([]recfsrio.HeaderEntry, len(h))
 	for i, kv := range h {
-		out[i] = codec.HeaderEntry{Key: kv.Key, Value: kv.Value}
+		out[i] = recfsrio.HeaderEntry{Key: kv.Key, Value: kv.Value}
 	}
 	return out
 }
@@ -26,7 +29,7 @@ func toEntries(h []recordio.KeyValue) []codec.HeaderEntry {
 // (the same description writeGrail takes).
 func recfsWriteRio(items [][]byte, s rioSpec) ([]byte, error) {
 	var buf bytes.Buffer
-	w, err := codec.NewRecordIOWriter(&buf, codec.RecordIOWriterOptions{
+	w, err := recfsrio.NewWriter(&buf, recfsrio.WriterOptions{
 		Header:       toEntries(s.Header),
 		Transformers: s.Transformers,
 		Trailer:      s.Trailer != nil,
@@ -59,7 +62,7 @@ func recfsWriteRio(items [][]byte, s rioSpec) ([]byte, error) {
 // recfsRioRead is what recfs's scanner and reader found in a recordio file.
 type recfsRioRead struct {
 	Format  codec.Format
-	Header  []codec.HeaderEntry
+	Header  []recfsrio.HeaderEntry
 	Items   [][]byte
 	Trailer []byte // nil when the header promises none
 	Damage  []codec.Damage
@@ -70,28 +73,28 @@ type recfsRioRead struct {
 // every item and the trailer through a RecordIOReader.
 func recfsReadRio(r io.ReaderAt, size int64, legacyFlate bool) recfsRioRead {
 	var out recfsRioRead
-	f, err := codec.Detect(r, size)
+	f, err := index.Detect(r, size)
 	if err != nil {
 		out.Err = err
 		return out
 	}
 	out.Format = f
-	o := codec.RecordIOOptions{}
+	o := recfsrio.Options{}
 	if legacyFlate {
 		o.LegacyTransform = "flate"
 	}
-	sc, err := codec.NewRecordIOScanner(r, size, f, o)
+	sc, err := recfsrio.NewScanner(r, size, f, o)
 	if err != nil {
 		out.Err = err
 		return out
 	}
 	out.Header = sc.Header()
-	rd, err := codec.NewRecordIOReader(r, size, f, sc.Transformers(), o, 4)
+	rd, err := recfsrio.NewReader(r, size, f, sc.Transformers(), o, 4)
 	if err != nil {
 		out.Err = err
 		return out
 	}
-	read := func(loc codec.ItemLoc) ([]byte, error) {
+	read := func(loc recfsrio.ItemLoc) ([]byte, error) {
 		p := make([]byte, loc.Len)
 		n, err := rd.ReadItem(loc, p, 0)
 		if err == io.EOF && int64(n) == loc.Len {
@@ -129,7 +132,7 @@ func recfsReadRioBytes(b []byte, legacyFlate bool) recfsRioRead {
 
 // entriesEqual compares a grailbio header with recfs's, entry by entry, by
 // key, dynamic type and value.
-func entriesEqual(g []recordio.KeyValue, r []codec.HeaderEntry) string {
+func entriesEqual(g []recordio.KeyValue, r []recfsrio.HeaderEntry) string {
 	if len(g) != len(r) {
 		return fmt.Sprintf("grailbio has %d header entries %v, recfs %d %v", len(g), g, len(r), r)
 	}

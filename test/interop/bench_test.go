@@ -16,6 +16,9 @@ import (
 	"sync"
 	"testing"
 
+	recfsldb "github.com/recfs/recfs/codec/leveldb"
+	recfsrio "github.com/recfs/recfs/codec/recordio"
+
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/grailbio/base/recordio"
 	"github.com/recfs/recfs/codec"
@@ -201,7 +204,7 @@ func BenchmarkLeveldbScan(b *testing.B) {
 			b.SetBytes(bf.size)
 			for b.Loop() {
 				f := openBench(b, bf)
-				sc := codec.NewLogScanner(f, bf.size, codec.LogOptions{})
+				sc := recfsldb.NewScanner(f, bf.size, recfsldb.Options{})
 				n := 0
 				for sc.Next() {
 					n++
@@ -289,7 +292,7 @@ func BenchmarkRecordIOScan(b *testing.B) {
 			b.SetBytes(bf.size)
 			for b.Loop() {
 				f := openBench(b, bf)
-				sc, err := codec.NewRecordIOScanner(f, bf.size, codec.RecordIO, codec.RecordIOOptions{})
+				sc, err := recfsrio.NewScanner(f, bf.size, codec.RecordIO, recfsrio.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+
 	"github.com/syndtr/goleveldb/leveldb/journal"
 )
 
@@ -13,7 +14,7 @@ import (
 // goleveldb's journal.Reader, the round trip these tests run at scale.
 func Example() {
 	var log bytes.Buffer
-	w := codec.NewLogWriter(&log, codec.LogWriterOptions{})
+	w := leveldb.NewWriter(&log, leveldb.WriterOptions{})
 	for _, r := range []string{"alpha", "", "gamma"} {
 		if _, err := w.WriteRecord([]byte(r)); err != nil {
 			panic(err)

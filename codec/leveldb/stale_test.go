@@ -1,0 +1,136 @@
+package leveldb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// logRecycledFile lays out FULL recyclable chunks of log num carrying
+// payloads of the given sizes as pebble's Writer does: a block whose
+// room drops below 11 bytes is zero-filled. It returns the bytes and the end
+// of each chunk.
+func logRecycledFile(num uint32, seed int, sizes []int) ([]byte, []int64) {
+	var b []byte
+	var ends []int64
+	for i, n := range sizes {
+		if room := logBlockSize - len(b)%logBlockSize; room < logHdrRecycle+n {
+			b = append(b, make([]byte, room)...)
+		}
+		b = append(b, logRecycledChunk(5, num, logVecPayload(seed+i, n))...)
+		ends = append(ends, int64(len(b)))
+		if room := logBlockSize - len(b)%logBlockSize; room < logHdrRecycle {
+			b = append(b, make([]byte, room)...)
+		}
+	}
+	return b, ends
+}
+
+// overwrite returns old with live written over its start, as a writer
+// reusing a recycled file leaves it.
+func overwrite(old, live []byte) []byte {
+	b := bytes.Clone(old)
+	copy(b, live)
+	return b
+}
+
+// TestLogStaleTail checks how the end of a recycled log is reported: the
+// bytes of the file's previous life after the live log, including the
+// unparsable remains of the old chunk the live log ended in, are one Damage
+// of kind ErrStale (not corruption, also not in strict mode); damage with
+// live chunks after it stays damage.
+func TestLogStaleTail(t *testing.T) {
+	old, oldEnds := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
+	live, liveEnds := logRecycledFile(7, 0, []int{300, 400})
+	liveFirst := logRecycledChunk(6, 7, logVecPayload(9, 50)) // a FIRST whose rest never came
+	type dmg struct {
+		off, len int64
+		reason   string
+		err      error
+	}
+	type staleCase struct {
+		name     string
+		data     []byte
+		nrec     int
+		damage   []dmg
+		end      int64 // Info().End
+		strictAt int64 // where a strict scan fails; -1: it reads cleanly
+	}
+	size := int64(len(old))
+	// aligned: log 7 overwrote exactly the first two old chunks; the old
+	// log's zero fill after them is padding, the stale tail starts with
+	// the old chunk at the next block.
+	aligned, _ := logRecycledFile(7, 0, []int{5000, 9000})
+	// Damage in the live log, with live chunks after it, stays damage.
+	mid := overwrite(old, live)
+	blk1, _ := logRecycledFile(7, 50, []int{32768 - 11 - 100, 90})
+	copy(mid[32768:], blk1[:32768])
+	oldMarked, _ := logRecycledFile(5, 300, []int{5000})
+	oldMarked = append(oldMarked, 0, 0, 0, 0, 0, 0, 5, 6, 0, 0, 0)
+	torn := liveEnds[1] + int64(len(liveFirst))
+	cases := []staleCase{
+		{"aligned", overwrite(old, aligned), 2, []dmg{{32768, size - 32768, logReasonStale, codec.ErrStale}}, 32768, -1},
+		// Strict scans stop at the first unparsable bytes: they cannot know
+		// yet that stale data follows them.
+		{"inside-an-old-chunk", overwrite(old, live), 2,
+			[]dmg{{liveEnds[1], size - liveEnds[1], logReasonStale, codec.ErrStale}}, liveEnds[1], liveEnds[1]},
+		{"torn-last-record", overwrite(old, append(bytes.Clone(live), liveFirst...)), 2, []dmg{
+			{liveEnds[1], int64(len(liveFirst)), logReasonCutShort, codec.ErrTruncated},
+			{torn, size - torn, logReasonStale, codec.ErrStale}}, torn, liveEnds[1]},
+		// The old log ended in the same block: no block start shows a stale
+		// chunk, but an intact old chunk inside the remains proves them.
+		{"same-last-block", overwrite(old[:oldEnds[1]], live), 2,
+			[]dmg{{liveEnds[1], oldEnds[1] - liveEnds[1], logReasonStale, codec.ErrStale}}, liveEnds[1], liveEnds[1]},
+		// Only the old log's end marker (pebble's, for log 5+1) is left
+		// after the live log: proof enough.
+		{"old-end-marker", overwrite(oldMarked, live), 2,
+			[]dmg{{liveEnds[1], int64(len(oldMarked)) - liveEnds[1], logReasonStale, codec.ErrStale}}, liveEnds[1], liveEnds[1]},
+		// Without any intact old chunk after the live log, nothing proves the
+		// bytes are stale: they stay damage.
+		{"no-stale-chunk-after", overwrite(old[:oldEnds[0]], live), 2,
+			[]dmg{{liveEnds[1], oldEnds[0] - liveEnds[1], logReasonTruncChunk, codec.ErrTruncated}}, oldEnds[0], liveEnds[1]},
+		{"damage-then-live", mid, 3, []dmg{
+			{liveEnds[1], 32768 - liveEnds[1], logReasonChecksum, codec.ErrCorrupt},
+			{65536, size - 65536, logReasonStale, codec.ErrStale}}, 65536, liveEnds[1]},
+	}
+
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, strict := range []bool{false, true} {
+				got, s := logScanAll(t, c.data, Options{Strict: strict})
+				var gd []dmg
+				for _, d := range s.Damage() {
+					gd = append(gd, dmg{d.Off, d.Len, d.Reason, d.Err})
+				}
+				if strict {
+					var ce *codec.CorruptError
+					if c.strictAt < 0 && (s.Err() != nil || len(got) != c.nrec) {
+						t.Errorf("strict: %d records, %v", len(got), s.Err())
+					}
+					if c.strictAt >= 0 && (!errors.As(s.Err(), &ce) || ce.Off != c.strictAt) {
+						t.Errorf("strict: %v, want an error at %d", s.Err(), c.strictAt)
+					}
+					continue
+				}
+				if len(got) != c.nrec || fmt.Sprint(gd) != fmt.Sprint(c.damage) || s.Info().End != c.end {
+					t.Errorf("%d records, damage %v, end %d; want %d, %v, %d", len(got), gd, s.Info().End, c.nrec, c.damage, c.end)
+				}
+				for _, r := range got {
+					logReadWhole(t, c.data, r)
+				}
+				// Split scans agree (the index merges parts so).
+				var cuts []int64
+				for b := int64(32768); b < int64(len(c.data)); b += 32768 {
+					cuts = append(cuts, b)
+				}
+				sr, sd := logSplitScan(t, c.data, cuts)
+				if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(s.Damage()) {
+					t.Errorf("split scan: %v %v", sr, sd)
+				}
+			}
+		})
+	}
+}

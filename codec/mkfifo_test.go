@@ -1,6 +1,0 @@
-package codec
-
-import "syscall"
-
-// mkfifo makes a named pipe at path.
-func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }

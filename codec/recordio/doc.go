@@ -1,0 +1,7 @@
+// Package recordio reads and writes grailbio recordio files: the current
+// (v2) format with its header, transformers (flate, zstd) and trailer, and
+// the legacy packed and unpacked formats (read only). A [Scanner] walks a
+// file once and yields item locations; a [Reader] reads items back through
+// them, keeping decoded blocks in a shared [BlockCache]; a [Writer] writes
+// new files and an [Appender] appends to existing ones crash-safely.
+package recordio

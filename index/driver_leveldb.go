@@ -1,0 +1,215 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/leveldb"
+)
+
+// logDriver is the driver of leveldb logs (codec/leveldb): parallel
+// builds, incremental extension of grown logs, appends with torn-tail
+// repair.
+type logDriver struct{}
+
+func (logDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
+	return leveldb.Probe(r, size), nil
+}
+
+func (logDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+	return buildLog(ctx, r, size, o)
+}
+
+func (logDriver) decode(d *decoder, f codec.Format, n int64) table {
+	t := &logTable{}
+	d.log(t, n)
+	return t
+}
+
+// logTable stores leveldb record locations: 12 bytes a record, plus a side
+// table for the few records that need more.
+type logTable struct {
+	off    []int64          // first chunk header of each record
+	ln     []uint32         // payload length; lenInSide means "see side"
+	hdr    uint8            // chunk header size shared by most records
+	side   map[int64]oddLog // records that are not canonical, too long, or of another header size
+	resume int64            // where an incremental scan continues (end of the last good data)
+	info   leveldb.Info     // flavour facts from the scan
+	unmask bool             // CRCs stored unmasked
+}
+
+// oddLog is a record that the compact arrays cannot describe alone.
+type oddLog struct {
+	len    int64
+	hdr    uint8
+	chunks []leveldb.Chunk
+}
+
+func (t *logTable) size(n int64) int64 {
+	if l := t.ln[n]; l != lenInSide {
+		return int64(l)
+	}
+	return t.side[n].len
+}
+
+func (t *logTable) offset(n int64) int64 { return t.off[n] }
+
+func (t *logTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
+	return leveldb.ReadRecord(tb.src(s), t.get(n), p, off, leveldb.Options{Unmasked: t.unmask})
+}
+
+func (t *logTable) samePrefix(old table, n int64) bool {
+	o, ok := old.(*logTable)
+	if !ok {
+		return false
+	}
+	if t.hdr != o.hdr && n > 0 {
+		return false
+	}
+	for i := range n {
+		a, b := o.get(i), t.get(i)
+		if a.Off != b.Off || a.Len != b.Len || a.Hdr != b.Hdr {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *logTable) encode(e *encoder) { e.log(t) }
+
+func (e *encoder) log(t *logTable) {
+	e.u8(t.hdr)
+	e.bool(t.unmask)
+	e.i64(t.resume)
+	e.bool(t.info.Padded)
+	e.bool(t.info.Recyclable)
+	e.bool(t.info.WALSync)
+	e.u32(t.info.LogNum)
+	e.i64(t.info.EOFMarker)
+	e.i64(t.info.End)
+	for _, v := range t.off {
+		e.i64(v)
+	}
+	for _, v := range t.ln {
+		e.u32(v)
+	}
+	e.u32(uint32(len(t.side)))
+	for k, v := range t.side {
+		e.i64(k)
+		e.i64(v.len)
+		e.u8(v.hdr)
+		e.u32(uint32(len(v.chunks)))
+		for _, c := range v.chunks {
+			e.i64(c.Off)
+			e.u32(uint32(c.Len))
+		}
+	}
+}
+
+func (d *decoder) log(t *logTable, n int64) {
+	t.hdr = d.u8()
+	t.unmask = d.bool()
+	t.resume = d.i64()
+	t.info = leveldb.Info{Padded: d.bool(), Recyclable: d.bool(), WALSync: d.bool(), LogNum: d.u32(),
+		EOFMarker: d.i64(), End: d.i64()}
+	if d.err != nil || uint64(n)*12 > uint64(len(d.b)) {
+		d.err = errBadCache
+		return
+	}
+	raw := d.bytes(int(n) * 8)
+	t.off = make([]int64, n)
+	for i := range t.off {
+		t.off[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
+	}
+	raw = d.bytes(int(n) * 4)
+	t.ln = make([]uint32, n)
+	for i := range t.ln {
+		t.ln[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	}
+	ns := d.count(21)
+	t.side = make(map[int64]oddLog, ns)
+	for range ns {
+		k := d.i64()
+		o := oddLog{len: d.i64(), hdr: d.u8()}
+		nc := d.count(12)
+		for range nc {
+			o.chunks = append(o.chunks, leveldb.Chunk{Off: d.i64(), Len: int32(d.u32())})
+		}
+		if k < 0 || k >= n || t.ln[k] != lenInSide {
+			d.err = errBadCache
+			return
+		}
+		t.side[k] = o
+	}
+	for i, l := range t.ln {
+		if _, ok := t.side[int64(i)]; l == lenInSide && !ok {
+			d.err = errBadCache
+			return
+		}
+	}
+}
+
+// validHdr reports whether h is a leveldb chunk header size.
+func validHdr(h uint8) bool { return h == 7 || h == 11 || h == 19 }
+
+// checkLog checks a leveldb table: each record's chunks lie inside the file
+// after the end of the previous record.
+func (t *logTable) check(s *snapshot) error {
+	if int64(len(t.off)) != s.n || int64(len(t.ln)) != s.n {
+		return fmt.Errorf("%d records, %d offsets, %d lengths", s.n, len(t.off), len(t.ln))
+	}
+	if s.n > 0 && !validHdr(t.hdr) || t.resume < 0 || t.resume > s.size {
+		return fmt.Errorf("header size %d, resume %d", t.hdr, t.resume)
+	}
+	var end, total int64 // end of the previous record, payload bytes
+	for i := range s.n {
+		rec := t.get(i)
+		if rec.Off < end || !validHdr(rec.Hdr) || rec.Len < 0 {
+			return fmt.Errorf("record %d at %d (previous ends at %d)", i, rec.Off, end)
+		}
+		var got int64
+		for k := 0; ; k++ {
+			c, ok := leveldb.ChunkAt(rec, k)
+			if !ok {
+				if k == 0 {
+					return fmt.Errorf("record %d has no chunk", i)
+				}
+				break
+			}
+			if c.Off < end || c.Len < 0 || c.Off+int64(rec.Hdr)+int64(c.Len) > s.size {
+				return fmt.Errorf("record %d chunk %d at %d outside the file", i, k, c.Off)
+			}
+			end = c.Off + int64(rec.Hdr) + int64(c.Len)
+			got += int64(c.Len)
+			if rec.Chunks == nil && got >= rec.Len {
+				break
+			}
+		}
+		if got != rec.Len {
+			return fmt.Errorf("record %d: chunks hold %d of %d bytes", i, got, rec.Len)
+		}
+		total += rec.Len
+	}
+	if total != s.bytes {
+		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
+	}
+	return nil
+}
+
+// checkAppend refuses, before anything is written, an append to a log its
+// writer closed or one that ends before a recycled file's stale data.
+func (t *logTable) checkAppend(size int64) error { return t.info.CheckAppend(size) }
+
+// The capabilities of leveldb logs.
+var (
+	_ appender      = logDriver{}
+	_ creator       = logDriver{}
+	_ extender      = (*logTable)(nil)
+	_ appendChecker = (*logTable)(nil)
+)
+
+// create writes nothing: an empty file is an empty log.
+func (logDriver) create(w io.Writer, trailer bool) error { return nil }

@@ -1,0 +1,313 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
+)
+
+// rioDriver is the driver of grailbio recordio v2 files (codec/recordio):
+// appends through recordio.Appender, crash repair at open.
+type rioDriver struct{}
+
+func (rioDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
+	f, err := recordio.ProbeHead(head)
+	return f == codec.RecordIO, err
+}
+
+// probeLate recognises a recordio file whose header chunk is damaged past
+// recognition but whose next chunk starts a valid body or trailer block;
+// Detect tries it after every format's probe failed.
+func (rioDriver) probeLate(r io.ReaderAt, size int64) bool { return recordio.ProbeBody(r, size) }
+
+func (rioDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+	return buildRIO(ctx, r, size, f, o)
+}
+
+func (rioDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
+
+// repair undoes what a crashed append left behind; see recordio.RepairFile.
+func (rioDriver) repair(f *os.File, path string) (bool, error) { return recordio.RepairFile(f, path) }
+
+// legacyDriver is the driver of grailbio legacy recordio files, which recfs
+// only reads.
+type legacyDriver struct{}
+
+func (legacyDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
+	f, err := recordio.ProbeHead(head)
+	return f == codec.RecordIOLegacy, err
+}
+
+func (legacyDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+	return buildRIO(ctx, r, size, f, o)
+}
+
+func (legacyDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
+
+func decodeRIO(d *decoder, n int64) table {
+	t := &rioTable{}
+	d.rio(t, n)
+	return t
+}
+
+// rioTable stores recordio item locations: 8 bytes an item plus one entry
+// per block (recordio items share their block's entry).
+type rioTable struct {
+	blocks  []rioBlock
+	ioff    []uint32 // item offset inside its decoded block
+	ilen    []uint32 // item length; lenInSide means "see big"
+	big     map[int64]int64
+	header  []HeaderEntry
+	transf  []string
+	trailer recordio.ItemLoc
+	hasTrl  bool
+	legacyT string
+}
+
+// rioBlock is one block (v2) or legacy record and the number of its first item.
+type rioBlock struct {
+	off   int64
+	first int64
+}
+
+// noRIO is the recordio facts of a table of another format: no header, no
+// trailer.
+var noRIO rioTable
+
+// rioT returns s's recordio table, or an empty one for other formats.
+func (s *snapshot) rioT() *rioTable {
+	if t, ok := s.tab.(*rioTable); ok {
+		return t
+	}
+	return &noRIO
+}
+
+func (t *rioTable) size(n int64) int64 {
+	if l := t.ilen[n]; l != lenInSide {
+		return int64(l)
+	}
+	return t.big[n]
+}
+
+func (t *rioTable) offset(n int64) int64 { return t.blocks[t.blockOf(n)].off }
+
+// blockOf returns the index in blocks of the block holding item n.
+func (r *rioTable) blockOf(n int64) int {
+	return sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].first > n }) - 1
+}
+
+// loc rebuilds the codec location of recordio item n.
+func (t *rioTable) loc(n int64) recordio.ItemLoc {
+	b := t.blockOf(n)
+	blk := t.blocks[b]
+	return recordio.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(t.ioff[n]), Len: t.size(n)}
+}
+
+func (t *rioTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
+	rd, err := tb.rioReader(s)
+	if err != nil {
+		return 0, err
+	}
+	return rd.ReadItem(t.loc(n), p, off)
+}
+
+func (t *rioTable) samePrefix(old table, n int64) bool {
+	o, ok := old.(*rioTable)
+	if !ok {
+		return false
+	}
+	for i := range n {
+		if o.loc(i) != t.loc(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *rioTable) encode(e *encoder) { e.rio(t) }
+
+func (e *encoder) rio(t *rioTable) {
+	e.u32(uint32(len(t.blocks)))
+	for _, b := range t.blocks {
+		e.i64(b.off)
+		e.i64(b.first)
+	}
+	for _, v := range t.ioff {
+		e.u32(v)
+	}
+	for _, v := range t.ilen {
+		e.u32(v)
+	}
+	e.u32(uint32(len(t.big)))
+	for k, v := range t.big {
+		e.i64(k)
+		e.i64(v)
+	}
+	e.u32(uint32(len(t.header)))
+	for _, h := range t.header {
+		e.str(h.Key)
+		switch v := h.Value.(type) {
+		case bool:
+			e.u8(1)
+			e.bool(v)
+		case int64:
+			e.u8(2)
+			e.i64(v)
+		case uint64:
+			e.u8(3)
+			e.u64(v)
+		case string:
+			e.u8(4)
+			e.str(v)
+		default:
+			e.u8(4)
+			e.str(fmt.Sprint(v))
+		}
+	}
+	e.u32(uint32(len(t.transf)))
+	for _, s := range t.transf {
+		e.str(s)
+	}
+	e.bool(t.hasTrl)
+	e.i64(t.trailer.Block)
+	e.i64(int64(t.trailer.Item))
+	e.i64(t.trailer.Off)
+	e.i64(t.trailer.Len)
+	e.str(t.legacyT)
+}
+
+func (d *decoder) rio(t *rioTable, n int64) {
+	nb := d.count(16)
+	t.blocks = make([]rioBlock, 0, nb)
+	for range nb {
+		b := rioBlock{off: d.i64(), first: d.i64()}
+		if b.first < 0 || b.first > n || len(t.blocks) > 0 && b.first <= t.blocks[len(t.blocks)-1].first {
+			d.err = errBadCache
+			return
+		}
+		t.blocks = append(t.blocks, b)
+	}
+	if n > 0 && (nb == 0 || t.blocks[0].first != 0) {
+		d.err = errBadCache
+		return
+	}
+	if d.err != nil || uint64(n)*8 > uint64(len(d.b)) {
+		d.err = errBadCache
+		return
+	}
+	raw := d.bytes(int(n) * 4)
+	t.ioff = make([]uint32, n)
+	for i := range t.ioff {
+		t.ioff[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	}
+	raw = d.bytes(int(n) * 4)
+	t.ilen = make([]uint32, n)
+	for i := range t.ilen {
+		t.ilen[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	}
+	nbig := d.count(16)
+	for range nbig {
+		if t.big == nil {
+			t.big = map[int64]int64{}
+		}
+		k, v := d.i64(), d.i64()
+		if k < 0 || k >= n {
+			d.err = errBadCache
+			return
+		}
+		t.big[k] = v
+	}
+	for i, l := range t.ilen {
+		if _, ok := t.big[int64(i)]; l == lenInSide && !ok {
+			d.err = errBadCache
+			return
+		}
+	}
+	nh := d.count(6)
+	for range nh {
+		h := HeaderEntry{Key: d.str()}
+		switch d.u8() {
+		case 1:
+			h.Value = d.bool()
+		case 2:
+			h.Value = d.i64()
+		case 3:
+			h.Value = d.u64()
+		case 4:
+			h.Value = d.str()
+		default:
+			d.err = errBadCache
+			return
+		}
+		t.header = append(t.header, h)
+	}
+	nt := d.count(4)
+	for range nt {
+		t.transf = append(t.transf, d.str())
+	}
+	t.hasTrl = d.bool()
+	t.trailer = recordio.ItemLoc{Block: d.i64(), Item: int(d.i64()), Off: d.i64(), Len: d.i64()}
+	t.legacyT = d.str()
+}
+
+// checkRIO checks a recordio table: blocks in increasing file order inside
+// the file, and (v2) the items of a block packed back to back.
+func (t *rioTable) check(s *snapshot) error {
+	if int64(len(t.ioff)) != s.n || int64(len(t.ilen)) != s.n {
+		return fmt.Errorf("%d items, %d offsets, %d lengths", s.n, len(t.ioff), len(t.ilen))
+	}
+	for b, blk := range t.blocks {
+		if blk.off < 0 || blk.off >= s.size || b > 0 && blk.off <= t.blocks[b-1].off {
+			return fmt.Errorf("block %d at %d", b, blk.off)
+		}
+	}
+	var total int64
+	for i := range s.n {
+		l := t.size(i)
+		if l < 0 {
+			return fmt.Errorf("item %d has length %d", i, l)
+		}
+		total += l
+		b := t.blockOf(i)
+		if b < 0 {
+			return fmt.Errorf("item %d in no block", i)
+		}
+		if s.format == codec.RecordIO && t.blocks[b].first != i && int64(t.ioff[i]) != int64(t.ioff[i-1])+t.size(i-1) {
+			return fmt.Errorf("item %d at %d, not after item %d", i, t.ioff[i], i-1)
+		}
+	}
+	if total != s.bytes {
+		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
+	}
+	if t.hasTrl && (t.trailer.Block < 0 || t.trailer.Block >= s.size || t.trailer.Len < 0 || t.trailer.Off < 0) {
+		return fmt.Errorf("trailer at %d", t.trailer.Block)
+	}
+	return nil
+}
+
+// The capabilities of recordio v2 files; legacy files have none.
+var (
+	_ appender   = rioDriver{}
+	_ creator    = rioDriver{}
+	_ repairer   = rioDriver{}
+	_ probeLater = rioDriver{}
+)
+
+// create writes a header-only recordio file, with an empty trailer when
+// trailer is set.
+func (rioDriver) create(w io.Writer, trailer bool) error {
+	rw, err := recordio.NewWriter(w, recordio.WriterOptions{Trailer: trailer})
+	if err == nil && trailer {
+		err = rw.SetTrailer(nil)
+	}
+	if err == nil {
+		err = rw.Close()
+	}
+	return err
+}
