@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/recfs/recfs/codec"
+
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 )
@@ -43,7 +45,7 @@ const detectPeek = 1 << 20
 // one record, or one whose second record is damaged). A compressed file is recognised by its GZIP or ZLIB header
 // and a valid first length field in the decompressed bytes (and a valid
 // second one when the first record ends within the first MiB). Anything
-// else is an error matching ErrFormat.
+// else is an error matching codec.ErrFormat.
 func Detect(r io.ReaderAt, size int64) (Compression, error) {
 	ok, err := plainAt(r, size)
 	if err != nil {
@@ -54,7 +56,7 @@ func Detect(r io.ReaderAt, size int64) (Compression, error) {
 	}
 	var m [3]byte
 	if n, _ := r.ReadAt(m[:], 0); n < 2 {
-		return None, fmt.Errorf("%w: %d bytes are too short", ErrFormat, size)
+		return None, fmt.Errorf("%w: %d bytes are too short", codec.ErrFormat, size)
 	}
 	var c Compression
 	switch {
@@ -63,29 +65,29 @@ func Detect(r io.ReaderAt, size int64) (Compression, error) {
 	case m[0]&0x0f == 8 && m[0]>>4 <= 7 && (uint16(m[0])<<8|uint16(m[1]))%31 == 0 && m[1]&0x20 == 0:
 		c = Zlib
 	default:
-		return None, fmt.Errorf("%w: no valid length checksum at offset 0, and no GZIP or ZLIB header", ErrFormat)
+		return None, fmt.Errorf("%w: no valid length checksum at offset 0, and no GZIP or ZLIB header", codec.ErrFormat)
 	}
 	zr, err := newDecompressor(r, size, c)
 	if err != nil {
-		return None, fmt.Errorf("%w: %s header but %v", ErrFormat, c, err)
+		return None, fmt.Errorf("%w: %s header but %v", codec.ErrFormat, c, err)
 	}
 	defer zr.Close()
 	head := make([]byte, detectPeek)
 	n, err := io.ReadFull(zr, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return None, fmt.Errorf("%w: %s stream does not decompress: %v", ErrFormat, c, err)
+		return None, fmt.Errorf("%w: %s stream does not decompress: %v", codec.ErrFormat, c, err)
 	}
 	head = head[:n]
 	if len(head) < HeaderSize {
-		return None, fmt.Errorf("%w: %s stream holds %d bytes, not a record", ErrFormat, c, len(head))
+		return None, fmt.Errorf("%w: %s stream holds %d bytes, not a record", codec.ErrFormat, c, len(head))
 	}
 	l0, ok := ParseHeader(head)
 	if !ok {
-		return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset 0", ErrFormat, c)
+		return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset 0", codec.ErrFormat, c)
 	}
 	if next := l0 + Overhead; next+HeaderSize <= uint64(len(head)) {
 		if _, ok := ParseHeader(head[next:]); !ok {
-			return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset %d", ErrFormat, c, next)
+			return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset %d", codec.ErrFormat, c, next)
 		}
 	}
 	return c, nil
@@ -122,7 +124,7 @@ func plainAt(r io.ReaderAt, size int64) (bool, error) {
 // ignoreTrunc drops content errors: they mean "not this format", while I/O
 // errors stay errors.
 func ignoreTrunc(err error) error {
-	if errors.Is(err, ErrTruncated) || errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, codec.ErrTruncated) || errors.Is(err, codec.ErrCorrupt) {
 		return nil
 	}
 	return err
@@ -138,5 +140,5 @@ func newDecompressor(r io.ReaderAt, size int64, c Compression) (io.ReadCloser, e
 	case Zlib:
 		return zlib.NewReader(src)
 	}
-	return nil, fmt.Errorf("%w: compression %v", ErrUnsupported, c)
+	return nil, fmt.Errorf("%w: compression %v", codec.ErrUnsupported, c)
 }

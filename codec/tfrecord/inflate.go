@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // An Inflated is an io.ReaderAt over the decompressed stream of a GZIP or
@@ -30,7 +32,7 @@ type Inflated struct {
 // compressed with c.
 func NewInflated(r io.ReaderAt, size int64, c Compression) (*Inflated, error) {
 	if c != Gzip && c != Zlib {
-		return nil, fmt.Errorf("%w: compression %v", ErrUnsupported, c)
+		return nil, fmt.Errorf("%w: compression %v", codec.ErrUnsupported, c)
 	}
 	return &Inflated{src: r, srcSize: size, c: c, size: -1}, nil
 }
@@ -107,7 +109,7 @@ func (z *Inflated) end(err error) error {
 }
 
 func (z *Inflated) streamErr(err error) error {
-	return &CorruptError{Off: z.pos, Reason: fmt.Sprintf("%s stream does not decompress (%v)", z.c, err), Err: ErrCorrupt}
+	return corrupt(z.pos, fmt.Sprintf("%s stream does not decompress (%v)", z.c, err), codec.ErrCorrupt)
 }
 
 // Close releases the decompressor.

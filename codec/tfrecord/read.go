@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // VerifyWhole is the record size up to which ReadRecord reads and checks a
@@ -17,8 +19,8 @@ var recPool = sync.Pool{New: func() any { b := make([]byte, VerifyWhole+Overhead
 // ReadRecord reads bytes [off, off+len(p)) of rec's data into p, as
 // io.ReaderAt does: n < len(p) only with an error, io.EOF when the read
 // runs past the end of the record. Every call checks the record's length
-// field and its checksum against rec (a mismatch is a *CorruptError
-// wrapping ErrCorrupt). The data checksum is checked whenever the call
+// field and its checksum against rec (a mismatch is a *codec.CorruptError
+// wrapping codec.ErrCorrupt). The data checksum is checked whenever the call
 // reads the whole record, which it always does for records of up to
 // VerifyWhole bytes (one ReadAt); reads of part of a larger record cost
 // two ReadAts (header, then the bytes asked for) and check the framing only.
@@ -82,8 +84,8 @@ func readWhole(r io.ReaderAt, rec Record, want []byte, off int64) (int, error) {
 		if err := readFull(r, f[:], rec.DataOff()+rec.Len); err != nil {
 			return 0, err
 		}
-		if binary.LittleEndian.Uint32(f[:]) != MaskCRC(crc32c(want)) {
-			return 0, &CorruptError{Off: rec.Off, Reason: ReasonDataCRC, Err: ErrCorrupt}
+		if binary.LittleEndian.Uint32(f[:]) != maskCRC(crc32c(want)) {
+			return 0, corrupt(rec.Off, ReasonDataCRC, codec.ErrCorrupt)
 		}
 		return len(want), nil
 	}
@@ -94,8 +96,8 @@ func readWhole(r io.ReaderAt, rec Record, want []byte, off int64) (int, error) {
 		return 0, err
 	}
 	data := b[HeaderSize : HeaderSize+rec.Len]
-	if binary.LittleEndian.Uint32(b[HeaderSize+rec.Len:]) != MaskCRC(crc32c(data)) {
-		return 0, &CorruptError{Off: rec.Off, Reason: ReasonDataCRC, Err: ErrCorrupt}
+	if binary.LittleEndian.Uint32(b[HeaderSize+rec.Len:]) != maskCRC(crc32c(data)) {
+		return 0, corrupt(rec.Off, ReasonDataCRC, codec.ErrCorrupt)
 	}
 	return copy(want, data[off:]), nil
 }
@@ -105,28 +107,28 @@ func checkHeader(h []byte, rec Record) error {
 	n, ok := ParseHeader(h)
 	switch {
 	case !ok:
-		return &CorruptError{Off: rec.Off, Reason: ReasonLengthCRC, Err: ErrCorrupt}
+		return corrupt(rec.Off, ReasonLengthCRC, codec.ErrCorrupt)
 	case n != uint64(rec.Len):
-		return &CorruptError{Off: rec.Off, Reason: ReasonLength, Err: ErrCorrupt}
+		return corrupt(rec.Off, ReasonLength, codec.ErrCorrupt)
 	}
 	return nil
 }
 
-// readFull reads len(b) bytes at off; a short read is ErrTruncated.
+// readFull reads len(b) bytes at off; a short read is codec.ErrTruncated.
 func readFull(r io.ReaderAt, b []byte, off int64) error {
 	k, err := r.ReadAt(b, off)
 	if k == len(b) {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
-		return &CorruptError{Off: off + int64(k), Reason: ReasonTruncated, Err: ErrTruncated}
+		return corrupt(off+int64(k), ReasonTruncated, codec.ErrTruncated)
 	}
 	return err
 }
 
 // RecordReader returns an io.Reader of rec's data that checks the data
 // checksum as it goes: the read that reaches the end of the data returns a
-// *CorruptError instead of io.EOF when the checksum does not match.
+// *codec.CorruptError instead of io.EOF when the checksum does not match.
 func RecordReader(r io.ReaderAt, rec Record) io.Reader {
 	return &recordReader{r: r, rec: rec}
 }
@@ -159,8 +161,8 @@ func (rr *recordReader) Read(p []byte) (int, error) {
 		if rr.err = readFull(rr.r, f[:], rr.rec.DataOff()+rr.rec.Len); rr.err != nil {
 			return 0, rr.err
 		}
-		if binary.LittleEndian.Uint32(f[:]) != MaskCRC(rr.crc) {
-			rr.err = &CorruptError{Off: rr.rec.Off, Reason: ReasonDataCRC, Err: ErrCorrupt}
+		if binary.LittleEndian.Uint32(f[:]) != maskCRC(rr.crc) {
+			rr.err = corrupt(rr.rec.Off, ReasonDataCRC, codec.ErrCorrupt)
 			return 0, rr.err
 		}
 		rr.err = io.EOF

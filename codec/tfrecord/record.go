@@ -33,7 +33,7 @@ func EncodedLen(n int64) int64 { return n + Overhead }
 // record of n data bytes.
 func PutHeader(h *[HeaderSize]byte, n uint64) {
 	binary.LittleEndian.PutUint64(h[:8], n)
-	binary.LittleEndian.PutUint32(h[8:], MaskCRC(crc32c(h[:8])))
+	binary.LittleEndian.PutUint32(h[8:], maskCRC(crc32c(h[:8])))
 }
 
 // ParseHeader returns the length a 12-byte header carries, and whether its
@@ -41,7 +41,7 @@ func PutHeader(h *[HeaderSize]byte, n uint64) {
 func ParseHeader(h []byte) (n uint64, ok bool) {
 	_ = h[HeaderSize-1]
 	n = binary.LittleEndian.Uint64(h)
-	return n, binary.LittleEndian.Uint32(h[8:]) == MaskCRC(crc32c(h[:8]))
+	return n, binary.LittleEndian.Uint32(h[8:]) == maskCRC(crc32c(h[:8]))
 }
 
 // AppendRecord appends the encoding of one record holding data to dst and
@@ -52,5 +52,5 @@ func AppendRecord(dst, data []byte) []byte {
 	PutHeader(&h, uint64(len(data)))
 	dst = append(dst, h[:]...)
 	dst = append(dst, data...)
-	return binary.LittleEndian.AppendUint32(dst, MaskCRC(crc32c(data)))
+	return binary.LittleEndian.AppendUint32(dst, maskCRC(crc32c(data)))
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // DefaultWindow is how many bytes a Scanner reads per ReadAt unless
@@ -21,7 +23,7 @@ type Options struct {
 	// not damage. The scan returns the records that start before End (0:
 	// the end of the file), following the last one past End.
 	Start, End int64
-	// Strict ends the scan at the first damage, with a *CorruptError as
+	// Strict ends the scan at the first damage, with a *codec.CorruptError as
 	// Err, instead of skipping it.
 	Strict bool
 	// Window is the number of bytes read per ReadAt (DefaultWindow if 0).
@@ -45,17 +47,6 @@ type Info struct {
 	Records int64
 }
 
-// ByteSlicer is an io.ReaderAt that can also hand out its bytes without
-// copying, as a memory-mapped file can (the same method set as
-// codec.ByteSlicer). A Scanner given one slices its windows from it instead
-// of reading them into a buffer; it never writes to the slices, which must
-// stay valid while the scanner is used.
-type ByteSlicer interface {
-	io.ReaderAt
-	// Slice returns the n bytes at off, read-only; fewer only with an error.
-	Slice(off, n int64) ([]byte, error)
-}
-
 // A Scanner walks a TFRecord file (or its decompressed stream) and yields
 // the location of every intact record, verifying both checksums of each.
 // It reads the file in windows of Options.Window bytes and never holds a
@@ -63,7 +54,7 @@ type ByteSlicer interface {
 // not safe for concurrent use.
 type Scanner struct {
 	r      io.ReaderAt
-	slicer ByteSlicer // r, when it can hand out its bytes
+	slicer codec.ByteSlicer // r, when it can hand out its bytes
 	size   int64
 	o      Options
 	end    int64
@@ -75,7 +66,7 @@ type Scanner struct {
 	pos    int64
 	cur    Record
 	info   Info
-	damage []Damage
+	damage []codec.Damage
 	err    error
 	done   bool
 }
@@ -87,7 +78,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	}
 	o.Window = max(o.Window, 64)
 	s := &Scanner{r: r, size: max(size, 0), o: o}
-	s.slicer, _ = r.(ByteSlicer)
+	s.slicer, _ = r.(codec.ByteSlicer)
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
 		s.end = s.size
@@ -143,22 +134,22 @@ func (s *Scanner) step() bool {
 		return false
 	}
 	if len(h) < HeaderSize {
-		s.skip(p, s.size, ReasonTruncated, ErrTruncated)
+		s.skip(p, s.size, ReasonTruncated, codec.ErrTruncated)
 		return false
 	}
 	n, ok := ParseHeader(h)
 	if !ok {
-		s.recover(p, ReasonLengthCRC, ErrCorrupt)
+		s.recover(p, ReasonLengthCRC, codec.ErrCorrupt)
 		return false
 	}
 	if !s.fits(p, n) {
-		s.recover(p, ReasonTruncated, ErrTruncated)
+		s.recover(p, ReasonTruncated, codec.ErrTruncated)
 		return false
 	}
 	rec := Record{Off: p, Len: int64(n)}
 	if !s.verify(rec) {
 		if s.err == nil {
-			s.skip(p, rec.End(), ReasonDataCRC, ErrCorrupt)
+			s.skip(p, rec.End(), ReasonDataCRC, codec.ErrCorrupt)
 		}
 		return false
 	}
@@ -185,19 +176,19 @@ func (s *Scanner) recover(p int64, reason string, kind error) {
 	if s.err != nil {
 		return
 	}
-	if ok && kind == ErrTruncated {
-		kind = ErrCorrupt // records follow: not a torn tail
+	if ok && kind == codec.ErrTruncated {
+		kind = codec.ErrCorrupt // records follow: not a torn tail
 	}
 	s.skip(p, q, reason, kind)
 }
 
 // skip records [from, to) as damage and continues at to.
 func (s *Scanner) skip(from, to int64, reason string, kind error) {
-	d := Damage{Off: from, Len: to - from, Reason: reason, Err: kind}
+	d := codec.Damage{Off: from, Len: to - from, Reason: reason, Err: kind}
 	s.damage = append(s.damage, d)
 	s.pos = to
 	if s.o.Strict {
-		s.err = d.AsError()
+		s.err = d.AsError(codec.TFRecord)
 		s.done = true
 		s.info.Next = from
 	}
@@ -220,7 +211,7 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 			if !s.fits(q+int64(i), n) {
 				continue
 			}
-			if binary.LittleEndian.Uint32(b[i+8:]) == MaskCRC(crc32c(b[i:i+8])) {
+			if binary.LittleEndian.Uint32(b[i+8:]) == maskCRC(crc32c(b[i:i+8])) {
 				hit = i
 				break
 			}
@@ -260,7 +251,7 @@ func (s *Scanner) verify(rec Record) bool {
 	if len(f) < FooterSize {
 		return false
 	}
-	return binary.LittleEndian.Uint32(f) == MaskCRC(crc)
+	return binary.LittleEndian.Uint32(f) == maskCRC(crc)
 }
 
 // ensure returns the bytes at off, at least n of them unless the file ends
@@ -300,7 +291,7 @@ func (s *Scanner) ensure(off int64, n int) []byte {
 // k bytes.
 func (s *Scanner) readFailed(off, k int64, err error) []byte {
 	if err == nil || errors.Is(err, io.EOF) {
-		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", ErrTruncated, off+k, s.size)
+		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", codec.ErrTruncated, off+k, s.size)
 	}
 	s.err = err
 	s.done = true
@@ -312,12 +303,12 @@ func (s *Scanner) readFailed(off, k int64, err error) []byte {
 // Record returns the record Next found.
 func (s *Scanner) Record() Record { return s.cur }
 
-// Err returns the I/O error, or in strict mode the *CorruptError, that
+// Err returns the I/O error, or in strict mode the *codec.CorruptError, that
 // ended the scan; nil at a normal end.
 func (s *Scanner) Err() error { return s.err }
 
 // Damage returns the ranges skipped so far, in file order.
-func (s *Scanner) Damage() []Damage { return s.damage }
+func (s *Scanner) Damage() []codec.Damage { return s.damage }
 
 // Info returns what the scan found; complete once Next returned false.
 func (s *Scanner) Info() Info { return s.info }

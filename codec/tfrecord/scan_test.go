@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // randomRecords returns n payloads of random lengths up to maxLen.
@@ -91,7 +93,7 @@ func TestWriteRecordFrom(t *testing.T) {
 		t.Fatal("WriteRecordFrom bytes differ from WriteRecord's")
 	}
 	w := NewWriter(io.Discard, WriterOptions{})
-	if _, err := w.WriteRecordFrom(bytes.NewReader([]byte("ab")), 3); !errors.Is(err, ErrShortInput) {
+	if _, err := w.WriteRecordFrom(bytes.NewReader([]byte("ab")), 3); !errors.Is(err, codec.ErrShortInput) {
 		t.Fatalf("short input: %v", err)
 	}
 }
@@ -131,19 +133,19 @@ func TestReadRecordRanges(t *testing.T) {
 	bad[offs[0]+HeaderSize+1] ^= 1
 	bad[offs[1]+HeaderSize+VerifyWhole+9] ^= 1
 	br := bytes.NewReader(bad)
-	if _, err := ReadRecord(br, recs[0], make([]byte, 1), 5); !errors.Is(err, ErrCorrupt) {
+	if _, err := ReadRecord(br, recs[0], make([]byte, 1), 5); !errors.Is(err, codec.ErrCorrupt) {
 		t.Errorf("small record with bad data read: %v", err)
 	}
-	if _, err := ReadRecord(br, recs[1], make([]byte, recs[1].Len), 0); !errors.Is(err, ErrCorrupt) {
+	if _, err := ReadRecord(br, recs[1], make([]byte, recs[1].Len), 0); !errors.Is(err, codec.ErrCorrupt) {
 		t.Errorf("whole large record with bad data read: %v", err)
 	}
-	if _, err := io.ReadAll(RecordReader(br, recs[1])); !errors.Is(err, ErrCorrupt) {
+	if _, err := io.ReadAll(RecordReader(br, recs[1])); !errors.Is(err, codec.ErrCorrupt) {
 		t.Errorf("RecordReader over bad data: %v", err)
 	}
-	if _, err := ReadRecord(br, Record{offs[1], recs[1].Len - 1}, make([]byte, 1), 9); !errors.Is(err, ErrCorrupt) {
+	if _, err := ReadRecord(br, Record{offs[1], recs[1].Len - 1}, make([]byte, 1), 9); !errors.Is(err, codec.ErrCorrupt) {
 		t.Errorf("wrong length: %v", err)
 	}
-	if _, err := ReadRecord(bytes.NewReader(file[:offs[1]+100]), recs[1], make([]byte, 10), 200); !errors.Is(err, ErrTruncated) {
+	if _, err := ReadRecord(bytes.NewReader(file[:offs[1]+100]), recs[1], make([]byte, 10), 200); !errors.Is(err, codec.ErrTruncated) {
 		t.Errorf("read past a shrunk file: %v", err)
 	}
 }
@@ -165,7 +167,7 @@ func TestSplitScansAgree(t *testing.T) {
 		_, whole, wholeDmg, _ := scanAll(t, r, size, Options{})
 		for _, parts := range []int{2, 3, 7} {
 			var got []Record
-			var gotDmg []Damage
+			var gotDmg []codec.Damage
 			prevNext := int64(0)
 			for p := 0; p < parts; p++ {
 				start, end := size*int64(p)/int64(parts), size*int64(p+1)/int64(parts)
@@ -200,7 +202,7 @@ func TestScannerShrunkFile(t *testing.T) {
 	s := NewScanner(bytes.NewReader(file[:20]), int64(len(file)), Options{})
 	for s.Next() {
 	}
-	if !errors.Is(s.Err(), ErrTruncated) {
+	if !errors.Is(s.Err(), codec.ErrTruncated) {
 		t.Fatalf("Err = %v", s.Err())
 	}
 }
@@ -213,7 +215,7 @@ func TestDetectRejects(t *testing.T) {
 		"gzip junk":   {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7},
 		"gzip text":   gz(t, []byte("plain text, gzipped, not records")),
 	} {
-		if c, err := Detect(bytes.NewReader(b), int64(len(b))); !errors.Is(err, ErrFormat) {
+		if c, err := Detect(bytes.NewReader(b), int64(len(b))); !errors.Is(err, codec.ErrFormat) {
 			t.Errorf("%s: Detect = %v, %v", name, c, err)
 		}
 	}
@@ -251,7 +253,7 @@ func ExampleDetect() {
 	c, err := Detect(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	fmt.Println(c, err)
 	_, err = Detect(bytes.NewReader([]byte("not a record file")), 17)
-	fmt.Println(errors.Is(err, ErrFormat))
+	fmt.Println(errors.Is(err, codec.ErrFormat))
 	// Output:
 	// none <nil>
 	// true
@@ -281,7 +283,7 @@ func TestScannerSlicer(t *testing.T) {
 	s := NewScanner(sliceReader{bytes.NewReader(file[:100])}, int64(len(file)), Options{})
 	for s.Next() {
 	}
-	if !errors.Is(s.Err(), ErrTruncated) {
+	if !errors.Is(s.Err(), codec.ErrTruncated) {
 		t.Fatalf("shrunk slicer: %v", s.Err())
 	}
 }

@@ -27,7 +27,7 @@ func TestSyncFalsePositiveRate(t *testing.T) {
 	for i := uint64(0); i < n; i++ {
 		binary.LittleEndian.PutUint64(w[:8], rng.Uint64())
 		stored := rng.Uint32()
-		got := MaskCRC(crc32c(w[:8]))
+		got := maskCRC(crc32c(w[:8]))
 		if got&0xffff == stored&0xffff {
 			half++
 			if got == stored {

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // scanAll scans r fully and returns the data of every record.
-func scanAll(t testing.TB, r io.ReaderAt, size int64, o Options) ([]string, []Record, []Damage, error) {
+func scanAll(t testing.TB, r io.ReaderAt, size int64, o Options) ([]string, []Record, []codec.Damage, error) {
 	t.Helper()
 	s := NewScanner(r, size, o)
 	var data []string
@@ -45,23 +47,23 @@ func TestVectors(t *testing.T) {
 		{file: "zero_length.tfrecord", records: []string{"", "abc"}},
 		{file: "only_zero_length.tfrecord", records: []string{""}},
 		{file: "bad_length_crc.tfrecord", records: []string{"one", "three"},
-			damage: []dmg{{19, 19, ReasonLengthCRC, ErrCorrupt}}},
+			damage: []dmg{{19, 19, ReasonLengthCRC, codec.ErrCorrupt}}},
 		{file: "bad_length.tfrecord", records: []string{"one", "three"},
-			damage: []dmg{{19, 19, ReasonLengthCRC, ErrCorrupt}}},
+			damage: []dmg{{19, 19, ReasonLengthCRC, codec.ErrCorrupt}}},
 		{file: "bad_data_crc.tfrecord", records: []string{"one", "three"},
-			damage: []dmg{{19, 19, ReasonDataCRC, ErrCorrupt}}},
+			damage: []dmg{{19, 19, ReasonDataCRC, codec.ErrCorrupt}}},
 		{file: "bad_data.tfrecord", records: []string{"one", "three"},
-			damage: []dmg{{19, 22, ReasonDataCRC, ErrCorrupt}}},
+			damage: []dmg{{19, 22, ReasonDataCRC, codec.ErrCorrupt}}},
 		{file: "truncated_tail.tfrecord", records: []string{"one", "two"},
-			damage: []dmg{{38, 14, ReasonTruncated, ErrTruncated}}},
+			damage: []dmg{{38, 14, ReasonTruncated, codec.ErrTruncated}}},
 		{file: "truncated_header.tfrecord", records: []string{"one"},
-			damage: []dmg{{19, 5, ReasonTruncated, ErrTruncated}}},
+			damage: []dmg{{19, 5, ReasonTruncated, codec.ErrTruncated}}},
 		{file: "truncated_crc.tfrecord", records: []string{"one"},
-			damage: []dmg{{19, 18, ReasonTruncated, ErrTruncated}}},
+			damage: []dmg{{19, 18, ReasonTruncated, codec.ErrTruncated}}},
 		{file: "garbage_between.tfrecord", records: []string{"one", "two"},
-			damage: []dmg{{19, 102, ReasonLengthCRC, ErrCorrupt}}},
+			damage: []dmg{{19, 102, ReasonLengthCRC, codec.ErrCorrupt}}},
 		{file: "garbage_head.tfrecord", notTF: true, records: []string{"one", "two"},
-			damage: []dmg{{0, 102, ReasonLengthCRC, ErrCorrupt}}},
+			damage: []dmg{{0, 102, ReasonLengthCRC, codec.ErrCorrupt}}},
 		{file: "plain.tfrecord.gz", detect: Gzip, records: []string{"one", "", "three"}},
 		{file: "plain.tfrecord.zz", detect: Zlib, records: []string{"one", "", "three"}},
 	}
@@ -75,8 +77,8 @@ func TestVectors(t *testing.T) {
 			size := int64(len(b))
 			c, err := Detect(r, size)
 			switch {
-			case tt.notTF && !errors.Is(err, ErrFormat):
-				t.Fatalf("Detect = %v, %v; want ErrFormat", c, err)
+			case tt.notTF && !errors.Is(err, codec.ErrFormat):
+				t.Fatalf("Detect = %v, %v; want codec.ErrFormat", c, err)
 			case !tt.notTF && (err != nil || c != tt.detect):
 				t.Fatalf("Detect = %v, %v; want %v", c, err, tt.detect)
 			}
@@ -106,7 +108,7 @@ func TestVectors(t *testing.T) {
 			}
 			// Strict: the first damage is the error, at its offset.
 			_, _, _, err = scanAll(t, r, size, Options{Strict: true})
-			var ce *CorruptError
+			var ce *codec.CorruptError
 			switch {
 			case len(tt.damage) == 0 && err != nil:
 				t.Errorf("strict scan: %v", err)
@@ -123,12 +125,12 @@ func TestCRCMasking(t *testing.T) {
 		t.Fatalf("crc32c = %#x", got)
 	}
 	for _, c := range []uint32{0, 1, 0xe3069283, 0xffffffff} {
-		if MaskCRC(c) == c && c != 0 || UnmaskCRC(MaskCRC(c)) != c {
-			t.Errorf("mask(%#x) = %#x, unmask back %#x", c, MaskCRC(c), UnmaskCRC(MaskCRC(c)))
+		if maskCRC(c) == c && c != 0 || codec.UnmaskCRC(maskCRC(c)) != c {
+			t.Errorf("mask(%#x) = %#x, unmask back %#x", c, maskCRC(c), codec.UnmaskCRC(maskCRC(c)))
 		}
 	}
 	// leveldb's masking of 0 is its delta.
-	if MaskCRC(0) != 0xa282ead8 {
-		t.Errorf("MaskCRC(0) = %#x", MaskCRC(0))
+	if maskCRC(0) != 0xa282ead8 {
+		t.Errorf("maskCRC(0) = %#x", maskCRC(0))
 	}
 }

@@ -4,14 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // writerFlushAt is the buffered size at which a Writer pushes bytes on.
 const writerFlushAt = 64 << 10
-
-// ErrShortInput means WriteRecordFrom's reader ended before the size it
-// was promised.
-var ErrShortInput = errors.New("tfrecord: record source ended early")
 
 var errWriterClosed = errors.New("tfrecord: writer is closed")
 
@@ -54,7 +52,7 @@ func (w *Writer) WriteRecord(p []byte) (int64, error) {
 		var h [HeaderSize]byte
 		PutHeader(&h, uint64(len(p)))
 		var f [FooterSize]byte
-		binary.LittleEndian.PutUint32(f[:], MaskCRC(crc32c(p)))
+		binary.LittleEndian.PutUint32(f[:], maskCRC(crc32c(p)))
 		for _, b := range [][]byte{h[:], p, f[:]} {
 			if err := w.write(b); err != nil {
 				return off, err
@@ -73,7 +71,7 @@ func (w *Writer) WriteRecord(p []byte) (int64, error) {
 
 // WriteRecordFrom appends size bytes read from r as one record, streaming
 // them through a fixed buffer, and returns the record's offset. If r fails
-// or ends early (ErrShortInput), part of the record may already be
+// or ends early (codec.ErrShortInput), part of the record may already be
 // written: the caller must cut the destination back to the returned offset.
 func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (int64, error) {
 	if err := w.usable(); err != nil {
@@ -92,7 +90,7 @@ func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (int64, error) {
 		k := min(left, int64(len(frag)))
 		if _, err := io.ReadFull(r, frag[:k]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = ErrShortInput
+				err = codec.ErrShortInput
 			}
 			w.err = err
 			return off, err
@@ -106,7 +104,7 @@ func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (int64, error) {
 			}
 		}
 	}
-	w.buf = binary.LittleEndian.AppendUint32(w.buf, MaskCRC(crc))
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, maskCRC(crc))
 	w.off += EncodedLen(size)
 	if len(w.buf) >= writerFlushAt {
 		return off, w.Flush()
