@@ -11,11 +11,11 @@
 // compressed with GZIP or ZLIB; records are then positions in the
 // decompressed stream.
 //
-// As for the other formats of package codec, scanners take an [io.ReaderAt] and a size, verify both
-// checksums of every record, and yield record locations ([Record]), never
+// As for the other formats of package codec, scanners take an
+// [io.ReaderAt] and a size, verify both checksums of every record, and yield record locations ([Record]), never
 // copies of the data. Damage is data: a [Scanner] skips what it cannot trust
 // (resynchronising on the next position that carries a valid length
 // checksum and whose data checksum verifies), reports each skipped range as
-// a [Damage], and goes on; with Strict set the first damage ends the scan
-// with a [*codec.CorruptError].
+// a [codec.Damage], and goes on; with Strict set the first damage ends the
+// scan with a [*codec.CorruptError]. Errors match codec's sentinels.
 package tfrecord
