@@ -23,6 +23,11 @@ type Options struct {
 	// not damage. The scan returns the records that start before End (0:
 	// the end of the file), following the last one past End.
 	Start, End int64
+	// Aligned says Start is known to be where a record starts (the end of
+	// the last intact record of an earlier scan, when a grown file is
+	// scanned from there): the scan begins at Start itself, and what it
+	// cannot trust there is damage, not another part's bytes.
+	Aligned bool
 	// Strict ends the scan at the first damage, with a *codec.CorruptError as
 	// Err, instead of skipping it.
 	Strict bool
@@ -91,6 +96,8 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	case o.Start >= s.end:
 		s.info.Next = o.Start
 		s.done = true
+	case o.Start > 0 && o.Aligned:
+		s.pos = o.Start
 	case o.Start > 0:
 		q, ok := s.sync(o.Start)
 		s.pos = q
