@@ -39,10 +39,10 @@ func (tfrDriver) decode(d *decoder, f codec.Format, n int64) table {
 // tfrTable stores TFRecord locations: 12 bytes a record, plus a side map
 // for records of 4 GiB or more.
 type tfrTable struct {
-	off    []int64          // offset of each record's length field
-	ln     []uint32         // data length; lenInSide means "see side"
-	side   map[int64]int64  // lengths that do not fit ln
-	resume int64            // end of the last intact record: where appends and extensions go on
+	off    []int64         // offset of each record's length field
+	ln     []uint32        // data length; lenInSide means "see side"
+	side   map[int64]int64 // lengths that do not fit ln
+	resume int64           // end of the last intact record: where appends and extensions go on
 	comp   tfrecord.Compression
 	dsize  int64 // decompressed size (compressed files)
 
@@ -61,7 +61,9 @@ func (t *tfrTable) size(n int64) int64 {
 
 func (t *tfrTable) offset(n int64) int64 { return t.off[n] }
 
-func (t *tfrTable) get(n int64) tfrecord.Record { return tfrecord.Record{Off: t.off[n], Len: t.size(n)} }
+func (t *tfrTable) get(n int64) tfrecord.Record {
+	return tfrecord.Record{Off: t.off[n], Len: t.size(n)}
+}
 
 func (t *tfrTable) add(rec tfrecord.Record) {
 	n := int64(len(t.off))
