@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/test/internal/tfrnode"
 )
 
 // tfrBenchFile writes (once per run) a TFRecord file of about total bytes
@@ -103,7 +104,7 @@ func BenchmarkTFRecordScan(b *testing.B) {
 		}
 	})
 	b.Run("roboflow-node", func(b *testing.B) {
-		dir := tfrNode(b)
+		dir := tfrnode.Need(b)
 		// About 1 MB/s: its crc32c rebuilds its table on every call. A
 		// smaller file keeps the row to seconds; the rate is per byte.
 		bf := tfrBenchFile(b, min(bf.size, 8<<20))

@@ -2,19 +2,14 @@ package interop
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/test/internal/tfrnode"
 )
-
-func encodeB64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // tfrScan reads every record of a TFRecord file with recfs's scanner and
 // wants no damage.
@@ -75,7 +70,7 @@ func TestTFRecordNodeWritesRecfsReads(t *testing.T) {
 		for i := 0; i < 200; i++ {
 			recs = append(recs, randPayload(rng, 1+rng.Intn(5000)))
 		}
-		file := nodeBuild(t, recs)
+		file := tfrnode.Build(t, recs)
 		got := tfrScan(t, file)
 		if len(got) != len(recs) {
 			t.Fatalf("seed %d: recfs read %d records, node wrote %d", seed, len(got), len(recs))
@@ -97,25 +92,8 @@ func TestTFRecordNodeWritesRecfsReads(t *testing.T) {
 // check checksums (a file with one damaged record yields the records before
 // it only), so its agreement means something.
 func TestTFRecordRecfsWritesNodeReads(t *testing.T) {
-	dir := t.TempDir()
-	exPath := filepath.Join(dir, "examples.json")
-	runTFR(t, "examples", "60", exPath)
-	b, err := os.ReadFile(exPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want nodeExamples
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	var recs [][]byte
-	for _, p := range want.Payloads {
-		r, err := base64.StdEncoding.DecodeString(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	want := tfrnode.MakeExamples(t, 60)
+	recs := want.Records(t)
 	file := tfrWrite(t, recs)
 	got := nodeRead(t, file)
 	if got.Count != len(recs) || !reflect.DeepEqual(got.K, want.K) || !reflect.DeepEqual(got.Blob, want.Blob) || !reflect.DeepEqual(got.N, want.N) {

@@ -1,4 +1,4 @@
-// Drives @roboflow/tfrecords for recfs's interop tests (test/interop/tfrecord_test.go).
+// Drives @roboflow/tfrecords for recfs's tests (test/internal/tfrnode).
 //   node tfr.js build OUT PAYLOADS.json   write the base64 payloads as a TFRecord file with TFRecordsBuilder.buildTFRecords
 //   node tfr.js examples N OUT.json       make N serialized Example messages with TFRecordsBuilder: {payloads, k, blob, n}
 //   node tfr.js read FILE                 read FILE with TFRecordsReader and print {count, k, blob, n} as JSON
