@@ -54,15 +54,18 @@ switch (mode) {
   }
   case "scan": {
     // TFRecordsReader's loop without the protobuf decoding, over a file
-    // read in one piece as the reader takes it.
+    // read in one piece as the reader takes it. The package's maskCrc
+    // refuses a CRC of 0 (its null guard), which is the CRC of empty data:
+    // zero-length records get the mask of 0 computed here instead.
+    const maskCrc = (c) => (c === 0 ? 0xa282ead8 : helpers.maskCrc(c));
     const buf = fs.readFileSync(a1);
     let pos = 0, count = 0, bytes = 0;
     while (pos < buf.length) {
       const lb = buf.subarray(pos, pos + 8);
       const len = helpers.readInt64(lb);
-      if (helpers.maskCrc(helpers.crc32c(lb)) !== buf.readUInt32LE(pos + 8)) throw new Error("length crc at " + pos);
+      if (maskCrc(helpers.crc32c(lb)) !== buf.readUInt32LE(pos + 8)) throw new Error("length crc at " + pos);
       const data = buf.subarray(pos + 12, pos + 12 + len);
-      if (helpers.maskCrc(helpers.crc32c(data)) !== buf.readUInt32LE(pos + 12 + len)) throw new Error("data crc at " + pos);
+      if (maskCrc(helpers.crc32c(data)) !== buf.readUInt32LE(pos + 12 + len)) throw new Error("data crc at " + pos);
       pos += 16 + len; count++; bytes += len;
     }
     out({ count, bytes });
