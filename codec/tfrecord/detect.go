@@ -72,22 +72,24 @@ func Detect(r io.ReaderAt, size int64) (Compression, error) {
 		return None, fmt.Errorf("%w: %s header but %v", codec.ErrFormat, c, err)
 	}
 	defer zr.Close()
-	head := make([]byte, detectPeek)
-	n, err := io.ReadFull(zr, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return None, fmt.Errorf("%w: %s stream does not decompress: %v", codec.ErrFormat, c, err)
+	var h [HeaderSize]byte
+	if _, err := io.ReadFull(zr, h[:]); err != nil {
+		return None, fmt.Errorf("%w: %s stream does not start with a record (%v)", codec.ErrFormat, c, err)
 	}
-	head = head[:n]
-	if len(head) < HeaderSize {
-		return None, fmt.Errorf("%w: %s stream holds %d bytes, not a record", codec.ErrFormat, c, len(head))
-	}
-	l0, ok := ParseHeader(head)
+	l0, ok := ParseHeader(h[:])
 	if !ok {
 		return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset 0", codec.ErrFormat, c)
 	}
-	if next := l0 + Overhead; next+HeaderSize <= uint64(len(head)) {
-		if _, ok := ParseHeader(head[next:]); !ok {
-			return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset %d", codec.ErrFormat, c, next)
+	// The second header, when it lies within the first MiB: decompress up
+	// to it (a file that is not TFRecord costs only its first bytes).
+	if l0 < detectPeek {
+		skip := int64(l0) + FooterSize
+		if k, _ := io.CopyN(io.Discard, zr, skip); k == skip {
+			if n, _ := io.ReadFull(zr, h[:]); n == HeaderSize {
+				if _, ok := ParseHeader(h[:]); !ok {
+					return None, fmt.Errorf("%w: %s stream has no valid length checksum at offset %d", codec.ErrFormat, c, skip+HeaderSize)
+				}
+			}
 		}
 	}
 	return c, nil
