@@ -183,3 +183,33 @@ func TestTFRecordCompressed(t *testing.T) {
 		t.Fatal("refused append changed the file")
 	}
 }
+
+// TestTFRecordExtendCompletesTornRecord: a record still being written (a
+// torn tail when the table was built) is found whole once its writer
+// finishes it, by an extension that scans from the last intact record; the
+// torn-tail damage goes away and the generation stays (a pure append).
+func TestTFRecordExtendCompletesTornRecord(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.tfrecord")
+	good := tfrBytes(records(3, 100, 'a'))
+	rec := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("w"), 4000))
+	os.WriteFile(path, append(bytes.Clone(good), rec[:1000]...), 0o644)
+	tb, err := Open(ctx, path, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	gen := tb.Generation()
+	if tb.Len() != 3 || len(tb.Damage()) != 1 {
+		t.Fatalf("before: %d records, damage %v", tb.Len(), tb.Damage())
+	}
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(rec[1000:])
+	f.Close()
+	if _, err := tb.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tb.Len() != 4 || len(tb.Damage()) != 0 || tb.Generation() != gen || !bytes.Equal(readRecord(t, tb, 3), bytes.Repeat([]byte("w"), 4000)) {
+		t.Fatalf("after: %d records, damage %v, generation %d (was %d)", tb.Len(), tb.Damage(), tb.Generation(), gen)
+	}
+}
