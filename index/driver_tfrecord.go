@@ -49,7 +49,6 @@ type tfrTable struct {
 	mu     sync.Mutex         // guards inf
 	inf    *tfrecord.Inflated // decompressing reader of a compressed source
 	infSrc io.ReaderAt        // the source inf reads
-	csize  int64              // compressed size, for inf
 }
 
 func (t *tfrTable) size(n int64) int64 {
