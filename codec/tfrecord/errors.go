@@ -20,3 +20,18 @@ const (
 func corrupt(off int64, reason string, kind error) *codec.CorruptError {
 	return &codec.CorruptError{Format: codec.TFRecord, Off: off, Reason: reason, Err: kind}
 }
+
+// damageKind classifies damage of the given reason for codec.Damage.Kind;
+// atEOF says the damage runs to the end of the file.
+func damageKind(reason string, atEOF bool) codec.DamageKind {
+	switch reason {
+	case ReasonLengthCRC, ReasonDataCRC:
+		return codec.DamageChecksum
+	case ReasonTruncated:
+		if atEOF {
+			return codec.DamageTruncChunk
+		}
+		return codec.DamageLength
+	}
+	return codec.DamageOther
+}

@@ -191,7 +191,7 @@ func (s *Scanner) recover(p int64, reason string, kind error) {
 
 // skip records [from, to) as damage and continues at to.
 func (s *Scanner) skip(from, to int64, reason string, kind error) {
-	d := codec.Damage{Off: from, Len: to - from, Reason: reason, Err: kind}
+	d := codec.Damage{Off: from, Len: to - from, Kind: damageKind(reason, to == s.size), Reason: reason, Err: kind}
 	s.damage = append(s.damage, d)
 	s.pos = to
 	if s.o.Strict {

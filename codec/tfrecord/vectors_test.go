@@ -102,6 +102,9 @@ func TestVectors(t *testing.T) {
 			var got []dmg
 			for _, d := range damage {
 				got = append(got, dmg{d.Off, d.Len, d.Reason, d.Err})
+				if d.Kind == codec.DamageOther {
+					t.Errorf("damage %v is not classified", d)
+				}
 			}
 			if !reflect.DeepEqual(got, tt.damage) {
 				t.Errorf("damage = %+v, want %+v", got, tt.damage)
