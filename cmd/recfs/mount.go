@@ -136,9 +136,9 @@ sizes of the texts.
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
-	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
+	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb, recordio or tfrecord; .rio and .recordio names are always recordio, .tfrecord and .tfrecords names tfrecord)")
 	fl.BoolVar(&f.newTrailer, "new-trailer", false, "with --rw: recordio files made by mkdir get an (empty) trailer")
-	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio"))
+	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio", "tfrecord"))
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
@@ -160,8 +160,8 @@ sizes of the texts.
 // runMount checks the command line and the two paths, then mounts.
 func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	newFormat, err := codec.ParseFormat(f.newFormat)
-	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO) {
-		return usagef("--new-format %q: want leveldb or recordio", f.newFormat)
+	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO && newFormat != codec.TFRecord) {
+		return usagef("--new-format %q: want leveldb, recordio or tfrecord", f.newFormat)
 	}
 	mounter, ok := backends[f.backend]
 	if !ok {
@@ -244,8 +244,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			Owner:      owner,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
-				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
+				switch strings.ToLower(filepath.Ext(sf.Path)) {
+				case ".rio", ".recordio":
 					nf = codec.RecordIO
+				case ".tfrecord", ".tfrecords":
+					nf = codec.TFRecord
 				}
 				logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 				o := iopts
