@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/tfrecord"
 )
 
@@ -26,7 +27,7 @@ func tfrBytes(recs [][]byte) []byte {
 func TestTFRecordOpenReadCache(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
-	recs := append(records(300, 5000, 'a'), []byte{}, bytes.Repeat([]byte("z"), 200000))
+	recs := append(codectest.Records(300, 5000, 'a'), []byte{}, bytes.Repeat([]byte("z"), 200000))
 	path := filepath.Join(dir, "a.tfrecord")
 	os.WriteFile(path, tfrBytes(recs), 0o644)
 	for _, want := range []string{"built", "cached"} {
@@ -60,7 +61,7 @@ func TestTFRecordParallelBuild(t *testing.T) {
 	var recs [][]byte
 	for i := range 400 {
 		if i%3 == 0 {
-			recs = append(recs, tfrBytes(records(5, 300, byte('a'+i%26))))
+			recs = append(recs, tfrBytes(codectest.Records(5, 300, byte('a'+i%26))))
 		} else {
 			recs = append(recs, bytes.Repeat([]byte{byte(i)}, 100+i*7))
 		}
@@ -91,7 +92,7 @@ func TestTFRecordAppendAndTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.tfrecord")
-	base := records(4, 1000, 'a')
+	base := codectest.Records(4, 1000, 'a')
 	good := tfrBytes(base)
 	torn := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("T"), 5000))[:3000]
 	os.WriteFile(path, append(bytes.Clone(good), torn...), 0o644)
@@ -138,7 +139,7 @@ func TestTFRecordWritableOpenRepairsTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.tfrecord")
-	good := tfrBytes(records(3, 100, 'a'))
+	good := tfrBytes(codectest.Records(3, 100, 'a'))
 	os.WriteFile(path, append(bytes.Clone(good), tfrecord.AppendRecord(nil, []byte("half"))[:14]...), 0o644)
 	tb, err := Open(ctx, path, Options{CacheDir: cache, Writable: true})
 	if err != nil {
@@ -153,7 +154,7 @@ func TestTFRecordWritableOpenRepairsTornTail(t *testing.T) {
 func TestTFRecordCompressed(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
-	recs := records(200, 3000, 'c')
+	recs := codectest.Records(200, 3000, 'c')
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
 	zw.Write(tfrBytes(recs))
@@ -191,7 +192,7 @@ func TestTFRecordCompressed(t *testing.T) {
 func TestTFRecordExtendCompletesTornRecord(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.tfrecord")
-	good := tfrBytes(records(3, 100, 'a'))
+	good := tfrBytes(codectest.Records(3, 100, 'a'))
 	rec := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("w"), 4000))
 	os.WriteFile(path, append(bytes.Clone(good), rec[:1000]...), 0o644)
 	tb, err := Open(ctx, path, Options{CacheDir: "-"})
