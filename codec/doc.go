@@ -3,8 +3,8 @@
 // [DamageKind], and the leveldb family's masked CRC-32C helpers. The formats
 // themselves live in sub-packages, one each, pebble-style:
 // codec/leveldb (the leveldb log format with its App Engine and
-// RocksDB/pebble flavours) and codec/recordio (grailbio recordio, current
-// and legacy formats). Telling them apart from a file's bytes is
+// RocksDB/pebble flavours), codec/recordio (grailbio recordio, current
+// and legacy formats) and codec/tfrecord (TFRecord, plain or GZIP/ZLIB). Telling them apart from a file's bytes is
 // index.Detect's job, which asks each format's probe.
 //
 // codec is the first stage of recfs's pipeline (file → codec → index → fs →

@@ -15,6 +15,7 @@ const (
 	LevelDB               // leveldb log: leveldb, goleveldb, App Engine records, RocksDB/pebble WALs
 	RecordIO              // grailbio recordio, current (v2) format
 	RecordIOLegacy        // grailbio recordio, legacy packed/unpacked format
+	TFRecord              // TFRecord (TensorFlow, JAX, Beam), plain or GZIP/ZLIB-compressed
 )
 
 var formatNames = [...]string{
@@ -22,6 +23,7 @@ var formatNames = [...]string{
 	LevelDB:        "leveldb",
 	RecordIO:       "recordio",
 	RecordIOLegacy: "recordio-legacy",
+	TFRecord:       "tfrecord",
 }
 
 // String returns the format's short name, as ParseFormat accepts it.
@@ -33,7 +35,7 @@ func (f Format) String() string {
 }
 
 // ParseFormat parses a format name: "leveldb" (alias "log"), "recordio"
-// (alias "rio") or "recordio-legacy".
+// (alias "rio"), "recordio-legacy" or "tfrecord" (alias "tfrecords").
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "leveldb", "log", "appengine", "rocksdb", "pebble":
@@ -42,8 +44,10 @@ func ParseFormat(s string) (Format, error) {
 		return RecordIO, nil
 	case "recordio-legacy", "legacy":
 		return RecordIOLegacy, nil
+	case "tfrecord", "tfrecords":
+		return TFRecord, nil
 	}
-	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio or recordio-legacy)", s)
+	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio, recordio-legacy or tfrecord)", s)
 }
 
 // ByteSlicer is an io.ReaderAt that can also hand out its bytes without

@@ -11,7 +11,6 @@ import (
 
 	"github.com/recfs/recfs/codec/recordio"
 
-	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
 )
 
@@ -170,12 +169,6 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 // index.ErrReadOnlyFormat: EROFS), a closed log or a running database's log
 // (the source's CheckAppend).
 func appendRefusal(src Source) error {
-	// The one place fs still names a format: index.CheckAppend does not
-	// report read-only formats yet. Once it returns
-	// index.ErrReadOnlyFormat for them, these three lines go.
-	if f, ok := src.(interface{ Format() codec.Format }); ok && f.Format() == codec.RecordIOLegacy {
-		return fmt.Errorf("%w: %w", ErrReadOnly, index.ErrReadOnlyFormat)
-	}
 	c, ok := src.(interface{ CheckAppend() error })
 	if !ok {
 		return nil

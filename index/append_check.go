@@ -9,9 +9,14 @@ import (
 // the file's directory (ErrDBLocked, unless Options.IgnoreDBLock), or the
 // leveldb log was closed by its writer (leveldb.ErrClosedLog) or ends before a
 // recycled file's stale data (leveldb.ErrRecycledTail), as the table last
-// saw it. It lets a caller refuse at open(2) what would fail at close(2);
-// Append checks again.
+// saw it. It lets a caller refuse at open(2) what would fail at close(2).
+// A format recfs only reads gives ErrReadOnlyFormat. Append checks again.
 func (t *Table) CheckAppend() error {
+	if drv, err := driverFor(t.s().format); err != nil {
+		return err
+	} else if _, ok := drv.(appender); !ok {
+		return fmt.Errorf("index: append to %s: %w", t.path, ErrReadOnlyFormat)
+	}
 	if !t.opened {
 		return errNoFile
 	}

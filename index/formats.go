@@ -21,6 +21,7 @@ var formats = []struct {
 }{
 	{codec.RecordIO, rioDriver{}},
 	{codec.RecordIOLegacy, legacyDriver{}},
+	{codec.TFRecord, tfrDriver{}},
 	{codec.LevelDB, logDriver{}},
 }
 

@@ -24,6 +24,12 @@ func FuzzBuild(f *testing.F) {
 			}
 		}
 	}
+	tfr, _ := filepath.Glob(filepath.Join("..", "codec", "tfrecord", "testdata", "*.tfrecord*"))
+	for _, p := range tfr {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
 	old := minPartBytes
 	f.Cleanup(func() { minPartBytes = old })
 	minPartBytes = 32768

@@ -60,16 +60,27 @@ func (t *Table) repairLogTail() (bool, error) {
 	return true, t.file.Sync()
 }
 
-// tornTail returns where a damaged tail of a leveldb log starts (the end of
-// the last good record), or -1 if the file ends cleanly.
+// goodEnder is a table of a format whose torn tails are repaired (leveldb
+// logs, TFRecord files): it knows where its last intact record ends, in
+// file offsets (ok false when it cannot say, as for a compressed file).
+type goodEnder interface{ goodEnd() (end int64, ok bool) }
+
+func (t *logTable) goodEnd() (int64, bool) { return t.resume, true }
+
+// tornTail returns where a damaged tail of a leveldb log or TFRecord file
+// starts (the end of the last good record), or -1 if the file ends cleanly.
 func (s *snapshot) tornTail() int64 {
-	lt, ok := s.tab.(*logTable)
+	ge, ok := s.tab.(goodEnder)
+	if !ok {
+		return -1
+	}
+	resume, ok := ge.goodEnd()
 	if !ok {
 		return -1
 	}
 	for _, d := range s.damage {
-		if d.Off >= lt.resume {
-			return lt.resume
+		if d.Off >= resume {
+			return resume
 		}
 	}
 	return -1

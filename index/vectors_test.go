@@ -266,6 +266,15 @@ func sameTable(a, b *snapshot) bool {
 				c.off, c.ln = nil, nil
 			}
 			s.tab = &c
+		case *tfrTable:
+			c := &tfrTable{off: t.off, ln: t.ln, side: t.side, resume: t.resume, comp: t.comp, dsize: t.dsize}
+			if len(c.side) == 0 {
+				c.side = nil
+			}
+			if len(c.off) == 0 {
+				c.off, c.ln = nil, nil
+			}
+			s.tab = c
 		case *rioTable:
 			c := *t
 			if len(c.big) == 0 {

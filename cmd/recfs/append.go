@@ -33,9 +33,9 @@ func newAppendCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "append FILE [INPUT...]",
 		Short: "Append records to a record file through its format's writer",
-		Long: `append adds records to the end of a leveldb log or grailbio recordio file,
-framed by the format's own block writer (the same bytes goleveldb, pebble or
-grailbio's writer would produce). Each INPUT file becomes one record; "-" or
+		Long: `append adds records to the end of a leveldb log, grailbio recordio file or
+TFRecord file, framed by the format's own writer (the same bytes goleveldb,
+pebble, grailbio's or TensorFlow's writer would produce). Each INPUT file becomes one record; "-" or
 no INPUT reads standard input. With --lines every line (without its newline)
 becomes one record.
 
@@ -43,7 +43,8 @@ A torn tail left by a crashed writer is moved aside first (its bytes are
 saved under <user cache dir>/recfs/torn, which must be private: with no
 $HOME or $XDG_CACHE_HOME the append is refused), App Engine padding is
 kept, and a recordio trailer is rewritten after the new blocks,
-crash-safely. Legacy recordio files are read-only.
+crash-safely. Legacy recordio files and compressed TFRecord files are
+read-only.
 
 Concurrent appends (other recfs append processes, --rw mounts) take turns
 by an exclusive flock of FILE; each lands after the others. The exit status
@@ -67,10 +68,10 @@ appends anyway.`,
 	f := cmd.Flags()
 	f.BoolVar(&af.lines, "lines", false, "one record per input line instead of one per input")
 	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
-	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb or recordio)")
+	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord)")
 	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
 	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory")
-	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio"))
+	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio", "tfrecord"))
 	return cmd
 }
 

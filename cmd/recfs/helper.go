@@ -59,6 +59,7 @@ var helperOptions = map[string]helperFlagOption{
 	"s3_path_style":       {"--s3-path-style", false},
 	"s3_region":           {"--s3-region", true},
 	"s3_cache":            {"--s3-cache", true},
+	"decode":              {"--decode", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},

@@ -19,7 +19,7 @@ import (
 // stable interface: fields may be added, never renamed or removed.
 type infoJSON struct {
 	Path         string       `json:"path"`          // the FILE argument
-	Format       string       `json:"format"`        // leveldb, recordio or recordio-legacy
+	Format       string       `json:"format"`        // leveldb, recordio, recordio-legacy or tfrecord
 	Flavor       string       `json:"flavor"`        // finer description, e.g. "pebble WAL (recyclable)"
 	Size         int64        `json:"size"`          // bytes of the file covered by the index
 	Records      int64        `json:"records"`       // number of records (items)

@@ -74,6 +74,7 @@ type mountFlags struct {
 	uid, gid       uint32
 	umask          string
 	noexec         bool
+	decode         *string
 }
 
 func newMountCmd() *cobra.Command {
@@ -110,6 +111,12 @@ Owner, group and permissions follow the source file unless --uid, --gid or
 --umask say otherwise; --allow-other always turns on the kernel's permission
 checks (default_permissions) against what the mount reports.
 
+--decode batch shows each record of a database WAL as the text of its
+WriteBatch, --decode manifest each record of a MANIFEST as its VersionEdit
+(see recfs cat --help), and --decode auto picks by file name in directory
+mounts (*.log batch, MANIFEST-* manifest, others raw); ls -l shows the
+sizes of the texts.
+
 ` + helperUsage(),
 		Example: `  recfs mount events.log /mnt/ev
   recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
@@ -130,9 +137,9 @@ checks (default_permissions) against what the mount reports.
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
-	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb or recordio; .rio and .recordio names are always recordio)")
+	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb, recordio or tfrecord; .rio and .recordio names are always recordio, .tfrecord and .tfrecords names tfrecord)")
 	fl.BoolVar(&f.newTrailer, "new-trailer", false, "with --rw: recordio files made by mkdir get an (empty) trailer")
-	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio"))
+	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio", "tfrecord"))
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
@@ -142,6 +149,7 @@ checks (default_permissions) against what the mount reports.
 	fl.StringVar(&f.umask, "umask", "", "octal permission bits to withhold from 0555 directories (0777 with --rw) and 0444 records (default: follow the source's mode)")
 	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
+	f.decode = addDecodeFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
 		reportDaemonError(err)
@@ -153,8 +161,8 @@ checks (default_permissions) against what the mount reports.
 // runMount checks the command line and the two paths, then mounts.
 func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	newFormat, err := codec.ParseFormat(f.newFormat)
-	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO) {
-		return usagef("--new-format %q: want leveldb or recordio", f.newFormat)
+	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO && newFormat != codec.TFRecord) {
+		return usagef("--new-format %q: want leveldb, recordio or tfrecord", f.newFormat)
 	}
 	mounter, ok := backends[f.backend]
 	if !ok {
@@ -165,6 +173,12 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 	if f.force && !f.rw {
 		return usagef("--force goes with --rw")
+	}
+	if err := checkDecode(*f.decode); err != nil {
+		return err
+	}
+	if *f.decode != decodeNone && f.rw {
+		return usagef("--decode shows records as text; it does not go with --rw")
 	}
 	cacheMem, err := parseSize(f.cacheMem)
 	if err != nil {
@@ -215,14 +229,18 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 
 	var tree *fs.Tree
 	if s3obj.IsURL(srcAbs) {
-		tree, err = s3Tree(cmd, srcAbs, iopts, fs.Options{PendingMem: pendingMem, Owner: owner})
+		tree, err = s3Tree(cmd, srcAbs, iopts, *f.decode, fs.Options{PendingMem: pendingMem, Owner: owner})
 	} else if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
 			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				logrus.WithField("file", sf.Path).Debug("indexing")
 				o := iopts
 				o.Reopen = sf.Reopen
-				return index.OpenFile(ctx, sf.File, sf.Path, o)
+				t, err := index.OpenFile(ctx, sf.File, sf.Path, o)
+				if err != nil {
+					return nil, err
+				}
+				return viewSource(t, *f.decode, sf.Path), nil
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
 				_, err := index.Detect(r, size)
@@ -234,8 +252,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			Owner:      owner,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
-				if ext := strings.ToLower(filepath.Ext(sf.Path)); ext == ".rio" || ext == ".recordio" {
+				switch strings.ToLower(filepath.Ext(sf.Path)) {
+				case ".rio", ".recordio":
 					nf = codec.RecordIO
+				case ".tfrecord", ".tfrecords":
+					nf = codec.TFRecord
 				}
 				logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 				o := iopts
@@ -250,7 +271,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, t, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
+		tree, err = fs.NewFile(srcAbs, viewSource(t, *f.decode, srcAbs), fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
 	}
 	if err != nil {
 		return err

@@ -239,14 +239,14 @@ type sourceFlags struct {
 // register adds the source flags to cmd.
 func (s *sourceFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&s.format, "format", "auto", "record format: auto, leveldb, recordio or recordio-legacy")
+	fs.StringVar(&s.format, "format", "auto", "record format: auto, leveldb, recordio, recordio-legacy or tfrecord")
 	fs.BoolVar(&s.strict, "strict", false, "refuse a damaged file instead of skipping the damage")
 	fs.StringVar(&s.cacheDir, "cache-dir", "", "directory of saved indexes (default <user cache dir>/recfs)")
 	fs.BoolVar(&s.noCache, "no-cache", false, "neither load nor save an index; always scan the file")
 	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `legacy packed recordio data is raw-DEFLATE compressed: "flate" (implied by a .grail-rpk-gz name)`)
 	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
 	registerS3Flags(fs)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy"))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy", "tfrecord"))
 	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
 }

@@ -161,14 +161,15 @@ func s3MountFlags(f *mountFlags) error {
 	return nil
 }
 
-// s3Tree is the read-only tree of one object for a mount.
-func s3Tree(cmd *cobra.Command, url string, o index.Options, fo rfs.Options) (*rfs.Tree, error) {
+// s3Tree is the read-only tree of one object for a mount (its records
+// decoded as --decode says).
+func s3Tree(cmd *cobra.Command, url string, o index.Options, decode string, fo rfs.Options) (*rfs.Tree, error) {
 	t, obj, err := openS3Table(cmd, url, o)
 	if err != nil {
 		return nil, err
 	}
 	logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
-	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), closingTable{t, obj}, fo)
+	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), viewSource(closingTable{t, obj}, decode, url), fo)
 	if err != nil {
 		obj.Close()
 		return nil, err

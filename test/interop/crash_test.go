@@ -24,7 +24,7 @@ import (
 
 // Environment of the crash child.
 const (
-	envChild = "RECFS_INTEROP_CRASH_CHILD" // "rio" or "log"
+	envChild = "RECFS_INTEROP_CRASH_CHILD" // "rio", "log" or "tfr"
 	envPath  = "RECFS_INTEROP_CRASH_PATH"
 	envSeed  = "RECFS_INTEROP_CRASH_SEED"
 	envStart = "RECFS_INTEROP_CRASH_START" // index of the first item to append
@@ -124,6 +124,8 @@ func crashChild(mode string) error {
 			}
 		}
 		return f.Close()
+	case "tfr":
+		return tfrCrashChild(path, seed, start, rng, deadline)
 	}
 	return fmt.Errorf("unknown mode %q", mode)
 }

@@ -1,0 +1,89 @@
+package dbdecode
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ErrEscape is returned by [Unescape] for text that no escaped field can be.
+var ErrEscape = errors.New("dbdecode: malformed escaped field")
+
+const hexDigits = "0123456789abcdef"
+
+// plain[c] is true for the bytes that print as themselves.
+var plain = func() (t [256]bool) {
+	for c := 0x21; c <= 0x7e; c++ {
+		t[c] = c != '\\'
+	}
+	return t
+}()
+
+// appendEscaped appends b escaped as the package documentation says.
+func appendEscaped(dst, b []byte) []byte {
+	start := 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if plain[c] {
+			continue
+		}
+		dst = append(dst, b[start:i]...)
+		if c == '\\' {
+			dst = append(dst, '\\', '\\')
+		} else {
+			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+		}
+		start = i + 1
+	}
+	return append(dst, b[start:]...)
+}
+
+// appendHex appends b as lowercase hex digits.
+func appendHex(dst, b []byte) []byte {
+	for _, c := range b {
+		dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
+	}
+	return dst
+}
+
+// appendUint appends a decimal number.
+func appendUint(dst []byte, v uint64) []byte { return strconv.AppendUint(dst, v, 10) }
+
+// Unescape returns the bytes an escaped field stands for.
+func Unescape(s string) ([]byte, error) {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			if !plain[c] {
+				return nil, ErrEscape
+			}
+			out = append(out, c)
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\\' {
+			out = append(out, '\\')
+			i++
+			continue
+		}
+		if i+3 >= len(s) || s[i+1] != 'x' {
+			return nil, ErrEscape
+		}
+		hi, lo := unhex(s[i+2]), unhex(s[i+3])
+		if hi < 0 || lo < 0 {
+			return nil, ErrEscape
+		}
+		out = append(out, byte(hi<<4|lo))
+		i += 3
+	}
+	return out, nil
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return -1
+}

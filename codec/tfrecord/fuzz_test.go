@@ -1,0 +1,71 @@
+package tfrecord
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzScanner feeds arbitrary bytes to the scanner (with a small window,
+// so records span windows) and checks that it does not panic, that records
+// and damage tile the file exactly in order, that every record reads back
+// with both checksums verified, that strict mode stops at the first
+// damage, and that Detect and the compressed path survive the input too.
+func FuzzScanner(f *testing.F) {
+	for _, b := range craftedVectors() {
+		f.Add(b)
+	}
+	f.Add(AppendRecord(AppendRecord(nil, []byte("seed")), bytes.Repeat([]byte{7}, 300)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		size := int64(len(b))
+		s := NewScanner(r, size, Options{Window: 64})
+		pos := int64(0)
+		di := 0
+		for s.Next() {
+			rec := s.Record()
+			for di < len(s.Damage()) && s.Damage()[di].Off == pos {
+				pos += s.Damage()[di].Len
+				di++
+			}
+			if rec.Off != pos || rec.Len < 0 || rec.End() > size {
+				t.Fatalf("record %+v at scan position %d (size %d)", rec, pos, size)
+			}
+			got := make([]byte, rec.Len)
+			if _, err := ReadRecord(r, rec, got, 0); err != nil {
+				t.Fatalf("ReadRecord(%+v): %v", rec, err)
+			}
+			if !bytes.Equal(got, b[rec.DataOff():rec.DataOff()+rec.Len]) {
+				t.Fatal("ReadRecord bytes differ from the file")
+			}
+			pos = rec.End()
+		}
+		if s.Err() != nil {
+			t.Fatalf("Err on an in-memory file: %v", s.Err())
+		}
+		for ; di < len(s.Damage()); di++ {
+			d := s.Damage()[di]
+			if d.Off != pos || d.Len <= 0 {
+				t.Fatalf("damage %+v at scan position %d", d, pos)
+			}
+			pos += d.Len
+		}
+		if pos != size {
+			t.Fatalf("records and damage cover %d of %d bytes", pos, size)
+		}
+		strict := NewScanner(r, size, Options{Strict: true, Window: 64})
+		for strict.Next() {
+		}
+		if (strict.Err() != nil) != (len(s.Damage()) > 0) {
+			t.Fatalf("strict Err %v with %d damage", strict.Err(), len(s.Damage()))
+		}
+		c, err := Detect(r, size)
+		if err == nil && c != None {
+			in, _ := NewInflated(r, size, c)
+			if n, err := in.Size(); err == nil && n < 1<<20 {
+				zs := NewScanner(in, n, Options{Window: 64})
+				for zs.Next() {
+				}
+			}
+		}
+	})
+}

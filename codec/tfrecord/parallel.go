@@ -1,0 +1,128 @@
+package tfrecord
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// PartScan is what ScanParallel asks of its caller for one part, the
+// records that start in [start, end): drive sc (call Next until it returns
+// false) and keep the records it yields for part number part. An error it
+// returns, like sc.Err, makes ScanParallel fall back to one sequential
+// scan.
+type PartScan func(part int, start, end int64, sc *Scanner) error
+
+// ParallelResult is the outcome of ScanParallel: what one sequential scan
+// of the whole file reports.
+type ParallelResult struct {
+	// Parts is the number of parts whose records, taken in part order, are
+	// the file's records. It is 1 when ScanParallel fell back to a
+	// sequential scan, which it reports as part 0 again (the caller's
+	// earlier part 0 is to be replaced).
+	Parts int
+	// Damage is every part's damage, in offset order.
+	Damage []codec.Damage
+	// LastEnd is the end of the last intact record (0 if none).
+	LastEnd int64
+	// Records is the number of records.
+	Records int64
+}
+
+// ScanParallel scans r (size bytes) in n parts at once, calling scan for
+// each part from its own goroutine, and returns what a sequential scan
+// reports. Part i > 0 starts at the first position its resync rule accepts
+// (a valid length checksum, a length that fits, a data checksum that
+// verifies), and each part follows its last record past its end to the
+// offset where the next record starts. The parts are accepted only if each
+// one starts exactly where the one before it hands over; otherwise — a
+// part synced on something that looked like a record inside another
+// record's data, such as a TFRecord file stored as a record — the file is
+// scanned again sequentially as part 0. Correctness therefore never rests
+// on the resync rule; its reliability (a random 12-byte window passes the
+// length check with probability 2^-32, see TestSyncFalsePositiveRate) only
+// makes the fallback rare. It returns the scan's error, or ctx's. n < 2,
+// or o.Strict, scans sequentially; o.Start, o.End and o.Aligned are
+// ignored.
+func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n int, scan PartScan) (ParallelResult, error) {
+	o.Start, o.End, o.Aligned = 0, 0, false
+	if o.Strict || size <= 0 {
+		n = 1
+	}
+	n = max(n, 1)
+	type part struct {
+		info   Info
+		damage []codec.Damage
+		err    error
+	}
+	run := func(i int, start, end int64) part {
+		po := o
+		po.Start, po.End = start, end
+		sc := NewScanner(r, size, po)
+		if err := scan(i, start, end, sc); err != nil {
+			return part{err: err}
+		}
+		return part{info: sc.Info(), damage: sc.Damage(), err: sc.Err()}
+	}
+	parts := make([]part, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i] = run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return ParallelResult{}, err
+	}
+	if n > 1 && !handsOver(size, func(i int) (Info, error) { return parts[i].info, parts[i].err }, n) {
+		parts = []part{run(0, 0, size)}
+	}
+	res := ParallelResult{Parts: len(parts)}
+	for _, p := range parts {
+		if p.err != nil {
+			return ParallelResult{}, p.err
+		}
+		res.Damage = append(res.Damage, p.damage...)
+		res.Records += p.info.Records
+		if p.info.Records > 0 {
+			res.LastEnd = p.info.LastEnd
+		}
+	}
+	return res, nil
+}
+
+// handsOver reports whether every part starts exactly where the part before
+// it stopped (or, having found no record at all, the part before it ran to
+// the end of the file), and none failed.
+func handsOver(size int64, part func(int) (Info, error), n int) bool {
+	var next int64
+	for i := range n {
+		in, err := part(i)
+		if err != nil {
+			return false
+		}
+		if i > 0 {
+			if in.First < 0 {
+				if next != size {
+					return false
+				}
+			} else if in.First != next {
+				return false
+			}
+		}
+		next = in.Next
+	}
+	return true
+}
+
+// Probe reports whether r holds a TFRecord file, plain or compressed (see
+// Detect).
+func Probe(r io.ReaderAt, size int64) bool {
+	_, err := Detect(r, size)
+	return err == nil
+}

@@ -1,0 +1,321 @@
+package tfrecord
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// DefaultWindow is how many bytes a Scanner reads per ReadAt unless
+// Options.Window says otherwise.
+const DefaultWindow = 1 << 20
+
+// Options configure a Scanner.
+type Options struct {
+	// Start and End make the scanner cover one part of the file, for
+	// parallel builds. With Start > 0 the scan begins at the first
+	// position at or after Start that carries a valid length checksum, a
+	// length that fits in the file and a data checksum that verifies (the
+	// resync rule); the bytes before it belong to the previous part and are
+	// not damage. The scan returns the records that start before End (0:
+	// the end of the file), following the last one past End.
+	Start, End int64
+	// Aligned says Start is known to be where a record starts (the end of
+	// the last intact record of an earlier scan, when a grown file is
+	// scanned from there): the scan begins at Start itself, and what it
+	// cannot trust there is damage, not another part's bytes.
+	Aligned bool
+	// Strict ends the scan at the first damage, with a *codec.CorruptError as
+	// Err, instead of skipping it.
+	Strict bool
+	// Window is the number of bytes read per ReadAt (DefaultWindow if 0).
+	// It bounds the scanner's memory, whatever the record lengths.
+	Window int
+}
+
+// Info describes what a scan found, beyond the records.
+type Info struct {
+	// First is the offset of the first record the scan returned or synced
+	// on, -1 if none.
+	First int64
+	// Next is where the scan stopped: the end of the file, or for a scan
+	// with End, the offset of the first record at or after End (the
+	// record the next part must start with).
+	Next int64
+	// LastEnd is the end of the last intact record returned (Start when
+	// none was): where a record appended after a torn tail belongs.
+	LastEnd int64
+	// Records is the number of records returned.
+	Records int64
+}
+
+// A Scanner walks a TFRecord file (or its decompressed stream) and yields
+// the location of every intact record, verifying both checksums of each.
+// It reads the file in windows of Options.Window bytes and never holds a
+// record's data, so its memory is bounded whatever the lengths claim. It is
+// not safe for concurrent use.
+type Scanner struct {
+	r      io.ReaderAt
+	slicer codec.ByteSlicer // r, when it can hand out its bytes
+	size   int64
+	o      Options
+	end    int64
+
+	buf    []byte
+	win    []byte // valid bytes of the window, a prefix of buf
+	winOff int64
+
+	pos    int64
+	cur    Record
+	info   Info
+	damage []codec.Damage
+	err    error
+	done   bool
+}
+
+// NewScanner returns a scanner over the first size bytes of r.
+func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	o.Window = max(o.Window, 64)
+	s := &Scanner{r: r, size: max(size, 0), o: o}
+	s.slicer, _ = r.(codec.ByteSlicer)
+	s.end = o.End
+	if s.end <= 0 || s.end > s.size {
+		s.end = s.size
+	}
+	s.info = Info{First: -1, Next: s.size, LastEnd: max(o.Start, 0)}
+	switch {
+	case o.Start < 0:
+		s.err = fmt.Errorf("tfrecord: negative split start %d", o.Start)
+		s.done = true
+	case o.Start >= s.end:
+		s.info.Next = o.Start
+		s.done = true
+	case o.Start > 0 && o.Aligned:
+		s.pos = o.Start
+	case o.Start > 0:
+		q, ok := s.sync(o.Start)
+		s.pos = q
+		if ok {
+			s.info.First = q
+		} else {
+			s.info.Next = q
+			s.done = true
+		}
+	}
+	return s
+}
+
+// Next advances to the next intact record. It returns false at the end of
+// the file (or of the part), after a strict-mode damage, or on an I/O error.
+func (s *Scanner) Next() bool {
+	for !s.done {
+		if s.pos >= s.end {
+			s.stop()
+			return false
+		}
+		if s.step() {
+			return true
+		}
+	}
+	return false
+}
+
+// stop ends the scan at s.pos.
+func (s *Scanner) stop() {
+	s.done = true
+	s.info.Next = s.pos
+}
+
+// step looks at the record at s.pos: it either returns it (true) or
+// records damage and moves on.
+func (s *Scanner) step() bool {
+	p := s.pos
+	h := s.ensure(p, HeaderSize)
+	if s.err != nil {
+		return false
+	}
+	if len(h) < HeaderSize {
+		s.skip(p, s.size, ReasonTruncated, codec.ErrTruncated)
+		return false
+	}
+	n, ok := ParseHeader(h)
+	if !ok {
+		s.recover(p, ReasonLengthCRC, codec.ErrCorrupt)
+		return false
+	}
+	if !s.fits(p, n) {
+		s.recover(p, ReasonTruncated, codec.ErrTruncated)
+		return false
+	}
+	rec := Record{Off: p, Len: int64(n)}
+	if !s.verify(rec) {
+		if s.err == nil {
+			s.skip(p, rec.End(), ReasonDataCRC, codec.ErrCorrupt)
+		}
+		return false
+	}
+	if s.info.First < 0 {
+		s.info.First = p
+	}
+	s.cur = rec
+	s.pos = rec.End()
+	s.info.LastEnd = s.pos
+	s.info.Records++
+	return true
+}
+
+// fits reports whether a record of n data bytes at p ends inside the file.
+func (s *Scanner) fits(p int64, n uint64) bool {
+	left := s.size - p - Overhead
+	return left >= 0 && n <= uint64(left)
+}
+
+// recover skips damage starting at p up to the next position the resync
+// rule accepts, or to the end of the file.
+func (s *Scanner) recover(p int64, reason string, kind error) {
+	q, ok := s.sync(p + 1)
+	if s.err != nil {
+		return
+	}
+	if ok && kind == codec.ErrTruncated {
+		kind = codec.ErrCorrupt // records follow: not a torn tail
+	}
+	s.skip(p, q, reason, kind)
+}
+
+// skip records [from, to) as damage and continues at to.
+func (s *Scanner) skip(from, to int64, reason string, kind error) {
+	d := codec.Damage{Off: from, Len: to - from, Kind: damageKind(reason, to == s.size), Reason: reason, Err: kind}
+	s.damage = append(s.damage, d)
+	s.pos = to
+	if s.o.Strict {
+		s.err = d.AsError(codec.TFRecord)
+		s.done = true
+		s.info.Next = from
+	}
+}
+
+// sync returns the first position at or after from that carries a valid
+// length checksum, a length that fits in the file and a data checksum that
+// verifies; the end of the file and false if there is none.
+func (s *Scanner) sync(from int64) (int64, bool) {
+	q := from
+	for q+Overhead <= s.size {
+		b := s.ensure(q, s.o.Window)
+		if s.err != nil {
+			return s.size, false
+		}
+		last := len(b) - Overhead // a record needs 16 bytes at least
+		hit := -1
+		for i := 0; i <= last; i++ {
+			n := binary.LittleEndian.Uint64(b[i:])
+			if !s.fits(q+int64(i), n) {
+				continue
+			}
+			if binary.LittleEndian.Uint32(b[i+8:]) == maskCRC(crc32c(b[i:i+8])) {
+				hit = i
+				break
+			}
+		}
+		if hit < 0 {
+			q += int64(last + 1)
+			continue
+		}
+		c := q + int64(hit)
+		n := binary.LittleEndian.Uint64(b[hit:])
+		if s.verify(Record{Off: c, Len: int64(n)}) {
+			return c, true
+		}
+		if s.err != nil {
+			return s.size, false
+		}
+		q = c + 1
+	}
+	return s.size, false
+}
+
+// verify checks the data checksum of rec, whose header is known good and
+// which fits in the file, reading its data a window at a time.
+func (s *Scanner) verify(rec Record) bool {
+	crc := uint32(0)
+	o, end := rec.DataOff(), rec.DataOff()+rec.Len
+	for o < end {
+		b := s.ensure(o, int(min(int64(s.o.Window), end-o)))
+		if s.err != nil || len(b) == 0 {
+			return false
+		}
+		b = b[:min(int64(len(b)), end-o)]
+		crc = crc32cUpdate(crc, b)
+		o += int64(len(b))
+	}
+	f := s.ensure(end, FooterSize)
+	if len(f) < FooterSize {
+		return false
+	}
+	return binary.LittleEndian.Uint32(f) == maskCRC(crc)
+}
+
+// ensure returns the bytes at off, at least n of them unless the file ends
+// first (n must not exceed the window). On a read error it sets s.err and
+// returns nil.
+func (s *Scanner) ensure(off int64, n int) []byte {
+	if off >= s.winOff && off <= s.winOff+int64(len(s.win)) {
+		b := s.win[off-s.winOff:]
+		if len(b) >= n || s.winOff+int64(len(s.win)) >= s.size {
+			return b
+		}
+	}
+	if off >= s.size {
+		return nil
+	}
+	want := min(int64(s.o.Window), s.size-off)
+	if s.slicer != nil {
+		b, err := s.slicer.Slice(off, want)
+		if int64(len(b)) == want && err == nil {
+			s.win, s.winOff = b, off
+			return s.win
+		}
+		return s.readFailed(off, int64(len(b)), err)
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, min(int64(s.o.Window), s.size))
+	}
+	k, err := s.r.ReadAt(s.buf[:want], off)
+	if int64(k) < want {
+		return s.readFailed(off, int64(k), err)
+	}
+	s.win, s.winOff = s.buf[:want], off
+	return s.win
+}
+
+// readFailed ends the scan after a read of the window at off returned only
+// k bytes.
+func (s *Scanner) readFailed(off, k int64, err error) []byte {
+	if err == nil || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", codec.ErrTruncated, off+k, s.size)
+	}
+	s.err = err
+	s.done = true
+	s.info.Next = off
+	s.win = nil
+	return nil
+}
+
+// Record returns the record Next found.
+func (s *Scanner) Record() Record { return s.cur }
+
+// Err returns the I/O error, or in strict mode the *codec.CorruptError, that
+// ended the scan; nil at a normal end.
+func (s *Scanner) Err() error { return s.err }
+
+// Damage returns the ranges skipped so far, in file order.
+func (s *Scanner) Damage() []codec.Damage { return s.damage }
+
+// Info returns what the scan found; complete once Next returned false.
+func (s *Scanner) Info() Info { return s.info }

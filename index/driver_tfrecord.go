@@ -1,0 +1,438 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/tfrecord"
+)
+
+// tfrDriver is the driver of TFRecord files (codec/tfrecord): parallel
+// builds with a checked hand-over between parts, incremental extension of
+// grown files, appends with torn-tail repair as for leveldb logs. GZIP and
+// ZLIB-compressed files are read (records are positions in the
+// decompressed stream) but not appended to.
+type tfrDriver struct{}
+
+func (tfrDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
+	return tfrecord.Probe(r, size), nil
+}
+
+func (tfrDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
+	return buildTFR(ctx, r, size, o)
+}
+
+func (tfrDriver) decode(d *decoder, f codec.Format, n int64) table {
+	t := &tfrTable{}
+	d.tfr(t, n)
+	return t
+}
+
+// tfrTable stores TFRecord locations: 12 bytes a record, plus a side map
+// for records of 4 GiB or more.
+type tfrTable struct {
+	off    []int64         // offset of each record's length field
+	ln     []uint32        // data length; lenInSide means "see side"
+	side   map[int64]int64 // lengths that do not fit ln
+	resume int64           // end of the last intact record: where appends and extensions go on
+	comp   tfrecord.Compression
+	dsize  int64 // decompressed size (compressed files)
+
+	mu     sync.Mutex         // guards inf
+	inf    *tfrecord.Inflated // decompressing reader of a compressed source
+	infSrc io.ReaderAt        // the source inf reads
+}
+
+func (t *tfrTable) size(n int64) int64 {
+	if l := t.ln[n]; l != lenInSide {
+		return int64(l)
+	}
+	return t.side[n]
+}
+
+func (t *tfrTable) offset(n int64) int64 { return t.off[n] }
+
+func (t *tfrTable) get(n int64) tfrecord.Record {
+	return tfrecord.Record{Off: t.off[n], Len: t.size(n)}
+}
+
+func (t *tfrTable) add(rec tfrecord.Record) {
+	n := int64(len(t.off))
+	t.off = append(t.off, rec.Off)
+	if rec.Len < lenInSide {
+		t.ln = append(t.ln, uint32(rec.Len))
+		return
+	}
+	t.ln = append(t.ln, lenInSide)
+	if t.side == nil {
+		t.side = map[int64]int64{}
+	}
+	t.side[n] = rec.Len
+}
+
+// readAt reads record n. A compressed source is read through one
+// decompressor kept per table (one version of the source): forward reads
+// continue its stream, a read behind it decompresses from the start again.
+func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
+	src := tb.src(s)
+	if t.comp == tfrecord.None {
+		return tfrecord.ReadRecord(src, t.get(n), p, off)
+	}
+	t.mu.Lock()
+	if t.inf == nil || t.infSrc != src {
+		inf, err := tfrecord.NewInflated(src, s.size, t.comp)
+		if err != nil {
+			t.mu.Unlock()
+			return 0, err
+		}
+		t.inf, t.infSrc = inf, src
+	}
+	inf := t.inf
+	t.mu.Unlock()
+	return tfrecord.ReadRecord(inf, t.get(n), p, off)
+}
+
+func (t *tfrTable) samePrefix(old table, n int64) bool {
+	o, ok := old.(*tfrTable)
+	if !ok || o.comp != t.comp {
+		return false
+	}
+	for i := range n {
+		if o.get(i) != t.get(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *tfrTable) encode(e *encoder) { e.tfr(t) }
+
+func (e *encoder) tfr(t *tfrTable) {
+	e.u8(uint8(t.comp))
+	e.i64(t.resume)
+	e.i64(t.dsize)
+	for _, v := range t.off {
+		e.i64(v)
+	}
+	for _, v := range t.ln {
+		e.u32(v)
+	}
+	e.u32(uint32(len(t.side)))
+	for k, v := range t.side {
+		e.i64(k)
+		e.i64(v)
+	}
+}
+
+func (d *decoder) tfr(t *tfrTable, n int64) {
+	t.comp = tfrecord.Compression(d.u8())
+	t.resume = d.i64()
+	t.dsize = d.i64()
+	if d.err != nil || uint64(n)*12 > uint64(len(d.b)) {
+		d.err = errBadCache
+		return
+	}
+	raw := d.bytes(int(n) * 8)
+	t.off = make([]int64, n)
+	for i := range t.off {
+		t.off[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
+	}
+	raw = d.bytes(int(n) * 4)
+	t.ln = make([]uint32, n)
+	for i := range t.ln {
+		t.ln[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	}
+	ns := d.count(16)
+	t.side = make(map[int64]int64, ns)
+	for range ns {
+		k, v := d.i64(), d.i64()
+		if k < 0 || k >= n || t.ln[k] != lenInSide || v < lenInSide {
+			d.err = errBadCache
+			return
+		}
+		t.side[k] = v
+	}
+	for i, l := range t.ln {
+		if _, ok := t.side[int64(i)]; l == lenInSide && !ok {
+			d.err = errBadCache
+			return
+		}
+	}
+}
+
+// check verifies a decoded table: records in order, each inside the file
+// (the decompressed stream) after the end of the previous one.
+func (t *tfrTable) check(s *snapshot) error {
+	if int64(len(t.off)) != s.n || int64(len(t.ln)) != s.n {
+		return fmt.Errorf("%d records, %d offsets, %d lengths", s.n, len(t.off), len(t.ln))
+	}
+	limit := s.size
+	switch t.comp {
+	case tfrecord.None:
+	case tfrecord.Gzip, tfrecord.Zlib:
+		limit = t.dsize
+	default:
+		return fmt.Errorf("compression %d", t.comp)
+	}
+	if t.resume < 0 || t.resume > limit {
+		return fmt.Errorf("resume %d outside %d bytes", t.resume, limit)
+	}
+	var end, total int64
+	for i := range s.n {
+		rec := t.get(i)
+		if rec.Off < end || rec.Len < 0 || rec.End() > limit || rec.End() < rec.Off {
+			return fmt.Errorf("record %d at %d, %d bytes (previous ends at %d, file %d)", i, rec.Off, rec.Len, end, limit)
+		}
+		end = rec.End()
+		total += rec.Len
+	}
+	if total != s.bytes {
+		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
+	}
+	return nil
+}
+
+// goodEnd returns the end of the last intact record of a plain file (a
+// compressed file's offsets are not file offsets: nothing is cut there).
+func (t *tfrTable) goodEnd() (int64, bool) { return t.resume, t.comp == tfrecord.None }
+
+// checkAppend refuses appends to compressed files before anything is
+// written.
+func (t *tfrTable) checkAppend(size int64) error {
+	if t.comp != tfrecord.None {
+		return fmt.Errorf("%w: appending to a %v-compressed TFRecord file", codec.ErrUnsupported, t.comp)
+	}
+	return nil
+}
+
+// tfrFlavor names the kind of TFRecord file for people.
+func tfrFlavor(c tfrecord.Compression) string {
+	if c == tfrecord.None {
+		return "TFRecord"
+	}
+	return fmt.Sprintf("TFRecord (%v-compressed; record offsets are in the decompressed stream)", c)
+}
+
+// buildTFR indexes a TFRecord file: in parallel parts when it is plain and
+// large enough (tfrecord.ScanParallel checks the hand-over between parts),
+// sequentially through a decompressor when it is compressed.
+func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *snapshot, err error) {
+	comp := tfrecord.None
+	if size > 0 {
+		if c, derr := tfrecord.Detect(r, size); derr == nil {
+			comp = c
+		}
+	}
+	tt := &tfrTable{comp: comp}
+	s = &snapshot{format: codec.TFRecord, tab: tt, flavor: tfrFlavor(comp)}
+	prog := progress{fn: o.Progress, total: size}
+	to := tfrecord.Options{Strict: o.Strict}
+	if comp != tfrecord.None {
+		defer recoverFault(guardFault(), &err)
+		inf, err := tfrecord.NewInflated(r, size, comp)
+		if err != nil {
+			return nil, err
+		}
+		defer inf.Close()
+		dsize, err := inf.Size()
+		if err != nil {
+			return nil, err
+		}
+		tt.dsize = dsize
+		var done atomic.Int64
+		sc := tfrecord.NewScanner(inf, dsize, to)
+		part := scanTFRPart(ctx, sc, 0, dsize, &done, progress{fn: o.Progress, total: dsize})
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		if err := canceled(ctx); err != nil {
+			return nil, err
+		}
+		*tt = tfrTable{comp: comp, dsize: dsize, off: part.off, ln: part.ln, side: part.side, resume: sc.Info().LastEnd}
+		s.n, s.bytes, s.damage, s.size = int64(len(part.off)), part.bytes, sc.Damage(), size
+		prog.report(size)
+		return s, nil
+	}
+	p := o.Parallel
+	if p <= 0 {
+		p = runtime.GOMAXPROCS(0)
+	}
+	if o.Strict || size < 2*minPartBytes {
+		p = 1
+	}
+	p = int(min(int64(p), max(1, size/minPartBytes)))
+	var done atomic.Int64
+	parts := make([]*tfrPart, p)
+	res, err := tfrecord.ScanParallel(ctx, r, size, to, p, func(i int, start, end int64, sc *tfrecord.Scanner) (err error) {
+		if parts[i] != nil {
+			done.Store(0) // the sequential rescan after a parallel one
+		}
+		defer recoverFault(guardFault(), &err)
+		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog)
+		return nil
+	})
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	var total int
+	for _, pt := range parts[:res.Parts] {
+		total += len(pt.off)
+	}
+	tt.off, tt.ln = make([]int64, 0, total), make([]uint32, 0, total)
+	for _, pt := range parts[:res.Parts] {
+		base := int64(len(tt.off))
+		tt.off = append(tt.off, pt.off...)
+		tt.ln = append(tt.ln, pt.ln...)
+		for k, v := range pt.side {
+			if tt.side == nil {
+				tt.side = map[int64]int64{}
+			}
+			tt.side[base+k] = v
+		}
+		s.bytes += pt.bytes
+	}
+	s.n = int64(len(tt.off))
+	s.damage = res.Damage
+	tt.resume = res.LastEnd
+	s.size = size
+	prog.report(size)
+	return s, nil
+}
+
+// tfrPart is the records one part's scan found, and their payload bytes.
+type tfrPart struct {
+	tfrTable
+	bytes int64
+}
+
+// scanTFRPart keeps the records sc yields.
+func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress) *tfrPart {
+	part := &tfrPart{}
+	last := start
+	for i := 0; sc.Next(); i++ {
+		rec := sc.Record()
+		part.add(rec)
+		part.bytes += rec.Len
+		if i&4095 == 4095 {
+			if ctx.Err() != nil {
+				break
+			}
+			done.Add(rec.Off - last)
+			last = rec.Off
+			prog.report(done.Load())
+		}
+	}
+	done.Add(end - last)
+	return part
+}
+
+// canExtend: a grown plain file is taken in by scanning from the end of
+// its last intact record.
+func (t *tfrTable) canExtend() bool { return t.comp == tfrecord.None }
+
+// extend scans only what follows the last intact record of a grown file:
+// records before it and damage before it are kept, everything from it on
+// (a torn tail that was being written included) is scanned afresh.
+func (ot *tfrTable) extend(ctx context.Context, t *Table, old *snapshot, size int64) (*snapshot, error) {
+	resume := ot.resume
+	sc := tfrecord.NewScanner(t.file, size, tfrecord.Options{Strict: t.opt.Strict, Start: resume, Aligned: true})
+	s := *old
+	s.size = size
+	tt := &tfrTable{comp: ot.comp, off: ot.off, ln: ot.ln, side: ot.side, resume: ot.resume}
+	s.tab = tt
+	cloned := false
+	for sc.Next() {
+		rec := sc.Record()
+		if rec.Len >= lenInSide && !cloned {
+			tt.side, cloned = maps.Clone(ot.side), true
+		}
+		tt.add(rec)
+		s.n++
+		s.bytes += rec.Len
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	var dmg []codec.Damage
+	for _, d := range old.damage {
+		if d.Off < resume {
+			dmg = append(dmg, d)
+		}
+	}
+	s.damage = append(dmg, sc.Damage()...)
+	if s.n > old.n {
+		tt.resume = sc.Info().LastEnd
+	}
+	s.source = "built"
+	return &s, nil
+}
+
+// append writes recs (or streams) after the last intact record of a plain
+// TFRecord file through f, whose lock the caller holds and which s
+// describes. A torn tail is saved aside and cut off first, as for leveldb
+// logs. It returns what puts the file back.
+func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
+	tt := s.tab.(*tfrTable)
+	if err := tt.checkAppend(s.size); err != nil {
+		return undo{}, err // refused before anything is written
+	}
+	size := s.size
+	end := size
+	if torn := s.tornTail(); torn >= 0 {
+		end = torn
+	}
+	u := undo{size: size, off: size, tail: []byte{}}
+	if end < size {
+		backup, err := t.saveTorn(f, end, size)
+		if err != nil {
+			return undo{}, err
+		}
+		u = undo{size: size, off: end, backup: backup}
+		if err := f.Truncate(end); err != nil {
+			return u, err
+		}
+	}
+	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
+	for _, r := range a.recs {
+		if _, err := w.WriteRecord(r); err != nil {
+			return u, err
+		}
+	}
+	for _, r := range a.streams {
+		if _, err := w.WriteRecordFrom(r.R, r.Size); err != nil {
+			return u, err // the caller puts the file back
+		}
+	}
+	if err := w.Close(); err != nil {
+		return u, err
+	}
+	if a.o.Sync {
+		return u, f.Sync()
+	}
+	return u, nil
+}
+
+// create writes nothing: an empty file is an empty TFRecord file.
+func (tfrDriver) create(w io.Writer, trailer bool) error { return nil }
+
+// The capabilities of TFRecord files.
+var (
+	_ appender      = tfrDriver{}
+	_ creator       = tfrDriver{}
+	_ extender      = (*tfrTable)(nil)
+	_ appendChecker = (*tfrTable)(nil)
+)

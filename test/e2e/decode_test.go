@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/syndtr/goleveldb/leveldb"
+)
+
+// escapeField escapes as recfs --decode documents it: bytes 0x21-0x7e as
+// themselves except the backslash (\\), every other byte as \xNN.
+func escapeField(b []byte) string {
+	var s strings.Builder
+	for _, c := range b {
+		switch {
+		case c == '\\':
+			s.WriteString(`\\`)
+		case c > ' ' && c < 0x7f:
+			s.WriteByte(c)
+		default:
+			fmt.Fprintf(&s, `\x%02x`, c)
+		}
+	}
+	return s.String()
+}
+
+// writeGoleveldbDB writes batches of puts and deletes with goleveldb into
+// a new database and returns its directory and, per batch, the text
+// --decode batch must show for it (sequence numbers start at 1 and advance
+// by each batch's count).
+func writeGoleveldbDB(t *testing.T, batches int) (string, []string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := leveldb.OpenFile(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(int64(batches)))
+	var want []string
+	seq := uint64(1)
+	for b := 0; b < batches; b++ {
+		var batch leveldb.Batch
+		n := 1 + rng.Intn(5)
+		text := fmt.Sprintf("batch seq %d count %d\n", seq, n)
+		for i := 0; i < n; i++ {
+			k := []byte(fmt.Sprintf("user%05d", rng.Intn(100000)))
+			if rng.Intn(5) == 0 {
+				k = append(k, 0, ' ', 0xfe, '\\')
+			}
+			if rng.Intn(4) == 0 {
+				batch.Delete(k)
+				text += "delete " + escapeField(k) + "\n"
+				continue
+			}
+			v := []byte(fmt.Sprintf("value of batch %d\n\t%d", b, i))
+			batch.Put(k, v)
+			text += "put " + escapeField(k) + " " + escapeField(v) + "\n"
+		}
+		if err := db.Write(&batch, nil); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, text)
+		seq += uint64(n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, want
+}
+
+// TestDecodeMount mounts a goleveldb WAL with --decode batch on both
+// backends: every record file reads as the text of the batch written, ls -l
+// sizes are the sizes read, and grep finds a key in the records that hold
+// it. A directory mount with --decode auto shows the WAL decoded as
+// batches and the MANIFEST as VersionEdits.
+func TestDecodeMount(t *testing.T) {
+	needFUSE(t)
+	dir, want := writeGoleveldbDB(t, 300)
+	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(wals) != 1 {
+		t.Fatalf("WALs %v, want one", wals)
+	}
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			mnt := newMountDir(t)
+			startMount(t, wals[0], mnt, "--backend", backend, "--decode", "batch")
+			ents, err := os.ReadDir(mnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range ents {
+				if !strings.HasPrefix(e.Name(), ".") {
+					names = append(names, e.Name())
+				}
+			}
+			sort.Strings(names)
+			if len(names) != len(want) {
+				t.Fatalf("%d records listed, %d batches written", len(names), len(want))
+			}
+			holders := map[string]bool{}
+			needle := ""
+			for i, name := range names {
+				p := filepath.Join(mnt, name)
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want[i] {
+					t.Fatalf("%s:\n%s\nwant:\n%s", name, got, want[i])
+				}
+				if fi.Size() != int64(len(got)) {
+					t.Fatalf("%s: ls -l size %d, %d bytes read", name, fi.Size(), len(got))
+				}
+				if i == len(names)/2 {
+					needle = strings.Fields(strings.Split(want[i], "\n")[1])[1]
+				}
+			}
+			for i, text := range want {
+				if strings.Contains(text, needle) {
+					holders[names[i]] = true
+				}
+			}
+			r := runCmd(t, "grep", "-rlF", "--", needle, mnt)
+			var found []string
+			for _, l := range strings.Fields(r.stdout) {
+				found = append(found, filepath.Base(l))
+			}
+			if r.code != 0 || len(found) != len(holders) {
+				t.Fatalf("grep -rl %q: %v (exit %d, %s); the batches holding it: %v", needle, found, r.code, r.stderr, holders)
+			}
+			for _, f := range found {
+				if !holders[f] {
+					t.Fatalf("grep found %q in %s, which does not hold it", needle, f)
+				}
+			}
+
+			// The directory, decoded by name.
+			dmnt := newMountDir(t)
+			startMount(t, dir, dmnt, "--backend", backend, "--decode", "auto")
+			walDir := filepath.Join(dmnt, filepath.Base(wals[0]))
+			first, err := os.ReadFile(filepath.Join(walDir, names[0]))
+			if err != nil || string(first) != want[0] {
+				t.Fatalf("auto: %s/%s: %q, %v; want %q", walDir, names[0], first, err, want[0])
+			}
+			ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+			if len(ms) != 1 {
+				t.Fatalf("MANIFESTs %v", ms)
+			}
+			edit, err := os.ReadFile(filepath.Join(dmnt, filepath.Base(ms[0]), "0"))
+			if err != nil || !strings.HasPrefix(string(edit), "comparator leveldb.BytewiseComparator\n") {
+				t.Fatalf("auto: first VersionEdit of %s: %q, %v", filepath.Base(ms[0]), edit, err)
+			}
+		})
+	}
+}
