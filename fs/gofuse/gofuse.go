@@ -146,9 +146,11 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		m.recent = newRecentRing(limit)
 	}
 	done := make(chan struct{})
+	stopProfile := profileCPU()
 	srv, err := serve(dir, root, Options(tree, o), done)
 	if err != nil {
 		close(done)
+		stopProfile()
 		return nil, err
 	}
 	if m.recent != nil {
@@ -158,19 +160,23 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		stop := startFollow(root.EmbeddedInode(), tree, o.FollowInterval)
 		go func() { srv.Wait(); stop() }()
 	}
-	return &server{s: srv, done: done, m: m}, nil
+	return &server{s: srv, done: done, m: m, stopProfile: stopProfile}, nil
 }
 
 type server struct {
-	s    *fuse.Server
-	done chan struct{}
-	once sync.Once
-	m    *mount
+	s           *fuse.Server
+	done        chan struct{}
+	once        sync.Once
+	m           *mount
+	stopProfile func() // ends the CPUProfileEnv profile
 }
 
 func (s *server) Wait() error {
 	s.s.Wait()
-	s.once.Do(func() { close(s.done) })
+	s.once.Do(func() {
+		close(s.done)
+		s.stopProfile()
+	})
 	return nil
 }
 
