@@ -93,8 +93,8 @@ func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
 			// Listings always come with entries (READDIRPLUS, not
 			// READDIRPLUS_AUTO, which falls back to READDIR after the
 			// first page): grep -r and cat right after a mount then
-			// send no LOOKUP per record. Directories too large for the
-			// inode bound decline the entries (see dirHandle.Lookup).
+			// send no LOOKUP per record, past the inode bound too (see
+			// OpendirHandle).
 			ExtraCapabilities: 0,
 			Debug:             o.Debug,
 			PanicHandler: func(v any) fuse.Status {
@@ -440,19 +440,20 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 	if (nd.n.Kind == fs.KindRecordDir || nd.n.Kind == fs.KindTrailerDir) && !nd.m.t.Mutable(nd.n) {
 		flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
-	h := &dirHandle{d: d.WithDots(ctx), nd: nd}
-	// Entries of a record directory larger than the inode bound would be
-	// evicted again before the reader reaches them: each would cost a
-	// node, a prune notification and, later, a LOOKUP anyway.
-	h.plain = nd.m.recent != nil && d.Records() > int64(len(nd.m.recent.items))
-	return h, flags, 0
+	// Listings bring their entries even in record directories larger
+	// than the inode bound: readers use an entry soon after it is listed
+	// (ls -l stats each page of names as it reads it, grep -r's fts reads
+	// 100,000 names at a time, under the default bound), long before the
+	// ring evicts it. Declining them past the bound cost a LOOKUP round
+	// trip per record instead of one READDIRPLUS per page: at 2M records
+	// ls -l got through 6x fewer records in the same time, grep -r 2.7x.
+	return &dirHandle{d: d.WithDots(ctx), nd: nd}, flags, 0
 }
 
 // dirHandle streams a directory to the kernel.
 type dirHandle struct {
-	d     *fs.Dir
-	nd    *node
-	plain bool // list names only: READDIRPLUS gets no entries
+	d  *fs.Dir
+	nd *node
 }
 
 var (
@@ -470,13 +471,8 @@ func (h *dirHandle) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) 
 	return &fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: e.Ino, Off: e.Off}, 0
 }
 
-// Lookup makes the entry of one name of a READDIRPLUS listing. A plain
-// listing declines (the kernel then lists the name without an entry, as
-// READDIR would).
+// Lookup makes the entry of one name of a READDIRPLUS listing.
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	if h.plain {
-		return nil, syscall.EAGAIN
-	}
 	return h.nd.Lookup(ctx, name, out)
 }
 
