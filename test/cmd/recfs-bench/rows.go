@@ -349,7 +349,9 @@ func runMount(b *bench) {
 	peers := []fsKind{{Name: "tmpfs", Dir: files}}
 	// -no-duplicates: with every record of one size, mksquashfs's search
 	// for duplicate files grew quadratic (minutes at 100k records).
-	if why := toolMissing("mksquashfs") + toolMissing("squashfuse"); why != "" {
+	if b.cfg.noSquashfs {
+		skipKind["squashfuse"] = "left out (-no-squashfuse)"
+	} else if why := toolMissing("mksquashfs") + toolMissing("squashfuse"); why != "" {
 		skipKind["squashfuse"] = why
 	} else if _, err := b.sh(shellJoin("mksquashfs", files, img, "-noappend", "-quiet", "-noI", "-noD", "-noF", "-noX", "-no-duplicates", "-no-xattrs")); err != nil {
 		skipKind["squashfuse"] = "mksquashfs: " + err.Error()
