@@ -268,6 +268,17 @@ func TestRWWarmRoundTrips(t *testing.T) {
 	if d["FLUSH"] > 0 {
 		t.Errorf("warm grep -r of a --rw mount sent %d FLUSH (%v): records are opened with FOPEN_NOFLUSH", d["FLUSH"], d)
 	}
+	// cat of every record, once more: the pages survive the opens
+	// (FOPEN_KEEP_CACHE), so the OPEN is the only synchronous request.
+	before = snap()
+	if r := runCmd(t, "sh", "-c", "cat "+m.dir+"/0* | wc -c"); r.code != 0 || strings.TrimSpace(r.stdout) == "0" {
+		t.Fatalf("cat of every record: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	d = snap().sub(before)
+	t.Logf("warm cat of %d records of a --rw mount: %v", n, d)
+	if sync := d["OPEN"] + d["FLUSH"] + d["LOOKUP"] + d["GETATTR"] + d["READ"]; sync > n+n/20 || d["READ"] > n/20 {
+		t.Errorf("warm cat of a --rw mount: %d synchronous requests, %d READ for %d records (%v): want one OPEN per record and the pages kept", sync, d["READ"], n, d)
+	}
 	// Appends still land when close(2) returns.
 	before = snap()
 	if err := os.WriteFile(filepath.Join(m.dir, "new"), []byte("appended needle"), 0o644); err != nil {
