@@ -46,15 +46,16 @@ type config struct {
 	noHyper  bool // time shell commands in-process even when hyperfine exists
 	argsUsed string
 
-	scanBytes     int64 // size of each scan file
-	openRecords   int   // records of the open/RSS log
-	mountRecords  int   // records of the mount comparison
-	bigRecord     int64 // size of the one big record
-	memRecords    int   // records of the bytes-per-record log
-	appendRecords int   // records of one append batch
-	mountOverride int   // -records: records of the mount rows (0 = default)
-	fuseZip       bool  // -fuse-zip: add fuse-zip to the mount rows' peers
-	noSquashfs    bool  // -no-squashfuse: leave squashfuse out of the mount rows
+	scanBytes     int64  // size of each scan file
+	openRecords   int    // records of the open/RSS log
+	mountRecords  int    // records of the mount comparison
+	bigRecord     int64  // size of the one big record
+	memRecords    int    // records of the bytes-per-record log
+	appendRecords int    // records of one append batch
+	mountOverride int    // -records: records of the mount rows (0 = default)
+	fuseZip       bool   // -fuse-zip: add fuse-zip to the mount rows' peers
+	noSquashfs    bool   // -no-squashfuse: leave squashfuse out of the mount rows
+	backends      string // -backends: recfs FUSE backends of the mount rows
 }
 
 // sizes sets the data sizes from quick and scale.
@@ -131,6 +132,7 @@ func main() {
 	flag.StringVar(&c.only, "only", "", "comma-separated row IDs, ID prefixes or sections to run (default all)")
 	flag.IntVar(&c.mountOverride, "records", 0, "records of the mount rows (default 100000, or 10000 with -quick, times -size-scale; 2000000 for the issue's millions)")
 	flag.IntVar(&c.mountOverride, "mount-records", 0, "same as -records")
+	flag.StringVar(&c.backends, "backends", "gofuse,bazil", "comma-separated recfs FUSE backends the mount rows measure")
 	flag.BoolVar(&c.noSquashfs, "no-squashfuse", false, "leave squashfuse out of the mount rows (its ls -l grows faster than linearly: 35 s at 100k records)")
 	flag.BoolVar(&c.fuseZip, "fuse-zip", false, "add fuse-zip to the mount rows' peers (slow past 100k records)")
 	flag.IntVar(&c.runs, "runs", 3, "timed runs of each command (median reported)")

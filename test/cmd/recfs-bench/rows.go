@@ -308,9 +308,6 @@ func (m *mounts) track(k fsKind) {
 
 // --- 3. Mount ---
 
-// backendsToTry are the recfs FUSE backends the mount rows measure.
-var backendsToTry = []string{"gofuse", "bazil"}
-
 func runMount(b *bench) {
 	n := b.cfg.mountRecords
 	const rs = 1024
@@ -334,7 +331,8 @@ func runMount(b *bench) {
 
 	var kinds []fsKind
 	skipKind := map[string]string{}
-	for _, be := range backendsToTry {
+	for _, be := range strings.Split(b.cfg.backends, ",") {
+		be = strings.TrimSpace(be)
 		k := b.recfsKind(be, log, filepath.Join(b.cfg.work, "mnt", "recfs-"+be), cache)
 		if err := b.mounts.up(k); err != nil {
 			skipKind[k.Name] = "mount failed: " + err.Error()
@@ -761,7 +759,8 @@ func (b *bench) appendMount(recs [][]byte, pebble func() error) {
 	// Creating files through FUSE is slow per record: cap the count so the
 	// row stays within its time budget.
 	n := min(len(recs), 2000)
-	for _, be := range backendsToTry {
+	for _, be := range strings.Split(b.cfg.backends, ",") {
+		be = strings.TrimSpace(be)
 		if b.ctx.Err() != nil {
 			return
 		}
