@@ -286,6 +286,30 @@ func (b *bench) timeRounds(jobs []job, o timeOpts) ([]timing, [][]float64, strin
 	return ts, secs, strings.Join(shown, " ; "), nil
 }
 
+// cacheDrops returns how many times the kernel's caches were dropped since
+// boot (drop_caches writes, counted in /proc/vmstat), or -1 if unknown.
+// Another process dropping them during a warm row (the e2e tests drop the
+// slab caches) makes the kernel forget every FUSE inode: the warm pass then
+// pays a LOOKUP and a READ per file, and its figure is not a warm one.
+func cacheDrops() int64 {
+	data, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && (f[0] == "drop_slab" || f[0] == "drop_pagecache") {
+			v, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return -1
+			}
+			n += v
+		}
+	}
+	return n
+}
+
 // pairRatio returns the median over rounds of peer/recfs (recfs ahead above
 // 1) for two columns of timeRounds seconds.
 func pairRatio(recfs, peer []float64) float64 {

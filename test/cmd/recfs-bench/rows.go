@@ -418,7 +418,13 @@ func runMount(b *bench) {
 			warm = 0
 		}
 		b.logf("  %s: %d rounds over %d file systems", o.id, warm+b.cfg.runs, len(jobs))
+		drops := cacheDrops()
 		ts, secs, cmd, err := b.timeRounds(jobs, timeOpts{runs: b.cfg.runs, warmup: warm, pipe: strings.HasPrefix(o.id, "mount-grep")})
+		dropped := ""
+		if d := cacheDrops() - drops; drops >= 0 && d > 0 {
+			dropped = fmt.Sprintf("; **caches dropped %d times by another process during these runs** (/proc/vmstat): the kernel forgot every inode, so warm figures are not warm", d)
+			b.logf("  %s: caches were dropped %d times meanwhile", o.id, d)
+		}
 		warmed = err == nil && strings.HasPrefix(o.id, "mount-grep")
 		for ki, k := range kinds {
 			for _, p := range peers {
@@ -436,7 +442,7 @@ func runMount(b *bench) {
 				default:
 					row.Recfs, row.PeerVal = ts[ki].Median, ts[li].Median
 					row.PairRatio = pairRatio(secs[ki], secs[li])
-					row.Detail = spread(ts[ki], ts[li]) + "; ratio: median of the runs' ratios"
+					row.Detail = spread(ts[ki], ts[li]) + "; ratio: median of the runs' ratios" + dropped
 				}
 				if p.Name == "tmpfs" && o.cold {
 					row.Peer = "tmpfs (no mount: its caches stay)"
