@@ -6,8 +6,9 @@
 //
 // It is what `make bench` runs:
 //
-//	make bench                      # default sizes, ~10 minutes on 2 cores
+//	make bench                      # default sizes (mount rows at 100k records)
 //	make bench BENCHFLAGS=-quick    # small sizes, a minute or two
+//	make bench BENCHFLAGS='-records 2000000 -only mount -no-squashfuse'
 //	make bench BENCHFLAGS='-only mount,scan-1k-pebble'
 //
 // It must run as root (or with FUSE usable and drop_caches writable for the
