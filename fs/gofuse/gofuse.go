@@ -217,8 +217,9 @@ type recentRing struct {
 	next    int
 	pending []recentItem
 	wake    chan struct{}
-	burst   int  // pending entries that wake the evictor
-	noPrune bool // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
+	inRing  map[uint64]struct{} // inode numbers that have a slot (a node listed again keeps its one slot)
+	burst   int                 // pending entries that wake the evictor
+	noPrune bool                // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
 }
 
 type recentItem struct {
@@ -236,13 +237,27 @@ type recentItem struct {
 const pruneBatch = 8192
 
 func newRecentRing(n int) *recentRing {
-	return &recentRing{items: make([]recentItem, n), wake: make(chan struct{}, 1), burst: min(pruneBatch, n/8+1)}
+	return &recentRing{items: make([]recentItem, n), inRing: make(map[uint64]struct{}, n), wake: make(chan struct{}, 1), burst: min(pruneBatch, n/8+1)}
 }
 
 // add records a lookup of name in parent and queues the entry it displaces.
+// A node that already has a slot is not added again: a second listing of a
+// directory (the kernel lists it anew once its cached listing is dropped)
+// would otherwise fill the ring with duplicates and evict the nodes it had
+// just handed out, whose readers were about to use them (a warm grep -r of
+// 100k records then sent a LOOKUP and a READ for most of them).
 func (r *recentRing) add(parent, child *fusefs.Inode, name string) {
+	ino := child.StableAttr().Ino
 	r.mu.Lock()
+	if _, ok := r.inRing[ino]; ok {
+		r.mu.Unlock()
+		return
+	}
+	r.inRing[ino] = struct{}{}
 	old := r.items[r.next]
+	if old.child != nil {
+		delete(r.inRing, old.child.StableAttr().Ino)
+	}
 	r.items[r.next] = recentItem{parent, child, name}
 	r.next++
 	if r.next == len(r.items) {
@@ -409,6 +424,14 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 // OnForget is called when the kernel has forgotten the node: the tree may
 // then close a record file deleted meanwhile.
 func (nd *node) OnForget() {
+	if r := nd.m.recent; r != nil && nd.n.Kind == fs.KindRecord {
+		// Forgotten for another reason than the ring (the kernel dropped
+		// its caches): a later lookup makes a new node, which must take
+		// a slot of its own to stay bounded.
+		r.mu.Lock()
+		delete(r.inRing, nd.StableAttr().Ino)
+		r.mu.Unlock()
+	}
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)
 }

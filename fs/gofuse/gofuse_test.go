@@ -413,3 +413,30 @@ func TestPlusListingPastBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRelistingKeepsOneSlot: listing a record directory twice (the kernel
+// lists it anew once it drops its cached listing) gives each record one
+// slot in the inode bound's ring: duplicates overflowed it and evicted the
+// nodes the second listing had just handed out.
+func TestRelistingKeepsOneSlot(t *testing.T) {
+	tr := newTree(t, &memSource{n: 100, bad: -1})
+	o := fs.MountOptions{}
+	root := NewRoot(tr, o)
+	m := root.(*node).m
+	m.recent = newRecentRing(150)
+	raw := fusefs.NewNodeFS(root, Options(tr, o))
+	for pass := 0; pass < 3; pass++ {
+		var dout fuse.OpenOut
+		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
+			t.Fatal(st)
+		}
+		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
+		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
+			t.Fatal(st)
+		}
+		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+	}
+	if got := len(m.recent.pending); got != 0 {
+		t.Errorf("three listings of 100 records with a bound of 150 queued %d evictions, want none", got)
+	}
+}
