@@ -66,7 +66,8 @@ fuzz:
 	done
 
 ## bench: recfs against its peers and the machine's limits, in one run; writes docs/BENCHMARKS.md
-## (BENCHFLAGS=-quick for a small run; see `cd test && go run ./cmd/recfs-bench -h`).
+## Mount rows at 100k records; BENCHFLAGS='-records 2000000 -only mount -no-squashfuse' for the millions,
+## BENCHFLAGS=-quick for a small run; see `cd test && go run ./cmd/recfs-bench -h`.
 bench: build
 	cd test && $(GO) run ./cmd/recfs-bench -bin ../$(BIN) -out ../docs $(BENCHFLAGS)
 

@@ -355,15 +355,14 @@ func TestAllowOtherOptions(t *testing.T) {
 	}
 }
 
-// TestPlusListingBounded: READDIRPLUS of a record directory gives the
-// kernel entries, unless the directory holds more records than the inode
-// bound keeps: then the names come without entries (no node is made for
-// them, none is evicted again before use).
-func TestPlusListingBounded(t *testing.T) {
+// TestPlusListingPastBound: READDIRPLUS of a record directory gives the
+// kernel entries, also when the directory holds more records than the
+// inode bound keeps; the ring then queues the oldest for eviction.
+func TestPlusListingPastBound(t *testing.T) {
 	for _, c := range []struct {
 		bound   int
-		entries bool
-	}{{0, true}, {2000, true}, {10, false}} {
+		evicted int
+	}{{0, 0}, {2000, 0}, {10, 90}} {
 		tr := newTree(t, &memSource{n: 100, bad: -1})
 		o := fs.MountOptions{}
 		root := NewRoot(tr, o)
@@ -381,8 +380,40 @@ func TestPlusListingBounded(t *testing.T) {
 			t.Fatal(st)
 		}
 		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
-		if got := m.live.Load() > 0; got != c.entries {
-			t.Errorf("bound %d: %d nodes made by READDIRPLUS of 100 records, want entries %v", c.bound, m.live.Load(), c.entries)
+		if got := m.live.Load(); got < 100 {
+			t.Errorf("bound %d: %d nodes made by READDIRPLUS of 100 records, want one a record", c.bound, got)
 		}
+		if m.recent != nil {
+			if got := len(m.recent.pending); got != c.evicted {
+				t.Errorf("bound %d: %d entries queued for eviction, want %d", c.bound, got, c.evicted)
+			}
+		}
+	}
+}
+
+// TestRelistingKeepsOneSlot: listing a record directory twice (the kernel
+// lists it anew once it drops its cached listing) gives each record one
+// slot in the inode bound's ring: duplicates overflowed it and evicted the
+// nodes the second listing had just handed out.
+func TestRelistingKeepsOneSlot(t *testing.T) {
+	tr := newTree(t, &memSource{n: 100, bad: -1})
+	o := fs.MountOptions{}
+	root := NewRoot(tr, o)
+	m := root.(*node).m
+	m.recent = newRecentRing(150)
+	raw := fusefs.NewNodeFS(root, Options(tr, o))
+	for pass := 0; pass < 3; pass++ {
+		var dout fuse.OpenOut
+		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
+			t.Fatal(st)
+		}
+		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
+		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
+			t.Fatal(st)
+		}
+		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+	}
+	if got := len(m.recent.pending); got != 0 {
+		t.Errorf("three listings of 100 records with a bound of 150 queued %d evictions, want none", got)
 	}
 }

@@ -51,13 +51,11 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 		humanCount(c.memRecords), humanCount(c.appendRecords))
 	if sd := c.scaledDown(); len(sd) > 0 {
 		fmt.Fprintf(w, " **Sizes that differ from the issue's:** %s.", strings.Join(sd, "; "))
-		if c.mountRecords < issueSizes.mountRecords && !c.quick && c.scale == 1 && c.mountOverride == 0 {
-			fmt.Fprint(w, " The mount rows default to 30k records so that `make bench` ends in about 10 minutes on this 2-core machine: they took 8.5 minutes at 50k, so the issue's 100k would take about 17 by themselves. Per-file FUSE costs grow linearly with the count, so the ratios carry over; `BENCHFLAGS='-mount-records 100000'` measures the full size.")
-		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- Timing: median of %d runs per command (%s); in-process rows run the pair in alternation, round by round.\n",
 		c.runs, map[bool]string{true: "hyperfine for shell commands", false: "shell commands timed in-process, hyperfine missing"}[b.hyperfine != ""])
+	fmt.Fprintln(w, "- Mount rows: every file system is timed in turn within each round (recfs, tmpfs, squashfuse, recfs, …), in-process through `sh -c`, after one warm-up round; the ratio shown is the median of the round-by-round ratios, the figures the medians of each column. First-pass rows unmount and mount again before each run (kernel caches empty, the source log left in the page cache).")
 	if b.dropOK {
 		fmt.Fprintln(w, "- Cold rows: `sync; echo 3 > /proc/sys/vm/drop_caches` and a remount before each run.")
 	} else {

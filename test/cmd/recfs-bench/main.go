@@ -6,8 +6,9 @@
 //
 // It is what `make bench` runs:
 //
-//	make bench                      # default sizes, ~10 minutes on 2 cores
+//	make bench                      # default sizes (mount rows at 100k records)
 //	make bench BENCHFLAGS=-quick    # small sizes, a minute or two
+//	make bench BENCHFLAGS='-records 2000000 -only mount -no-squashfuse'
 //	make bench BENCHFLAGS='-only mount,scan-1k-pebble'
 //
 // It must run as root (or with FUSE usable and drop_caches writable for the
@@ -46,23 +47,25 @@ type config struct {
 	noHyper  bool // time shell commands in-process even when hyperfine exists
 	argsUsed string
 
-	scanBytes     int64 // size of each scan file
-	openRecords   int   // records of the open/RSS log
-	mountRecords  int   // records of the mount comparison
-	bigRecord     int64 // size of the one big record
-	memRecords    int   // records of the bytes-per-record log
-	appendRecords int   // records of one append batch
-	mountOverride int   // -mount-records: records of the mount rows (0 = default)
+	scanBytes     int64  // size of each scan file
+	openRecords   int    // records of the open/RSS log
+	mountRecords  int    // records of the mount comparison
+	bigRecord     int64  // size of the one big record
+	memRecords    int    // records of the bytes-per-record log
+	appendRecords int    // records of one append batch
+	mountOverride int    // -records: records of the mount rows (0 = default)
+	fuseZip       bool   // -fuse-zip: add fuse-zip to the mount rows' peers
+	noSquashfs    bool   // -no-squashfuse: leave squashfuse out of the mount rows
+	backends      string // -backends: recfs FUSE backends of the mount rows
 }
 
 // sizes sets the data sizes from quick and scale.
 func (c *config) sizes() {
-	// The issue asks for 100k mount records; on this 2-core machine kind
-	// the mount rows took 8.5 minutes at 50k (six file systems, four
-	// operations, three runs each), so 100k would take about 17. The
-	// default is 30k and the document says so; -mount-records 100000
-	// restores the issue's size.
-	c.scanBytes, c.openRecords, c.mountRecords = 1<<30, 1_000_000, 30_000
+	// The mount rows run at the issue's 100k records: since read-only
+	// mounts send no per-file OPEN/FLUSH/RELEASE, a warm pass over 100k
+	// records takes under a second, and the rows time the file systems in
+	// alternation in-process (no hyperfine start-up per run).
+	c.scanBytes, c.openRecords, c.mountRecords = 1<<30, 1_000_000, 100_000
 	c.bigRecord, c.memRecords, c.appendRecords = 1<<30, 10_000_000, 100_000
 	if c.quick {
 		c.scanBytes, c.openRecords, c.mountRecords = 64<<20, 100_000, 10_000
@@ -96,7 +99,9 @@ func (c *config) scaledDown() []string {
 	is := issueSizes
 	diff("scan files", humanBytes(c.scanBytes), humanBytes(is.scanBytes))
 	diff("open/RSS log", humanCount(c.openRecords)+" records", humanCount(is.openRecords)+" records")
-	diff("mount rows", humanCount(c.mountRecords)+" records", humanCount(is.mountRecords)+" records")
+	if c.mountRecords < is.mountRecords {
+		diff("mount rows", humanCount(c.mountRecords)+" records", humanCount(is.mountRecords)+" records")
+	}
 	diff("big record", humanBytes(c.bigRecord), humanBytes(is.bigRecord))
 	diff("bytes/record", humanCount(c.memRecords)+" records", humanCount(is.memRecords)+" records")
 	return out
@@ -126,7 +131,11 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (a minute or two)")
 	flag.Float64Var(&c.scale, "size-scale", 1, "multiply every data size by this factor")
 	flag.StringVar(&c.only, "only", "", "comma-separated row IDs, ID prefixes or sections to run (default all)")
-	flag.IntVar(&c.mountOverride, "mount-records", 0, "records of the mount rows (default 30000, or 10000 with -quick, times -size-scale)")
+	flag.IntVar(&c.mountOverride, "records", 0, "records of the mount rows (default 100000, or 10000 with -quick, times -size-scale; 2000000 for the issue's millions)")
+	flag.IntVar(&c.mountOverride, "mount-records", 0, "same as -records")
+	flag.StringVar(&c.backends, "backends", "gofuse,bazil", "comma-separated recfs FUSE backends the mount rows measure")
+	flag.BoolVar(&c.noSquashfs, "no-squashfuse", false, "leave squashfuse out of the mount rows (its ls -l grows faster than linearly: 35 s at 100k records)")
+	flag.BoolVar(&c.fuseZip, "fuse-zip", false, "add fuse-zip to the mount rows' peers (slow past 100k records)")
 	flag.IntVar(&c.runs, "runs", 3, "timed runs of each command (median reported)")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "limit for each subprocess")
 	flag.BoolVar(&c.keep, "keep", false, "keep the scratch data and print where it is")

@@ -253,6 +253,75 @@ func (b *bench) hyperfineJobs(jobs []job, o timeOpts) ([]timing, string, error) 
 	return ts, shown, nil
 }
 
+// timeRounds times jobs in alternation: each round runs every job once, in
+// turn (its prepare first, untimed), so drift on the shared machine hits
+// them alike. It returns each job's timing and the seconds of every counted
+// round (secs[job][round]), for ratios taken round by round.
+func (b *bench) timeRounds(jobs []job, o timeOpts) ([]timing, [][]float64, string, error) {
+	secs := make([][]float64, len(jobs))
+	var shown []string
+	for _, j := range jobs {
+		shown = append(shown, j.cmd+o.sinkSuffix())
+	}
+	for i := 0; i < o.warmup+o.runs; i++ {
+		for k, j := range jobs {
+			if j.prepare != "" {
+				if _, err := b.sh(j.prepare); err != nil {
+					return nil, nil, "", err
+				}
+			}
+			start := time.Now()
+			if _, err := b.sh(j.cmd + o.sinkSuffix()); err != nil {
+				return nil, nil, "", err
+			}
+			if i >= o.warmup {
+				secs[k] = append(secs[k], time.Since(start).Seconds())
+			}
+		}
+	}
+	ts := make([]timing, len(jobs))
+	for k := range jobs {
+		ts[k] = summarizeSecs(secs[k])
+	}
+	return ts, secs, strings.Join(shown, " ; "), nil
+}
+
+// cacheDrops returns how many times the kernel's caches were dropped since
+// boot (drop_caches writes, counted in /proc/vmstat), or -1 if unknown.
+// Another process dropping them during a warm row (the e2e tests drop the
+// slab caches) makes the kernel forget every FUSE inode: the warm pass then
+// pays a LOOKUP and a READ per file, and its figure is not a warm one.
+func cacheDrops() int64 {
+	data, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 && (f[0] == "drop_slab" || f[0] == "drop_pagecache") {
+			v, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return -1
+			}
+			n += v
+		}
+	}
+	return n
+}
+
+// pairRatio returns the median over rounds of peer/recfs (recfs ahead above
+// 1) for two columns of timeRounds seconds.
+func pairRatio(recfs, peer []float64) float64 {
+	var q []float64
+	for i := range recfs {
+		if i < len(peer) && recfs[i] > 0 {
+			q = append(q, peer[i]/recfs[i])
+		}
+	}
+	return summarizeSecs(q).Median
+}
+
 // summarizeSecs returns the median, min and max of secs.
 func summarizeSecs(secs []float64) timing {
 	if len(secs) == 0 {

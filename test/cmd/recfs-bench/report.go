@@ -37,6 +37,11 @@ type Row struct {
 	Cmd     string  // the command that produced the figures
 	Skip    string  // non-empty: why the row was not measured
 	Detail  string  // extra facts (runs, spread)
+	// PairRatio, when above 0, is the median of the ratios taken run by
+	// run of an interleaved pair (recfs ahead above 1); Ratio returns it
+	// instead of the ratio of the two medians, which drift apart on a
+	// shared machine.
+	PairRatio float64
 }
 
 // measured reports whether both figures exist.
@@ -49,6 +54,9 @@ func (r Row) measured() bool {
 func (r Row) Ratio() float64 {
 	if !r.measured() {
 		return math.NaN()
+	}
+	if r.PairRatio > 0 {
+		return r.PairRatio
 	}
 	if r.Unit.HigherBetter {
 		return r.Recfs / r.PeerVal

@@ -317,10 +317,11 @@ func TestScaledDown(t *testing.T) {
 		want     int
 		contains string
 	}{
-		{"defaults: only the mount rows", config{scale: 1}, 1, "mount rows 30k records instead of 100k records"},
-		{"defaults with the full mount size", config{scale: 1, mountOverride: 100_000}, 0, ""},
+		{"defaults: the issue's sizes", config{scale: 1}, 0, ""},
+		{"fewer mount records", config{scale: 1, mountOverride: 30_000}, 1, "mount rows 30k records instead of 100k records"},
+		{"millions of mount records are not scaled down", config{scale: 1, mountOverride: 2_000_000}, 0, ""},
 		{"quick", config{scale: 1, quick: true}, 5, "scan files 64 MiB instead of 1 GiB"},
-		{"scaled up", config{scale: 2}, 5, "big record 2 GiB instead of 1 GiB"},
+		{"scaled up (more mount records are not scaled down)", config{scale: 2}, 4, "big record 2 GiB instead of 1 GiB"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
