@@ -13,6 +13,13 @@ import (
 // Options.Window says otherwise.
 const DefaultWindow = 1 << 20
 
+// resyncSlack is what resynchronisation may read beyond resyncPasses
+// passes of the file (see Scanner.syncLeft).
+const (
+	resyncPasses = 4
+	resyncSlack  = 16 << 20
+)
+
 // Options configure a Scanner.
 type Options struct {
 	// Start and End make the scanner cover one part of the file, for
@@ -68,6 +75,13 @@ type Scanner struct {
 	win    []byte // valid bytes of the window, a prefix of buf
 	winOff int64
 
+	// syncLeft is how many more bytes resynchronisation may spend
+	// checking candidates whose data checksum then fails: every valid
+	// length field in damage is a candidate whose check reads its data,
+	// so a hostile file of many would otherwise cost one pass of the file
+	// per field. Once it is spent, the rest of the file is damage.
+	syncLeft int64
+
 	pos    int64
 	cur    Record
 	info   Info
@@ -83,6 +97,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	}
 	o.Window = max(o.Window, 64)
 	s := &Scanner{r: r, size: max(size, 0), o: o}
+	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.slicer, _ = r.(codec.ByteSlicer)
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
@@ -203,7 +218,8 @@ func (s *Scanner) skip(from, to int64, reason string, kind error) {
 
 // sync returns the first position at or after from that carries a valid
 // length checksum, a length that fits in the file and a data checksum that
-// verifies; the end of the file and false if there is none.
+// verifies; the end of the file and false if there is none, or if the
+// candidates checked so far used up s.syncLeft.
 func (s *Scanner) sync(from int64) (int64, bool) {
 	q := from
 	for q+Overhead <= s.size {
@@ -229,11 +245,21 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		}
 		c := q + int64(hit)
 		n := binary.LittleEndian.Uint64(b[hit:])
+		if s.syncLeft <= 0 {
+			return s.size, false
+		}
+		winEnd := s.winOff + int64(len(s.win))
 		if s.verify(Record{Off: c, Len: int64(n)}) {
 			return c, true
 		}
 		if s.err != nil {
 			return s.size, false
+		}
+		s.syncLeft -= int64(n) + Overhead
+		if c+Overhead+int64(n) > winEnd {
+			// Coming back to c costs a reader that only reads forward
+			// (a decompressed stream) the bytes up to c again.
+			s.syncLeft -= c
 		}
 		q = c + 1
 	}
