@@ -1,0 +1,42 @@
+package fs
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+)
+
+// TestViewCacheBoundedPerProcess: renderings cached by many views (one
+// per file of a directory mount) stay within one budget for the process,
+// not one per view.
+func TestViewCacheBoundedPerProcess(t *testing.T) {
+	raw := [][]byte{bytes.Repeat([]byte("r"), 2<<20)} // shared by every source
+	quad := RecordView{Name: "quad", Render: func(dst, rec []byte) []byte {
+		for range 4 {
+			dst = append(dst, rec...)
+		}
+		return dst
+	}} // 8 MiB a rendering
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	before := heap()
+	var views []Source
+	buf := make([]byte, 4096)
+	for range 40 {
+		v := View(&fakeSource{recs: raw}, quad)
+		if _, err := v.ReadAt(0, buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		views = append(views, v)
+	}
+	grown := int64(heap()) - int64(before)
+	runtime.KeepAlive(views)
+	if limit := int64(2 * viewCacheBudget); grown > limit {
+		t.Errorf("40 views of one 8 MiB rendering each hold %d MiB (limit %d MiB)", grown>>20, limit>>20)
+	}
+	t.Logf("heap grew %d MiB", grown>>20)
+}
