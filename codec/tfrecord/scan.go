@@ -165,7 +165,11 @@ func (s *Scanner) step() bool {
 		return false
 	}
 	if !s.fits(p, n) {
-		s.recover(p, ReasonTruncated, codec.ErrTruncated)
+		// A valid length field running past the end is a record cut
+		// short: a torn tail. What follows is its partial data, even
+		// where that looks like records (a record holding TFRecord
+		// framing), as a reference reader, which stops here, sees it.
+		s.skip(p, s.size, ReasonTruncated, codec.ErrTruncated)
 		return false
 	}
 	rec := Record{Off: p, Len: int64(n)}
@@ -194,12 +198,9 @@ func (s *Scanner) fits(p int64, n uint64) bool {
 // recover skips damage starting at p up to the next position the resync
 // rule accepts, or to the end of the file.
 func (s *Scanner) recover(p int64, reason string, kind error) {
-	q, ok := s.sync(p + 1)
+	q, _ := s.sync(p + 1)
 	if s.err != nil {
 		return
-	}
-	if ok && kind == codec.ErrTruncated {
-		kind = codec.ErrCorrupt // records follow: not a torn tail
 	}
 	s.skip(p, q, reason, kind)
 }
