@@ -40,6 +40,13 @@ const (
 	viewCacheBudget  = 32 << 20
 )
 
+// viewLargeRecord is the raw size above which records are rendered one
+// at a time in the process (largeRender).
+const viewLargeRecord = 1 << 20
+
+// largeRender serialises the renderings of large records.
+var largeRender sync.Mutex
+
 // renderCache holds the renderings of the records last read through any
 // view, most recent first.
 type renderCache struct {
@@ -154,6 +161,15 @@ func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 	size := s.Source.Size(n)
 	if size > s.v.MaxRecord {
 		return nil, fmt.Errorf("%s view of a record of %d bytes (limit %d): %w", s.v.Name, size, s.v.MaxRecord, ErrTooLarge)
+	}
+	if size > viewLargeRecord {
+		// Large renderings are made one at a time: a hostile record can
+		// render to some twenty times its size.
+		largeRender.Lock()
+		defer largeRender.Unlock()
+		if text, ok := renderings.get(s, gen, n); ok {
+			return text, nil // made while this one waited
+		}
 	}
 	raw := make([]byte, size)
 	var k int

@@ -3,7 +3,10 @@ package fs
 import (
 	"bytes"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestViewCacheBoundedPerProcess: renderings cached by many views (one
@@ -39,4 +42,36 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 		t.Errorf("40 views of one 8 MiB rendering each hold %d MiB (limit %d MiB)", grown>>20, limit>>20)
 	}
 	t.Logf("heap grew %d MiB", grown>>20)
+}
+
+// TestViewLargeRendersOneAtATime: renderings of large records, which a
+// hostile record can make some twenty times its size, are made one at a
+// time in the process, so that readers of many such records at once do
+// not hold many of them.
+func TestViewLargeRendersOneAtATime(t *testing.T) {
+	var now, most atomic.Int64
+	slow := RecordView{Name: "slow", Render: func(dst, rec []byte) []byte {
+		if k := now.Add(1); k > most.Load() {
+			most.Store(k)
+		}
+		time.Sleep(20 * time.Millisecond)
+		now.Add(-1)
+		return append(dst, rec...)
+	}}
+	big := bytes.Repeat([]byte("b"), viewLargeRecord+1)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		v := View(&fakeSource{recs: [][]byte{big, big, big}}, slow)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := v.ReadAt(int64(i%3), make([]byte, 10), 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d large renderings at once, want 1", m)
+	}
 }
