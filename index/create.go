@@ -28,27 +28,20 @@ func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Op
 		file.Close()
 		return nil, err
 	}
-	if writtenMeanwhile(file) {
-		// An appender that found the new file before it was locked has
-		// written into it (in the format it guessed): go on in that.
-		t, err := openFile(ctx, file, path, o)
-		unlock()
-		if err != nil {
-			file.Close()
-			return nil, err
-		}
-		return t, nil
-	}
-	if err := initRecordFile(file, path, f, trailer); err != nil {
-		unlock()
-		file.Close()
-		os.Remove(path)
-		return nil, err
-	}
 	// The table is made under the lock too: an appender that opened the
 	// empty file meanwhile (guessing its format) must not write into it
-	// before the table in format f has seen it as it was made.
-	o.Format = f
+	// before the table in format f has seen it as it was made. One that
+	// wrote before the lock was taken made the file its format: go on in
+	// that.
+	if !writtenMeanwhile(file) {
+		if err := initRecordFile(file, path, f, trailer); err != nil {
+			unlock()
+			file.Close()
+			os.Remove(path)
+			return nil, err
+		}
+		o.Format = f
+	}
 	t, err := openFile(ctx, file, path, o)
 	unlock()
 	if err != nil {
