@@ -32,12 +32,62 @@ type RecordView struct {
 // unless its MaxRecord says otherwise.
 const DefaultViewMaxRecord = 16 << 20
 
-// Memory of a view's cache of rendered records: the last few, within a
-// byte budget (one larger rendering is kept alone).
+// Memory of the cache of rendered records, one for the process, shared by
+// every view (a directory mount has one a file): the last few renderings,
+// within a byte budget (one larger rendering is kept alone).
 const (
-	viewCacheEntries = 4
+	viewCacheEntries = 16
 	viewCacheBudget  = 32 << 20
 )
+
+// viewLargeRecord is the raw size above which records are rendered one
+// at a time in the process (largeRender).
+const viewLargeRecord = 1 << 20
+
+// largeRender serialises the renderings of large records.
+var largeRender sync.Mutex
+
+// renderCache holds the renderings of the records last read through any
+// view, most recent first.
+type renderCache struct {
+	mu      sync.Mutex
+	entries []viewEntry
+}
+
+// renderings is the process's cache of renderings.
+var renderings renderCache
+
+// get returns the cached rendering of record n of vs at generation gen.
+func (c *renderCache) get(vs *viewSource, gen uint64, n int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.vs == vs && e.gen == gen && e.n == n {
+			return e.text, true
+		}
+	}
+	return nil, false
+}
+
+// put caches e, keeping the cache within its entries and budget.
+func (c *renderCache) put(e viewEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total := len(e.text)
+	keep := make([]viewEntry, 1, viewCacheEntries)
+	keep[0] = e
+	for _, old := range c.entries {
+		if len(keep) == viewCacheEntries || total+len(old.text) > viewCacheBudget {
+			break
+		}
+		if old.vs == e.vs && old.gen == e.gen && old.n == e.n {
+			continue
+		}
+		keep = append(keep, old)
+		total += len(old.text)
+	}
+	c.entries = keep
+}
 
 // View returns src with each record shown through v: Size is the length
 // of the rendering, ReadAt reads it. The sizes of rendered records are
@@ -64,13 +114,13 @@ type viewSource struct {
 	ver Versioned // src, if versioned
 
 	mu    sync.Mutex
-	gen   uint64  // the generation sizes and cache belong to
+	gen   uint64  // the generation sizes belong to
 	sizes []int64 // rendered size + 1 per record; 0: not known yet
-	cache []viewEntry
 }
 
-// viewEntry is one cached rendering.
+// viewEntry is one cached rendering: record n of vs at generation gen.
 type viewEntry struct {
+	vs   *viewSource
 	gen  uint64
 	n    int64
 	text []byte
@@ -102,20 +152,24 @@ func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 	if s.ver != nil && gen != s.ver.Generation() {
 		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.v.Name, n, gen, index.ErrChanged)
 	}
-	s.mu.Lock()
-	for _, e := range s.cache {
-		if e.gen == gen && e.n == n {
-			s.mu.Unlock()
-			return e.text, nil
-		}
+	if text, ok := renderings.get(s, gen, n); ok {
+		return text, nil
 	}
-	s.mu.Unlock()
 	if n < 0 || n >= s.Source.Len() {
 		return nil, fmt.Errorf("record %d of %d: %w", n, s.Source.Len(), io.ErrUnexpectedEOF)
 	}
 	size := s.Source.Size(n)
 	if size > s.v.MaxRecord {
 		return nil, fmt.Errorf("%s view of a record of %d bytes (limit %d): %w", s.v.Name, size, s.v.MaxRecord, ErrTooLarge)
+	}
+	if size > viewLargeRecord {
+		// Large renderings are made one at a time: a hostile record can
+		// render to some twenty times its size.
+		largeRender.Lock()
+		defer largeRender.Unlock()
+		if text, ok := renderings.get(s, gen, n); ok {
+			return text, nil // made while this one waited
+		}
 	}
 	raw := make([]byte, size)
 	var k int
@@ -140,15 +194,16 @@ func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 	s.resetIfNew(gen)
 	if gen == s.gen {
 		s.setSize(n, int64(len(text)))
-		s.remember(viewEntry{gen: gen, n: n, text: text})
+		renderings.put(viewEntry{vs: s, gen: gen, n: n, text: text})
 	}
 	return text, nil
 }
 
-// resetIfNew drops what belongs to an older generation; s.mu held.
+// resetIfNew drops the sizes of an older generation (cached renderings
+// are found by generation); s.mu held.
 func (s *viewSource) resetIfNew(gen uint64) {
 	if gen != s.gen && gen == s.generation() {
-		s.gen, s.sizes, s.cache = gen, nil, nil
+		s.gen, s.sizes = gen, nil
 	}
 }
 
@@ -160,21 +215,6 @@ func (s *viewSource) setSize(n, size int64) {
 		s.sizes = grown
 	}
 	s.sizes[n] = size + 1
-}
-
-// remember caches e, keeping the cache within its entries and budget; s.mu
-// held.
-func (s *viewSource) remember(e viewEntry) {
-	total := len(e.text)
-	keep := []viewEntry{e}
-	for _, old := range s.cache {
-		if len(keep) == viewCacheEntries || total+len(old.text) > viewCacheBudget {
-			break
-		}
-		keep = append(keep, old)
-		total += len(old.text)
-	}
-	s.cache = keep
 }
 
 // SizeErr returns the rendered size of record n, rendering it when it has

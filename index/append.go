@@ -88,7 +88,8 @@ func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []reco
 
 // appendLocked is Append with t.mu held.
 func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recordio.ItemSource, o AppendOptions) (int64, error) {
-	drv, err := driverFor(t.s().format)
+	format := t.s().format
+	drv, err := driverFor(format)
 	if err != nil {
 		return 0, err
 	}
@@ -111,6 +112,16 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	}
 	if err := t.catchUp(ctx); err != nil {
 		return 0, err
+	}
+	if f := t.s().format; f != format {
+		// The table was made from an empty file, in which another
+		// writer has put records of this format since.
+		if drv, err = driverFor(f); err != nil {
+			return 0, err
+		}
+		if ap, ok = drv.(appender); !ok {
+			return 0, ErrReadOnlyFormat
+		}
 	}
 	if rp, ok := drv.(repairer); ok {
 		// Only under the lock is a journal or torn tail provably a crash's.

@@ -28,15 +28,22 @@ func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Op
 		file.Close()
 		return nil, err
 	}
-	if err := initRecordFile(file, path, f, trailer); err != nil {
-		unlock()
-		file.Close()
-		os.Remove(path)
-		return nil, err
+	// The table is made under the lock too: an appender that opened the
+	// empty file meanwhile (guessing its format) must not write into it
+	// before the table in format f has seen it as it was made. One that
+	// wrote before the lock was taken made the file its format: go on in
+	// that.
+	if !writtenMeanwhile(file) {
+		if err := initRecordFile(file, path, f, trailer); err != nil {
+			unlock()
+			file.Close()
+			os.Remove(path)
+			return nil, err
+		}
+		o.Format = f
 	}
-	unlock()
-	o.Format = f
 	t, err := openFile(ctx, file, path, o)
+	unlock()
 	if err != nil {
 		file.Close()
 		return nil, err
@@ -53,11 +60,28 @@ func CreateFile(ctx context.Context, f *os.File, path string, ff codec.Format, t
 	if err := guardCreate(path, o); err != nil {
 		return nil, err
 	}
+	// Under the file's lock, as Create: appenders that found the new file
+	// wait until its table is made.
+	unlock, err := lockFile(f)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if writtenMeanwhile(f) {
+		return OpenFile(ctx, f, path, o) // as Create
+	}
 	if err := initRecordFile(f, path, ff, trailer); err != nil {
 		return nil, err
 	}
 	o.Format = ff
 	return OpenFile(ctx, f, path, o)
+}
+
+// writtenMeanwhile reports whether the new file f, which the caller has
+// just locked, is no longer empty.
+func writtenMeanwhile(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Size() > 0
 }
 
 // guardCreate refuses a new record file at path in the directory of a

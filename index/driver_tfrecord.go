@@ -221,6 +221,17 @@ func tfrFlavor(c tfrecord.Compression) string {
 	return fmt.Sprintf("TFRecord (%v-compressed; record offsets are in the decompressed stream)", c)
 }
 
+// Bounds on the record table of a compressed TFRecord file, whose
+// decompressed stream can be about a thousand times its size (a small
+// file of millions of empty records): at most inflatedRecsPerByte records
+// per compressed byte, beyond inflatedRecsFree. The table (12 bytes a
+// record) then stays within a few dozen times the file's size, as a plain
+// file's stays within its size.
+const (
+	inflatedRecsPerByte = 2
+	inflatedRecsFree    = 1 << 20
+)
+
 // buildTFR indexes a TFRecord file: in parallel parts when it is plain and
 // large enough (tfrecord.ScanParallel checks the hand-over between parts),
 // sequentially through a decompressor when it is compressed.
@@ -249,9 +260,13 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 		tt.dsize = dsize
 		var done atomic.Int64
 		sc := tfrecord.NewScanner(inf, dsize, to)
-		part := scanTFRPart(ctx, sc, 0, dsize, &done, progress{fn: o.Progress, total: dsize})
+		limit := inflatedRecsPerByte*size + inflatedRecsFree
+		part := scanTFRPart(ctx, sc, 0, dsize, &done, progress{fn: o.Progress, total: dsize}, limit)
 		if err := sc.Err(); err != nil {
 			return nil, err
+		}
+		if int64(len(part.off)) > limit {
+			return nil, fmt.Errorf("%w: %v-compressed TFRecord file of %d bytes holds more than %d records (decompression bomb?)", codec.ErrLimit, comp, size, limit)
 		}
 		if err := canceled(ctx); err != nil {
 			return nil, err
@@ -276,7 +291,7 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		defer recoverFault(guardFault(), &err)
-		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog)
+		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog, 0)
 		return nil
 	})
 	if err := canceled(ctx); err != nil {
@@ -316,13 +331,17 @@ type tfrPart struct {
 	bytes int64
 }
 
-// scanTFRPart keeps the records sc yields.
-func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress) *tfrPart {
+// scanTFRPart keeps the records sc yields, stopping after limit + 1 of
+// them when limit > 0.
+func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress, limit int64) *tfrPart {
 	part := &tfrPart{}
 	last := start
 	for i := 0; sc.Next(); i++ {
 		rec := sc.Record()
 		part.add(rec)
+		if limit > 0 && int64(len(part.off)) > limit {
+			break
+		}
 		part.bytes += rec.Len
 		if i&4095 == 4095 {
 			if ctx.Err() != nil {

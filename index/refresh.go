@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/leveldb"
 )
 
@@ -85,7 +86,12 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	}
 	var s *snapshot
 	extended := false
-	if ex, ok := old.tab.(extender); ok && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
+	// A table made from an empty file knows no format from its bytes (it
+	// guessed, or was told the one its creator meant): what another
+	// writer put there since is detected, not read in that format, lest
+	// an appender take the other's records for a torn tail and cut them.
+	fromEmpty := old.size == 0
+	if ex, ok := old.tab.(extender); ok && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
 		s, err = ex.extend(ctx, t, old, id.size)
 		extended = true
 	} else {
@@ -93,7 +99,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 			return false, nil
 		}
 		for attempt := 1; ; attempt++ {
-			s, err = build(ctx, t.file, id.size, t.opt)
+			s, err = t.rebuild(ctx, id.size, fromEmpty)
 			if err != nil || stillAt(t.file, id) {
 				break
 			}
@@ -123,6 +129,22 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 		_ = saveCache(cf, s, t.opt)
 	}
 	return true, nil
+}
+
+// rebuild scans the file (size bytes) afresh; detect says to detect its
+// format even when Options.Format names one, falling back to that one
+// when detection fails.
+func (t *Table) rebuild(ctx context.Context, size int64, detect bool) (*snapshot, error) {
+	if !detect || t.opt.Format == codec.Unknown {
+		return build(ctx, t.file, size, t.opt)
+	}
+	o := t.opt
+	o.Format = codec.Unknown
+	s, err := build(ctx, t.file, size, o)
+	if errors.Is(err, codec.ErrFormat) {
+		return build(ctx, t.file, size, t.opt)
+	}
+	return s, err
 }
 
 // prefixUnchanged checks that the bytes the old table covered still start

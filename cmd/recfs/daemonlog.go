@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
 )
 
 // Where a daemon logs: by default to the system log (syslog, which
@@ -101,30 +102,90 @@ func (h *syslogHook) Fire(e *logrus.Entry) error {
 	}
 }
 
-// rotateFull moves the log file at path to path.1 when it holds
-// daemonLogCap bytes or more. Anything but a regular file is left alone.
-func rotateFull(path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < daemonLogCap {
+// errUnsafeLog says a log file is refused: another user could have
+// planted what lies at its path, or could plant it there later.
+var errUnsafeLog = errors.New("unsafe log file")
+
+// openLogDir opens the directory of the log file at path, refusing one
+// where another user could plant a name (a symbolic link, a FIFO, a hard
+// link) for the daemon to open or rotate onto: it must belong to the
+// running user or root, and neither group nor others may write to it.
+func openLogDir(path string) (*os.File, error) {
+	dir := filepath.Dir(path)
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("log directory: %w", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(d.Fd()), &st); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("log directory: %w", err)
+	}
+	if (int(st.Uid) != os.Geteuid() && st.Uid != 0) || st.Mode&0o022 != 0 {
+		d.Close()
+		return nil, fmt.Errorf("%w: other users may write in %s; give --log-file a path in a private directory", errUnsafeLog, dir)
+	}
+	return d, nil
+}
+
+// openLogAt opens (creating it 0600) the log file name in directory d
+// for appending: not through a symbolic link, without blocking on a
+// FIFO, and only a regular file of the running user's with no other
+// name.
+func openLogAt(d *os.File, name string) (*os.File, error) {
+	path := filepath.Join(d.Name(), name)
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = fmt.Errorf("%w: %s is not a regular file", errUnsafeLog, path)
+	case int(st.Uid) != os.Geteuid():
+		err = fmt.Errorf("%w: %s belongs to user %d", errUnsafeLog, path, st.Uid)
+	case st.Nlink != 1:
+		err = fmt.Errorf("%w: %s has %d names", errUnsafeLog, path, st.Nlink)
+	default:
+		err = unix.SetNonblock(fd, false)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// rotateFull moves the log file name in directory d to name.1 when it
+// holds daemonLogCap bytes or more. Anything but a regular file is left
+// alone.
+func rotateFull(d *os.File, name string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil ||
+		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < daemonLogCap {
 		return nil
 	}
-	if err := os.Rename(path, path+".1"); err != nil {
+	if err := unix.Renameat(int(d.Fd()), name, int(d.Fd()), name+".1"); err != nil {
 		return fmt.Errorf("rotate log file: %w", err)
 	}
 	return nil
 }
 
-// openLogFile opens the log file at path for appending, not through a
-// symbolic link, rotating it first when full.
+// openLogFile opens the log file at path for appending (see openLogDir
+// and openLogAt), rotating it first when full.
 func openLogFile(path string) (*os.File, error) {
-	if err := rotateFull(path); err != nil {
+	d, err := openLogDir(path)
+	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
+	defer d.Close()
+	name := filepath.Base(path)
+	if err := rotateFull(d, name); err != nil {
+		return nil, err
 	}
-	return f, nil
+	return openLogAt(d, name)
 }
 
 // cappedLog is a daemon's log writer once it runs alone: it writes to
@@ -156,13 +217,19 @@ func (c *cappedLog) Write(p []byte) (int, error) {
 // writer did, then points out (and errFD) at a fresh file at path.
 // A failure leaves the writer on the file it had.
 func (c *cappedLog) rotate(st *syscall.Stat_t) {
-	var cur syscall.Stat_t
-	if err := syscall.Lstat(c.path, &cur); err == nil && cur.Dev == st.Dev && cur.Ino == st.Ino {
-		if err := os.Rename(c.path, c.path+".1"); err != nil {
+	d, err := openLogDir(c.path)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	name := filepath.Base(c.path)
+	var cur unix.Stat_t
+	if err := unix.Fstatat(int(d.Fd()), name, &cur, unix.AT_SYMLINK_NOFOLLOW); err == nil && cur.Dev == st.Dev && cur.Ino == st.Ino {
+		if err := unix.Renameat(int(d.Fd()), name, int(d.Fd()), name+".1"); err != nil {
 			return
 		}
 	}
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err := openLogAt(d, name)
 	if err != nil {
 		return
 	}

@@ -134,7 +134,7 @@ sizes of the texts.
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
 	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
-	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (in a directory only you or root may write to), rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb, recordio or tfrecord; .rio and .recordio names are always recordio, .tfrecord and .tfrecords names tfrecord)")

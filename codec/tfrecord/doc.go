@@ -16,6 +16,12 @@
 // copies of the data. Damage is data: a [Scanner] skips what it cannot trust
 // (resynchronising on the next position that carries a valid length
 // checksum and whose data checksum verifies), reports each skipped range as
-// a [codec.Damage], and goes on; with Strict set the first damage ends the
+// a [codec.Damage], and goes on. A valid length field whose record runs
+// past the end of the file is a torn tail: the rest of the file is its
+// partial data, never searched for records (records inside a record are
+// not the file's); resynchronisation gives up, the rest of the file
+// damage, once candidates that failed have cost it four passes of the file
+// (a hostile file of many valid-looking length fields stays linear). With
+// Strict set the first damage ends the
 // scan with a [*codec.CorruptError]. Errors match codec's sentinels.
 package tfrecord

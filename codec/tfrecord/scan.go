@@ -13,6 +13,13 @@ import (
 // Options.Window says otherwise.
 const DefaultWindow = 1 << 20
 
+// resyncSlack is what resynchronisation may read beyond resyncPasses
+// passes of the file (see Scanner.syncLeft).
+const (
+	resyncPasses = 4
+	resyncSlack  = 16 << 20
+)
+
 // Options configure a Scanner.
 type Options struct {
 	// Start and End make the scanner cover one part of the file, for
@@ -68,6 +75,13 @@ type Scanner struct {
 	win    []byte // valid bytes of the window, a prefix of buf
 	winOff int64
 
+	// syncLeft is how many more bytes resynchronisation may spend
+	// checking candidates whose data checksum then fails: every valid
+	// length field in damage is a candidate whose check reads its data,
+	// so a hostile file of many would otherwise cost one pass of the file
+	// per field. Once it is spent, the rest of the file is damage.
+	syncLeft int64
+
 	pos    int64
 	cur    Record
 	info   Info
@@ -83,6 +97,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	}
 	o.Window = max(o.Window, 64)
 	s := &Scanner{r: r, size: max(size, 0), o: o}
+	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.slicer, _ = r.(codec.ByteSlicer)
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
@@ -150,7 +165,11 @@ func (s *Scanner) step() bool {
 		return false
 	}
 	if !s.fits(p, n) {
-		s.recover(p, ReasonTruncated, codec.ErrTruncated)
+		// A valid length field running past the end is a record cut
+		// short: a torn tail. What follows is its partial data, even
+		// where that looks like records (a record holding TFRecord
+		// framing), as a reference reader, which stops here, sees it.
+		s.skip(p, s.size, ReasonTruncated, codec.ErrTruncated)
 		return false
 	}
 	rec := Record{Off: p, Len: int64(n)}
@@ -179,12 +198,9 @@ func (s *Scanner) fits(p int64, n uint64) bool {
 // recover skips damage starting at p up to the next position the resync
 // rule accepts, or to the end of the file.
 func (s *Scanner) recover(p int64, reason string, kind error) {
-	q, ok := s.sync(p + 1)
+	q, _ := s.sync(p + 1)
 	if s.err != nil {
 		return
-	}
-	if ok && kind == codec.ErrTruncated {
-		kind = codec.ErrCorrupt // records follow: not a torn tail
 	}
 	s.skip(p, q, reason, kind)
 }
@@ -203,7 +219,8 @@ func (s *Scanner) skip(from, to int64, reason string, kind error) {
 
 // sync returns the first position at or after from that carries a valid
 // length checksum, a length that fits in the file and a data checksum that
-// verifies; the end of the file and false if there is none.
+// verifies; the end of the file and false if there is none, or if the
+// candidates checked so far used up s.syncLeft.
 func (s *Scanner) sync(from int64) (int64, bool) {
 	q := from
 	for q+Overhead <= s.size {
@@ -229,11 +246,21 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		}
 		c := q + int64(hit)
 		n := binary.LittleEndian.Uint64(b[hit:])
+		if s.syncLeft <= 0 {
+			return s.size, false
+		}
+		winEnd := s.winOff + int64(len(s.win))
 		if s.verify(Record{Off: c, Len: int64(n)}) {
 			return c, true
 		}
 		if s.err != nil {
 			return s.size, false
+		}
+		s.syncLeft -= int64(n) + Overhead
+		if c+Overhead+int64(n) > winEnd {
+			// Coming back to c costs a reader that only reads forward
+			// (a decompressed stream) the bytes up to c again.
+			s.syncLeft -= c
 		}
 		q = c + 1
 	}

@@ -1,0 +1,96 @@
+package tfrecord
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// countingReader counts the bytes read through it and fails once they
+// pass limit, so a test of a quadratic scan ends quickly.
+type countingReader struct {
+	r     io.ReaderAt
+	read  int64
+	limit int64
+}
+
+var errReadLimit = errors.New("test: read limit passed")
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.read += int64(len(p))
+	if c.read > c.limit {
+		return 0, errReadLimit
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// headerRun returns a file of one bad byte followed by k valid headers,
+// 12 bytes apart, each claiming the rest of the file as its data, none
+// with a valid data checksum: every one is a resync candidate whose
+// check reads to the end of the file.
+func headerRun(k, tail int) []byte {
+	size := 1 + HeaderSize*k + tail
+	b := make([]byte, size)
+	b[0] = 0xff
+	for i := range k {
+		off := 1 + HeaderSize*i
+		var h [HeaderSize]byte
+		PutHeader(&h, uint64(size-off-Overhead))
+		copy(b[off:], h[:])
+	}
+	return b
+}
+
+// TestResyncLinear: a hostile file of many valid-looking headers costs a
+// scan reads linear in the file's size, not one pass per header.
+func TestResyncLinear(t *testing.T) {
+	const k = 8192
+	file := headerRun(k, 64<<10)
+	size := int64(len(file))
+	// Four passes of the file plus the resync allowance, with slack.
+	limit := 8*size + 32<<20
+	cr := &countingReader{r: bytes.NewReader(file), limit: limit}
+	recs, dmg, err := scanCount(cr, size, Options{Window: 64})
+	if err != nil {
+		t.Fatalf("scan of %d bytes read more than %d bytes (quadratic resync): %v", size, limit, err)
+	}
+	if recs != 0 || len(dmg) != 1 || dmg[0].Off != 0 || dmg[0].Len != size {
+		t.Errorf("records %d, damage %+v; want none and one range over the whole file", recs, dmg)
+	}
+	t.Logf("%d bytes, %d read", size, cr.read)
+}
+
+func scanCount(r io.ReaderAt, size int64, o Options) (int, []codec.Damage, error) {
+	s := NewScanner(r, size, o)
+	n := 0
+	for s.Next() {
+		n++
+	}
+	return n, s.Damage(), s.Err()
+}
+
+// TestResyncLinearCompressed: the same file gzipped, where every read
+// behind the decompressor's position decompresses from the start again,
+// costs a scan a bounded number of passes of the compressed file.
+func TestResyncLinearCompressed(t *testing.T) {
+	file := headerRun(8192, 2<<20) // longer than a scan window
+	z := gz(t, file)
+	size := int64(len(file))
+	limit := 8*size + 32<<20
+	cr := &countingReader{r: bytes.NewReader(z), limit: limit}
+	in, err := NewInflated(cr, int64(len(z)), Gzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, dmg, err := scanCount(in, size, Options{})
+	if err != nil {
+		t.Fatalf("scan of %d bytes (%d compressed) read more than %d compressed bytes: %v", size, len(z), limit, err)
+	}
+	if recs != 0 || len(dmg) != 1 || dmg[0].Len != size {
+		t.Errorf("records %d, damage %+v; want none and one range over the whole stream", recs, dmg)
+	}
+	t.Logf("%d bytes (%d compressed), %d compressed bytes read", size, len(z), cr.read)
+}
