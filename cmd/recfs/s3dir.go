@@ -41,8 +41,9 @@ func s3PrefixFS(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.FS, error
 // mount: directories are the prefixes below it ("/" separates them),
 // listed when they are read; objects index.Detect takes for record files
 // are record directories, indexed on first use as one object's mount is;
-// other objects pass through as read-only files.
-func s3DirTree(cmd *cobra.Command, url string, o index.Options, decode string, hideOther bool, fo rfs.Options) (*rfs.Tree, error) {
+// other objects pass through as read-only files. With follow, each record
+// object opened is followed as one object's mount follows it.
+func s3DirTree(cmd *cobra.Command, url string, o index.Options, decode string, hideOther, follow bool, fo rfs.Options) (*rfs.Tree, error) {
 	c, fsys, err := s3PrefixFS(cmd, url)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,11 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, decode string, h
 		if err != nil {
 			return nil, err
 		}
-		return viewSource(closingTable{t, obj}, decode, ourl), nil
+		var src rfs.Source = closingTable{t, obj}
+		if follow {
+			src = newFollowedObject(c, bucket, key, t, obj, s3Options(ourl, o))
+		}
+		return viewSource(src, decode, ourl), nil
 	}
 	fo.Detect = func(r io.ReaderAt, size int64) bool {
 		_, err := index.Detect(r, size)
