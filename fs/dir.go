@@ -49,7 +49,7 @@ func (t *Tree) dirInos(ctx context.Context, n Node) (self, parent uint64) {
 		if dir == "." {
 			dir = ""
 		}
-		if st, err := t.rootd.stat(dir); err == nil {
+		if st, err := t.parentStat(dir); err == nil {
 			parent = makeIno(fileKey(st.dev, st.ino), inoKindPlain, 0)
 		}
 	}
@@ -89,7 +89,7 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 			if err != nil {
 				continue // vanished since the listing
 			}
-			st, ok := statOfInfo(fi)
+			st, ok := t.entryStat(joinRel(n.rel, name), fi)
 			if !ok {
 				continue
 			}
@@ -126,7 +126,7 @@ func (t *Tree) listSource(n Node) ([]iofs.DirEntry, error) {
 	if err != nil {
 		return nil, t.srcErr("opendir", n.rel, err)
 	}
-	if st, ok := statOfInfo(fi); !ok || !st.sameAs(n) {
+	if st, ok := t.entryStat(n.rel, fi); !ok || !st.sameAs(n) {
 		return nil, t.staleErr("opendir", n.rel, st)
 	}
 	rd, ok := f.(iofs.ReadDirFile)
@@ -181,3 +181,11 @@ func (d *Dir) Seek(off uint64) error {
 
 // Close releases the directory.
 func (d *Dir) Close() error { return nil }
+
+// parentStat returns the attributes of the mirrored directory rel.
+func (t *Tree) parentStat(rel string) (statInfo, error) {
+	if t.rootd == nil {
+		return t.statSource(rel)
+	}
+	return t.rootd.stat(rel)
+}

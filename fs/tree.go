@@ -172,8 +172,11 @@ type Tree struct {
 	src   string   // the source path, absolute
 	rootd *rootDir // directory trees: the open source root every access resolves beneath
 	fsys  iofs.FS  // directory trees: the source as a file system (over rootd: see sourcefs.go)
-	root  Node
-	elog  *errLog
+
+	fsOpen FSOpenFunc // trees over an io/fs.FS (NewFSTree): opens a record file's table
+	made   time.Time  // when the tree was made: the time of entries that have none
+	root   Node
+	elog   *errLog
 
 	mu     sync.Mutex
 	files  map[string]*plainEntry // tree mounts: regular files seen so far
@@ -288,6 +291,9 @@ func (t *Tree) abs(rel string) string {
 	if rel == "" {
 		return t.src
 	}
+	if t.fsOpen != nil {
+		return t.fsAbs(rel)
+	}
 	return filepath.Join(t.src, filepath.FromSlash(rel))
 }
 
@@ -369,19 +375,12 @@ func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, err
 		rd.mu.Unlock()
 		return src, err
 	}
-	f, err := t.openSource(rd)
+	// One request's interruption must not fail the index for everyone.
+	src, err := t.openRecordFile(context.WithoutCancel(ctx), rd)
 	if err != nil {
 		rd.err = err
 		rd.mu.Unlock()
 		return nil, err
-	}
-	// One request's interruption must not fail the index for everyone.
-	src, err := t.o.Open(context.WithoutCancel(ctx), SourceFile{File: f, Path: rd.path, Reopen: t.reopener(rd)})
-	if err != nil {
-		f.Close()
-		rd.err = &OpError{Op: "index", Path: rd.path, Name: rd.rel, Record: -1, Off: -1, Err: err}
-		rd.mu.Unlock()
-		return nil, rd.err
 	}
 	rd.src = src
 	if use {
@@ -393,6 +392,35 @@ func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, err
 	t.mu.Unlock()
 	t.followOpened(rd, src)
 	return src, nil
+}
+
+// openRecordFile opens rd and makes its table.
+func (t *Tree) openRecordFile(ctx context.Context, rd *recDir) (Source, error) {
+	if t.fsOpen != nil {
+		src, err := t.openFSSource(ctx, rd)
+		if err != nil {
+			return nil, t.indexErr(rd, err)
+		}
+		return src, nil
+	}
+	f, err := t.openSource(rd)
+	if err != nil {
+		return nil, err
+	}
+	src, err := t.o.Open(ctx, SourceFile{File: f, Path: rd.path, Reopen: t.reopener(rd)})
+	if err != nil {
+		f.Close()
+		return nil, t.indexErr(rd, err)
+	}
+	return src, nil
+}
+
+// indexErr is the error of a record file whose table could not be made.
+func (t *Tree) indexErr(rd *recDir, err error) error {
+	if _, ok := err.(*OpError); ok {
+		return err
+	}
+	return &OpError{Op: "index", Path: rd.path, Name: rd.rel, Record: -1, Off: -1, Err: err}
 }
 
 // Lookup finds the child called name of the directory parent.
@@ -430,6 +458,17 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 			return Node{}, iofs.ErrNotExist
 		}
 		rel := joinRel(parent.rel, name)
+		if t.fsOpen != nil {
+			st, err := t.statSource(rel)
+			if err != nil {
+				return Node{}, t.srcErr("lookup", rel, err)
+			}
+			n, ok := t.classify(rel, st)
+			if !ok {
+				return Node{}, iofs.ErrNotExist
+			}
+			return n, nil
+		}
 		// Not through t.fsys: the parent's identity and the name's
 		// attributes come from one descriptor.
 		d, err := t.openDir(parent, false)
@@ -515,7 +554,7 @@ func (t *Tree) openSourceFile(rel string) (sourceHandle, statInfo, error) {
 		f.Close()
 		return nil, statInfo{}, err
 	}
-	st, ok := statOfInfo(fi)
+	st, ok := t.entryStat(rel, fi)
 	if !ok || st.typ != typeReg {
 		f.Close()
 		return nil, statInfo{}, ErrStale
@@ -541,7 +580,7 @@ func (t *Tree) statSource(rel string) (statInfo, error) {
 	if err != nil {
 		return statInfo{}, err
 	}
-	st, ok := statOfInfo(fi)
+	st, ok := t.entryStat(rel, fi)
 	if !ok {
 		return statInfo{}, ErrNotSupported
 	}

@@ -40,11 +40,16 @@ Selections work as for cat (N, A-B, A-, last:K). With --json each line is a JSON
 {"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).
 
 In a damaged file the records that survive are numbered as found; ls then
-prints one warning line on standard error naming the first damaged offset.`,
+prints one warning line on standard error naming the first damaged offset.
+
+An s3://bucket/prefix/ URL (ending in "/") lists the objects and prefixes
+directly under it instead, one a line, prefixes ending in "/" (with --json:
+{"name":NAME,"dir":BOOL,"size":BYTES}).`,
 		Example: `  recfs ls events.log
   recfs ls events.log 100-199
   recfs ls --json data.rio | jq -s 'max_by(.length)'
-  recfs ls events.log | sort -k3 -n | tail -1     # longest record`,
+  recfs ls events.log | sort -k3 -n | tail -1     # longest record
+  recfs ls s3://bucket/logs/                      # objects and prefixes under a prefix`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
@@ -53,6 +58,12 @@ prints one warning line on standard error naming the first damaged offset.`,
 		o, err := src.options()
 		if err != nil {
 			return err
+		}
+		if isS3Prefix(args[0]) {
+			if len(args) > 1 {
+				return usagef("%s is a prefix: it lists its objects, without record selections", args[0])
+			}
+			return lsS3Prefix(cmd, args[0], asJSON)
 		}
 		sel, err := parseRanges(args[1:])
 		if err != nil {

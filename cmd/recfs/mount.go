@@ -228,8 +228,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	recordio.DefaultBlockCache().SetBudget(cacheMem)
 
 	var tree *fs.Tree
-	if s3obj.IsURL(srcAbs) {
-		tree, err = s3Tree(cmd, srcAbs, iopts, *f.decode, fs.Options{PendingMem: pendingMem, Owner: owner})
+	if s3obj.IsURL(srcAbs) && isS3Prefix(srcAbs) {
+		tree, err = s3DirTree(cmd, srcAbs, iopts, *f.decode, f.hideOther, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
+	} else if s3obj.IsURL(srcAbs) {
+		tree, err = s3Tree(cmd, srcAbs, iopts, *f.decode, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
 	} else if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
 			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {

@@ -155,26 +155,53 @@ func s3MountFlags(f *mountFlags) error {
 	switch {
 	case f.rw:
 		return usagef("--rw: s3:// sources are read-only")
-	case f.follow:
-		return usagef("--follow is not supported for s3:// sources yet")
 	}
 	return nil
 }
 
 // s3Tree is the read-only tree of one object for a mount (its records
 // decoded as --decode says).
-func s3Tree(cmd *cobra.Command, url string, o index.Options, decode string, fo rfs.Options) (*rfs.Tree, error) {
+// With follow, the object is HEADed at the follow interval and a new
+// version replaces the table (see followedObject).
+func s3Tree(cmd *cobra.Command, url string, o index.Options, decode string, follow bool, fo rfs.Options) (*rfs.Tree, error) {
 	t, obj, err := openS3Table(cmd, url, o)
 	if err != nil {
 		return nil, err
 	}
-	logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
-	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), viewSource(closingTable{t, obj}, decode, url), fo)
+	src, err := objectSource(cmd, url, t, obj, o, follow)
 	if err != nil {
+		t.Close()
 		obj.Close()
 		return nil, err
 	}
+	if follow {
+		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only and followed: a new version replaces the records (reads of records opened before fail with EIO)")
+	} else {
+		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
+	}
+	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), viewSource(src, decode, url), fo)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
 	return tree, nil
+}
+
+// objectSource is the mount's source of the object url (bucket/key)
+// opened as obj with table t: closed with them, or followed.
+func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3obj.Object, o index.Options, follow bool) (rfs.Source, error) {
+	if !follow {
+		return closingTable{t, obj}, nil
+	}
+	c, err := s3Client(cmd)
+	if err != nil {
+		return nil, err
+	}
+	bucket, key, err := s3obj.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	return newFollowedObject(c, bucket, key, t, obj, s3Options(url, o)), nil
 }
 
 // closingTable closes the object with its table.

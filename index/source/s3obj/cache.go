@@ -173,27 +173,40 @@ func (o *Object) follow(off, end int64) int64 {
 	return 0
 }
 
-// fetch GETs the consecutive blocks bl with one ranged request and fills
-// them; on failure it fails them and forgets them so a later read retries.
+// fetch GETs the consecutive blocks bl with one ranged request; each block
+// is ready for its readers as soon as its bytes have arrived (get publishes
+// it), so that a sequential reader consumes a large GET while it streams.
+// On failure the blocks not filled yet fail and are forgotten, so a later
+// read retries.
 func (o *Object) fetch(bl []*block) {
 	bs := o.opt.BlockSize
 	start := bl[0].idx * bs
 	stop := min((bl[len(bl)-1].idx+1)*bs, o.size) // exclusive
-	err := o.get(bl, start, stop)
+	filled, err := o.get(bl, start, stop)
+	if err == nil {
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, b := range bl {
-		if err != nil {
-			b.err = err
-			if o.blocks[b.idx] == b {
-				delete(o.blocks, b.idx)
-			}
-		} else if o.blocks[b.idx] == b {
-			b.elem = o.lru.PushBack(b)
-			o.cached += int64(len(b.data))
+	for _, b := range bl[filled:] {
+		b.err = err
+		if o.blocks[b.idx] == b {
+			delete(o.blocks, b.idx)
 		}
 		close(b.done)
 	}
+}
+
+// publish makes the filled block b ready: cached (unless it was dropped
+// meanwhile), its readers woken, and the cache trimmed to its budget.
+func (o *Object) publish(b *block) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.blocks[b.idx] == b {
+		b.elem = o.lru.PushBack(b)
+		o.cached += int64(len(b.data))
+	}
+	close(b.done)
 	for o.cached > o.opt.CacheBytes && o.lru.Len() > 0 {
 		old := o.lru.Remove(o.lru.Front()).(*block)
 		old.elem = nil
@@ -204,16 +217,17 @@ func (o *Object) fetch(bl []*block) {
 	}
 }
 
-// get performs one GET of [start, stop) into the blocks' buffers.
-func (o *Object) get(bl []*block, start, stop int64) error {
+// get performs one GET of [start, stop) into the blocks' buffers,
+// publishing each as it is filled; it returns how many were.
+func (o *Object) get(bl []*block, start, stop int64) (int, error) {
 	select {
 	case o.sem <- struct{}{}:
 	case <-o.ctx.Done():
-		return fmt.Errorf("s3obj: %s: closed", o.url)
+		return 0, fmt.Errorf("s3obj: %s: closed", o.url)
 	}
 	defer func() { <-o.sem }()
 	if o.changed.Load() {
-		return o.errChanged()
+		return 0, o.errChanged()
 	}
 	in := &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key,
 		Range: aws.String("bytes=" + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(stop-1, 10))}
@@ -232,34 +246,35 @@ func (o *Object) get(bl []*block, start, stop int64) error {
 		switch httpStatus(err) {
 		case 412:
 			o.markChanged("HTTP 412 on a GET pinned with If-Match")
-			return o.errChanged()
+			return 0, o.errChanged()
 		case 416, 404:
 			o.markChanged("the opened range is gone")
-			return o.errChanged()
+			return 0, o.errChanged()
 		}
-		return fmt.Errorf("s3obj: GET %s %s: %w", o.url, *in.Range, err)
+		return 0, fmt.Errorf("s3obj: GET %s %s: %w", o.url, *in.Range, err)
 	}
 	defer out.Body.Close()
 	// A store that ignores If-Match must still not mix versions: the
 	// response names its version and range, and both must be ours.
 	if o.etag != "" && out.ETag != nil && *out.ETag != o.etag {
 		o.markChanged("a GET answered with ETag " + *out.ETag)
-		return o.errChanged()
+		return 0, o.errChanged()
 	}
 	if err := o.checkRange(aws.ToString(out.ContentRange), start, stop); err != nil {
-		return err
+		return 0, err
 	}
 	bs := o.opt.BlockSize
-	for _, b := range bl {
+	for i, b := range bl {
 		n := min(bs, o.size-b.idx*bs)
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(out.Body, buf); err != nil {
-			return fmt.Errorf("s3obj: GET %s %s: body: %w", o.url, *in.Range, err)
+			return i, fmt.Errorf("s3obj: GET %s %s: body: %w", o.url, *in.Range, err)
 		}
 		b.data = buf
 		o.stats.bytes.Add(n)
+		o.publish(b)
 	}
-	return nil
+	return len(bl), nil
 }
 
 // checkRange verifies a Content-Range header "bytes a-b/total" against the

@@ -29,6 +29,10 @@ type fakeS3 struct {
 	delay    time.Duration // before answering a GET of an object
 	ignoreIf bool          // drop If-Match (a store that ignores it)
 	pageSize int
+	// stall, when set, holds every GET's body after stallAfter bytes until
+	// it is closed.
+	stall      chan struct{}
+	stallAfter int
 
 	inFlight, maxInFlight atomic.Int64
 }
@@ -124,7 +128,36 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del("If-Match")
 	}
 	sw.Header().Set("ETag", obj.etag)
-	http.ServeContent(sw, r, key, obj.mod, bytes.NewReader(obj.data))
+	var out http.ResponseWriter = sw
+	if f.stall != nil && r.Method == http.MethodGet {
+		out = &stallWriter{statusWriter: sw, after: f.stallAfter, stall: f.stall}
+	}
+	http.ServeContent(out, r, key, obj.mod, bytes.NewReader(obj.data))
+}
+
+// stallWriter sends the first after bytes of a body, then waits for stall
+// to be closed before it sends the rest.
+type stallWriter struct {
+	*statusWriter
+	after int
+	stall chan struct{}
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	if w.after < 0 {
+		return w.statusWriter.Write(p)
+	}
+	k := min(len(p), w.after)
+	n, err := w.statusWriter.Write(p[:k])
+	w.after -= n
+	if err != nil || w.after > 0 {
+		return n, err
+	}
+	w.after = -1 // stalled once
+	w.ResponseWriter.(http.Flusher).Flush()
+	<-w.stall
+	m, err := w.statusWriter.Write(p[n:])
+	return n + m, err
 }
 
 type listResult struct {

@@ -213,7 +213,9 @@ func (d *dir) page() error {
 		}
 		fi := fileInfo{name: name, size: aws.ToInt64(o.Size)}
 		if o.LastModified != nil {
-			fi.mod = *o.LastModified
+			// A listing may give milliseconds; HEAD's Last-Modified has
+			// whole seconds. Both must describe the object alike.
+			fi.mod = o.LastModified.Truncate(time.Second)
 		}
 		d.buf = append(d.buf, fs.FileInfoToDirEntry(fi))
 	}

@@ -275,3 +275,51 @@ func TestTwoStreamsFetchOnce(t *testing.T) {
 		t.Errorf("fetched %d bytes of %d in %d GETs", s.BytesFetched, len(data), s.Gets)
 	}
 }
+
+// A block is served as soon as its bytes have arrived, not when the whole
+// multi-block GET it is part of ends: a sequential scan consumes a large
+// GET while it streams.
+func TestBlockReadyWhileGETStreams(t *testing.T) {
+	f, srv := newFake(t)
+	data := pattern(4*mib, 5)
+	f.put("b/k", data)
+	f.stall, f.stallAfter = make(chan struct{}), mib+mib/2
+	o, err := testClient(t, srv, Options{}).Open(context.Background(), "b", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	whole := make(chan error, 1)
+	big := make([]byte, 4*mib)
+	go func() {
+		_, err := o.ReadAt(big, 0) // one GET of the four blocks
+		whole <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); len(f.requests("GET")) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no GET started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	first := make(chan error, 1)
+	buf := make([]byte, 4096)
+	go func() {
+		_, err := o.ReadAt(buf, 1000)
+		first <- err
+	}()
+	select {
+	case err := <-first:
+		if err != nil || !bytes.Equal(buf, data[1000:1000+4096]) {
+			t.Errorf("read of the first block: %v (bytes equal %v)", err, bytes.Equal(buf, data[1000:1000+4096]))
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the first block waited for the rest of its GET")
+	}
+	close(f.stall)
+	if err := <-whole; err != nil || !bytes.Equal(big, data) {
+		t.Errorf("whole read: %v (bytes equal %v)", err, bytes.Equal(big, data))
+	}
+	if g := f.requests("GET"); len(g) != 1 {
+		t.Errorf("%d GETs, want 1", len(g))
+	}
+}
