@@ -128,10 +128,6 @@ func (m *mounts) downAll() {
 	}
 }
 
-// remountCmd is the shell command that takes k down and up again (for cold
-// runs), dropping the page cache in between when allowed.
-func (b *bench) remountCmd(k fsKind) string { return b.remount(k, b.dropOK) }
-
 // remount is the shell command that takes k down and up again, dropping
 // the page cache in between when drop is set.
 func (b *bench) remount(k fsKind, drop bool) string {
