@@ -148,7 +148,12 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 // locked: a cheap stat first, a scan of what changed only if it moved.
 func (t *Table) catchUp(ctx context.Context) error {
 	s := t.s()
+	done, err := t.hold()
+	if err != nil {
+		return err
+	}
 	st, err := t.fref.src.Fstat()
+	done()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,5 +98,47 @@ func TestCachePathFromIdentityKey(t *testing.T) {
 	}
 	if got, want := tb.Info().CacheFile, cachePath(o.CacheDir, src.Identity().Key); got != want {
 		t.Fatalf("cache file %q, want %q", got, want)
+	}
+}
+
+// TestRefreshAfterClose: a refresh of a closed table fails with
+// os.ErrClosed and an append fails writing nothing, even with another file
+// opened since (which may have been given the closed descriptor's number:
+// the raw fstat of a refresh or an append holds the table's descriptor,
+// see Table.hold); the table still describes its file.
+func TestRefreshAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.log")
+	recs := codectest.Records(5, 50, 'c')
+	recfile.WriteLog(t, path, recs)
+	other := filepath.Join(dir, "b.log")
+	recfile.WriteLog(t, other, codectest.Records(9, 70, 'o'))
+	tb, err := Open(context.Background(), path, Options{CacheDir: "-", Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := os.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := tb.Refresh(context.Background()); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("refresh of a closed table: %v, want os.ErrClosed", err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{}); err == nil {
+		t.Fatal("append to a closed table succeeded")
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("append to a closed table changed the file (%v)", err)
+	}
+	if tb.Len() != int64(len(recs)) {
+		t.Fatalf("%d records, want %d", tb.Len(), len(recs))
 	}
 }

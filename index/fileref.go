@@ -1,6 +1,7 @@
 package index
 
 import (
+	"os"
 	"sync/atomic"
 
 	"github.com/recfs/recfs/index/source"
@@ -40,6 +41,19 @@ func (r *fileRef) acquire() bool {
 			return true
 		}
 	}
+}
+
+// hold takes a use of the table's current descriptor for the raw fstat of
+// a refresh or an append (t.mu held, so the table does not switch files
+// under it); a table closed meanwhile fails with os.ErrClosed, as a stat of
+// its closed *os.File would, never with the stat of whatever file reused
+// the descriptor's number. done releases the use.
+func (t *Table) hold() (done func(), err error) {
+	r := t.fref
+	if !r.acquire() {
+		return nil, &os.PathError{Op: "fstat", Path: t.path, Err: os.ErrClosed}
+	}
+	return func() { _ = r.release() }, nil
 }
 
 // release ends a use taken by acquire, or the table's hold; the last one

@@ -78,6 +78,11 @@ func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
 func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
+	done, err := t.hold()
+	if err != nil {
+		return false, err
+	}
+	defer done()
 	src, id, err := t.current()
 	if err != nil {
 		return false, err
@@ -128,7 +133,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 }
 
 // current returns the version the table's file has now, as a source.Local
-// over the table's descriptor, and its identity (t.mu held).
+// over the table's descriptor, and its identity (t.mu and a hold taken).
 func (t *Table) current() (*source.Local, identity, error) {
 	src, err := t.fref.src.Now()
 	if err != nil {
