@@ -159,11 +159,16 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 // locked: a cheap stat first, a scan of what changed only if it moved.
 func (t *Table) catchUp(ctx context.Context) error {
 	s := t.s()
-	fi, err := t.file.Stat()
+	done, err := t.hold()
 	if err != nil {
 		return err
 	}
-	if fi.Size() == s.id.size && fi.ModTime().UnixNano() == s.id.mtime {
+	st, err := t.fref.src.Fstat()
+	done()
+	if err != nil {
+		return err
+	}
+	if st.Size == s.id.size && st.Mtime == s.id.mtime {
 		return nil
 	}
 	_, err = t.rescanLocked(ctx)

@@ -44,15 +44,22 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 			return nil, err
 		}
 	}
-	id, err := identify(f)
+	// The table reads f as a source.Local: its identity, the key of its
+	// saved table and its reads come from there. The Local is not closed
+	// on failure: f stays the caller's.
+	src, err := source.NewLocal(f, path)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{path: path, opened: true, file: f, fref: newFileRef(f), opt: o}
-	cf := cachePath(o.CacheDir, path, id)
+	id, err := identify(src)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{path: path, opened: true, file: f, fref: newFileRef(src), opt: o}
+	cf := cachePath(o.CacheDir, src.Identity().Key)
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {
-			s.setFile(t.fref)
+			s.setSource(src, t.fref)
 			if t.verifySource(s) == nil {
 				s.source, s.elapsed = "cached", time.Since(start)
 				t.snap.Store(s)
@@ -60,17 +67,17 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 			}
 		}
 	}
-	var src io.ReaderAt = f
-	if m, err := source.MapFile(f, id.size); err == nil {
+	var r io.ReaderAt = src
+	if m, err := src.Map(); err == nil {
 		defer m.Close()
-		src = m
+		r = m
 	}
-	s, err := build(ctx, src, id.size, o)
+	s, err := build(ctx, r, id.size, o)
 	if err != nil {
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
-	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(path)
-	s.setFile(t.fref)
+	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
+	s.setSource(src, t.fref)
 	t.snap.Store(s)
 	if cf != "" {
 		// A failure to save costs only speed next time; the table is good.
@@ -79,8 +86,8 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	return t, nil
 }
 
-// setFile makes r's file the source s reads.
-func (s *snapshot) setFile(r *fileRef) { s.file, s.ref = r.f, r }
+// setSource makes src, a version of r's file, the source s reads.
+func (s *snapshot) setSource(src *source.Local, r *fileRef) { s.local, s.ref = src, r }
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.

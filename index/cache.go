@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"math"
 	"os"
@@ -25,21 +24,18 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 5 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version
+	cacheVersion = 6 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity
 )
 
 var errBadCache = errors.New("index: unusable cache file")
 
-// cachePath returns the cache file for the source at path, or "" when
-// caching is disabled or no cache directory can be found.
-func cachePath(dir, path string, id identity) string {
-	return cacheFileIn(dir, fmt.Sprintf("%s\x00%d\x00%d", absPath(path), id.dev, id.ino))
-}
-
-// sourceCachePath returns the cache file for the table of a source.Source
-// whose Identity has key, or "" as cachePath does. Versions of one key
-// share the file; the saved identity tells them apart.
-func sourceCachePath(dir, key string) string {
+// cachePath returns the cache file for the table of a source whose
+// source.Identity has key (a local file's cleaned absolute path), or ""
+// when caching is disabled or no cache directory can be found. Versions of
+// one key share the file: the identity saved in it (the Identity's version
+// and, for a local file, its device, inode, size and times) tells them
+// apart, and loadCache serves only the version it was saved for.
+func cachePath(dir, key string) string {
 	return cacheFileIn(dir, "source\x00"+key)
 }
 
@@ -58,14 +54,6 @@ func cacheFileIn(dir, name string) string {
 	}
 	h := sha256.Sum256([]byte(name))
 	return filepath.Join(dir, hex.EncodeToString(h[:16])+".idx")
-}
-
-// absPath returns path made absolute (path itself if that fails).
-func absPath(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
 }
 
 // saveCache writes s to file atomically (see cache_file.go for how the

@@ -13,6 +13,7 @@ import (
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index/source"
 )
 
 // hostileRecords are records of distinct sizes, so that a table pointing
@@ -35,11 +36,11 @@ func cacheFileOf(t testing.TB, cacheDir, path string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	id, err := identify(f)
+	src, err := source.NewLocal(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cachePath(cacheDir, path, id)
+	return cachePath(cacheDir, src.Identity().Key)
 }
 
 // builtSnapshot builds the table of the source at path without a cache.

@@ -5,8 +5,10 @@
 // It is the second stage of recfs's pipeline (file → codec → index → fs →
 // kernel): it drives the codec scanners once (in parallel for leveldb logs,
 // split at block boundaries), keeps per record only what random access needs
-// (about 12 bytes), saves the table to a cache file keyed by the source's
-// identity so the next open is instant, and extends it when the source grows.
+// (about 12 bytes), saves the table to a cache file named by the Key of the
+// source's source.Identity and checked against its version, so the next
+// open of the unchanged source is instant, and extends it when the source
+// grows. Local files are read as source.Local over the table's descriptor.
 //
 // Concurrency: a *Table is safe for concurrent use. ReadAt and the accessors
 // may run while Refresh extends the table; a reader sees either the old or

@@ -80,10 +80,11 @@ type (
 		create(w io.Writer, trailer bool) error
 	}
 	// extender is a table that can take in what was appended to its
-	// source by scanning only the new tail (extend) when canExtend.
+	// source by scanning only the new tail (extend, reading the grown
+	// version through src) when canExtend.
 	extender interface {
 		canExtend() bool
-		extend(ctx context.Context, t *Table, old *snapshot, size int64) (*snapshot, error)
+		extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error)
 	}
 	// appendChecker is a table that can tell before writing that an
 	// append would be refused (for example a log its writer closed).

@@ -363,9 +363,9 @@ func (t *tfrTable) canExtend() bool { return t.comp == tfrecord.None }
 // extend scans only what follows the last intact record of a grown file:
 // records before it and damage before it are kept, everything from it on
 // (a torn tail that was being written included) is scanned afresh.
-func (ot *tfrTable) extend(ctx context.Context, t *Table, old *snapshot, size int64) (*snapshot, error) {
+func (ot *tfrTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
 	resume := ot.resume
-	sc := tfrecord.NewScanner(t.file, size, tfrecord.Options{Strict: t.opt.Strict, Start: resume, Aligned: true})
+	sc := tfrecord.NewScanner(src, size, tfrecord.Options{Strict: t.opt.Strict, Start: resume, Aligned: true})
 	s := *old
 	s.size = size
 	tt := &tfrTable{comp: ot.comp, off: ot.off, ln: ot.ln, side: ot.side, resume: ot.resume}

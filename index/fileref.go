@@ -3,25 +3,28 @@ package index
 import (
 	"os"
 	"sync/atomic"
+
+	"github.com/recfs/recfs/index/source"
 )
 
-// fileRef is a source file shared by the snapshots that read it. It counts
-// the table's own hold on the file plus the reads that use its raw
-// descriptor (the per-read fstat of checkSource), so that a table can let
+// fileRef is a source file's descriptor shared by the snapshots that read
+// it (each through the source.Local of its own version). It counts the
+// table's own hold on the file plus the reads that use its raw descriptor
+// (the per-read fstat of checkSource), so that a table can let
 // go of a file it no longer reads (replaced at its path, or the table
 // closed) while reads of older snapshots are still running: the file is
 // closed when the last of them ends, never under one, so no read ever
 // stats a descriptor number that was reused for another file. It costs two
 // atomic operations a read and no allocation.
 type fileRef struct {
-	f    *os.File
-	fd   int
-	refs atomic.Int64 // the table's hold (1) plus reads in flight; 0 once closed
+	src  *source.Local // the descriptor, as the version it was opened as
+	refs atomic.Int64  // the table's hold (1) plus reads in flight; 0 once closed
 }
 
-// newFileRef returns the shared reference of f, held by its table.
-func newFileRef(f *os.File) *fileRef {
-	r := &fileRef{f: f, fd: int(f.Fd())}
+// newFileRef returns the shared reference of src's descriptor, held by its
+// table.
+func newFileRef(src *source.Local) *fileRef {
+	r := &fileRef{src: src}
 	r.refs.Store(1)
 	return r
 }
@@ -40,11 +43,24 @@ func (r *fileRef) acquire() bool {
 	}
 }
 
+// hold takes a use of the table's current descriptor for the raw fstat of
+// a refresh or an append (t.mu held, so the table does not switch files
+// under it); a table closed meanwhile fails with os.ErrClosed, as a stat of
+// its closed *os.File would, never with the stat of whatever file reused
+// the descriptor's number. done releases the use.
+func (t *Table) hold() (done func(), err error) {
+	r := t.fref
+	if !r.acquire() {
+		return nil, &os.PathError{Op: "fstat", Path: t.path, Err: os.ErrClosed}
+	}
+	return func() { _ = r.release() }, nil
+}
+
 // release ends a use taken by acquire, or the table's hold; the last one
 // closes the file.
 func (r *fileRef) release() error {
 	if r.refs.Add(-1) == 0 {
-		return r.f.Close()
+		return r.src.Close()
 	}
 	return nil
 }

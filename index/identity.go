@@ -5,18 +5,19 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/recfs/recfs/index/source"
 )
 
-// identity says which bytes a table was built from: the file (device and
-// inode), its size, mtime and ctime, and checksums of its first and last
-// block, so that a file rewritten in place with the same size and a
-// restored mtime is still told apart (its ctime moved: no one can set it,
-// and since identify queried it the kernel gives the next change a
-// fine-grained, distinct one).
+// identity says which bytes a table was built from, as saved with the
+// table and compared before it is served: the source's Identity version,
+// its size and checksums of its first and last block, and for a local file
+// the typed fields of that version (device and inode, mtime and ctime),
+// so that a file rewritten in place with the same size and a restored
+// mtime is still told apart (its ctime moved: no one can set it, and since
+// identify queried it the kernel gives the next change a fine-grained,
+// distinct one). The per-read source check compares those fields.
 type identity struct {
 	dev, ino uint64
 	size     int64
@@ -24,24 +25,28 @@ type identity struct {
 	ctime    int64 // nanoseconds
 	head     uint32
 	tail     uint32
-	version  string // the source.Identity version of a table made by OpenSource ("" for local files)
+	version  string // the source.Identity version
 }
 
 // identBlock is how many bytes at each end of the file the checksums cover.
 const identBlock = 32768
 
-// identify stats f and checksums its ends.
-func identify(f *os.File) (identity, error) {
-	st, err := source.StatFile(f)
-	if err != nil {
-		return identity{}, err
+// identify returns the identity of the version src names (its Size and
+// Identity), with its ends checksummed: the one place a table's identity is
+// made, for local files (whose source.FileStater gives the typed fields)
+// and other sources alike.
+func identify(src source.Source) (identity, error) {
+	id := identity{size: src.Size(), version: src.Identity().Version}
+	if fs, ok := src.(source.FileStater); ok {
+		st := fs.FileStat()
+		id.dev, id.ino, id.mtime, id.ctime = st.Dev, st.Ino, st.Mtime, st.Ctime
 	}
-	id := identity{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtime, ctime: st.Ctime}
-	if id.head, err = rangeCRC(f, 0, min(id.size, identBlock)); err != nil {
+	var err error
+	if id.head, err = rangeCRC(src, 0, min(id.size, identBlock)); err != nil {
 		return identity{}, err
 	}
 	tailOff := max(0, id.size-identBlock)
-	if id.tail, err = rangeCRC(f, tailOff, id.size-tailOff); err != nil {
+	if id.tail, err = rangeCRC(src, tailOff, id.size-tailOff); err != nil {
 		return identity{}, err
 	}
 	return id, nil

@@ -35,12 +35,12 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 	start := time.Now()
 	sid := src.Identity()
 	size := src.Size()
-	id, err := sourceIdentity(src, size)
+	id, err := identify(src)
 	if err != nil {
 		return nil, fmt.Errorf("index: %s: %w", sid.Key, err)
 	}
 	t := &Table{path: sid.Key, r: src, source: src, opt: o}
-	cf := sourceCachePath(o.CacheDir, sid.Key)
+	cf := cachePath(o.CacheDir, sid.Key)
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil && t.verifySource(s) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
@@ -66,22 +66,6 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 		_ = saveCache(cf, s, o)
 	}
 	return t, nil
-}
-
-// sourceIdentity is the identity a table of src is saved under: the
-// source's version and size and the checksums of its first and last
-// identBlock bytes.
-func sourceIdentity(src source.Source, size int64) (identity, error) {
-	id := identity{size: size, version: src.Identity().Version}
-	var err error
-	if id.head, err = rangeCRC(src, 0, min(size, identBlock)); err != nil {
-		return identity{}, err
-	}
-	tailOff := max(0, size-identBlock)
-	if id.tail, err = rangeCRC(src, tailOff, size-tailOff); err != nil {
-		return identity{}, err
-	}
-	return id, nil
 }
 
 // refreshSource is Refresh for a table made by OpenSource.

@@ -41,8 +41,9 @@ const pruneStamp = ".last-prune"
 const tmpMaxAge = time.Hour
 
 // headerRead is how many bytes of a cache file pruning reads: its magic,
-// version, identity and source path.
-const headerRead = 8 + 4 + 56 + 4 + 4096
+// version, identity (with a local file's version text, at most 128 bytes)
+// and source path.
+const headerRead = 8 + 4 + 56 + 128 + 4 + 4096
 
 // PruneOptions bound the cache directory.
 type PruneOptions struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/index/source"
 )
 
 // errNoFile is returned by Refresh on a table made by Build.
@@ -77,7 +79,12 @@ func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
 func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
-	id, err := identify(t.file)
+	done, err := t.hold()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	src, id, err := t.current()
 	if err != nil {
 		return false, err
 	}
@@ -92,15 +99,15 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	// an appender take the other's records for a torn tail and cut them.
 	fromEmpty := old.size == 0
 	if ex, ok := old.tab.(extender); ok && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
-		s, err = ex.extend(ctx, t, old, id.size)
+		s, err = ex.extend(ctx, t, src, old, id.size)
 		extended = true
 	} else {
 		if settle > 0 && young(id.ctime, settle) {
 			return false, nil
 		}
 		for attempt := 1; ; attempt++ {
-			s, err = t.rebuild(ctx, id.size, fromEmpty)
-			if err != nil || stillAt(t.file, id) {
+			s, err = t.rebuild(ctx, src, id.size, fromEmpty)
+			if err != nil || stillAt(src) {
 				break
 			}
 			if settle > 0 {
@@ -110,7 +117,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 				err = fmt.Errorf("%w while it was read", ErrChanged)
 				break
 			}
-			if id, err = identify(t.file); err != nil {
+			if src, id, err = t.current(); err != nil {
 				break
 			}
 		}
@@ -118,14 +125,14 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	if err != nil {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
-	s.id, s.elapsed, s.origin = id, time.Since(start), absPath(t.path)
-	s.setFile(t.fref)
+	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
+	s.setSource(src, t.fref)
 	s.gen = old.gen
 	if !t.appendedTo(old, s, extended) {
 		s.gen++
 	}
 	t.snap.Store(s)
-	if cf := cachePath(t.opt.CacheDir, t.path, id); cf != "" {
+	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		_ = saveCache(cf, s, t.opt)
 	}
 	return true, nil
@@ -134,23 +141,37 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 // rebuild scans the file (size bytes) afresh; detect says to detect its
 // format even when Options.Format names one, falling back to that one
 // when detection fails.
-func (t *Table) rebuild(ctx context.Context, size int64, detect bool) (*snapshot, error) {
+func (t *Table) rebuild(ctx context.Context, src io.ReaderAt, size int64, detect bool) (*snapshot, error) {
 	if !detect || t.opt.Format == codec.Unknown {
-		return build(ctx, t.file, size, t.opt)
+		return build(ctx, src, size, t.opt)
 	}
 	o := t.opt
 	o.Format = codec.Unknown
-	s, err := build(ctx, t.file, size, o)
+	s, err := build(ctx, src, size, o)
 	if errors.Is(err, codec.ErrFormat) {
-		return build(ctx, t.file, size, t.opt)
+		return build(ctx, src, size, t.opt)
 	}
 	return s, err
+}
+
+// current returns the version the table's file has now, as a source.Local
+// over the table's descriptor, and its identity (t.mu and a hold taken).
+func (t *Table) current() (*source.Local, identity, error) {
+	src, err := t.fref.src.Now()
+	if err != nil {
+		return nil, identity{}, err
+	}
+	id, err := identify(src)
+	if err != nil {
+		return nil, identity{}, err
+	}
+	return src, id, nil
 }
 
 // prefixUnchanged checks that the bytes the old table covered still start
 // the way they did (the head checksum over the same range).
 func (t *Table) prefixUnchanged(old *snapshot) bool {
-	head, err := rangeCRC(t.file, 0, min(old.size, identBlock))
+	head, err := rangeCRC(t.fref.src, 0, min(old.size, identBlock))
 	return err == nil && head == old.id.head
 }
 
@@ -201,10 +222,10 @@ func (ot *logTable) canExtend() bool {
 // at the block holding the end of the last good record: records before it
 // are kept, damage found before it is kept, and everything from it on is
 // scanned afresh (a record that was still being written is found whole).
-func (ot *logTable) extend(ctx context.Context, t *Table, old *snapshot, size int64) (*snapshot, error) {
+func (ot *logTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
 	resume := ot.resume
 	start := resume / blockSize * blockSize
-	sc := leveldb.NewScanner(t.file, size, leveldb.Options{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
+	sc := leveldb.NewScanner(src, size, leveldb.Options{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
 		Start: start, End: size})
 	s := *old
 	s.size = size
@@ -249,12 +270,13 @@ func young(ctime int64, d time.Duration) bool {
 	return time.Since(time.Unix(0, ctime)) < d
 }
 
-// stillAt reports whether f still has the size and times of id.
-func stillAt(f *os.File, id identity) bool {
-	fi, err := f.Stat()
+// stillAt reports whether the file of src still has the size and times of
+// the version src names.
+func stillAt(src *source.Local) bool {
+	st, err := src.Fstat()
 	if err != nil {
 		return false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && fi.Size() == id.size && fi.ModTime().UnixNano() == id.mtime && st.Ctim.Nano() == id.ctime
+	was := src.FileStat()
+	return st.Size == was.Size && st.Mtime == was.Mtime && st.Ctime == was.Ctime
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/recfs/recfs/index/source"
 )
 
 // ErrChanged is returned by reads when the source file changed since the
@@ -37,7 +35,7 @@ type grownStat struct {
 // table's identity queried the ctime, the kernel gives that change a
 // fine-grained, distinct ctime, which this fstat sees.
 func (t *Table) checkSource(s *snapshot, records bool) error {
-	if s.file == nil {
+	if s.local == nil {
 		return nil // Build: the caller's reader, which no one else changes
 	}
 	if records && t.writing.Load() > 0 {
@@ -48,7 +46,7 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		return fmt.Errorf("%w: the table no longer reads this file", ErrChanged)
 	}
 	defer s.ref.release()
-	st, err := source.StatFd(s.ref.fd, t.path)
+	st, err := s.local.Fstat() // the descriptor is open: s.ref is held
 	if err != nil {
 		return err
 	}
@@ -74,7 +72,7 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		// land and the size grows: look again a moment later. A same-size
 		// change is not accepted: it may rewrite any byte.
 		time.Sleep(appendGrace)
-		if st, err = source.StatFd(s.ref.fd, t.path); err != nil {
+		if st, err = s.local.Fstat(); err != nil {
 			return err
 		}
 		size, mtime, ctime = st.Size, st.Mtime, st.Ctime
@@ -94,12 +92,12 @@ const appendGrace = 500 * time.Microsecond
 // they did when s was made (the identity's head and tail checksums over the
 // same ranges).
 func (s *snapshot) prefixIntact() bool {
-	head, err := rangeCRC(s.file, 0, min(s.id.size, identBlock))
+	head, err := rangeCRC(s.local, 0, min(s.id.size, identBlock))
 	if err != nil || head != s.id.head {
 		return false
 	}
 	tailOff := max(0, s.id.size-identBlock)
-	tail, err := rangeCRC(s.file, tailOff, s.id.size-tailOff)
+	tail, err := rangeCRC(s.local, tailOff, s.id.size-tailOff)
 	return err == nil && tail == s.id.tail
 }
 
@@ -112,16 +110,16 @@ func (t *Table) appendedTo(old, s *snapshot, kept bool) bool {
 	if !s.id.sameFile(old.id) || s.size < old.size || s.n < old.n || s.format != old.format {
 		return false
 	}
-	if s.file != old.file {
-		return false
+	if s.ref != old.ref {
+		return false // another descriptor
 	}
-	head, err := rangeCRC(s.file, 0, min(old.id.size, identBlock))
+	head, err := rangeCRC(s.local, 0, min(old.id.size, identBlock))
 	if err != nil || head != old.id.head {
 		return false
 	}
 	if t.writing.Load() == 0 {
 		tailOff := max(0, old.id.size-identBlock)
-		tail, err := rangeCRC(s.file, tailOff, old.id.size-tailOff)
+		tail, err := rangeCRC(s.local, tailOff, old.id.size-tailOff)
 		if err != nil || tail != old.id.tail {
 			return false
 		}

@@ -21,7 +21,7 @@ type Table struct {
 	path   string
 	opened bool          // made from a file (Open, OpenFile, Create), not by Build; never changes
 	file   *os.File      // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef      // file with its count of users (nil for Build); replaced with file
+	fref   *fileRef      // file as a source.Local, with its count of users (nil for Build); replaced with file
 	r      io.ReaderAt   // the source when the table came from Build or OpenSource
 	source source.Source // the source of a table made by OpenSource
 	opt    Options
@@ -48,12 +48,12 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity // source identity when the table was made (zero for Build)
-	file    *os.File // the source the table describes (nil for Build)
-	ref     *fileRef // file and its descriptor, for the per-read fstat
-	gen     uint64   // content generation: moves when records may have changed (not on pure appends)
-	origin  string   // absolute source path, saved in the cache file (for pruning)
-	cached  string   // the cache file this table was loaded from or saved to, if any
+	id      identity      // source identity when the table was made (zero for Build)
+	local   *source.Local // the local file's version the table reads (nil for Build, OpenSource)
+	ref     *fileRef      // that descriptor, for the per-read fstat
+	gen     uint64        // content generation: moves when records may have changed (not on pure appends)
+	origin  string        // absolute source path, saved in the cache file (for pruning)
+	cached  string        // the cache file this table was loaded from or saved to, if any
 
 	tab table // the format's record table (see driver.go)
 }
@@ -243,8 +243,8 @@ func (t *Table) Close() error {
 
 // src returns the reader of the source snapshot s describes.
 func (t *Table) src(s *snapshot) io.ReaderAt {
-	if s.file != nil {
-		return s.file
+	if s.local != nil {
+		return s.local
 	}
 	return t.r
 }

@@ -254,7 +254,7 @@ func TestVectors(t *testing.T) {
 func sameTable(a, b *snapshot) bool {
 	x, y := *a, *b
 	x.source, y.source, x.elapsed, y.elapsed = "", "", 0, 0
-	x.file, y.file, x.ref, y.ref = nil, nil, nil, nil // two opens, two descriptors
+	x.local, y.local, x.ref, y.ref = nil, nil, nil, nil // two opens, two descriptors
 	for _, s := range []*snapshot{&x, &y} {
 		switch t := s.tab.(type) {
 		case *logTable:

@@ -17,6 +17,7 @@ import (
 // file in its Identity and in messages.
 type Local struct {
 	f   *os.File
+	fd  int // f's descriptor, for Fstat (taken once: os.File.Fd is not free)
 	key string
 	st  FileStat
 }
@@ -52,8 +53,8 @@ func StatFd(fd int, path string) (FileStat, error) {
 	return FileStat{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}, nil
 }
 
-// version renders st as an Identity version.
-func (st FileStat) version() string {
+// Version renders st as the Version of a local file's Identity.
+func (st FileStat) Version() string {
 	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d", st.Dev, st.Ino, st.Size, st.Mtime, st.Ctime)
 }
 
@@ -68,7 +69,19 @@ func NewLocal(f *os.File, path string) (*Local, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	return &Local{f: f, key: filepath.Clean(path), st: st}, nil
+	return &Local{f: f, fd: int(f.Fd()), key: filepath.Clean(path), st: st}, nil
+}
+
+// Now returns a Local naming the version the file has now (its current
+// size and times, with one fstat) over the same descriptor: not reopened,
+// and closed by whichever of the two is closed. A table that keeps one
+// descriptor while its file grows takes one such Local per version.
+func (l *Local) Now() (*Local, error) {
+	st, err := l.Fstat()
+	if err != nil {
+		return nil, err
+	}
+	return &Local{f: l.f, fd: l.fd, key: l.key, st: st}, nil
 }
 
 // File returns the descriptor the Local reads.
@@ -82,7 +95,16 @@ func (l *Local) Size() int64 { return l.st.Size }
 
 // Identity names the file (its cleaned absolute path) and the version the
 // Local was made from (device, inode, size, mtime, ctime).
-func (l *Local) Identity() Identity { return Identity{Key: l.key, Version: l.st.version()} }
+func (l *Local) Identity() Identity { return Identity{Key: l.key, Version: l.st.Version()} }
+
+// FileStat returns the stat of the version the Local names, typed (the
+// fields its Identity's Version renders).
+func (l *Local) FileStat() FileStat { return l.st }
+
+// Fstat returns the file's stat now, with one fstat of the descriptor and
+// no allocation (see FileStater). It must not be called once the
+// descriptor may be closed: its number could name another file by then.
+func (l *Local) Fstat() (FileStat, error) { return StatFd(l.fd, l.key) }
 
 // Stat returns the file's current identity and size, with one fstat of the
 // descriptor (never of the path).
@@ -91,7 +113,7 @@ func (l *Local) Stat() (Identity, int64, error) {
 	if err != nil {
 		return Identity{}, 0, err
 	}
-	return Identity{Key: l.key, Version: st.version()}, st.Size, nil
+	return Identity{Key: l.key, Version: st.Version()}, st.Size, nil
 }
 
 // Close closes the descriptor.
@@ -114,12 +136,13 @@ func (l *Local) Sync() error { return l.f.Sync() }
 
 // The capabilities of a Local.
 var (
-	_ Source = (*Local)(nil)
-	_ Stater = (*Local)(nil)
-	_ Closer = (*Local)(nil)
-	_ Locker = (*Local)(nil)
-	_ Mapper = (*Local)(nil)
-	_ Writer = (*Local)(nil)
+	_ Source     = (*Local)(nil)
+	_ Stater     = (*Local)(nil)
+	_ FileStater = (*Local)(nil)
+	_ Closer     = (*Local)(nil)
+	_ Locker     = (*Local)(nil)
+	_ Mapper     = (*Local)(nil)
+	_ Writer     = (*Local)(nil)
 )
 
 // Flock takes the append lock of f: an exclusive flock, retried after

@@ -107,3 +107,65 @@ func itoa(n int) string {
 		}
 	}
 }
+
+// TestLocalFileStat: a Local's FileStat is the version its Size and
+// Identity name, typed; Fstat sees the file now through the descriptor,
+// without allocating; Now names the grown file's version under the same
+// Key, reading the same descriptor.
+func TestLocalFileStat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := source.NewLocal(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var _ source.FileStater = l
+	st := l.FileStat()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := fi.Sys().(*syscall.Stat_t)
+	if st.Size != 10 || st.Size != l.Size() || st.Ino != sys.Ino || st.Dev != uint64(sys.Dev) ||
+		st.Mtime != fi.ModTime().UnixNano() || st.Ctime != sys.Ctim.Nano() {
+		t.Fatalf("FileStat %+v, stat %+v", st, sys)
+	}
+	if l.Identity().Version != st.Version() {
+		t.Fatalf("identity version %q, FileStat renders %q", l.Identity().Version, st.Version())
+	}
+	if now, err := l.Fstat(); err != nil || now != st {
+		t.Fatalf("Fstat of an unchanged file: %+v %v, want %+v", now, err, st)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = l.Fstat() }); n != 0 {
+		t.Fatalf("Fstat allocates %v times", n)
+	}
+
+	if _, err := f.WriteAt([]byte("abc"), 10); err != nil {
+		t.Fatal(err)
+	}
+	now, err := l.Fstat()
+	if err != nil || now.Size != 13 || now.Ino != st.Ino {
+		t.Fatalf("Fstat after an append: %+v %v", now, err)
+	}
+	if l.FileStat() != st || l.Size() != 10 {
+		t.Fatalf("the Local's version moved: %+v", l.FileStat())
+	}
+	g, err := l.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Size() != 13 || g.FileStat() != now || g.Identity().Key != l.Identity().Key || g.Identity().Version == l.Identity().Version {
+		t.Fatalf("Now: size %d, %+v, identity %+v (was %+v)", g.Size(), g.FileStat(), g.Identity(), l.Identity())
+	}
+	b := make([]byte, 13)
+	if _, err := g.ReadAt(b, 0); err != nil || string(b) != "0123456789abc" {
+		t.Fatalf("read %q %v", b, err)
+	}
+}

@@ -46,6 +46,18 @@ type Stater interface {
 	Stat() (Identity, int64, error)
 }
 
+// FileStater is implemented by sources that are local files, for a check
+// after every read that the file is still the version read. FileStat is
+// the version the source names, typed (device, inode, size, mtime, ctime:
+// what its Identity's Version renders as text); Fstat is the file's stat
+// now, with one fstat of the descriptor and no allocation. Stater's text
+// version cannot serve there: it allocates, and a file that only grew must
+// be told from one rewritten, field by field.
+type FileStater interface {
+	FileStat() FileStat
+	Fstat() (FileStat, error)
+}
+
 // Closer is implemented by sources that hold resources (a descriptor, a
 // mapping, idle connections).
 type Closer interface {
