@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -19,20 +20,7 @@ func TestLostHeaderMount(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(14, 200, 3000)
 	src := filepath.Join(t.TempDir(), "lost-header.rio")
-	var buf bytes.Buffer
-	w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if _, err := w.Append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := recfile.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 20}, nil)
 	data[28] ^= 0x20 // first payload byte of the header chunk
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
