@@ -91,13 +91,22 @@ func newFakeDirTree(t *testing.T, files map[string]string) (*Tree, *fakeOpener, 
 	t.Helper()
 	dir := t.TempDir()
 	writeTree(t, dir, files)
+	tr, op := newFakeTreeOf(t, dir)
+	return tr, op, dir
+}
+
+// newFakeTreeOf returns a directory tree of dir whose record files are fake
+// ones opened through the returned opener; the tree is closed when the test
+// ends.
+func newFakeTreeOf(t *testing.T, dir string) (*Tree, *fakeOpener) {
+	t.Helper()
 	op := &fakeOpener{}
 	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	return tr, op, dir
+	return tr, op
 }
 
 func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Source, error) {
