@@ -122,12 +122,7 @@ func TestSwapFileAfterLookup(t *testing.T) {
 func TestSwapDirAfterLookup(t *testing.T) {
 	forEachResolver(t, func(t *testing.T) {
 		src, outside := swapFixture(t)
-		op := &fakeOpener{}
-		tr, err := NewDir(src, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
+		tr, op := newFakeTreeOf(t, src)
 		ctx := context.Background()
 		sub := lookupPath(t, tr, "sub")
 		file := lookupPath(t, tr, "sub/file.txt")
@@ -155,12 +150,7 @@ func TestSwapDirAfterLookup(t *testing.T) {
 func TestSwapRecordFileBeforeIndexing(t *testing.T) {
 	forEachResolver(t, func(t *testing.T) {
 		src, outside := swapFixture(t)
-		op := &fakeOpener{}
-		tr, err := NewDir(src, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
+		tr, op := newFakeTreeOf(t, src)
 		ctx := context.Background()
 		n := lookupPath(t, tr, "sub/a.log")
 		if n.Kind != KindRecordDir {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"testing"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
@@ -81,6 +82,31 @@ func fakeDetect(r io.ReaderAt, size int64) bool {
 type fakeOpener struct {
 	opens int
 	srcs  []*fakeSource // every source opened
+}
+
+// newFakeDirTree writes files in a temporary folder and returns a directory
+// tree of it whose record files are fake ones opened through the returned
+// opener, and the folder; the tree is closed when the test ends.
+func newFakeDirTree(t *testing.T, files map[string]string) (*Tree, *fakeOpener, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	tr, op := newFakeTreeOf(t, dir)
+	return tr, op, dir
+}
+
+// newFakeTreeOf returns a directory tree of dir whose record files are fake
+// ones opened through the returned opener; the tree is closed when the test
+// ends.
+func newFakeTreeOf(t *testing.T, dir string) (*Tree, *fakeOpener) {
+	t.Helper()
+	op := &fakeOpener{}
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr, op
 }
 
 func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Source, error) {

@@ -38,9 +38,12 @@ func appendRecords(t *testing.T, path string, recs ...string) {
 	}
 }
 
-func TestFollow(t *testing.T) {
+// newLiveTree writes recs as a leveldb log and returns its path and a file
+// tree of it (no saved index), closed when the test ends.
+func newLiveTree(t *testing.T, recs ...string) (string, *Tree) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "live.log")
-	appendRecords(t, path, "a", "b")
+	appendRecords(t, path, recs...)
 	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +52,12 @@ func TestFollow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tree.Close()
+	t.Cleanup(func() { tree.Close() })
+	return path, tree
+}
+
+func TestFollow(t *testing.T) {
+	path, tree := newLiveTree(t, "a", "b")
 	var mu sync.Mutex
 	var changes []Change
 	first := make(chan struct{}, 1)
@@ -138,17 +146,7 @@ func TestFollow(t *testing.T) {
 // Rewritten, and a record file opened before the rewrite fails its reads
 // (one version per open) while a new open reads the new record.
 func TestFollowRewrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "live.log")
-	appendRecords(t, path, "old-a", "old-b")
-	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := NewFile(path, tbl, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tree.Close()
+	path, tree := newLiveTree(t, "old-a", "old-b")
 	changes := make(chan Change, 10)
 	stop := tree.Follow(5*time.Millisecond, func(c Change) { changes <- c })
 	defer stop()

@@ -34,14 +34,7 @@ func TestDeletedSourceClosedOnForget(t *testing.T) {
 		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeTree(t, dir, map[string]string{"a.log": fakeMagic + "one\ntwo\n"})
-			op := &fakeOpener{}
-			tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
+			tr, op, dir := newFakeDirTree(t, map[string]string{"a.log": fakeMagic + "one\ntwo\n"})
 			rdn := lookupPath(t, tr, "a.log")
 			rec := lookupPath(t, tr, "a.log/1")
 			tr.Hold(rdn)
@@ -84,14 +77,7 @@ func TestDeletedSourceClosedOnForget(t *testing.T) {
 // is closed as soon as the kernel forgets it, and further reads fail.
 func TestReadAtHoldsSourceForTheRead(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a.log": fakeMagic + "one\ntwo\n"})
-	op := &fakeOpener{}
-	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr, op, dir := newFakeDirTree(t, map[string]string{"a.log": fakeMagic + "one\ntwo\n"})
 	rdn := lookupPath(t, tr, "a.log")
 	rec := lookupPath(t, tr, "a.log/1")
 	tr.Hold(rdn)

@@ -87,14 +87,7 @@ func TestOwnership(t *testing.T) {
 // (its parent; the root's own for the root), offsets continue across them,
 // and a plain listing (io/fs) has neither.
 func TestDirDots(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"sub/a.log": fakeMagic + "one\ntwo\n"})
-	op := &fakeOpener{}
-	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr, _, _ := newFakeDirTree(t, map[string]string{"sub/a.log": fakeMagic + "one\ntwo\n"})
 	ctx := context.Background()
 	sub, _ := tr.Lookup(ctx, tr.Root(), "sub")
 	rd, _ := tr.Lookup(ctx, sub, "a.log")

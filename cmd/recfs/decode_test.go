@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // testBatch builds a WriteBatch of puts (even i) and deletes (odd i).
@@ -104,21 +102,7 @@ func BenchmarkCatDecode(b *testing.B) {
 		}
 		recs[i] = testBatch(uint64(i*4+1), keys...)
 	}
-	path := filepath.Join(b.TempDir(), "bench.log")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
-	for _, r := range recs {
-		if _, err := w.WriteRecord([]byte(r)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	path := writeTestLog(b, recs)
 	fi, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)

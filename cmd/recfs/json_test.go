@@ -10,27 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // writeTestLog writes recs as a leveldb log in a temporary directory.
-func writeTestLog(t *testing.T, recs []string) string {
+func writeTestLog(t testing.TB, recs []string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.log")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
+	b := make([][]byte, len(recs))
+	for i, r := range recs {
+		b[i] = []byte(r)
 	}
-	w := leveldb.NewWriter(f, leveldb.WriterOptions{})
-	for _, r := range recs {
-		if _, err := w.WriteRecord([]byte(r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	recfile.WriteLog(t, path, b)
 	return path
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // vectors is the shared reference-vector folder, relative to this package.
@@ -20,15 +22,7 @@ const vectors = "../../../shared/vectors"
 // TestMain points the user cache directory at a temporary folder, so no test
 // writes saved indexes into the real one.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "recfs-cmd-test-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", dir)
-	os.Setenv("XDG_STATE_HOME", dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	codectest.MainInScratchDirs(m, "cmd", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 }
 
 // result is what one in-process run of the command produced.

@@ -1,27 +1,14 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// recycledChunk builds a FULL recyclable chunk (type 5, 11-byte header) of
-// log number num, independently of recfs.
-func recycledChunk(num uint32, p []byte) []byte {
-	b := make([]byte, 11, 11+len(p))
-	b[6] = 5
-	binary.LittleEndian.PutUint32(b[7:], num)
-	b = append(b, p...)
-	c := crc32.Checksum(b[6:], crc32.MakeTable(crc32.Castagnoli))
-	binary.LittleEndian.PutUint32(b, (c>>15|c<<17)+0xa282ead8)
-	binary.LittleEndian.PutUint16(b[4:], uint16(len(p)))
-	return b
-}
+	"github.com/recfs/recfs/codec/codectest"
+)
 
 // recycledWAL writes the WAL file of a running RocksDB/pebble database that
 // reused an older log's file: records of log 7 written over an old log 6
@@ -31,7 +18,7 @@ func recycledWAL(t *testing.T) (string, int64) {
 	t.Helper()
 	var old []byte
 	for i := 0; len(old) < 3*32768; i++ {
-		c := recycledChunk(6, logPayload(100+i, 3000))
+		c := codectest.RecycledChunk(6, logPayload(100+i, 3000))
 		if room := 32768 - len(old)%32768; room < len(c) {
 			old = append(old, make([]byte, room)...)
 		}
@@ -39,7 +26,7 @@ func recycledWAL(t *testing.T) (string, int64) {
 	}
 	var live []byte
 	for i := range 3 {
-		live = append(live, recycledChunk(7, logPayload(i, int64(1000+i)))...)
+		live = append(live, codectest.RecycledChunk(7, logPayload(i, int64(1000+i)))...)
 	}
 	copy(old, live)
 	p := filepath.Join(t.TempDir(), "000007.log")

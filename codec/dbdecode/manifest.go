@@ -78,12 +78,14 @@ var customNames = map[uint64]struct {
 
 // How a length-prefixed field shows: fNumber as a decimal when its bytes
 // are exactly one varint, fFixed64 when they are 8 little-endian bytes
-// (else both as raw:HEX), fText escaped, fHex in hex.
+// (else both as raw:HEX), fText escaped, fHex in hex, fIKey as an internal
+// key USERKEY#SEQ,KIND.
 const (
 	fNumber uint8 = iota
 	fFixed64
 	fText
 	fHex
+	fIKey
 )
 
 // VersionEdit returns the text of VersionEdit rec (see the package
@@ -125,81 +127,14 @@ func AppendVersionEdit(dst, rec []byte) ([]byte, error) {
 // It returns the field's name ("" for an unknown tag) and whether its bytes
 // were well formed; on false the caller drops what was appended.
 func appendEditField(dst []byte, r *reader, tag uint64) ([]byte, string, bool) {
+	if l, ok := editLines[tag]; ok {
+		return line(dst, r, l.name, l.parts...)
+	}
 	var ok bool
 	switch tag {
-	case tagComparator:
-		return lineStr(dst, r, "comparator")
-	case tagLogNumber:
-		return lineNum(dst, r, "log-number")
-	case tagNextFile:
-		return lineNum(dst, r, "next-file")
-	case tagLastSeq:
-		return lineNum(dst, r, "last-seq")
-	case tagPrevLogNumber:
-		return lineNum(dst, r, "prev-log-number")
-	case tagMinLogNumberToKeep:
-		return lineNum(dst, r, "min-log-number-to-keep")
-	case tagCompactPointer:
-		dst = append(dst, "compact-pointer"...)
-		if dst, ok = level(dst, r); !ok {
-			return dst, "compact-pointer", false
-		}
-		dst, ok = ikeyField(dst, r, " ")
-		return append(dst, '\n'), "compact-pointer", ok
-	case tagDeletedFile:
-		dst = append(dst, "delete-file"...)
-		if dst, ok = level(dst, r); !ok {
-			return dst, "delete-file", false
-		}
-		dst, ok = num(dst, r, " ")
-		return append(dst, '\n'), "delete-file", ok
 	case tagNewFile, tagNewFile2, tagNewFile3, tagNewFile4, tagNewFile5:
 		dst, ok = newFile(dst, r, tag)
 		return dst, "add-file", ok
-	case tagCreatedBacking:
-		dst = append(dst, "add-backing"...)
-		dst, ok = nums(dst, r, " ", " size=")
-		return append(dst, '\n'), "add-backing", ok
-	case tagRemovedBacking:
-		return lineNum(dst, r, "delete-backing")
-	case tagNewBlobFile:
-		dst = append(dst, "add-blob-file"...)
-		dst, ok = nums(dst, r, " id=", " file=", " size=", " value-size=", " creation-time=")
-		return append(dst, '\n'), "add-blob-file", ok
-	case tagDeletedBlobFile:
-		dst = append(dst, "delete-blob-file"...)
-		dst, ok = nums(dst, r, " id=", " file=")
-		return append(dst, '\n'), "delete-blob-file", ok
-	case tagColumnFamily:
-		return lineNum(dst, r, "column-family")
-	case tagColumnFamilyAdd:
-		return lineStr(dst, r, "add-column-family")
-	case tagColumnFamilyDrop:
-		return append(dst, "drop-column-family\n"...), "drop-column-family", true
-	case tagMaxColumnFamily:
-		return lineNum(dst, r, "max-column-family")
-	case tagInAtomicGroup:
-		return lineNum(dst, r, "atomic-group-remaining")
-	case tagBlobFileAddition:
-		dst = append(dst, "blob-file-addition"...)
-		if dst, ok = nums(dst, r, " file=", " count=", " bytes="); !ok {
-			return dst, "blob-file-addition", false
-		}
-		if dst, ok = strField(dst, r, " checksum-method=", fText); !ok {
-			return dst, "blob-file-addition", false
-		}
-		if dst, ok = strField(dst, r, " checksum=", fHex); !ok {
-			return dst, "blob-file-addition", false
-		}
-		dst, ok = customs(dst, r, false)
-		return append(dst, '\n'), "blob-file-addition", ok
-	case tagBlobFileGarbage:
-		dst = append(dst, "blob-file-garbage"...)
-		if dst, ok = nums(dst, r, " file=", " count=", " bytes="); !ok {
-			return dst, "blob-file-garbage", false
-		}
-		dst, ok = customs(dst, r, false)
-		return append(dst, '\n'), "blob-file-garbage", ok
 	case tagWalAddition, tagWalDeletion:
 		dst, ok = walField(dst, r, tag == tagWalAddition)
 		return dst, "wal", ok
@@ -216,12 +151,6 @@ func appendEditField(dst []byte, r *reader, tag uint64) ([]byte, string, bool) {
 		dst = append(dst[:line], "wal-raw "...)
 		dst = appendHex(dst, body)
 		return append(dst, '\n'), "wal", true
-	case tagDBID:
-		return lineStr(dst, r, "db-id")
-	case tagFullHistoryTsLow:
-		return lineStr(dst, r, "full-history-ts-low")
-	case tagPersistUDT:
-		return lineStr(dst, r, "persist-user-defined-timestamps")
 	}
 	if tag&tagSafeIgnoreMask != 0 {
 		// RocksDB: a tag from the future with this bit is followed by a
@@ -237,6 +166,71 @@ func appendEditField(dst []byte, r *reader, tag uint64) ([]byte, string, bool) {
 		return append(dst, '\n'), "ignorable-tag", true
 	}
 	return dst, "", false
+}
+
+// editLine is how the line of a field is shown: its name, then its parts
+// in the order they are encoded.
+type editLine struct {
+	name  string
+	parts []part
+}
+
+// editLines holds the fields whose line is a name followed by parts.
+var editLines = map[uint64]editLine{
+	tagComparator:         {"comparator", []part{strPart(" ", fText)}},
+	tagLogNumber:          {"log-number", []part{numsPart(" ")}},
+	tagNextFile:           {"next-file", []part{numsPart(" ")}},
+	tagLastSeq:            {"last-seq", []part{numsPart(" ")}},
+	tagPrevLogNumber:      {"prev-log-number", []part{numsPart(" ")}},
+	tagMinLogNumberToKeep: {"min-log-number-to-keep", []part{numsPart(" ")}},
+	tagCompactPointer:     {"compact-pointer", []part{level, strPart(" ", fIKey)}},
+	tagDeletedFile:        {"delete-file", []part{level, numsPart(" ")}},
+	tagCreatedBacking:     {"add-backing", []part{numsPart(" ", " size=")}},
+	tagRemovedBacking:     {"delete-backing", []part{numsPart(" ")}},
+	tagNewBlobFile:        {"add-blob-file", []part{numsPart(" id=", " file=", " size=", " value-size=", " creation-time=")}},
+	tagDeletedBlobFile:    {"delete-blob-file", []part{numsPart(" id=", " file=")}},
+	tagColumnFamily:       {"column-family", []part{numsPart(" ")}},
+	tagColumnFamilyAdd:    {"add-column-family", []part{strPart(" ", fText)}},
+	tagColumnFamilyDrop:   {"drop-column-family", nil},
+	tagMaxColumnFamily:    {"max-column-family", []part{numsPart(" ")}},
+	tagInAtomicGroup:      {"atomic-group-remaining", []part{numsPart(" ")}},
+	tagBlobFileAddition: {"blob-file-addition", []part{
+		numsPart(" file=", " count=", " bytes="),
+		strPart(" checksum-method=", fText), strPart(" checksum=", fHex), blobCustoms,
+	}},
+	tagBlobFileGarbage:  {"blob-file-garbage", []part{numsPart(" file=", " count=", " bytes="), blobCustoms}},
+	tagDBID:             {"db-id", []part{strPart(" ", fText)}},
+	tagFullHistoryTsLow: {"full-history-ts-low", []part{strPart(" ", fText)}},
+	tagPersistUDT:       {"persist-user-defined-timestamps", []part{strPart(" ", fText)}},
+}
+
+// blobCustoms is the part of custom fields ending a blob-file field.
+func blobCustoms(dst []byte, r *reader) ([]byte, bool) { return customs(dst, r, false) }
+
+// A part reads one part of a field from r and appends how it is shown.
+type part func(dst []byte, r *reader) ([]byte, bool)
+
+// line appends name and the parts read from r, and ends the line. It stops
+// at the first malformed part.
+func line(dst []byte, r *reader, name string, parts ...part) ([]byte, string, bool) {
+	dst = append(dst, name...)
+	for _, p := range parts {
+		var ok bool
+		if dst, ok = p(dst, r); !ok {
+			return dst, name, false
+		}
+	}
+	return append(dst, '\n'), name, true
+}
+
+// numsPart is a part of one varint per separator (see nums).
+func numsPart(seps ...string) part {
+	return func(dst []byte, r *reader) ([]byte, bool) { return nums(dst, r, seps...) }
+}
+
+// strPart is a part of one length-prefixed string (see strField).
+func strPart(sep string, kind uint8) part {
+	return func(dst []byte, r *reader) ([]byte, bool) { return strField(dst, r, sep, kind) }
 }
 
 // walField shows RocksDB's WalAddition (log number, then tagged fields:
@@ -260,18 +254,6 @@ func walField(dst []byte, r *reader, add bool) ([]byte, bool) {
 		dst, ok = num(dst, r, " synced-size=")
 	}
 	return append(dst, '\n'), ok
-}
-
-func lineNum(dst []byte, r *reader, name string) ([]byte, string, bool) {
-	dst = append(dst, name...)
-	dst, ok := num(dst, r, " ")
-	return append(dst, '\n'), name, ok
-}
-
-func lineStr(dst []byte, r *reader, name string) ([]byte, string, bool) {
-	dst = append(dst, name...)
-	dst, ok := strField(dst, r, " ", fText)
-	return append(dst, '\n'), name, ok
 }
 
 // num reads a varint and appends sep and its value.
@@ -334,18 +316,10 @@ func appendField(dst, s []byte, kind uint8) []byte {
 		return appendHex(dst, s)
 	case fHex:
 		return appendHex(dst, s)
+	case fIKey:
+		return appendIKey(dst, s)
 	}
 	return appendEscaped(dst, s)
-}
-
-// ikeyField reads an internal key and appends sep and USERKEY#SEQ,KIND.
-func ikeyField(dst []byte, r *reader, sep string) ([]byte, bool) {
-	k, ok := r.str()
-	if !ok {
-		return dst, false
-	}
-	dst = append(dst, sep...)
-	return appendIKey(dst, k), true
 }
 
 // appendIKey shows an internal key: user key, then the 8-byte trailer as
@@ -381,8 +355,8 @@ func newFile(dst []byte, r *reader, tag uint64) ([]byte, bool) {
 		return dst, false
 	}
 	if tag != tagNewFile5 {
-		if dst, ok = ikeyField(dst, r, " smallest="); ok {
-			dst, ok = ikeyField(dst, r, " largest=")
+		if dst, ok = strField(dst, r, " smallest=", fIKey); ok {
+			dst, ok = strField(dst, r, " largest=", fIKey)
 		}
 	} else {
 		// Pebble: a marker byte says whether point-key bounds come first
@@ -394,13 +368,13 @@ func newFile(dst []byte, r *reader, tag uint64) ([]byte, bool) {
 		dst = append(dst, " bounds="...)
 		dst = appendUint(dst, uint64(m[0]))
 		if m[0]&1 != 0 {
-			if dst, ok = ikeyField(dst, r, " smallest="); ok {
-				dst, ok = ikeyField(dst, r, " largest=")
+			if dst, ok = strField(dst, r, " smallest=", fIKey); ok {
+				dst, ok = strField(dst, r, " largest=", fIKey)
 			}
 		}
 		if ok {
-			if dst, ok = ikeyField(dst, r, " range-smallest="); ok {
-				dst, ok = ikeyField(dst, r, " range-largest=")
+			if dst, ok = strField(dst, r, " range-smallest=", fIKey); ok {
+				dst, ok = strField(dst, r, " range-largest=", fIKey)
 			}
 		}
 	}

@@ -65,14 +65,7 @@ func TestLogWriterAppendFlavours(t *testing.T) {
 	}
 	for _, fo := range flavours {
 		for trial := 0; trial < 40; trial++ {
-			var recs [][]byte
-			for i := 0; i < 1+rng.IntN(12); i++ {
-				n := rng.IntN(300)
-				if rng.IntN(4) == 0 {
-					n = 32700 + rng.IntN(100)
-				}
-				recs = append(recs, logVecPayload(i, n))
-			}
+			recs := appendTrialRecords(rng)
 			whole, woffs := writeLog(t, recs, fo)
 			cut := rng.IntN(len(recs) + 1)
 			a, _ := writeLog(t, recs[:cut], fo)
@@ -84,21 +77,8 @@ func TestLogWriterAppendFlavours(t *testing.T) {
 			if cut > 0 {
 				o = s.Info().AppendOptions(int64(len(a))) // learnt from the file, as index does
 			}
-			o.Offset = int64(len(a))
-			var out bytes.Buffer
-			out.Write(a)
-			w := NewWriter(&out, o)
-			for i, r := range recs[cut:] {
-				off, err := w.WriteRecord(r)
-				if err != nil || off != woffs[cut+i] {
-					t.Fatalf("append record %d at %d (%v), one session %d", cut+i, off, err, woffs[cut+i])
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(out.Bytes(), whole) {
-				t.Fatalf("%+v trial %d: two sessions (cut %d) differ from one at %d", fo, trial, cut, logFirstDiff(out.Bytes(), whole))
+			if out := appendSession(t, a, o, recs, cut, woffs); !bytes.Equal(out, whole) {
+				t.Fatalf("%+v trial %d: two sessions (cut %d) differ from one at %d", fo, trial, cut, logFirstDiff(out, whole))
 			}
 			got, s := logScanAll(t, whole, Options{Strict: true})
 			info := s.Info()

@@ -188,33 +188,50 @@ func TestLogWriterBoundarySweep(t *testing.T) {
 func TestLogWriterAppend(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 60; trial++ {
-		var recs [][]byte
-		for i := 0; i < 1+rng.IntN(12); i++ {
-			n := rng.IntN(300)
-			if rng.IntN(4) == 0 {
-				n = 32700 + rng.IntN(100)
-			}
-			recs = append(recs, logVecPayload(i, n))
-		}
+		recs := appendTrialRecords(rng)
 		whole, woffs := writeLog(t, recs, WriterOptions{})
 		cut := rng.IntN(len(recs) + 1)
 		a, _ := writeLog(t, recs[:cut], WriterOptions{})
-		var out bytes.Buffer
-		out.Write(a)
-		w := NewWriter(&out, WriterOptions{Offset: int64(len(a))})
-		for i, r := range recs[cut:] {
-			off, err := w.WriteRecord(r)
-			if err != nil || off != woffs[cut+i] {
-				t.Fatalf("append record %d at %d (%v), one session %d", cut+i, off, err, woffs[cut+i])
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out.Bytes(), whole) {
+		if out := appendSession(t, a, WriterOptions{}, recs, cut, woffs); !bytes.Equal(out, whole) {
 			t.Fatalf("trial %d: two sessions (cut %d) differ from one", trial, cut)
 		}
 	}
+}
+
+// appendTrialRecords makes 1 to 12 records for an append trial, about one
+// in four of them near a block long.
+func appendTrialRecords(rng *rand.Rand) [][]byte {
+	var recs [][]byte
+	for i := 0; i < 1+rng.IntN(12); i++ {
+		n := rng.IntN(300)
+		if rng.IntN(4) == 0 {
+			n = 32700 + rng.IntN(100)
+		}
+		recs = append(recs, logVecPayload(i, n))
+	}
+	return recs
+}
+
+// appendSession is the second writing session of an append trial: it
+// writes recs[cut:] after a, the log of recs[:cut], through a writer with
+// options o told the length of a, checks that record cut+i lands at
+// woffs[cut+i] (where one session put it), and returns the whole log.
+func appendSession(t *testing.T, a []byte, o WriterOptions, recs [][]byte, cut int, woffs []int64) []byte {
+	t.Helper()
+	o.Offset = int64(len(a))
+	var out bytes.Buffer
+	out.Write(a)
+	w := NewWriter(&out, o)
+	for i, r := range recs[cut:] {
+		off, err := w.WriteRecord(r)
+		if err != nil || off != woffs[cut+i] {
+			t.Fatalf("append record %d at %d (%v), one session %d", cut+i, off, err, woffs[cut+i])
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // TestLogWriterAppEngine checks the padding rules of spec 4.1.

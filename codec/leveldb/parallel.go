@@ -3,17 +3,14 @@ package leveldb
 import (
 	"context"
 	"io"
-	"sync"
 
 	"github.com/recfs/recfs/codec"
 )
 
 // PartScan is what ScanParallel asks of its caller for one part, the
-// records whose first chunk starts in [start, end): drive sc (call Next
-// until it returns false, or stop early) and keep the records it yields for
-// part number part. It may return an error of its own, which,
-// like sc.Err, makes ScanParallel fall back to one sequential scan.
-type PartScan func(part int, start, end int64, sc *Scanner) error
+// records whose first chunk starts in [start, end) (see codec.PartScan; it
+// may stop early).
+type PartScan = codec.PartScan[*Scanner]
 
 // ParallelResult is the outcome of ScanParallel: what one sequential scan
 // of the whole log reports.
@@ -45,17 +42,10 @@ func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n i
 		n = 1
 	}
 	ranges := splitParts(size, max(n, 1))
-	parts := make([]partResult, len(ranges))
-	var wg sync.WaitGroup
-	for i, pr := range ranges {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[i] = scanPart(r, size, o, i, pr, len(ranges) > 1, scan)
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	parts, err := codec.RunParts(ctx, len(ranges), func(i int) partResult {
+		return scanPart(r, size, o, i, ranges[i], len(ranges) > 1, scan)
+	})
+	if err != nil {
 		return ParallelResult{}, err
 	}
 	if len(parts) > 1 && needSequential(parts) {

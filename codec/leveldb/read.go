@@ -3,7 +3,6 @@ package leveldb
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -20,18 +19,9 @@ var logChunkPool = sync.Pool{New: func() any { return new([logBlockSize]byte) }}
 // io.ReaderAt, n < len(p) only with an error, io.EOF when the read runs past
 // the end of the record. It is safe for concurrent use.
 func ReadRecord(r io.ReaderAt, rec Record, p []byte, off int64, o Options) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("codec: leveldb read at negative offset %d", off)
-	}
-	if off >= rec.Len {
-		if len(p) == 0 && off == rec.Len {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := p
-	if int64(len(want)) > rec.Len-off {
-		want = want[:rec.Len-off]
+	want, ok, err := codec.ClipRead(p, off, rec.Len)
+	if !ok {
+		return 0, err
 	}
 	i, start, ok := logChunkIndex(rec, off)
 	if !ok {
@@ -66,10 +56,7 @@ func ReadRecord(r io.ReaderAt, rec Record, p []byte, off int64, o Options) (int,
 		start += int64(c.Len)
 		i++
 	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return n, codec.ShortRead(n, len(p))
 }
 
 // logChunkIndex finds the chunk holding payload byte off of rec, and the

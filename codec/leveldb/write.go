@@ -8,12 +8,6 @@ import (
 	"github.com/recfs/recfs/codec"
 )
 
-// logWriterFlushAt is the buffered size at which Writer pushes bytes on.
-const logWriterFlushAt = 64 << 10
-
-// errLogWriterClosed is returned by a Writer used after Close.
-var errLogWriterClosed = errors.New("codec: leveldb log writer is closed")
-
 // WriterOptions configure a Writer.
 type WriterOptions struct {
 	// Offset is the current length of the destination when appending to an
@@ -62,17 +56,14 @@ func (o WriterOptions) hdr() (size int64, full byte) {
 // pebble's WAL writers (without pebble's end-of-log marker). It buffers internally; call Flush or Close. It is not safe
 // for concurrent use.
 type Writer struct {
-	w      io.Writer
-	o      WriterOptions
-	buf    []byte
-	off    int64 // log offset of the next byte, buffered bytes included
-	err    error
-	closed bool
+	s   codec.Sink
+	o   WriterOptions
+	off int64 // log offset of the next byte, buffered bytes included
 }
 
 // NewWriter returns a writer that appends records to w.
 func NewWriter(w io.Writer, o WriterOptions) *Writer {
-	return &Writer{w: w, o: o, off: max(o.Offset, 0)}
+	return &Writer{s: codec.NewSink(w), o: o, off: max(o.Offset, 0)}
 }
 
 // logTypeCRC holds the CRC-32C of each legacy type byte, the starting value
@@ -87,7 +78,7 @@ var logTypeCRC = func() (t [5]uint32) {
 // WriteRecord appends p as one record and returns the offset of its first
 // chunk header.
 func (w *Writer) WriteRecord(p []byte) (off int64, err error) {
-	if err := w.usable(); err != nil {
+	if err := w.s.Usable(); err != nil {
 		return 0, err
 	}
 	first := true
@@ -115,7 +106,7 @@ func (w *Writer) WriteRecord(p []byte) (off int64, err error) {
 // ends early (ErrShortInput), fragments of the record may already be
 // written: the caller must cut the destination back.
 func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (off int64, err error) {
-	if err := w.usable(); err != nil {
+	if err := w.s.Usable(); err != nil {
 		return 0, err
 	}
 	if size < 0 {
@@ -127,11 +118,7 @@ func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (off int64, err error)
 	for {
 		k := min(left, w.room())
 		last := k == left
-		if _, err := io.ReadFull(r, frag[:k]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = codec.ErrShortInput
-			}
-			w.err = err
+		if err := w.s.ReadFrag(r, frag[:k]); err != nil {
 			return off, err
 		}
 		if first {
@@ -148,21 +135,13 @@ func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (off int64, err error)
 	}
 }
 
-// usable reports why w cannot take a record, if it cannot.
-func (w *Writer) usable() error {
-	if w.closed {
-		return errLogWriterClosed
-	}
-	return w.err
-}
-
 // room returns how many payload bytes the next chunk can carry in the
 // current block, first zero-filling a block tail too short for a header.
 func (w *Writer) room() int64 {
 	hs, _ := w.o.hdr()
 	room := logBlockSize - w.off%logBlockSize
 	if room < hs {
-		w.buf = append(w.buf, make([]byte, room)...)
+		w.s.Buf = append(w.s.Buf, make([]byte, room)...)
 		w.off += room
 		room = logBlockSize
 	}
@@ -198,13 +177,10 @@ func (w *Writer) putChunk(first, last bool, data []byte) error {
 	}
 	binary.LittleEndian.PutUint32(h[:], codec.MaskCRC(codec.CRC32CUpdate(crc, data)))
 	binary.LittleEndian.PutUint16(h[4:], uint16(len(data)))
-	w.buf = append(w.buf, h[:hs]...)
-	w.buf = append(w.buf, data...)
+	w.s.Buf = append(w.s.Buf, h[:hs]...)
+	w.s.Buf = append(w.s.Buf, data...)
 	w.off += hs + int64(len(data))
-	if len(w.buf) >= logWriterFlushAt {
-		return w.Flush()
-	}
-	return nil
+	return w.s.FlushIfFull()
 }
 
 // Offset returns the length of the log so far, including the starting
@@ -212,38 +188,17 @@ func (w *Writer) putChunk(first, last bool, data []byte) error {
 func (w *Writer) Offset() int64 { return w.off }
 
 // Flush writes the buffered bytes to the destination.
-func (w *Writer) Flush() error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.buf) == 0 {
-		return nil
-	}
-	n, err := w.w.Write(w.buf)
-	if err == nil && n < len(w.buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		w.err = err
-		return err
-	}
-	w.buf = w.buf[:0]
-	return nil
-}
+func (w *Writer) Flush() error { return w.s.Flush() }
 
 // Close flushes the log, first padding its last block with zeros when
 // AppEngine is set. It does not close the destination. Closing twice is a
 // no-op.
 func (w *Writer) Close() error {
-	if w.closed {
-		return w.err
-	}
-	w.closed = true
-	if w.o.AppEngine && w.err == nil {
+	if w.o.AppEngine && w.s.Usable() == nil {
 		if r := w.off % logBlockSize; r != 0 {
-			w.buf = append(w.buf, make([]byte, logBlockSize-r)...)
+			w.s.Buf = append(w.s.Buf, make([]byte, logBlockSize-r)...)
 			w.off += logBlockSize - r
 		}
 	}
-	return w.Flush()
+	return w.s.Close()
 }

@@ -82,13 +82,7 @@ func (s *Scanner) nextLegacy() {
 	limit := s.opts.maxBlock()
 	for !s.done {
 		pos := s.pos
-		if pos >= s.size {
-			s.done = true
-			return
-		}
-		if s.size-pos < legacyHeaderLen {
-			s.addDamage(codec.Damage{Off: pos, Len: s.size - pos, Reason: "truncated legacy record header", Err: codec.ErrTruncated})
-			s.done = true
+		if s.endsBefore(pos, legacyHeaderLen, "truncated legacy record header") {
 			return
 		}
 		var hb [legacyHeaderLen]byte

@@ -500,18 +500,26 @@ func (s *Scanner) addDamage(d codec.Damage) {
 	}
 }
 
+// endsBefore reports whether the scan ends at pos because fewer than need
+// bytes are left, and then marks it done: cleanly at the end of the file,
+// otherwise with the rest of the file reported as truncated (reason).
+func (s *Scanner) endsBefore(pos, need int64, reason string) bool {
+	if pos < s.size && s.size-pos >= need {
+		return false
+	}
+	if pos < s.size {
+		s.addDamage(codec.Damage{Off: pos, Len: s.size - pos, Reason: reason, Err: codec.ErrTruncated})
+	}
+	s.done = true
+	return true
+}
+
 // nextV2 loads the next body block, skipping damage; it sets done at the end.
 func (s *Scanner) nextV2() {
 	s.sizes = nil
 	for !s.done {
 		pos := s.pos
-		if pos >= s.size {
-			s.done = true
-			return
-		}
-		if s.size-pos < rioChunkSize {
-			s.addDamage(codec.Damage{Off: pos, Len: s.size - pos, Reason: "partial chunk at end of file", Err: codec.ErrTruncated})
-			s.done = true
+		if s.endsBefore(pos, rioChunkSize, "partial chunk at end of file") {
 			return
 		}
 		b, p, f := s.decodeBodyBlock(pos)

@@ -3,17 +3,13 @@ package tfrecord
 import (
 	"context"
 	"io"
-	"sync"
 
 	"github.com/recfs/recfs/codec"
 )
 
 // PartScan is what ScanParallel asks of its caller for one part, the
-// records that start in [start, end): drive sc (call Next until it returns
-// false) and keep the records it yields for part number part. An error it
-// returns, like sc.Err, makes ScanParallel fall back to one sequential
-// scan.
-type PartScan func(part int, start, end int64, sc *Scanner) error
+// records that start in [start, end) (see codec.PartScan).
+type PartScan = codec.PartScan[*Scanner]
 
 // ParallelResult is the outcome of ScanParallel: what one sequential scan
 // of the whole file reports.
@@ -66,17 +62,10 @@ func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n i
 		}
 		return part{info: sc.Info(), damage: sc.Damage(), err: sc.Err()}
 	}
-	parts := make([]part, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[i] = run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	parts, err := codec.RunParts(ctx, n, func(i int) part {
+		return run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
+	})
+	if err != nil {
 		return ParallelResult{}, err
 	}
 	if n > 1 && !handsOver(size, func(i int) (Info, error) { return parts[i].info, parts[i].err }, n) {

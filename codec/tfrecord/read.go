@@ -3,7 +3,6 @@ package tfrecord
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -26,20 +25,14 @@ var recPool = sync.Pool{New: func() any { b := make([]byte, VerifyWhole+Overhead
 // two ReadAts (header, then the bytes asked for) and check the framing only.
 // It is safe for concurrent use.
 func ReadRecord(r io.ReaderAt, rec Record, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("tfrecord: read at negative offset %d", off)
+	want, ok, err := codec.ClipRead(p, off, rec.Len)
+	if !ok {
+		return 0, err
 	}
-	if off >= rec.Len {
-		if len(p) == 0 && off == rec.Len {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := p[:min(int64(len(p)), rec.Len-off)]
 	if rec.Len <= VerifyWhole || (off == 0 && int64(len(want)) == rec.Len) {
 		n, err := readWhole(r, rec, want, off)
-		if err == nil && n < len(p) {
-			err = io.EOF
+		if err == nil {
+			err = codec.ShortRead(n, len(p))
 		}
 		return n, err
 	}
@@ -53,10 +46,7 @@ func ReadRecord(r io.ReaderAt, rec Record, p []byte, off int64) (int, error) {
 	if err := readFull(r, want, rec.DataOff()+off); err != nil {
 		return 0, err
 	}
-	if len(want) < len(p) {
-		return len(want), io.EOF
-	}
-	return len(want), nil
+	return len(want), codec.ShortRead(len(want), len(p))
 }
 
 // readWhole reads all of rec with one ReadAt, checks both checksums, and

@@ -9,9 +9,7 @@ import (
 )
 
 // writerFlushAt is the buffered size at which a Writer pushes bytes on.
-const writerFlushAt = 64 << 10
-
-var errWriterClosed = errors.New("tfrecord: writer is closed")
+const writerFlushAt = codec.SinkFlushAt
 
 // WriterOptions configure a Writer.
 type WriterOptions struct {
@@ -25,22 +23,19 @@ type WriterOptions struct {
 // TensorFlow's uncompressed TFRecordWriter. It buffers; call Flush or
 // Close. It is not safe for concurrent use.
 type Writer struct {
-	w      io.Writer
-	buf    []byte
-	off    int64
-	err    error
-	closed bool
+	s   codec.Sink
+	off int64
 }
 
 // NewWriter returns a writer that appends records to w.
 func NewWriter(w io.Writer, o WriterOptions) *Writer {
-	return &Writer{w: w, off: max(o.Offset, 0)}
+	return &Writer{s: codec.NewSink(w), off: max(o.Offset, 0)}
 }
 
 // WriteRecord appends p as one record and returns the offset of its
 // length field.
 func (w *Writer) WriteRecord(p []byte) (int64, error) {
-	if err := w.usable(); err != nil {
+	if err := w.s.Usable(); err != nil {
 		return 0, err
 	}
 	off := w.off
@@ -54,19 +49,16 @@ func (w *Writer) WriteRecord(p []byte) (int64, error) {
 		var f [FooterSize]byte
 		binary.LittleEndian.PutUint32(f[:], maskCRC(crc32c(p)))
 		for _, b := range [][]byte{h[:], p, f[:]} {
-			if err := w.write(b); err != nil {
+			if err := w.s.Write(b); err != nil {
 				return off, err
 			}
 		}
 		w.off += EncodedLen(int64(len(p)))
 		return off, nil
 	}
-	w.buf = AppendRecord(w.buf, p)
+	w.s.Buf = AppendRecord(w.s.Buf, p)
 	w.off += EncodedLen(int64(len(p)))
-	if len(w.buf) >= writerFlushAt {
-		return off, w.Flush()
-	}
-	return off, nil
+	return off, w.s.FlushIfFull()
 }
 
 // WriteRecordFrom appends size bytes read from r as one record, streaming
@@ -74,7 +66,7 @@ func (w *Writer) WriteRecord(p []byte) (int64, error) {
 // or ends early (codec.ErrShortInput), part of the record may already be
 // written: the caller must cut the destination back to the returned offset.
 func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (int64, error) {
-	if err := w.usable(); err != nil {
+	if err := w.s.Usable(); err != nil {
 		return 0, err
 	}
 	if size < 0 {
@@ -83,51 +75,24 @@ func (w *Writer) WriteRecordFrom(r io.Reader, size int64) (int64, error) {
 	off := w.off
 	var h [HeaderSize]byte
 	PutHeader(&h, uint64(size))
-	w.buf = append(w.buf, h[:]...)
+	w.s.Buf = append(w.s.Buf, h[:]...)
 	frag := make([]byte, min(size, writerFlushAt))
 	crc := uint32(0)
 	for left := size; left > 0; {
 		k := min(left, int64(len(frag)))
-		if _, err := io.ReadFull(r, frag[:k]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = codec.ErrShortInput
-			}
-			w.err = err
+		if err := w.s.ReadFrag(r, frag[:k]); err != nil {
 			return off, err
 		}
 		crc = crc32cUpdate(crc, frag[:k])
-		w.buf = append(w.buf, frag[:k]...)
+		w.s.Buf = append(w.s.Buf, frag[:k]...)
 		left -= k
-		if len(w.buf) >= writerFlushAt {
-			if err := w.Flush(); err != nil {
-				return off, err
-			}
+		if err := w.s.FlushIfFull(); err != nil {
+			return off, err
 		}
 	}
-	w.buf = binary.LittleEndian.AppendUint32(w.buf, maskCRC(crc))
+	w.s.Buf = binary.LittleEndian.AppendUint32(w.s.Buf, maskCRC(crc))
 	w.off += EncodedLen(size)
-	if len(w.buf) >= writerFlushAt {
-		return off, w.Flush()
-	}
-	return off, nil
-}
-
-func (w *Writer) usable() error {
-	if w.closed {
-		return errWriterClosed
-	}
-	return w.err
-}
-
-func (w *Writer) write(b []byte) error {
-	n, err := w.w.Write(b)
-	if err == nil && n < len(b) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		w.err = err
-	}
-	return err
+	return off, w.s.FlushIfFull()
 }
 
 // Offset returns the length of the file so far, including the starting
@@ -135,26 +100,8 @@ func (w *Writer) write(b []byte) error {
 func (w *Writer) Offset() int64 { return w.off }
 
 // Flush writes the buffered bytes to the destination.
-func (w *Writer) Flush() error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.buf) == 0 {
-		return nil
-	}
-	if err := w.write(w.buf); err != nil {
-		return err
-	}
-	w.buf = w.buf[:0]
-	return nil
-}
+func (w *Writer) Flush() error { return w.s.Flush() }
 
 // Close flushes the writer. It does not close the destination. Closing
 // twice is a no-op.
-func (w *Writer) Close() error {
-	if w.closed {
-		return w.err
-	}
-	w.closed = true
-	return w.Flush()
-}
+func (w *Writer) Close() error { return w.s.Close() }

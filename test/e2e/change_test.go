@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/index"
@@ -35,33 +36,11 @@ var changeFormats = []string{"leveldb", "recordio-zstd"}
 // encodeRecords returns the bytes of a source of format holding recs.
 func encodeRecords(t *testing.T, format string, recs [][]byte) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	switch format {
-	case "leveldb":
-		w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
-		for _, r := range recs {
-			if _, err := w.WriteRecord(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 7})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range recs {
-			if _, err := w.Append(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+	if format == "leveldb" {
+		b, _ := recfile.LogBytes(t, recs, leveldb.WriterOptions{})
+		return b
 	}
-	return buf.Bytes()
+	return recfile.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 7}, nil)
 }
 
 // changeRecords makes n records of the version tagged tag; sizes come from

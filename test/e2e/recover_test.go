@@ -2,14 +2,14 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -20,20 +20,7 @@ func TestLostHeaderMount(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(14, 200, 3000)
 	src := filepath.Join(t.TempDir(), "lost-header.rio")
-	var buf bytes.Buffer
-	w, err := recordio.NewWriter(&buf, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if _, err := w.Append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := recfile.RIOBytes(t, recs, recordio.WriterOptions{Transformers: []string{"zstd"}, MaxItems: 20}, nil)
 	data[28] ^= 0x20 // first payload byte of the header chunk
 	if err := os.WriteFile(src, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -53,18 +40,6 @@ func TestLostHeaderMount(t *testing.T) {
 	}
 }
 
-// recycledFull builds a FULL recyclable chunk (11-byte header) of log num.
-func recycledFull(num uint32, p []byte) []byte {
-	b := make([]byte, 11, 11+len(p))
-	b[6] = 5
-	binary.LittleEndian.PutUint32(b[7:], num)
-	b = append(b, p...)
-	c := crc32.Checksum(b[6:], crc32.MakeTable(crc32.Castagnoli))
-	binary.LittleEndian.PutUint32(b, (c>>15|c<<17)+0xa282ead8)
-	binary.LittleEndian.PutUint16(b[4:], uint16(len(p)))
-	return b
-}
-
 // TestStaleTailMount mounts the WAL of a running RocksDB/pebble database
 // that reused an older log's file (log 7 written over log 6): the live
 // records are served, and .recfs shows the old bytes as a stale tail, not
@@ -74,7 +49,7 @@ func TestStaleTailMount(t *testing.T) {
 	old := genRecords(15, 60, 2000)
 	var file []byte
 	for _, r := range old {
-		c := recycledFull(6, r)
+		c := codectest.RecycledChunk(6, r)
 		if room := 32768 - len(file)%32768; room < len(c) {
 			file = append(file, make([]byte, room)...)
 		}
@@ -83,7 +58,7 @@ func TestStaleTailMount(t *testing.T) {
 	live := genRecords(16, 5, 500)
 	var l []byte
 	for _, r := range live {
-		l = append(l, recycledFull(7, r)...)
+		l = append(l, codectest.RecycledChunk(7, r)...)
 	}
 	copy(file, l)
 	src := filepath.Join(t.TempDir(), "000007.log")

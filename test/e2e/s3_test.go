@@ -17,13 +17,24 @@ import (
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
-// s3Env points recfs subprocesses at srv (they inherit the environment).
-func s3Env(t *testing.T, srv *vgw.Server) {
+// startS3 starts an S3 server for the test and points recfs subprocesses
+// at it (they inherit the environment).
+func startS3(t *testing.T) *vgw.Server {
 	t.Helper()
+	srv := vgw.Start(t)
 	for _, kv := range srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
+	return srv
+}
+
+// putS3Log stores genS3Log(seed, n) as object key of srv and returns it.
+func putS3Log(t *testing.T, srv *vgw.Server, key string, seed uint64, n int) []byte {
+	t.Helper()
+	data := genS3Log(t, seed, n)
+	srv.Put(t, key, data)
+	return data
 }
 
 // genS3Log writes a leveldb log of n random records (some spanning several
@@ -96,8 +107,7 @@ func compareTrees(t *testing.T, local, remote string) int {
 // record with a local mount of the same file; an s3 mount is read-only.
 func TestS3Mount(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen.log")
 	if err := os.WriteFile(gen, genS3Log(t, 1, 600), 0o644); err != nil {
@@ -148,8 +158,7 @@ func TestS3Mount(t *testing.T) {
 // mount serves the new version.
 func TestS3Overwrite(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	oldLog, newLog := genS3Log(t, 2, 600), genS3Log(t, 3, 600)
 	srv.Put(t, "w.log", oldLog)
 	for _, backend := range []string{"gofuse", "bazil"} {
@@ -206,8 +215,7 @@ func TestS3Commands(t *testing.T) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	rec := srv.Recorder(t)
 	local := filepath.Join(t.TempDir(), "gen.log")
 	data := genS3Log(t, 4, 900)
@@ -317,11 +325,9 @@ func atoi(t *testing.T, s string) int {
 // one HEAD and no GET, and reading one record GETs only its blocks.
 func TestS3MountRequests(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	rec := srv.Recorder(t)
-	data := genS3Log(t, 5, 900)
-	srv.Put(t, "m.log", data)
+	putS3Log(t, srv, "m.log", 5, 900)
 	if r := runRecfs(t, "index", "--s3-endpoint", rec.Endpoint, vgw.URL("m.log")); r.code != 0 {
 		t.Fatalf("index: %d %s", r.code, r.stderr)
 	}
@@ -356,11 +362,9 @@ func TestS3MountRequests(t *testing.T) {
 // overwritten) is ignored for a fresh scan.
 func TestS3Sidecar(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	rec := srv.Recorder(t)
-	data := genS3Log(t, 6, 700)
-	srv.Put(t, "side.log", data)
+	putS3Log(t, srv, "side.log", 6, 700)
 	url := vgw.URL("side.log")
 	if r := runRecfs(t, "index", "--publish", url); r.code != 0 || !strings.Contains(r.stdout, "side.log.recfs-idx") {
 		t.Fatalf("index --publish: %d %s %s", r.code, r.stdout, r.stderr)

@@ -19,8 +19,7 @@ import (
 // prefix.
 func TestS3PrefixMount(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	local := t.TempDir()
 	files := map[string][]byte{
 		"gen.log":     genS3Log(t, 11, 300),

@@ -19,8 +19,7 @@ import (
 // instead of mixing versions.
 func TestS3Follow(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	v1, v2 := genS3Log(t, 21, 300), genS3Log(t, 21, 400)
 	if !strings.HasPrefix(string(v2), string(v1)) {
 		t.Fatal("the longer log does not start with the shorter one")

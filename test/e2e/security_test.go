@@ -302,6 +302,24 @@ func deletedFDs(t *testing.T, pid int) (n int, names []string) {
 	return n, names
 }
 
+// waitDeletedFDs polls the descriptors of process pid open on deleted
+// files until at most left remain or deadline passes, first dropping the
+// kernel's dentry and inode caches at each look when drop is set (so that
+// the kernel forgets nodes). It returns the last count and names.
+func waitDeletedFDs(t *testing.T, pid, left int, deadline time.Time, drop bool) (int, []string) {
+	t.Helper()
+	for {
+		if drop {
+			_ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0o200)
+		}
+		n, names := deletedFDs(t, pid)
+		if n <= left || time.Now().After(deadline) {
+			return n, names
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestDeletedSourcesClosed: a tree mount closes a record file it opened
 // once the file is deleted: when the kernel forgets its nodes (after
 // drop_caches), or at the next look with --follow.
@@ -345,17 +363,7 @@ func TestDeletedSourcesClosed(t *testing.T) {
 				}
 				pid := m.cmd.Process.Pid
 				deadline := time.Now().Add(5 * time.Second)
-				var n int
-				var names []string
-				for {
-					if !follow {
-						_ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0o200)
-					}
-					if n, names = deletedFDs(t, pid); n <= 1 || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				n, names := waitDeletedFDs(t, pid, 1, deadline, !follow)
 				if n > 1 {
 					t.Fatalf("%d descriptors of deleted sources still open (1 is held open through the mount): %q", n, names)
 				}
@@ -364,14 +372,7 @@ func TestDeletedSourcesClosed(t *testing.T) {
 					t.Errorf("read of a record open while its source was deleted: %v", err)
 				}
 				held.Close()
-				deadline = time.Now().Add(5 * time.Second)
-				for {
-					_ = os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0o200)
-					if n, names = deletedFDs(t, pid); n == 0 || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				n, names = waitDeletedFDs(t, pid, 0, time.Now().Add(5*time.Second), true)
 				if n != 0 {
 					t.Fatalf("%d descriptors of deleted sources still open after the last handle closed: %q", n, names)
 				}
@@ -426,14 +427,7 @@ func TestReplacedSourcesClosed(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
-			var n int
-			var names []string
-			for {
-				if n, names = deletedFDs(t, pid); n == 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			n, names := waitDeletedFDs(t, pid, 0, deadline, false)
 			if n != 0 {
 				t.Fatalf("%d descriptors of replaced sources still open: %q", n, names)
 			}

@@ -28,22 +28,12 @@ func TestTFRecordMount(t *testing.T) {
 	for _, backend := range []string{"gofuse", "bazil"} {
 		t.Run(backend, func(t *testing.T) {
 			needBackend(t, backend)
-			src := filepath.Join(t.TempDir(), "data.tfrecord")
 			var file []byte
 			for _, r := range base {
 				file = tfrecord.AppendRecord(file, r)
 			}
 			torn := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("T"), 1000))[:500]
-			if err := os.WriteFile(src, append(file, torn...), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			mnt := newMountDir(t)
-			m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
-			names := recordNames(t, mnt)
-			sort.Strings(names)
-			if len(names) != len(base) {
-				t.Fatalf("%d record files, want %d", len(names), len(base))
-			}
+			src, mnt, m, names := mountRW(t, backend, "data.tfrecord", append(file, torn...), len(base))
 			for i, name := range names {
 				got, err := os.ReadFile(filepath.Join(mnt, name))
 				if err != nil || !bytes.Equal(got, base[i]) {
@@ -94,17 +84,7 @@ func TestTFRecordMountGzip(t *testing.T) {
 	for _, backend := range []string{"gofuse", "bazil"} {
 		t.Run(backend, func(t *testing.T) {
 			needBackend(t, backend)
-			src := filepath.Join(t.TempDir(), "data.tfrecord.gz")
-			if err := os.WriteFile(src, z.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			mnt := newMountDir(t)
-			m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
-			names := recordNames(t, mnt)
-			sort.Strings(names)
-			if len(names) != len(recs) {
-				t.Fatalf("%d record files, want %d", len(names), len(recs))
-			}
+			src, mnt, m, names := mountRW(t, backend, "data.tfrecord.gz", z.Bytes(), len(recs))
 			for _, order := range []string{"forward", "backward"} {
 				for k := range names {
 					i := k
@@ -126,4 +106,24 @@ func TestTFRecordMountGzip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mountRW writes data as the file name in a temporary folder and mounts it
+// read-write (no saved index) on backend. It returns the file, the mount
+// folder, the mount and the mount's record files in name order, and fails
+// the test unless there are want of them.
+func mountRW(t *testing.T, backend, name string, data []byte, want int) (string, string, *mount, []string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mnt := newMountDir(t)
+	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
+	names := recordNames(t, mnt)
+	sort.Strings(names)
+	if len(names) != want {
+		t.Fatalf("%d record files, want %d", len(names), want)
+	}
+	return src, mnt, m, names
 }

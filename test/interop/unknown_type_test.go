@@ -1,22 +1,11 @@
 package interop
 
 import (
-	"encoding/binary"
-	"hash/crc32"
 	"strings"
 	"testing"
-)
 
-// legacyChunk builds one leveldb chunk (7-byte header, masked CRC-32C over
-// type and payload) of any type, as no reference writer would.
-func legacyChunk(typ byte, p []byte) []byte {
-	c := crc32.Checksum(append([]byte{typ}, p...), crc32.MakeTable(crc32.Castagnoli))
-	b := make([]byte, 7, 7+len(p))
-	binary.LittleEndian.PutUint32(b, (c>>15|c<<17)+0xa282ead8)
-	binary.LittleEndian.PutUint16(b[4:], uint16(len(p)))
-	b[6] = typ
-	return append(b, p...)
-}
+	"github.com/recfs/recfs/codec/codectest"
+)
 
 // TestLeveldbUnknownChunkType puts a chunk of an unknown type with a valid
 // checksum between records of one block. leveldb C++ (log_reader.cc, the
@@ -30,9 +19,9 @@ func TestLeveldbUnknownChunkType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = append(b, legacyChunk(0x42, payload(9, 40))...)
+	b = append(b, codectest.LogChunk(0x42, payload(9, 40))...)
 	for _, r := range recs[1:] {
-		b = append(b, legacyChunk(1, r)...)
+		b = append(b, codectest.LogChunk(1, r)...)
 	}
 
 	got := recfsReadLog(b, nil)
@@ -62,7 +51,7 @@ func TestLeveldbUnknownChunkType(t *testing.T) {
 // does; FuzzLogScan's property wrongly wanted chunks in distinct blocks.
 func TestLeveldbFirstLastSameBlock(t *testing.T) {
 	p := []byte(strings.Repeat("x", 100))
-	b := append(legacyChunk(2, nil), legacyChunk(4, p)...)
+	b := append(codectest.LogChunk(2, nil), codectest.LogChunk(4, p)...)
 	if len(b) != 114 {
 		t.Fatalf("%d bytes", len(b))
 	}
