@@ -16,8 +16,7 @@ import (
 // the local file, and recfs unmount ends the mount.
 func TestRecipeS3(t *testing.T) {
 	needFUSE(t)
-	srv := vgw.Start(t)
-	s3Env(t, srv)
+	srv := startS3(t)
 	dir := t.TempDir()
 	if r := runRecfs(t, "sample", dir); r.code != 0 {
 		t.Fatalf("sample: %d %s", r.code, r.stderr)
