@@ -1,20 +1,14 @@
 package index
 
 import (
-	"os"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestMain points the user's cache directory at a temporary folder, so the
 // tests' saved indexes and torn-tail backups never land in (or depend on)
-// the real one: a folder left full by earlier runs made appends refuse.
+// the real one.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "recfs-index-test-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_CACHE_HOME", dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	codectest.MainInScratchDirs(m, "index", "XDG_CACHE_HOME")
 }
