@@ -238,6 +238,33 @@ func (d *decoder) i64() int64  { return int64(d.u64()) }
 func (d *decoder) bool() bool  { return d.u8() != 0 }
 func (d *decoder) str() string { return string(d.bytes(int(d.u32()))) }
 
+// i64s reads n little-endian int64s, as encoder.i64s writes them (nil,
+// with d.err set, when the input is shorter).
+func (d *decoder) i64s(n int64) []int64 {
+	raw := d.bytes(int(n) * 8)
+	if raw == nil {
+		return nil // d.err is set
+	}
+	vs := make([]int64, n)
+	for i := range vs {
+		vs[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
+	}
+	return vs
+}
+
+// u32s reads n little-endian uint32s, as encoder.u32s writes them.
+func (d *decoder) u32s(n int64) []uint32 {
+	raw := d.bytes(int(n) * 4)
+	if raw == nil {
+		return nil // d.err is set
+	}
+	vs := make([]uint32, n)
+	for i := range vs {
+		vs[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	}
+	return vs
+}
+
 // count reads a length and checks that at least per bytes remain for each.
 func (d *decoder) count(per int) int {
 	n := d.u32()

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"maps"
@@ -140,16 +139,7 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	raw := d.bytes(int(n) * 8)
-	t.off = make([]int64, n)
-	for i := range t.off {
-		t.off[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
-	}
-	raw = d.bytes(int(n) * 4)
-	t.ln = make([]uint32, n)
-	for i := range t.ln {
-		t.ln[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
+	t.off, t.ln = d.i64s(n), d.u32s(n)
 	ns := d.count(16)
 	t.side = make(map[int64]int64, ns)
 	for range ns {
