@@ -65,23 +65,48 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 func scanLogPart(ctx context.Context, sc *leveldb.Scanner, start, end int64, done *atomic.Int64, prog progress) *logPart {
 	part := &logPart{}
 	part.t.side = map[int64]oddLog{}
-	var last int64 = start
-	for i := 0; sc.Next(); i++ {
+	pp := partProgress{ctx: ctx, done: done, prog: prog, last: start}
+	for sc.Next() {
 		rec := sc.Record()
 		part.t.add(rec)
 		part.bytes += rec.Len
-		if i&4095 == 4095 {
-			if ctx.Err() != nil {
-				break
-			}
-			done.Add(rec.Off - last)
-			last = rec.Off
-			prog.report(done.Load())
+		if !pp.step(rec.Off) {
+			break
 		}
 	}
-	done.Add(end - last)
+	pp.finish(end)
 	return part
 }
+
+// partProgress reports the progress of one part of a parallel scan: every
+// 4096 records it adds the bytes scanned since its last report to the
+// shared count, and it stops the scan once ctx is done.
+type partProgress struct {
+	ctx  context.Context
+	done *atomic.Int64
+	prog progress
+	last int64 // offset up to which done counts this part
+	n    int
+}
+
+// step counts one record starting at off; false means the scan is
+// canceled.
+func (p *partProgress) step(off int64) bool {
+	p.n++
+	if p.n&4095 != 0 {
+		return true
+	}
+	if p.ctx.Err() != nil {
+		return false
+	}
+	p.done.Add(off - p.last)
+	p.last = off
+	p.prog.report(p.done.Load())
+	return true
+}
+
+// finish counts the rest of the part, up to end.
+func (p *partProgress) finish(end int64) { p.done.Add(end - p.last) }
 
 // add appends one record to the compact table.
 func (t *logTable) add(rec leveldb.Record) {

@@ -325,24 +325,19 @@ type tfrPart struct {
 // them when limit > 0.
 func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress, limit int64) *tfrPart {
 	part := &tfrPart{}
-	last := start
-	for i := 0; sc.Next(); i++ {
+	pp := partProgress{ctx: ctx, done: done, prog: prog, last: start}
+	for sc.Next() {
 		rec := sc.Record()
 		part.add(rec)
 		if limit > 0 && int64(len(part.off)) > limit {
 			break
 		}
 		part.bytes += rec.Len
-		if i&4095 == 4095 {
-			if ctx.Err() != nil {
-				break
-			}
-			done.Add(rec.Off - last)
-			last = rec.Off
-			prog.report(done.Load())
+		if !pp.step(rec.Off) {
+			break
 		}
 	}
-	done.Add(end - last)
+	pp.finish(end)
 	return part
 }
 
