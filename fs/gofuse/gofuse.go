@@ -33,6 +33,10 @@ import (
 
 var _ fs.Mounter = Mount
 
+// pushBytes bounds the record bytes stored in the kernel's page cache per
+// wake-up of the pusher (see pusher).
+const pushBytes = 1 << 20
+
 // maxRequest is MaxWrite, and max_read with it.
 const maxRequest = 1 << 20
 
@@ -131,6 +135,9 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		// Set before the server starts: lookups read it.
 		m.recent = newRecentRing(mp.MaxInodes)
 	}
+	if mp.PushAhead > 0 {
+		m.push = newPusher(tree, mp.PushAhead, pushBytes)
+	}
 	done := make(chan struct{})
 	stopProfile := profileCPU()
 	srv, err := serve(dir, root, options(m.p), done)
@@ -141,6 +148,9 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}
 	if m.recent != nil {
 		go m.recent.evictor(done)
+	}
+	if m.push != nil {
+		go m.push.run(done)
 	}
 	if mp.Follow {
 		stop := startFollow(root.EmbeddedInode(), tree, mp.FollowInterval)
@@ -321,6 +331,7 @@ type mount struct {
 	p      *fs.Policy   // what the kernel is told: fs decides, this adapter translates
 	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
 	recent *recentRing  // nil: record inodes are not bounded
+	push   *pusher      // nil: record bytes are not pushed ahead of readers
 	live   atomic.Int64 // nodes the kernel references (for tests)
 
 	forgot atomic.Pointer[func()] // tests: called after every forget
@@ -402,6 +413,9 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 	if in.Operations() == ch {
 		nd.m.live.Add(1)
 		nd.m.t.Hold(c)
+		if nd.m.push != nil && c.Kind == fs.KindRecord {
+			nd.m.push.add(c, in)
+		}
 	}
 	return in, 0
 }
@@ -416,6 +430,9 @@ func (nd *node) OnForget() {
 		r.mu.Lock()
 		delete(r.inRing, nd.StableAttr().Ino)
 		r.mu.Unlock()
+	}
+	if p := nd.m.push; p != nil && nd.n.Kind == fs.KindRecord {
+		p.forget(nd.EmbeddedInode())
 	}
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)
@@ -555,6 +572,9 @@ func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off
 		}
 		// No-open: the read opens, reads and closes on its own.
 		r = readerAt{ctx: ctx, t: nd.m.t, n: nd.n}
+		if off == 0 && nd.m.push != nil && nd.n.Kind == fs.KindRecord {
+			nd.m.push.read(nd.StableAttr().Ino)
+		}
 	default:
 		return nil, syscall.EBADF
 	}
