@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
 )
@@ -40,5 +45,63 @@ func TestFirstGrepPushesAhead(t *testing.T) {
 	r := runCmd(t, "sh", "-c", "cat "+m.dir+"/0* | sha256sum")
 	if got, w := strings.Fields(r.stdout + " x")[0], fmt.Sprintf("%x", h.Sum(nil)); got != w {
 		t.Fatalf("cat of every record after the first grep: sha256 %s, want %s (%s)", got, w, r.stderr)
+	}
+}
+
+// TestPushChangedSourceEIO: records are pushed ahead of a reader only
+// when the server could read them as a READ would. After an in-place
+// change of the source (a mount that does not follow gives EIO for records
+// not read before), a reader going through the records in inode-number
+// order (grep -r's order, which the server watches) gets EIO for each, not
+// pushed bytes of either version.
+func TestPushChangedSourceEIO(t *testing.T) {
+	needFUSE(t)
+	const n = 2000
+	recs, _ := warmRecords(n)
+	src := filepath.Join(t.TempDir(), "changed.log")
+	offs := recfile.WriteLog(t, src, recs)
+	m, snap := countingMount(t, src, "--no-cache")
+	// The kernel learns every entry (so every record could be pushed).
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type named struct {
+		name string
+		ino  uint64
+	}
+	var files []named
+	for _, e := range ents {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(m.dir, e.Name()), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode&syscall.S_IFMT == syscall.S_IFREG && e.Name() != ".recfs" {
+			files = append(files, named{e.Name(), st.Ino})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	f, err := os.OpenFile(src, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("X"), offs[n/2]+7); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(src, later, later); err != nil {
+		t.Fatal(err)
+	}
+	before := snap()
+	const reads = 300
+	for _, fl := range files[:reads] {
+		b, err := os.ReadFile(filepath.Join(m.dir, fl.name))
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("record %s of a changed source: %d bytes, %v: want EIO", fl.name, len(b), err)
+		}
+	}
+	if d := snap().sub(before); d["READ"] < reads {
+		t.Errorf("%d READ for %d records read in inode order (%v): some were pushed from a changed source", d["READ"], reads, d)
 	}
 }
