@@ -414,7 +414,7 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 		nd.m.live.Add(1)
 		nd.m.t.Hold(c)
 		if nd.m.push != nil && c.Kind == fs.KindRecord {
-			nd.m.push.add(c, in)
+			nd.m.push.add(ch)
 		}
 	}
 	return in, 0
@@ -432,7 +432,7 @@ func (nd *node) OnForget() {
 		r.mu.Unlock()
 	}
 	if p := nd.m.push; p != nil && nd.n.Kind == fs.KindRecord {
-		p.forget(nd.EmbeddedInode())
+		p.forget(nd)
 	}
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)

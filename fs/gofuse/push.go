@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	fusefs "github.com/hanwen/go-fuse/v2/fs"
-
 	"github.com/recfs/recfs/fs"
 )
 
@@ -27,39 +25,34 @@ type pusher struct {
 	maxBytes int // bytes pushed per wake-up
 
 	mu    sync.Mutex
-	live  map[uint64]pushItem // record nodes the kernel references, by inode number
-	dirty bool                // live changed since order was built
-	order []uint64            // live inode numbers, ascending
-	pos   map[uint64]int      // index in order
-	last  int                 // index of the record last read from offset 0 (-2: none)
-	ahead int                 // index of the last record pushed
+	live  map[uint64]*node // record nodes the kernel references, by inode number
+	dirty bool             // live changed since order was built
+	order []uint64         // live inode numbers, ascending
+	since int              // reads since order was built
+	last  int              // index of the record last read from offset 0 (-2: none)
+	ahead int              // index of the last record pushed
 
 	wake   chan int  // index of the record the reader is at
 	pushed func(int) // tests: called with the records stored after each wake-up
 }
 
-type pushItem struct {
-	n  fs.Node
-	in *fusefs.Inode
-}
-
 func newPusher(t *fs.Tree, window, maxBytes int) *pusher {
-	return &pusher{t: t, window: window, maxBytes: maxBytes, live: make(map[uint64]pushItem), last: -2, ahead: -1, wake: make(chan int, 1)}
+	return &pusher{t: t, window: window, maxBytes: maxBytes, live: make(map[uint64]*node), last: -2, ahead: -1, wake: make(chan int, 1)}
 }
 
-// add records the live inode of a record node.
-func (p *pusher) add(n fs.Node, in *fusefs.Inode) {
+// add records a live record node.
+func (p *pusher) add(nd *node) {
 	p.mu.Lock()
-	p.live[in.StableAttr().Ino] = pushItem{n, in}
+	p.live[nd.StableAttr().Ino] = nd
 	p.dirty = true
 	p.mu.Unlock()
 }
 
 // forget drops a record node the kernel forgot.
-func (p *pusher) forget(in *fusefs.Inode) {
-	ino := in.StableAttr().Ino
+func (p *pusher) forget(nd *node) {
+	ino := nd.StableAttr().Ino
 	p.mu.Lock()
-	if p.live[ino].in == in {
+	if p.live[ino] == nd {
 		delete(p.live, ino)
 		p.dirty = true
 	}
@@ -69,19 +62,20 @@ func (p *pusher) forget(in *fusefs.Inode) {
 // read is told of every read of a record at offset 0.
 func (p *pusher) read(ino uint64) {
 	p.mu.Lock()
-	if p.dirty {
+	p.since++
+	// The order is rebuilt once the kernel's set of records changed and,
+	// past the first build, after a quarter of them were read: a mount
+	// past the inode bound changes it on every lookup, and a sort per
+	// read would cost more than the round trips saved.
+	if p.dirty && (len(p.order) == 0 || p.since >= len(p.live)/4) {
 		p.order = p.order[:0]
 		for k := range p.live {
 			p.order = append(p.order, k)
 		}
 		slices.Sort(p.order)
-		p.pos = make(map[uint64]int, len(p.order))
-		for i, k := range p.order {
-			p.pos[k] = i
-		}
-		p.dirty, p.ahead = false, -1
+		p.dirty, p.ahead, p.since = false, -1, 0
 	}
-	i, ok := p.pos[ino]
+	i, ok := slices.BinarySearch(p.order, ino)
 	if !ok {
 		i = -2
 	}
@@ -116,13 +110,13 @@ func (p *pusher) run(done <-chan struct{}) {
 				p.mu.Unlock()
 				break
 			}
-			it, ok := p.live[p.order[next]]
+			nd, ok := p.live[p.order[next]]
 			p.ahead = next
 			p.mu.Unlock()
 			if !ok {
 				continue
 			}
-			a, err := p.t.Getattr(context.Background(), it.n)
+			a, err := p.t.Getattr(context.Background(), nd.n)
 			if err != nil || a.Size > int64(p.maxBytes) {
 				continue
 			}
@@ -130,11 +124,11 @@ func (p *pusher) run(done <-chan struct{}) {
 				buf = make([]byte, a.Size)
 			}
 			buf = buf[:a.Size]
-			k, err := p.t.ReadAt(context.Background(), it.n, buf, 0)
+			k, err := p.t.ReadAt(context.Background(), nd.n, buf, 0)
 			if (err != nil && err != io.EOF) || k != len(buf) {
 				continue // damaged: its reader gets EIO from its own READ
 			}
-			if errno := it.in.WriteCache(0, buf[:k]); errno != 0 {
+			if errno := nd.WriteCache(0, buf[:k]); errno != 0 {
 				continue // forgotten by the kernel meanwhile: its reader reads
 			}
 			bytes += k
