@@ -28,6 +28,12 @@ type MountOptions struct {
 	// bound.
 	MaxInodes int
 
+	// PushAhead is how many records a read-only, non-following mount
+	// stores in the kernel's page cache ahead of a reader that goes
+	// through a record directory in order (one READ round trip per record
+	// saved on a first pass): 0: DefaultPushAhead; negative: none.
+	PushAhead int
+
 	// Follow makes the mount show records appended to its sources by any
 	// process: the tree refreshes every FollowInterval (0: the index's
 	// default) and the adapter invalidates the kernel's caches. ReadWrite

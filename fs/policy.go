@@ -23,6 +23,7 @@ const (
 	DefaultAttrTimeout     = time.Hour        // how long the kernel trusts attributes
 	DefaultNegativeTimeout = time.Second      // how long the kernel trusts a failed lookup
 	DefaultMaxInodes       = 1 << 17          // record inodes kept before the oldest are invalidated (a 100k-record log stays whole)
+	DefaultPushAhead       = 128              // records pushed into the page cache ahead of an in-order reader
 	PlainAttrTimeout       = time.Second      // attributes of passed-through files, which other processes may change
 	xattrPrefix            = "user.recfs."    // the namespace of the attributes the tree serves
 	statfsBlock            = 4096             // block size statfs reports
@@ -69,6 +70,11 @@ type MountPolicy struct {
 	// (records of a rewritten source must bypass the page cache, which
 	// only an open can ask for).
 	NoOpen bool
+	// PushAhead: records an adapter may store in the kernel's page cache
+	// ahead of a reader going through a record directory in order
+	// (FUSE_NOTIFY_STORE); 0: none. Only no-open mounts push: their pages
+	// survive opens, and their records never change.
+	PushAhead int
 	// Follow: the tree follows its sources and the adapter invalidates
 	// the kernel's caches after every change.
 	Follow         bool
@@ -151,6 +157,14 @@ func NewPolicy(t *Tree, o MountOptions) *Policy {
 		m.MaxInodes = DefaultMaxInodes
 	case m.MaxInodes < 0:
 		m.MaxInodes = 0
+	}
+	switch {
+	case !m.NoOpen || o.PushAhead < 0:
+		m.PushAhead = 0
+	case o.PushAhead == 0:
+		m.PushAhead = DefaultPushAhead
+	default:
+		m.PushAhead = o.PushAhead
 	}
 	if m.Logger == nil {
 		m.Logger = logrus.StandardLogger()

@@ -31,7 +31,15 @@ func TestPolicyMount(t *testing.T) {
 		{"defaults", MountOptions{}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
+			MaxInodes: DefaultMaxInodes, NoOpen: true, PushAhead: DefaultPushAhead}},
+		{"no push", MountOptions{PushAhead: -1}, MountPolicy{
+			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
+			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
 			MaxInodes: DefaultMaxInodes, NoOpen: true}},
+		{"rw, push asked", MountOptions{ReadWrite: true, PushAhead: 9}, MountPolicy{
+			FSName: tr.Source(), Subtype: "recfs",
+			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0,
+			MaxInodes: DefaultMaxInodes}},
 		{"rw", MountOptions{ReadWrite: true}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs",
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0,

@@ -145,10 +145,11 @@ func TestWarmGrepNoOpen(t *testing.T) {
 		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
 	}
 	before := snap()
-	// The first pass reads every record (which shows the counter counts)
-	// and lists the directory with its entries (READDIRPLUS), so it looks
-	// no record up by name.
-	if d := before.sub(mounted); d["READ"] < n || d["LOOKUP"] > n/10 || d["READDIRPLUS"] == 0 {
+	// The first pass reads records (which shows the counter counts; some
+	// may have been pushed into the page cache ahead of grep, see
+	// TestFirstGrepPushesAhead) and lists the directory with its entries
+	// (READDIRPLUS), so it looks no record up by name.
+	if d := before.sub(mounted); d["READ"] == 0 || d["LOOKUP"] > n/10 || d["READDIRPLUS"] == 0 {
 		t.Errorf("first grep -r after mount over %d records: %v: want READDIRPLUS and no LOOKUP per record", n, d)
 	}
 	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
