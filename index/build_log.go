@@ -25,9 +25,10 @@ type logPart struct {
 	bytes int64
 }
 
-// buildLog indexes a leveldb log, in parallel parts when it is large enough
-// (leveldb.ScanParallel stitches them).
-func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
+// partCount is how many parts a parallel scan of size bytes uses:
+// Options.Parallel (GOMAXPROCS when unset), one when Strict or the file is
+// small, and never parts smaller than minPartBytes.
+func partCount(size int64, o Options) int {
 	p := o.Parallel
 	if p <= 0 {
 		p = runtime.GOMAXPROCS(0)
@@ -35,7 +36,13 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 	if o.Strict || size < 2*minPartBytes {
 		p = 1
 	}
-	p = int(min(int64(p), max(1, size/minPartBytes)))
+	return int(min(int64(p), max(1, size/minPartBytes)))
+}
+
+// buildLog indexes a leveldb log, in parallel parts when it is large enough
+// (leveldb.ScanParallel stitches them).
+func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
+	p := partCount(size, o)
 	var done atomic.Int64
 	prog := progress{fn: o.Progress, total: size}
 	parts := make([]*logPart, p)

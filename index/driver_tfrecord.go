@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -266,14 +265,7 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 		prog.report(size)
 		return s, nil
 	}
-	p := o.Parallel
-	if p <= 0 {
-		p = runtime.GOMAXPROCS(0)
-	}
-	if o.Strict || size < 2*minPartBytes {
-		p = 1
-	}
-	p = int(min(int64(p), max(1, size/minPartBytes)))
+	p := partCount(size, o)
 	var done atomic.Int64
 	parts := make([]*tfrPart, p)
 	res, err := tfrecord.ScanParallel(ctx, r, size, to, p, func(i int, start, end int64, sc *tfrecord.Scanner) (err error) {
