@@ -46,6 +46,9 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 		flags, time.Now().UTC().Format("2006-01-02 15:04"), elapsed.Round(time.Second))
 	fmt.Fprintf(w, "- Machine: %s. Load average (1 / 5 / 15 min) when measuring began: %s; at the end: %s (this run keeps one or two cores busy itself; more than that means other jobs shared the machine).\n",
 		machine(), b.loadStart, loadAvg())
+	if d := damonPageout(); d != "" {
+		fmt.Fprintf(w, "- Memory management: %s. Warm mount rows therefore run each command once, untimed, right before its timed run, and first-pass rows read the source into the page cache before mounting.\n", d)
+	}
 	fmt.Fprintf(w, "- Sizes: scans %s per file; open and RSS log %s records; mount rows %s records of 1 KiB; big record %s; bytes/record at %s records; append batch %s records.",
 		humanBytes(c.scanBytes), humanCount(c.openRecords), humanCount(c.mountRecords), humanBytes(c.bigRecord),
 		humanCount(c.memRecords), humanCount(c.appendRecords))
@@ -55,7 +58,7 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "- Timing: median of %d runs per command (%s); in-process rows run the pair in alternation, round by round.\n",
 		c.runs, map[bool]string{true: "hyperfine for shell commands", false: "shell commands timed in-process, hyperfine missing"}[b.hyperfine != ""])
-	fmt.Fprintln(w, "- Mount rows: every file system is timed in turn within each round (recfs, tmpfs, squashfuse, recfs, …), in-process through `sh -c`, after one warm-up round; the ratio shown is the median of the round-by-round ratios, the figures the medians of each column. First-pass rows unmount and mount again before each run (kernel caches empty, the source log left in the page cache).")
+	fmt.Fprintln(w, "- Mount rows: every file system is timed in turn within each round (recfs, tmpfs, squashfuse, recfs, …), in-process through `sh -c`, after one warm-up round; the ratio shown is the median of the round-by-round ratios, the figures the medians of each column. First-pass rows unmount and mount again before each run (kernel caches empty, the source file read into the page cache first); warm rows run the same command once, untimed, right before each timed run of a FUSE mount.")
 	if b.dropOK {
 		fmt.Fprintln(w, "- Cold rows: `sync; echo 3 > /proc/sys/vm/drop_caches` and a remount before each run.")
 	} else {
