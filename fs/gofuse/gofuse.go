@@ -44,9 +44,9 @@ import (
 
 var _ fs.Mounter = Mount
 
-// pushBytes bounds the record bytes stored in the kernel's page cache per
-// wake-up of the pusher (see pusher).
-const pushBytes = 1 << 20
+// pushBytes bounds the record bytes stored in the kernel's page cache
+// ahead of the last record a reader was seen reading (see pusher).
+const pushBytes = 64 << 20
 
 // maxRequest is MaxWrite, and max_read with it.
 const maxRequest = 1 << 20
