@@ -23,7 +23,7 @@ const (
 	DefaultAttrTimeout     = time.Hour        // how long the kernel trusts attributes
 	DefaultNegativeTimeout = time.Second      // how long the kernel trusts a failed lookup
 	DefaultMaxInodes       = 1 << 17          // record inodes kept before the oldest are invalidated (a 100k-record log stays whole)
-	DefaultPushAhead       = 128              // records pushed into the page cache ahead of an in-order reader
+	DefaultPushAhead       = 16384            // records pushed into the page cache ahead of an in-order reader
 	PlainAttrTimeout       = time.Second      // attributes of passed-through files, which other processes may change
 	xattrPrefix            = "user.recfs."    // the namespace of the attributes the tree serves
 	statfsBlock            = 4096             // block size statfs reports

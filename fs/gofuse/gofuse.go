@@ -18,8 +18,12 @@
 // requests 100,001 -> 5,970; wall 0.39x, CPU 0.46x (medians of pair
 // ratios), server peak RSS +7 MiB; against tmpfs in one bench run each,
 // 18.5x -> 6.4x (cd test && go run ./cmd/recfs-bench -only
-// mount-grep-first -backends gofuse). What is left is mostly the pushes
-// themselves (one write to /dev/fuse per record) and READDIRPLUS.
+// mount-grep-first -backends gofuse). Pushing without waiting for READs
+// to pace it (see pusher) then cut the READs left (8,700-36,000 on a
+// quieter machine) to a few hundred: wall 0.59x of that pusher (3 pairs),
+// 5.95x -> 3.47x tmpfs. What is left is the pushes themselves (one write
+// to /dev/fuse and one read of the source per record: 56% of the
+// server's CPU) and READDIRPLUS (26%).
 package gofuse
 
 import (
@@ -44,9 +48,9 @@ import (
 
 var _ fs.Mounter = Mount
 
-// pushBytes bounds the record bytes stored in the kernel's page cache per
-// wake-up of the pusher (see pusher).
-const pushBytes = 1 << 20
+// pushBytes bounds the record bytes stored in the kernel's page cache
+// ahead of the last record a reader was seen reading (see pusher).
+const pushBytes = 64 << 20
 
 // maxRequest is MaxWrite, and max_read with it.
 const maxRequest = 1 << 20

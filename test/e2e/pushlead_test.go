@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+)
+
+// TestPushKeepsAheadOfReader: once a reader has read two records in
+// inode-number order, the server keeps pushing the records after them
+// without waiting for further READs (reads that hit the page cache send
+// none, so they cannot pace it): a reader that then goes through the next
+// 2,000 records in that order sends no READ for them, and gets each
+// record's own bytes. The first pusher pushed 128 records per in-order
+// READ and so left two READs at the end of every 128 records.
+func TestPushKeepsAheadOfReader(t *testing.T) {
+	needFUSE(t)
+	const n, reads = 3000, 2000
+	recs, _ := warmRecords(n)
+	src := filepath.Join(t.TempDir(), "lead.log")
+	recfile.WriteLog(t, src, recs)
+	m, snap := countingMount(t, src, "--no-cache")
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type named struct {
+		name string
+		ino  uint64
+		rec  int
+	}
+	var files []named
+	for _, e := range ents {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(m.dir, e.Name()), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG || e.Name() == ".recfs" {
+			continue
+		}
+		var rec int
+		for _, c := range e.Name() {
+			rec = rec*10 + int(c-'0')
+		}
+		files = append(files, named{e.Name(), st.Ino, rec})
+	}
+	if len(files) != n {
+		t.Fatalf("%d record files listed, want %d", len(files), n)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	read := func(f named) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(m.dir, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, recs[f.rec]) {
+			t.Fatalf("record %s: %d bytes, not the record's %d", f.name, len(b), len(recs[f.rec]))
+		}
+	}
+	before := snap()
+	read(files[0])
+	read(files[1])
+	if d := snap().sub(before); d["READ"] != 2 {
+		t.Fatalf("the first two records sent %d READ, want one each (%v)", d["READ"], d)
+	}
+	// Pushing 2,000 records of 1 KiB takes milliseconds; give the pusher
+	// ample time on a loaded machine.
+	time.Sleep(2 * time.Second)
+	before = snap()
+	for _, f := range files[2 : 2+reads] {
+		read(f)
+	}
+	d := snap().sub(before)
+	t.Logf("%d records read in inode order after the first two: %v", reads, d)
+	if d["READ"] > 2 {
+		t.Errorf("%d records read in inode order after the first two sent %d READ (%v): want them pushed ahead", reads, d["READ"], d)
+	}
+}
