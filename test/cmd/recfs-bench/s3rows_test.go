@@ -157,3 +157,14 @@ func TestS3SectionSelected(t *testing.T) {
 		t.Error("no S3 section in the sections table")
 	}
 }
+
+func TestChartLeavesOutByteCounts(t *testing.T) {
+	rows := []Row{
+		{ID: "s3-cat-one", Unit: UnitBytes, Recfs: 1 << 20, PeerVal: 100},
+		{ID: "s3-grep-warm", Unit: UnitSeconds, Recfs: 1, PeerVal: 1},
+	}
+	got := chartRows(rows)
+	if len(got) != 1 || got[0].ID != "s3-grep-warm" {
+		t.Errorf("chartRows = %v, want only s3-grep-warm", got)
+	}
+}
