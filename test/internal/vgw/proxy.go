@@ -12,6 +12,10 @@ import (
 // Request is one request a Recorder passed on.
 type Request struct {
 	Method, Path, Range string
+	// Status is the response's status code, Bytes the body bytes the
+	// proxy sent back to the client.
+	Status int
+	Bytes  int64
 }
 
 // Recorder is a reverse proxy in front of a Server that records every
@@ -20,26 +24,44 @@ type Request struct {
 type Recorder struct {
 	Endpoint string
 	mu       sync.Mutex
-	reqs     []Request
+	reqs     []*Request
+	srv      *httptest.Server
 }
+
+// StartRecorder starts a recording proxy in front of s; the caller must
+// Close it.
+func (s *Server) StartRecorder() (*Recorder, error) {
+	target, err := url.Parse(s.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recorder{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Recorded before it is passed on (a client that saw its answer
+		// finds it in Take), completed with the response's size after.
+		q := &Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")}
+		rec.mu.Lock()
+		rec.reqs = append(rec.reqs, q)
+		rec.mu.Unlock()
+		cw := &countingWriter{ResponseWriter: w, rec: rec, q: q}
+		rp.ServeHTTP(cw, r)
+	}))
+	rec.Endpoint = rec.srv.URL
+	return rec, nil
+}
+
+// Close stops the proxy.
+func (r *Recorder) Close() { r.srv.Close() }
 
 // Recorder starts a recording proxy for the test's lifetime.
 func (s *Server) Recorder(t testing.TB) *Recorder {
 	t.Helper()
-	target, err := url.Parse(s.Endpoint)
+	rec, err := s.StartRecorder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &Recorder{}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec.mu.Lock()
-		rec.reqs = append(rec.reqs, Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")})
-		rec.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	rec.Endpoint = srv.URL
+	t.Cleanup(rec.Close)
 	return rec
 }
 
@@ -47,7 +69,45 @@ func (s *Server) Recorder(t testing.TB) *Recorder {
 func (r *Recorder) Take() []Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.reqs
+	out := make([]Request, len(r.reqs))
+	for i, q := range r.reqs {
+		out[i] = *q
+	}
 	r.reqs = nil
 	return out
+}
+
+// countingWriter fills in its Request's status and body bytes as the
+// response goes out.
+type countingWriter struct {
+	http.ResponseWriter
+	rec *Recorder
+	q   *Request
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	c.rec.mu.Lock()
+	c.q.Status = code
+	c.rec.mu.Unlock()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.rec.mu.Lock()
+	if c.q.Status == 0 {
+		c.q.Status = http.StatusOK // implicit WriteHeader
+	}
+	c.rec.mu.Unlock()
+	n, err := c.ResponseWriter.Write(p)
+	c.rec.mu.Lock()
+	c.q.Bytes += int64(n)
+	c.rec.mu.Unlock()
+	return n, err
+}
+
+// Flush passes flushes on (the reverse proxy flushes streamed bodies).
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }

@@ -1,19 +1,25 @@
-// Package vgw runs a real S3 server for tests: versitygw with its posix
-// backend on 127.0.0.1, rooted in a test's temporary directory. .ci/run
-// installs the binary into its cached tools folder; tests find it through
-// RECFS_VERSITYGW, PATH, or that folder, and skip without it unless
-// RECFS_TEST_S3=1 makes it mandatory.
+// Package vgw runs a real S3 server for tests and benchmarks: versitygw
+// with its posix backend on 127.0.0.1, rooted in a directory of the
+// caller's. .ci/run installs the binary into its cached tools folder; tests
+// find it through RECFS_VERSITYGW, PATH, or that folder, and skip without
+// it unless RECFS_TEST_S3=1 makes it mandatory.
+//
+// StartServer, (*Server).PutReader and StartRecorder need no testing.T (the
+// benchmark program uses them); Start, Put and Recorder wrap them for tests.
 package vgw
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,15 +35,32 @@ const (
 	SecretKey = "recfs-test-secret-key-0123456789"
 	// Version is the versitygw release .ci/run installs.
 	Version = "v1.8.0"
-	// Bucket is the bucket Start creates.
+	// Bucket is the bucket a server is started with.
 	Bucket = "recfs"
 )
+
+// ErrNoBinary is returned by StartServer when versitygw cannot be found.
+var ErrNoBinary = errors.New("versitygw not found; set RECFS_VERSITYGW or run .ci/run (go install github.com/versity/versitygw/cmd/versitygw@" + Version + ")")
 
 // Server is one running versitygw.
 type Server struct {
 	Endpoint string // http://127.0.0.1:port
 	Root     string // the posix backend's directory (buckets are folders)
 	Client   *s3obj.Client
+
+	cmd      *exec.Cmd
+	log      *syncBuffer
+	stopOnce sync.Once
+}
+
+// StartOptions say how to start a server.
+type StartOptions struct {
+	// Binary is the versitygw executable; "" finds it with Binary.
+	Binary string
+	// Root is the posix backend's directory (required; created if missing).
+	Root string
+	// ListenTimeout bounds the wait for the server to listen (default 20 s).
+	ListenTimeout time.Duration
 }
 
 // Binary finds versitygw, or returns "".
@@ -65,34 +88,40 @@ func Binary() string {
 	return ""
 }
 
-// Start runs a server for the test's lifetime and creates Bucket.
-func Start(t testing.TB) *Server {
-	t.Helper()
-	bin := Binary()
+// StartServer runs versitygw on a free loopback port and creates Bucket.
+// The caller must Close the server. Without a binary it returns
+// ErrNoBinary.
+func StartServer(o StartOptions) (*Server, error) {
+	bin := o.Binary
 	if bin == "" {
-		if os.Getenv("RECFS_TEST_S3") == "1" {
-			t.Fatal("versitygw not found (RECFS_TEST_S3=1; .ci/run installs it)")
-		}
-		t.Skip("versitygw not found; set RECFS_VERSITYGW or run .ci/run")
+		bin = Binary()
 	}
-	root := t.TempDir()
-	port := freePort(t)
+	if bin == "" {
+		return nil, ErrNoBinary
+	}
+	if o.Root == "" {
+		return nil, errors.New("vgw: StartOptions.Root is required")
+	}
+	if o.ListenTimeout <= 0 {
+		o.ListenTimeout = 20 * time.Second
+	}
+	if err := os.MkdirAll(o.Root, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--port", addr, "posix", root)
+	cmd := exec.Command(bin, "--port", addr, "posix", o.Root)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", log.String())
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
+	s := &Server{Endpoint: "http://" + addr, Root: o.Root, cmd: cmd, log: log}
+	deadline := time.Now().Add(o.ListenTimeout)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
@@ -100,20 +129,58 @@ func Start(t testing.TB) *Server {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s: %v\n%s", addr, err, log.String())
+			s.Close()
+			return nil, fmt.Errorf("versitygw did not listen on %s: %v\n%s", addr, err, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	s := &Server{Endpoint: "http://" + addr, Root: root}
 	c, err := s3obj.NewClient(context.Background(), s3obj.Options{Endpoint: s.Endpoint, Region: "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, "")})
 	if err != nil {
-		t.Fatal(err)
+		s.Close()
+		return nil, err
 	}
 	s.Client = c
 	if _, err := c.API().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(Bucket)}); err != nil {
-		t.Fatalf("create bucket: %v\n%s", err, log.String())
+		s.Close()
+		return nil, fmt.Errorf("create bucket: %v\n%s", err, log.String())
 	}
+	return s, nil
+}
+
+// Close stops the server (its files stay in Root). It may be called more
+// than once.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+	return nil
+}
+
+// Log returns what the server printed so far.
+func (s *Server) Log() string { return s.log.String() }
+
+// Start runs a server for the test's lifetime and creates Bucket; it skips
+// the test without a binary (fails it when RECFS_TEST_S3=1).
+func Start(t testing.TB) *Server {
+	t.Helper()
+	if Binary() == "" {
+		if os.Getenv("RECFS_TEST_S3") == "1" {
+			t.Fatal("versitygw not found (RECFS_TEST_S3=1; .ci/run installs it)")
+		}
+		t.Skip("versitygw not found; set RECFS_VERSITYGW or run .ci/run")
+	}
+	s, err := StartServer(StartOptions{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("versitygw output:\n%s", s.Log())
+		}
+	})
 	return s
 }
 
@@ -123,25 +190,51 @@ func (s *Server) Env() []string {
 		"AWS_ENDPOINT_URL=" + s.Endpoint, "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true"}
 }
 
+// PutReader uploads size bytes from r as Bucket/key.
+func (s *Server) PutReader(ctx context.Context, key string, r io.Reader, size int64) error {
+	_, err := s.Client.API().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(Bucket),
+		Key: aws.String(key), Body: r, ContentLength: aws.Int64(size)})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
 // Put uploads data as Bucket/key.
 func (s *Server) Put(t testing.TB, key string, data []byte) {
 	t.Helper()
-	_, err := s.Client.API().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(Bucket),
-		Key: aws.String(key), Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data)))})
-	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
+	if err := s.PutReader(context.Background(), key, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // URL is s3://Bucket/key.
 func URL(key string) string { return fmt.Sprintf("s3://%s/%s", Bucket, key) }
 
-func freePort(t testing.TB) int {
-	t.Helper()
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's two output streams
+// and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
