@@ -1,11 +1,17 @@
 package fs
 
-// Inode numbers are derived, not allocated: a 64-bit mix of the source
-// file's (device, inode), the kind of entry and the record number. The same
-// file therefore yields the same numbers on every mount. Within one source
-// file the numbers are distinct by construction (the mix is a bijection for
-// a fixed file); entries of two different files collide only if two 64-bit
-// hashes do.
+// Inode numbers are derived, not allocated, so that the same file yields
+// the same numbers on every mount: each kind of entry of a source file
+// (records, trailer items, ...) starts at a base mixed from the file's
+// (device, inode) and the kind, and entry n of that kind is base+n. Within
+// one source file the numbers of one kind are distinct by construction;
+// two files' ranges meet only if their 64-bit bases fall within a file's
+// length of each other.
+//
+// Consecutive numbers matter: GNU fts (grep -r, find, du) reads a
+// directory of more than 10,000 entries in inode order, so records
+// numbered in record order are read in file order — sequential reads of
+// the source, and of an object store's blocks, instead of random ones.
 
 // Entry kinds folded into inode numbers.
 const (
@@ -33,10 +39,11 @@ func fileKey(dev, ino uint64) uint64 {
 	return mix64(mix64(dev+0x9e3779b97f4a7c15) ^ ino)
 }
 
-// makeIno returns the inode number of entry (kind, n) of the file with key.
-// It never returns 0 or 1 (1 is FUSE's root node ID).
+// makeIno returns the inode number of entry (kind, n) of the file with key:
+// the kind's base plus n (modulo 2^64). It never returns 0 or 1 (1 is
+// FUSE's root node ID).
 func makeIno(key uint64, kind uint8, n int64) uint64 {
-	v := mix64(key ^ mix64(uint64(kind)<<56^uint64(n)))
+	v := mix64(key^mix64(uint64(kind)<<56)) + uint64(n)
 	if v < 2 {
 		v += 2
 	}

@@ -436,6 +436,30 @@ func TestInodesDistinct(t *testing.T) {
 	}
 }
 
+// TestRecordInodesAscend: record n+1's inode number is record n's plus
+// one, so that readers that sort a large directory by inode number (GNU
+// fts: grep -r, find) read its records in file order.
+func TestRecordInodesAscend(t *testing.T) {
+	src := &fakeSource{recs: records(30000)}
+	tr, _ := newFileTree(t, src)
+	d, _ := tr.OpenDir(context.Background(), tr.Root())
+	var prev uint64
+	recs := 0
+	for e, ok := d.Next(); ok; e, ok = d.Next() {
+		if e.Name == InfoName {
+			continue
+		}
+		if recs > 0 && e.Ino != prev+1 {
+			t.Fatalf("record %s has inode %d after %d: inode order is not record order", e.Name, e.Ino, prev)
+		}
+		prev = e.Ino
+		recs++
+	}
+	if recs != 30000 {
+		t.Fatalf("listed %d records", recs)
+	}
+}
+
 func TestSortedListing(t *testing.T) {
 	// Zero padding makes byte order equal record order, which is what ls and
 	// shell globs rely on.
