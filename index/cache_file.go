@@ -156,7 +156,7 @@ func readCacheFile(path string, bound int64) ([]byte, string, error) {
 	if st.Size > bound {
 		return nil, "", errCacheTooLarge
 	}
-	b, err := io.ReadAll(io.LimitReader(f, bound+1))
+	b, err := readSized(f, st.Size, bound)
 	if err != nil {
 		return nil, "", err
 	}
@@ -169,6 +169,26 @@ func readCacheFile(path string, bound int64) ([]byte, string, error) {
 		_ = unix.Futimes(fd, []unix.Timeval{now, now})
 	}
 	return b, used, nil
+}
+
+// readSized reads f, of size bytes when it was stat'ed, up to bound+1
+// bytes, into one buffer of that size: io.ReadAll's doubling left up to
+// twice a large table's bytes behind (a 120 MB table of 10M records made a
+// mount's heap peak at 400 MB). A file grown since its stat is read on.
+func readSized(f io.Reader, size, bound int64) ([]byte, error) {
+	b := make([]byte, min(size, bound)+1)
+	n, err := io.ReadFull(f, b)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return b[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, bound+1-int64(n)))
+	if err != nil {
+		return nil, err
+	}
+	return append(b, rest...), nil
 }
 
 // writeCacheFile writes b to the cache file at path atomically: to a new

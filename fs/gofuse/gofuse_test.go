@@ -356,13 +356,23 @@ func TestAllowOtherOptions(t *testing.T) {
 }
 
 // TestPlusListingPastBound: READDIRPLUS of a record directory gives the
-// kernel entries, also when the directory holds more records than the
-// inode bound keeps; the ring then queues the oldest for eviction.
+// kernel entries up to the inode bound; past it, entries come with inodes
+// (and the ring queues the oldest for eviction) only while the kernel
+// uses what it was given, else names alone (nodeid 0), so a listing nobody
+// uses (ls -f) does not build and evict an inode per record.
 func TestPlusListingPastBound(t *testing.T) {
 	for _, c := range []struct {
-		bound   int
-		evicted int
-	}{{0, 0}, {2000, 0}, {10, 90}} {
+		name     string
+		bound    int
+		use      bool // a request for a record node between pages
+		min, max int64
+		evicted  int
+	}{
+		{"unbounded", 0, false, 100, 1 << 30, 0},
+		{"under bound", 2000, false, 100, 1 << 30, 0},
+		{"past bound, unused", 10, false, 10, 11, 0},
+		{"past bound, used", 10, true, 100, 1 << 30, 90},
+	} {
 		tr := newTree(t, &memSource{n: 100, bad: -1})
 		o := fs.MountOptions{}
 		root := NewRoot(tr, o)
@@ -375,17 +385,26 @@ func TestPlusListingPastBound(t *testing.T) {
 		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
 			t.Fatal(st)
 		}
-		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
-		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
-			t.Fatal(st)
+		for off := uint64(0); ; {
+			l := fuse.NewDirEntryList(make([]byte, 1024), off)
+			if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Offset: off, Size: 1024}, l); st != fuse.OK {
+				t.Fatal(st)
+			}
+			if l.Offset == off {
+				break
+			}
+			off = l.Offset
+			if c.use && m.recent != nil {
+				m.recent.used()
+			}
 		}
 		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
-		if got := m.live.Load(); got < 100 {
-			t.Errorf("bound %d: %d nodes made by READDIRPLUS of 100 records, want one a record", c.bound, got)
+		if got := m.live.Load(); got < c.min || got > c.max {
+			t.Errorf("%s: %d nodes made by READDIRPLUS of 100 records, want %d to %d", c.name, got, c.min, c.max)
 		}
 		if m.recent != nil {
 			if got := len(m.recent.pending); got != c.evicted {
-				t.Errorf("bound %d: %d entries queued for eviction, want %d", c.bound, got, c.evicted)
+				t.Errorf("%s: %d entries queued for eviction, want %d", c.name, got, c.evicted)
 			}
 		}
 	}
