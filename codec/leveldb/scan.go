@@ -546,9 +546,13 @@ func (s *Scanner) staleAtEOF() {
 		s.damage = settleStale(append(s.damage, logDamage(at, s.size-at, codec.DamageStale, codec.ErrStale)))
 		s.info.End = s.damage[len(s.damage)-1].Off
 	}
-	// pebble's end-of-log marker of an older log ending the file.
-	if m := len(b) - logHdrRecycle; m >= lo && logAllZero(b[m:m+6]) && b[m+6] == 5 {
-		if num := binary.LittleEndian.Uint32(b[m+7:]); num != s.info.LogNum && num != s.info.LogNum+1 {
+	// pebble's end-of-log marker of an older log ending the file. Right
+	// where the damage starts (the live log ended exactly where the marker
+	// begins, and its zero checksum is the damage) only a marker of an
+	// older log counts: one of a later log is a bad chunk.
+	if m := len(b) - logHdrRecycle; m >= lo-1 && logAllZero(b[m:m+6]) && b[m+6] == 5 {
+		num := binary.LittleEndian.Uint32(b[m+7:])
+		if (m >= lo && num != s.info.LogNum && num != s.info.LogNum+1) || (m == lo-1 && num < s.info.LogNum) {
 			stale(m)
 			return
 		}

@@ -88,6 +88,10 @@ func TestLogStaleTail(t *testing.T) {
 		// after the live log: proof enough.
 		{"old-end-marker", overwrite(oldMarked, live), 2,
 			[]dmg{{liveEnds[1], int64(len(oldMarked)) - liveEnds[1], logReasonStale, codec.ErrStale}}, liveEnds[1], liveEnds[1]},
+		// The live log ends exactly where the old log's end marker begins
+		// (found by TestPebbleRecycledWAL's seed 1795411331570765353).
+		{"old-end-marker-right-after", append(bytes.Clone(live), 0, 0, 0, 0, 0, 0, 5, 6, 0, 0, 0), 2,
+			[]dmg{{liveEnds[1], 11, logReasonStale, codec.ErrStale}}, liveEnds[1], liveEnds[1]},
 		// Without any intact old chunk after the live log, nothing proves the
 		// bytes are stale: they stay damage.
 		{"no-stale-chunk-after", overwrite(old[:oldEnds[0]], live), 2,
