@@ -27,7 +27,8 @@
 //   - Files are mode 0444 and directories 0555; owner, group and times
 //     follow the source file.
 //   - Inode numbers are derived from the source file's (device, inode) and
-//     the record number, so they are the same across remounts.
+//     the record number, so they are the same across remounts, and records
+//     are numbered consecutively, so inode order is record order.
 //   - A tree mount mirrors a source directory: regular files whose content is
 //     a record file become record directories, indexed lazily on first
 //     lookup or listing; other regular files are passed through read-only

@@ -12,8 +12,9 @@ import (
 // pusher stores record bytes in the kernel's page cache ahead of a reader
 // (FUSE_NOTIFY_STORE). Readers of large directories go through them in
 // inode-number order (gnulib's fts, under grep -r and find, sorts entries
-// of directories past 10,000 entries by inode number), so that is the order
-// watched: when the record after the one last read from offset 0 in that
+// of directories past 10,000 entries by inode number; fs numbers records
+// consecutively, so that is also record and file order), so that is the
+// order watched: when the record after the one last read from offset 0 in that
 // order is read from offset 0, the records after it are pushed from one
 // goroutine, at most window records and maxBytes bytes ahead, so that
 // their reads hit the page cache instead of sending a READ each. Only
