@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,21 +67,7 @@ func TestPushChangedSourceEIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type named struct {
-		name string
-		ino  uint64
-	}
-	var files []named
-	for _, e := range ents {
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(m.dir, e.Name()), &st); err != nil {
-			t.Fatal(err)
-		}
-		if st.Mode&syscall.S_IFMT == syscall.S_IFREG && e.Name() != ".recfs" {
-			files = append(files, named{e.Name(), st.Ino})
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	files := recordsByInode(t, m.dir, ents)
 	f, err := os.OpenFile(src, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -104,4 +91,34 @@ func TestPushChangedSourceEIO(t *testing.T) {
 	if d := snap().sub(before); d["READ"] < reads {
 		t.Errorf("%d READ for %d records read in inode order (%v): some were pushed from a changed source", d["READ"], reads, d)
 	}
+}
+
+// inodeFile is a record file of a mount with its inode and record numbers.
+type inodeFile struct {
+	name string
+	ino  uint64
+	rec  int
+}
+
+// recordsByInode stats the record files among ents (a listing of dir) and
+// returns them in inode-number order, the order grep -r's fts reads them.
+func recordsByInode(t *testing.T, dir string, ents []os.DirEntry) []inodeFile {
+	t.Helper()
+	var files []inodeFile
+	for _, e := range ents {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dir, e.Name()), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG || e.Name() == ".recfs" {
+			continue
+		}
+		rec, err := strconv.Atoi(e.Name())
+		if err != nil {
+			t.Fatalf("record file %q: %v", e.Name(), err)
+		}
+		files = append(files, inodeFile{e.Name(), st.Ino, rec})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	return files
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,31 +28,11 @@ func TestPushKeepsAheadOfReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type named struct {
-		name string
-		ino  uint64
-		rec  int
-	}
-	var files []named
-	for _, e := range ents {
-		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(m.dir, e.Name()), &st); err != nil {
-			t.Fatal(err)
-		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFREG || e.Name() == ".recfs" {
-			continue
-		}
-		var rec int
-		for _, c := range e.Name() {
-			rec = rec*10 + int(c-'0')
-		}
-		files = append(files, named{e.Name(), st.Ino, rec})
-	}
+	files := recordsByInode(t, m.dir, ents)
 	if len(files) != n {
 		t.Fatalf("%d record files listed, want %d", len(files), n)
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
-	read := func(f named) {
+	read := func(f inodeFile) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(m.dir, f.name))
 		if err != nil {

@@ -340,8 +340,22 @@ func summarizeSecs(secs []float64) timing {
 // once, in turn, so drift on a shared machine hits all of them alike.
 // It returns one timing per function.
 func (b *bench) timeFuncs(runs int, fns ...func() error) ([]timing, error) {
+	secs, err := b.funcRounds(runs, fns...)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]timing, len(fns))
+	for k := range fns {
+		ts[k] = summarizeSecs(secs[k])
+	}
+	return ts, nil
+}
+
+// funcRounds runs fns in alternation, one warm-up round then runs counted
+// rounds, and returns the seconds of each (secs[fn][round]).
+func (b *bench) funcRounds(runs int, fns ...func() error) ([][]float64, error) {
 	secs := make([][]float64, len(fns))
-	for i := 0; i < runs+1; i++ { // round 0 warms up
+	for i := 0; i <= runs; i++ { // round 0 warms up
 		for k, fn := range fns {
 			if err := b.ctx.Err(); err != nil {
 				return nil, err
@@ -355,11 +369,7 @@ func (b *bench) timeFuncs(runs int, fns ...func() error) ([]timing, error) {
 			}
 		}
 	}
-	ts := make([]timing, len(fns))
-	for k := range fns {
-		ts[k] = summarizeSecs(secs[k])
-	}
-	return ts, nil
+	return secs, nil
 }
 
 // dropCachesCmd is the shell command that empties the page, dentry and

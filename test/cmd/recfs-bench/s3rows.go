@@ -216,27 +216,6 @@ func (b *bench) s3Index(e *s3env) {
 	b.add(row)
 }
 
-// funcRounds runs fns in alternation, one warm-up round then runs counted
-// rounds, and returns the seconds of each (secs[fn][round]).
-func (b *bench) funcRounds(runs int, fns ...func() error) ([][]float64, error) {
-	secs := make([][]float64, len(fns))
-	for i := 0; i <= runs; i++ {
-		for k, fn := range fns {
-			if err := b.ctx.Err(); err != nil {
-				return nil, err
-			}
-			start := time.Now()
-			if err := fn(); err != nil {
-				return nil, err
-			}
-			if i > 0 {
-				secs[k] = append(secs[k], time.Since(start).Seconds())
-			}
-		}
-	}
-	return secs, nil
-}
-
 // countsText describes the requests of a build's runs: "1 HEAD, 70 GETs,
 // 1.00 GiB fetched (1.00× the object)", with ranges when runs differ.
 func countsText(heads, gets, fetched []int64, size int64) string {
