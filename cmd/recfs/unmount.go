@@ -48,7 +48,7 @@ MNT must be a recfs mount unless --force is given.`,
 			return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
 		}
 		stale := isStale(mnt)
-		if err := unmount(mnt, lazy); err != nil {
+		if err := unmountSoon(mnt, lazy); err != nil {
 			return err
 		}
 		if err := waitGone(mnt, unmountTimeout); err != nil {
@@ -67,8 +67,29 @@ MNT must be a recfs mount unless --force is given.`,
 	return cmd
 }
 
+// errBusy reports a mount still in use (an open file, a working directory).
+var errBusy = errors.New("busy (a file is open or a process has its working directory there); close it or use --lazy")
+
+// busyGrace is how long unmountSoon retries a busy mount: the last close of
+// a file by a process that just exited is finished by the kernel a moment
+// later (deferred fput), so `echo x > MNT/new; recfs unmount MNT` could
+// otherwise find the mount busy (seen in CI).
+const busyGrace = time.Second
+
+// unmountSoon is unmount, retrying for busyGrace while the mount is busy.
+func unmountSoon(mnt string, lazy bool) error {
+	deadline := time.Now().Add(busyGrace)
+	for {
+		err := unmount(mnt, lazy)
+		if !errors.Is(err, errBusy) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // unmount detaches the file system at mnt: umount(2) when we may, else
-// fusermount3 (or fusermount). EBUSY becomes a clear message.
+// fusermount3 (or fusermount). EBUSY becomes errBusy.
 func unmount(mnt string, lazy bool) error {
 	flags := 0
 	if lazy {
@@ -79,7 +100,7 @@ func unmount(mnt string, lazy bool) error {
 		return nil
 	}
 	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("%s is busy (a file is open or a process has its working directory there); close it or use --lazy", mnt)
+		return fmt.Errorf("%s is %w", mnt, errBusy)
 	}
 	if errors.Is(err, syscall.EINVAL) {
 		return fmt.Errorf("%s: %w", mnt, errNotMounted)
@@ -101,7 +122,7 @@ func unmount(mnt string, lazy bool) error {
 		}
 		msg := strings.TrimSpace(string(out))
 		if strings.Contains(msg, "busy") {
-			return fmt.Errorf("%s is busy (a file is open or a process has its working directory there); close it or use --lazy", mnt)
+			return fmt.Errorf("%s is %w", mnt, errBusy)
 		}
 		lastErr = fmt.Errorf("%s %s %s: %w: %s", helper, arg, mnt, herr, msg)
 	}
