@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/test/internal/vgw"
@@ -190,7 +191,13 @@ func TestS3Overwrite(t *testing.T) {
 			if !errors.Is(err, syscall.EIO) {
 				t.Fatalf("read after overwrite: %v, want EIO", err)
 			}
-			if n := strings.Count(m.stderr.String(), "object changed since it was opened"); n != 1 {
+			// The server's stderr reaches the test through a pipe, copied
+			// as it comes: the line may follow the EIO by a moment.
+			const changed = "object changed since it was opened"
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(m.stderr.String(), changed) && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := strings.Count(m.stderr.String(), changed); n != 1 {
 				t.Errorf("%d log lines about the change, want 1:\n%s", n, m.stderr)
 			}
 			local := filepath.Join(t.TempDir(), "new.log")
