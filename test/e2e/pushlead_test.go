@@ -14,9 +14,10 @@ import (
 // inode-number order, the server keeps pushing the records after them
 // without waiting for further READs (reads that hit the page cache send
 // none, so they cannot pace it): a reader that then goes through the next
-// 2,000 records in that order sends no READ for them, and gets each
-// record's own bytes. The first pusher pushed 128 records per in-order
-// READ and so left two READs at the end of every 128 records.
+// 2,000 records in that order sends (almost) no READ for them — at most
+// one in a hundred, for a loaded machine — and gets each record's own
+// bytes. The first pusher pushed 128 records per in-order READ and so left
+// two READs at the end of every 128 records (72 here).
 func TestPushKeepsAheadOfReader(t *testing.T) {
 	needFUSE(t)
 	const n, reads = 3000, 2000
@@ -57,7 +58,7 @@ func TestPushKeepsAheadOfReader(t *testing.T) {
 	}
 	d := snap().sub(before)
 	t.Logf("%d records read in inode order after the first two: %v", reads, d)
-	if d["READ"] > 2 {
+	if d["READ"] > reads/100 {
 		t.Errorf("%d records read in inode order after the first two sent %d READ (%v): want them pushed ahead", reads, d["READ"], d)
 	}
 }

@@ -109,6 +109,13 @@ func TestPebbleRecycledWAL(t *testing.T) {
 				t.Errorf("seed %d torn=%v: recfs vs pebble: %s", seed, torn, d)
 			}
 			n := len(got.Damage)
+			// Fewer bytes than a chunk header left after the live log prove
+			// nothing (seed 1795415359853089012: the 5 last bytes of the old
+			// log's end marker): a truncated header is as true as stale.
+			if !torn && n > 0 && got.Damage[n-1].Len < 11 && errors.Is(got.Damage[n-1], codec.ErrTruncated) &&
+				got.Damage[n-1].Off+got.Damage[n-1].Len == int64(len(file)) {
+				continue
+			}
 			if n == 0 || !errors.Is(got.Damage[n-1], codec.ErrStale) || got.Damage[n-1].Off+got.Damage[n-1].Len != int64(len(file)) {
 				t.Fatalf("seed %d torn=%v: damage %v, want a stale tail to the end of the %d-byte file", seed, torn, got.Damage, len(file))
 			}
