@@ -20,15 +20,7 @@ func TestLocal(t *testing.T) {
 	if err := os.WriteFile(path, []byte("original bytes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := source.NewLocal(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLocal(t, path)
 	id := l.Identity()
 	if id.Key != path || id.Version == "" {
 		t.Fatalf("identity %+v", id)
@@ -78,7 +70,7 @@ func TestLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := os.Open("/proc/self/fd/" + itoa(int(f.Fd())))
+	g, err := os.Open("/proc/self/fd/" + itoa(int(l.File().Fd())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,15 +109,7 @@ func TestLocalFileStat(t *testing.T) {
 	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := source.NewLocal(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := openLocal(t, path)
 	var _ source.FileStater = l
 	st := l.FileStat()
 	fi, err := os.Stat(path)
@@ -147,7 +131,7 @@ func TestLocalFileStat(t *testing.T) {
 		t.Fatalf("Fstat allocates %v times", n)
 	}
 
-	if _, err := f.WriteAt([]byte("abc"), 10); err != nil {
+	if _, err := l.File().WriteAt([]byte("abc"), 10); err != nil {
 		t.Fatal(err)
 	}
 	now, err := l.Fstat()
@@ -168,4 +152,19 @@ func TestLocalFileStat(t *testing.T) {
 	if _, err := g.ReadAt(b, 0); err != nil || string(b) != "0123456789abc" {
 		t.Fatalf("read %q %v", b, err)
 	}
+}
+
+// openLocal opens path read-write as a source.Local, closed at the test's end.
+func openLocal(t *testing.T, path string) *source.Local {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := source.NewLocal(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }
