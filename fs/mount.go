@@ -20,14 +20,6 @@ type MountOptions struct {
 	// NegativeTimeout caches failed lookups (0: one second).
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
 
-	// MaxInodes bounds the record inodes the kernel is asked to keep: when
-	// more records have been looked up, the adapter invalidates the oldest
-	// names (the kernel then forgets their inodes and the adapter frees its
-	// nodes), so memory stays flat however many records ls -l or grep -r
-	// touch. 0: 131072 (the gofuse adapter's default); negative: no
-	// bound.
-	MaxInodes int
-
 	// PushAhead is how many records a read-only, non-following mount
 	// stores in the kernel's page cache ahead of a reader that goes
 	// through a record directory in order (one READ round trip per record

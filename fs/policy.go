@@ -22,7 +22,6 @@ const (
 	DefaultEntryTimeout    = time.Hour        // how long the kernel trusts a name
 	DefaultAttrTimeout     = time.Hour        // how long the kernel trusts attributes
 	DefaultNegativeTimeout = time.Second      // how long the kernel trusts a failed lookup
-	DefaultMaxInodes       = 1 << 17          // record inodes kept before the oldest are invalidated (a 100k-record log stays whole)
 	DefaultPushAhead       = 16384            // records pushed into the page cache ahead of an in-order reader
 	PlainAttrTimeout       = time.Second      // attributes of passed-through files, which other processes may change
 	xattrPrefix            = "user.recfs."    // the namespace of the attributes the tree serves
@@ -58,9 +57,6 @@ type MountPolicy struct {
 	// attributes (per-node answers may be shorter). NegativeTimeout is how
 	// long a failed lookup is cached; 0 means not at all.
 	EntryTimeout, AttrTimeout, NegativeTimeout time.Duration
-	// MaxInodes bounds the record inodes the kernel is asked to keep
-	// (0: no bound), for adapters that can invalidate kernel entries.
-	MaxInodes int
 	// NoOpen: nothing on the mount needs an open handle of a regular file
 	// (read-only mounts that do not follow their sources), so an adapter
 	// may put the kernel in its no-open mode, where files are opened
@@ -136,7 +132,6 @@ func NewPolicy(t *Tree, o MountOptions) *Policy {
 		EntryTimeout:       o.EntryTimeout,
 		AttrTimeout:        o.AttrTimeout,
 		NegativeTimeout:    o.NegativeTimeout,
-		MaxInodes:          o.MaxInodes,
 		NoOpen:             NoOpen(o),
 		Follow:             o.Follow,
 		FollowInterval:     o.FollowInterval,
@@ -159,12 +154,6 @@ func NewPolicy(t *Tree, o MountOptions) *Policy {
 		// Appends make new record names: in a writable mount a failed
 		// lookup must not hide the record the next close(2) creates.
 		m.NegativeTimeout = DefaultNegativeTimeout
-	}
-	switch {
-	case m.MaxInodes == 0:
-		m.MaxInodes = DefaultMaxInodes
-	case m.MaxInodes < 0:
-		m.MaxInodes = 0
 	}
 	switch {
 	case !m.NoOpen || o.PushAhead < 0:

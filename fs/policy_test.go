@@ -31,21 +31,19 @@ func TestPolicyMount(t *testing.T) {
 		{"defaults", MountOptions{}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
-			MaxInodes: DefaultMaxInodes, NoOpen: true, PushAhead: DefaultPushAhead}},
+			NoOpen: true, PushAhead: DefaultPushAhead}},
 		{"no push", MountOptions{PushAhead: -1}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
-			MaxInodes: DefaultMaxInodes, NoOpen: true}},
+			NoOpen: true}},
 		{"rw, push asked", MountOptions{ReadWrite: true, PushAhead: 9}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs",
-			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0,
-			MaxInodes: DefaultMaxInodes}},
+			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0}},
 		{"rw", MountOptions{ReadWrite: true}, MountPolicy{
 			FSName: tr.Source(), Subtype: "recfs",
-			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0,
-			MaxInodes: DefaultMaxInodes}},
+			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0}},
 		{"follow, given names and timeouts", MountOptions{Follow: true, FSName: "src", Name: "x", AllowOther: true, Xattrs: true,
-			EntryTimeout: time.Minute, AttrTimeout: 2 * time.Minute, NegativeTimeout: 3 * time.Minute, MaxInodes: -1}, MountPolicy{
+			EntryTimeout: time.Minute, AttrTimeout: 2 * time.Minute, NegativeTimeout: 3 * time.Minute}, MountPolicy{
 			FSName: "src", Subtype: "x", ReadOnly: true, AllowOther: true, DefaultPermissions: true, Xattrs: true,
 			EntryTimeout: time.Minute, AttrTimeout: 2 * time.Minute, NegativeTimeout: 3 * time.Minute, Follow: true}},
 	} {

@@ -133,7 +133,8 @@ sizes of the texts.
 	fl.BoolVar(&f.debugFuse, "debug-fuse", false, "log every FUSE request (at debug level)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
-	fl.IntVar(&f.maxInodes, "max-inodes", 0, "record inodes the kernel may keep before the oldest are dropped (0: 131072; -1: no bound; gofuse only)")
+	fl.IntVar(&f.maxInodes, "max-inodes", 0, "no longer used")
+	_ = fl.MarkDeprecated("max-inodes", "the server keeps nothing per record inode the kernel holds, so there is nothing to bound")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (in a directory only you or root may write to), rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
@@ -286,7 +287,6 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		AllowOther:     f.allowOther,
 		Xattrs:         f.xattrs,
 		Debug:          f.debugFuse,
-		MaxInodes:      f.maxInodes,
 		ReadWrite:      f.rw,
 		Follow:         f.follow,
 		FollowInterval: f.followInterval,

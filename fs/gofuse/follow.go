@@ -1,6 +1,7 @@
 package gofuse
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,14 +19,14 @@ const maxNotifyNames = 1024
 // invalidates what the kernel cached about the record directory: the
 // entries of the new names, its listing and attributes, and .recfs. root is
 // the mount's root inode.
-func startFollow(root *fusefs.Inode, tree *fs.Tree, interval time.Duration) (stop func()) {
-	return tree.Follow(interval, func(c fs.Change) { invalidate(root, c) })
+func startFollow(root *fusefs.Inode, m *mount, interval time.Duration) (stop func()) {
+	return m.t.Follow(interval, func(c fs.Change) { invalidate(root, m.records, c) })
 }
 
 // invalidate tells the kernel to forget what c made stale: after a rewrite
 // that is everything it holds below the directory. A directory the
 // kernel never looked up has nothing cached, so nothing is sent for it.
-func invalidate(root *fusefs.Inode, c fs.Change) {
+func invalidate(root *fusefs.Inode, r *recordFS, c fs.Change) {
 	dir := root
 	if name := c.Dir.Name(); name != "" {
 		for _, comp := range strings.Split(name, "/") {
@@ -36,6 +37,9 @@ func invalidate(root *fusefs.Inode, c fs.Change) {
 	}
 	if c.Rewritten {
 		dropAll(dir)
+		if r != nil {
+			r.dropRecords(dir, c)
+		}
 	}
 	for _, name := range c.Names(maxNotifyNames) {
 		dir.NotifyEntry(name)
@@ -66,5 +70,27 @@ func dropAll(dir *fusefs.Inode) {
 		}
 		child.NotifyContent(0, 0)
 		dir.NotifyEntry(name)
+	}
+}
+
+// dropRecords tells the kernel to forget the contents, attributes and
+// entries of the records of c's directory it was given before a rewrite
+// (records have no bridge nodes for dropAll to find). A record the kernel
+// no longer holds costs one refused notification.
+func (r *recordFS) dropRecords(dir *fusefs.Inode, c fs.Change) {
+	first := c.Dir.FirstRecordIno()
+	for _, d := range r.dirs.Load().byFirst {
+		if d.first != first {
+			continue
+		}
+		for n := range d.seen.Load() {
+			r.m.srv.InodeNotify(first+uint64(n), 0, 0)
+			for _, count := range []int64{c.OldLen, c.NewLen} {
+				if n < count {
+					dir.NotifyEntry(fs.RecordName(n, count))
+				}
+			}
+			dir.NotifyEntry(strconv.FormatInt(n, 10))
+		}
 	}
 }

@@ -1,9 +1,10 @@
 // Package gofuse serves an fs.Tree through go-fuse v2, recfs's default FUSE
 // backend.
 //
-// It is built for large record directories: lookups parse the record number
-// (no node objects are created up front or kept beyond the kernel's
-// interest), listings are generated one entry at a time, and the kernel is
+// It is built for large record directories: records are answered in front
+// of go-fuse's node bridge, with their inode numbers as node IDs, so the
+// server keeps nothing per record however many the kernel holds (see
+// recordFS); listings are generated one entry at a time; and the kernel is
 // told to cache names, attributes, listings and file contents for a long
 // time, since record files never change. The settings follow section (c)
 // of shared/design/fuse-notes.md. Read-only mounts that do not follow
@@ -83,6 +84,10 @@ func options(p *fs.Policy) *fusefs.Options {
 	}
 	lg := mp.Logger
 	opts := &fusefs.Options{
+		// Node IDs are inode numbers, which fs derives: records are
+		// answered without bridge nodes (see recordFS), and a LOOKUP
+		// in a record directory is recognised by the directory's ID.
+		ExternalNodeID:  true,
 		EntryTimeout:    &entry,
 		AttrTimeout:     &attr,
 		NegativeTimeout: &neg,
@@ -100,8 +105,7 @@ func options(p *fs.Policy) *fusefs.Options {
 			// Listings always come with entries (READDIRPLUS, not
 			// READDIRPLUS_AUTO, which falls back to READDIR after the
 			// first page): grep -r and cat right after a mount then
-			// send no LOOKUP per record, past the inode bound too (see
-			// OpendirHandle).
+			// send no LOOKUP per record (see recordFS.readDir).
 			ExtraCapabilities: 0,
 			Debug:             mp.Debug,
 			PanicHandler: func(v any) fuse.Status {
@@ -146,10 +150,6 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	root := NewRoot(tree, o)
 	m := root.(*node).m
 	mp := m.p.Mount()
-	if mp.MaxInodes > 0 {
-		// Set before the server starts: lookups read it.
-		m.recent = newRecentRing(mp.MaxInodes)
-	}
 	if mp.PushAhead > 0 {
 		m.push = newPusher(tree, mp.PushAhead, pushBytes)
 	}
@@ -161,14 +161,13 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 		stopProfile()
 		return nil, err
 	}
-	if m.recent != nil {
-		go m.recent.evictor(done)
-	}
+	m.srv = srv
 	if m.push != nil {
+		m.push.store = func(id uint64, data []byte) fuse.Status { return srv.InodeNotifyStoreCache(id, 0, data) }
 		go m.push.run(done)
 	}
 	if mp.Follow {
-		stop := startFollow(root.EmbeddedInode(), tree, mp.FollowInterval)
+		stop := startFollow(root.EmbeddedInode(), m, mp.FollowInterval)
 		go func() { srv.Wait(); stop() }()
 	}
 	return &server{s: srv, done: done, m: m, stopProfile: stopProfile}, nil
@@ -197,7 +196,7 @@ func (s *server) Unmount() error { return s.s.Unmount() }
 // request counter of OpCountsEnv in between when that is set. done is
 // closed once the server has stopped.
 func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-chan struct{}) (*fuse.Server, error) {
-	raw := fusefs.NewNodeFS(root, opts)
+	var raw fuse.RawFileSystem = rawFS(root, opts)
 	if path := os.Getenv(OpCountsEnv); path != "" {
 		c := &opCounter{RawFileSystem: raw}
 		raw = c
@@ -214,138 +213,16 @@ func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-c
 	return srv, nil
 }
 
-// recentRing remembers the most recent record lookups. When it is full, the
-// oldest entry moves to a pending list that a goroutine drains, asking the
-// kernel to forget those inodes: in batches with FUSE_NOTIFY_PRUNE where
-// the kernel has it (Linux 6.16+), else name by name with NotifyEntry. The
-// kernel then drops the dentries and sends FORGET, and go-fuse frees the
-// nodes. Notifies cannot be sent from the lookup itself: the kernel holds
-// the directory lock until the lookup returns. Pending entries cost a few
-// words each, far less than the nodes they release.
-type recentRing struct {
-	mu      sync.Mutex
-	items   []recentItem
-	next    int
-	pending []recentItem
-	wake    chan struct{}
-	inRing  map[uint64]struct{} // inode numbers that have a slot (a node listed again keeps its one slot)
-	burst   int                 // pending entries that wake the evictor
-	seq     atomic.Uint64       // adds so far (written under mu)
-	lastUse atomic.Uint64       // seq at the latest request for a record node
-	noPrune bool                // the kernel lacks NOTIFY_PRUNE (evictor goroutine only)
-}
-
-type recentItem struct {
-	parent, child *fusefs.Inode
-	name          string
-	seq           uint64 // the ring's seq when added
-	listed        bool   // added by a listing (READDIRPLUS), not a LOOKUP
-}
-
-// pruneBatch is how many inodes one prune notification names, and the most
-// that pile up before the evictor sends them. Evicting in bursts matters:
-// the kernel marks the attributes of any lookup that races an inode's
-// eviction as stale, so evictions spread over a stream of lookups (one per
-// lookup past the bound) cost a GETATTR for about a quarter of the records
-// (measured: 23,179 GETATTR for 100,000 lookups of ls -l with a bound of
-// 10,000), and bursts of an eighth of the bound almost none (575).
-const pruneBatch = 8192
-
-func newRecentRing(n int) *recentRing {
-	return &recentRing{items: make([]recentItem, n), inRing: make(map[uint64]struct{}, n), wake: make(chan struct{}, 1), burst: min(pruneBatch, n/8+1)}
-}
-
-// add records a lookup of name in parent and queues the entry it displaces.
-// A node that already has a slot is not added again: a second listing of a
-// directory (the kernel lists it anew once its cached listing is dropped)
-// would otherwise fill the ring with duplicates and evict the nodes it had
-// just handed out, whose readers were about to use them (a warm grep -r of
-// 100k records then sent a LOOKUP and a READ for most of them).
-func (r *recentRing) add(parent, child *fusefs.Inode, name string, listed bool) {
-	ino := child.StableAttr().Ino
-	r.mu.Lock()
-	if _, ok := r.inRing[ino]; ok {
-		r.mu.Unlock()
-		return
+// rawFS is what a mount serves: go-fuse's node bridge over root, with
+// records answered in front of it (see recordFS).
+func rawFS(root fusefs.InodeEmbedder, opts *fusefs.Options) *recordFS {
+	nd := root.(*node)
+	r := newRecordFS(fusefs.NewNodeFS(root, opts), nd.m)
+	nd.m.records = r
+	if nd.n.Kind == fs.KindRecordDir {
+		r.addDir(fuse.FUSE_ROOT_ID, nd.n)
 	}
-	r.inRing[ino] = struct{}{}
-	old := r.items[r.next]
-	if old.child != nil {
-		delete(r.inRing, old.child.StableAttr().Ino)
-	}
-	seq := r.seq.Add(1)
-	r.items[r.next] = recentItem{parent, child, name, seq, listed}
-	r.next++
-	if r.next == len(r.items) {
-		r.next = 0
-	}
-	wake := false
-	if old.parent != nil {
-		r.pending = append(r.pending, old)
-		wake = len(r.pending) >= r.burst
-	}
-	r.mu.Unlock()
-	if wake {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// used notes a request for a record node: the kernel uses what it was given.
-func (r *recentRing) used() {
-	if s := r.seq.Load(); r.lastUse.Load() != s {
-		r.lastUse.Store(s)
-	}
-}
-
-// lean reports whether a listing should hand out its next record entries
-// without inodes: the ring is full and the slot the next entry would take
-// holds an entry listed after the kernel last asked for any record node,
-// so the inodes listings build go unused.
-func (r *recentRing) lean() bool {
-	r.mu.Lock()
-	old := r.items[r.next]
-	r.mu.Unlock()
-	return old.listed && old.seq > r.lastUse.Load()
-}
-
-// evictor sends the queued invalidations until done is closed.
-func (r *recentRing) evictor(done <-chan struct{}) {
-	var batch []recentItem
-	var nodes []*fusefs.Inode
-	for {
-		select {
-		case <-r.wake:
-		case <-done:
-			return
-		}
-		r.mu.Lock()
-		batch, r.pending = r.pending, batch[:0]
-		r.mu.Unlock()
-		for len(batch) > 0 {
-			k := min(len(batch), pruneBatch)
-			if !r.noPrune {
-				nodes = nodes[:0]
-				for _, it := range batch[:k] {
-					nodes = append(nodes, it.child)
-				}
-				if batch[0].parent.NotifyPrune(nodes) == syscall.ENOSYS {
-					r.noPrune = true
-				}
-			}
-			if r.noPrune {
-				for _, it := range batch[:k] {
-					_ = it.parent.NotifyEntry(it.name)
-				}
-			}
-			clear(batch[:k])
-			batch = batch[k:]
-		}
-		clear(nodes)
-		batch = batch[:0:cap(batch)]
-	}
+	return r
 }
 
 // NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
@@ -365,12 +242,13 @@ func NoOpen(o fs.MountOptions) bool { return fs.NoOpen(o) }
 
 // mount is what every node of one mount shares.
 type mount struct {
-	t      *fs.Tree
-	p      *fs.Policy   // what the kernel is told: fs decides, this adapter translates
-	noOpen bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
-	recent *recentRing  // nil: record inodes are not bounded
-	push   *pusher      // nil: record bytes are not pushed ahead of readers
-	live   atomic.Int64 // nodes the kernel references (for tests)
+	t       *fs.Tree
+	p       *fs.Policy   // what the kernel is told: fs decides, this adapter translates
+	noOpen  bool         // answer OPEN and FLUSH with ENOSYS (read-only mounts without following)
+	records *recordFS    // nil: records are bridge nodes (tests that drive nodes alone)
+	push    *pusher      // nil: record bytes are not pushed ahead of readers
+	srv     *fuse.Server // once serving
+	live    atomic.Int64 // nodes the kernel references (for tests)
 
 	forgot atomic.Pointer[func()] // tests: called after every forget
 }
@@ -422,34 +300,15 @@ func fillAttr(out *fuse.Attr, a fs.Attr) {
 // Lookup parses name with the tree and returns a fresh, non-persistent
 // inode; go-fuse merges it with a live one of the same inode number.
 func (nd *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return nd.lookup(ctx, name, out, false)
+	return nd.lookup(ctx, name, out)
 }
 
-// errLean declines the entry of one name of a listing (nodeid 0): the
-// kernel lists the name and looks it up when it is used.
-const errLean = syscall.EAGAIN
-
-func (nd *node) lookup(ctx context.Context, name string, out *fuse.EntryOut, listed bool) (*fusefs.Inode, syscall.Errno) {
+func (nd *node) lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
 	c, err := nd.m.t.Lookup(ctx, nd.n, name)
 	if err != nil {
 		return nil, nd.m.t.Report(err)
 	}
-	r := nd.m.recent
-	if r != nil && c.Kind == fs.KindRecord {
-		if !listed {
-			r.used()
-		} else if r.lean() {
-			return nil, errLean
-		}
-	}
-	in, errno := nd.child(ctx, c, out)
-	if errno != 0 {
-		return nil, errno
-	}
-	if r != nil && c.Kind == fs.KindRecord {
-		r.add(nd.EmbeddedInode(), in, name, listed)
-	}
-	return in, 0
+	return nd.child(ctx, c, out)
 }
 
 // child makes the kernel-facing inode of the tree entry c, a child of nd,
@@ -467,9 +326,10 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 	if in.Operations() == ch {
 		nd.m.live.Add(1)
 		nd.m.t.Hold(c)
-		if nd.m.push != nil && c.Kind == fs.KindRecord {
-			nd.m.push.add(ch)
-		}
+	}
+	if c.Kind == fs.KindRecordDir && nd.m.records != nil {
+		// Before the kernel learns the node's ID (its inode number).
+		nd.m.records.addDir(a.Ino, c)
 	}
 	return in, 0
 }
@@ -477,17 +337,6 @@ func (nd *node) child(ctx context.Context, c fs.Node, out *fuse.EntryOut) (*fuse
 // OnForget is called when the kernel has forgotten the node: the tree may
 // then close a record file deleted meanwhile.
 func (nd *node) OnForget() {
-	if r := nd.m.recent; r != nil && nd.n.Kind == fs.KindRecord {
-		// Forgotten for another reason than the ring (the kernel dropped
-		// its caches): a later lookup makes a new node, which must take
-		// a slot of its own to stay bounded.
-		r.mu.Lock()
-		delete(r.inRing, nd.StableAttr().Ino)
-		r.mu.Unlock()
-	}
-	if p := nd.m.push; p != nil && nd.n.Kind == fs.KindRecord {
-		p.forget(nd)
-	}
 	nd.m.live.Add(-1)
 	nd.m.t.Forget(nd.n)
 	if f := nd.m.forgot.Load(); f != nil {
@@ -495,23 +344,9 @@ func (nd *node) OnForget() {
 	}
 }
 
-// use notes a request for nd (see recentRing.used).
-func (nd *node) use() {
-	if r := nd.m.recent; r != nil && nd.n.Kind == fs.KindRecord {
-		r.used()
-	}
-}
-
 // Getattr reports the entry's attributes.
 func (nd *node) Getattr(ctx context.Context, _ fusefs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	nd.use()
-	a, err := nd.m.t.Getattr(ctx, nd.n)
-	if err != nil {
-		return nd.m.t.Report(err)
-	}
-	fillAttr(&out.Attr, a)
-	out.SetTimeout(ttl(nd.m.p.AttrTTL(nd.n)))
-	return 0
+	return syscall.Errno(nd.m.getattr(ctx, nd.n, out))
 }
 
 // OpendirHandle opens a streamed listing, with the kernel cache flags the
@@ -522,18 +357,6 @@ func (nd *node) OpendirHandle(ctx context.Context, _ uint32) (fusefs.FileHandle,
 		return nil, 0, nd.m.t.Report(err)
 	}
 	flags := openFlags(nd.m.p.Dir(nd.n))
-	// Listings bring their entries even in record directories larger
-	// than the inode bound, as long as the kernel uses them: readers use
-	// an entry soon after it is listed (ls -l stats each page of names as
-	// it reads it, grep -r's fts reads 100,000 names at a time, under the
-	// default bound), long before the ring evicts it. Declining them all
-	// past the bound cost a LOOKUP round trip per record instead of one
-	// READDIRPLUS per page: at 2M records ls -l got through 6x fewer
-	// records in the same time, grep -r 2.7x. But when the ring is full
-	// of entries listed since the kernel last asked for any record node
-	// (ls -f, ls, find -name), the next entries go out as names alone
-	// (see recentRing.lean): ls -f of 1M records 20.7 s -> 3.1 s, server
-	// CPU 19.2 s -> 2.2 s, FORGET 861k -> 0; ls -l and grep -r unchanged.
 	return &dirHandle{d: d.WithDots(ctx), nd: nd}, flags, 0
 }
 
@@ -560,7 +383,7 @@ func (h *dirHandle) Readdirent(context.Context) (*fuse.DirEntry, syscall.Errno) 
 
 // Lookup makes the entry of one name of a READDIRPLUS listing.
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
-	return h.nd.lookup(ctx, name, out, true)
+	return h.nd.lookup(ctx, name, out)
 }
 
 func (h *dirHandle) Seekdir(_ context.Context, off uint64) syscall.Errno {
@@ -576,7 +399,6 @@ const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall
 // kernel cache flags the policy gives: record contents never change, so
 // the kernel keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
-	nd.use()
 	if nd.n.Kind == fs.KindPending && flags&writeFlags != 0 {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
@@ -628,7 +450,6 @@ func (f *fileHandle) Release(context.Context) syscall.Errno { return fs.Errno(f.
 
 // Read does one ReadAt into the request buffer.
 func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	nd.use()
 	var r io.ReaderAt
 	switch f := fh.(type) {
 	case *fileHandle:
@@ -641,9 +462,6 @@ func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off
 		}
 		// No-open: the read opens, reads and closes on its own.
 		r = readerAt{ctx: ctx, t: nd.m.t, n: nd.n}
-		if off == 0 && nd.m.push != nil && nd.n.Kind == fs.KindRecord {
-			nd.m.push.read(nd.StableAttr().Ino)
-		}
 	default:
 		return nil, syscall.EBADF
 	}
@@ -680,21 +498,29 @@ func (nd *node) Flush(ctx context.Context, fh fusefs.FileHandle) syscall.Errno {
 // Statfs reports what the policy says: a read-only file system with no
 // free space.
 func (nd *node) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
-	st := nd.m.p.Statfs()
-	out.Bsize, out.Frsize, out.NameLen = st.Bsize, st.Frsize, st.NameLen
+	nd.m.statfs(out)
 	return 0
+}
+
+func (m *mount) statfs(out *fuse.StatfsOut) {
+	st := m.p.Statfs()
+	out.Bsize, out.Frsize, out.NameLen = st.Bsize, st.Frsize, st.NameLen
 }
 
 // Getxattr serves the attribute the policy gives (user.recfs.*, when
 // xattrs are on; ENOTSUP when off, which go-fuse's DisableXAttrs already
 // answers before asking).
 func (nd *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	v, err := nd.m.p.Xattr(ctx, nd.n, attr)
+	return nd.m.getxattr(ctx, nd.n, attr, dest)
+}
+
+func (m *mount) getxattr(ctx context.Context, n fs.Node, attr string, dest []byte) (uint32, syscall.Errno) {
+	v, err := m.p.Xattr(ctx, n, attr)
 	if errors.Is(err, fs.ErrXattrsOff) {
 		return 0, syscall.ENOTSUP
 	}
 	if err != nil {
-		return 0, nd.m.t.Report(err)
+		return 0, m.t.Report(err)
 	}
 	if len(dest) == 0 {
 		return uint32(len(v)), 0
@@ -708,12 +534,16 @@ func (nd *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32,
 // Listxattr lists the attribute names the policy gives (none when xattrs
 // are off).
 func (nd *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	names, err := nd.m.p.XattrNames(ctx, nd.n)
+	return nd.m.listxattr(ctx, nd.n, dest)
+}
+
+func (m *mount) listxattr(ctx context.Context, n fs.Node, dest []byte) (uint32, syscall.Errno) {
+	names, err := m.p.XattrNames(ctx, n)
 	if errors.Is(err, fs.ErrXattrsOff) {
 		return 0, 0
 	}
 	if err != nil {
-		return 0, nd.m.t.Report(err)
+		return 0, m.t.Report(err)
 	}
 	var size int
 	for _, x := range names {

@@ -3,6 +3,7 @@ package gofuse
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
-	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/sirupsen/logrus"
 
@@ -71,7 +71,7 @@ func newTree(t testing.TB, src fs.Source) *fs.Tree {
 func TestNodes(t *testing.T) {
 	tr := newTree(t, &memSource{n: 1000, bad: 7, trailer: []byte("TRAILER")})
 	o := fs.MountOptions{}
-	raw := fusefs.NewNodeFS(NewRoot(tr, o), Options(tr, o))
+	raw := rawFS(NewRoot(tr, o), Options(tr, o))
 	hdr := func(id uint64) fuse.InHeader { return fuse.InHeader{NodeId: id} }
 
 	lookup := func(parent uint64, name string) (fuse.EntryOut, fuse.Status) {
@@ -280,13 +280,14 @@ func TestMount(t *testing.T) {
 	_ = srv.Wait()
 }
 
-// TestBoundedInodes checks that stat-ing many records keeps at most about
-// MaxInodes record nodes alive: older names are invalidated and forgotten.
-func TestBoundedInodes(t *testing.T) {
+// TestRecordsMakeNoNodes: stat-ing thousands of records through a real
+// mount makes no go-fuse node per record (the server keeps nothing per
+// record inode the kernel holds), and the records read right afterwards.
+func TestRecordsMakeNoNodes(t *testing.T) {
 	fuseMode(t)
 	tr := newTree(t, &memSource{n: 5000, bad: -1})
 	dir := t.TempDir()
-	srv, err := Mount(dir, tr, fs.MountOptions{MaxInodes: 100})
+	srv, err := Mount(dir, tr, fs.MountOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,31 +296,26 @@ func TestBoundedInodes(t *testing.T) {
 			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
 		}
 	})
-	// Wait for the forgets that bring the live nodes down to the bound
-	// (with room for the last burst), not for a while.
 	m := srv.(*server).m
-	low := make(chan struct{})
-	var once sync.Once
-	check := func() {
-		if m.live.Load() <= 200 {
-			once.Do(func() { close(low) })
-		}
-	}
-	m.forgot.Store(&check)
 	for i := range 3000 {
 		if _, err := os.Stat(filepath.Join(dir, fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check()
-	select {
-	case <-low:
-	case <-time.After(10 * time.Second):
-		t.Errorf("%d nodes alive after 3000 lookups with MaxInodes 100", m.live.Load())
+	if got := m.live.Load(); got > 2 {
+		t.Errorf("%d go-fuse nodes alive after stat of 3000 records, want none per record", got)
 	}
-	// Evicted names still work: the kernel just looks them up again.
 	if b, err := os.ReadFile(filepath.Join(dir, "000007")); err != nil || !bytes.Equal(b, payload(7)) {
-		t.Errorf("re-read of an evicted record: %q %v", b, err)
+		t.Errorf("read of record 7: %q %v", b, err)
+	}
+	// The kernel's references hold the record file; once it forgets
+	// them all, nothing is held.
+	d := m.records.dir(fuse.FUSE_ROOT_ID)
+	d.refMu.Lock()
+	refs := d.refs
+	d.refMu.Unlock()
+	if refs == 0 {
+		t.Errorf("no kernel references counted after 3000 lookups")
 	}
 }
 
@@ -328,7 +324,7 @@ func TestBoundedInodes(t *testing.T) {
 func BenchmarkLookupRead(b *testing.B) {
 	tr := newTree(b, &memSource{n: 1 << 20, bad: -1})
 	o := fs.MountOptions{}
-	raw := fusefs.NewNodeFS(NewRoot(tr, o), Options(tr, o))
+	raw := rawFS(NewRoot(tr, o), Options(tr, o))
 	buf := make([]byte, 4096)
 	b.SetBytes(int64(len(payload(123456))))
 	b.ReportAllocs()
@@ -355,84 +351,93 @@ func TestAllowOtherOptions(t *testing.T) {
 	}
 }
 
-// TestPlusListingPastBound: READDIRPLUS of a record directory gives the
-// kernel entries up to the inode bound; past it, entries come with inodes
-// (and the ring queues the oldest for eviction) only while the kernel
-// uses what it was given, else names alone (nodeid 0), so a listing nobody
-// uses (ls -f) does not build and evict an inode per record.
-func TestPlusListingPastBound(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		bound    int
-		use      bool // a request for a record node between pages
-		min, max int64
-		evicted  int
-	}{
-		{"unbounded", 0, false, 100, 1 << 30, 0},
-		{"under bound", 2000, false, 100, 1 << 30, 0},
-		{"past bound, unused", 10, false, 10, 11, 0},
-		{"past bound, used", 10, true, 100, 1 << 30, 90},
-	} {
-		tr := newTree(t, &memSource{n: 100, bad: -1})
-		o := fs.MountOptions{}
-		root := NewRoot(tr, o)
-		m := root.(*node).m
-		if c.bound > 0 {
-			m.recent = newRecentRing(c.bound)
-		}
-		raw := fusefs.NewNodeFS(root, Options(tr, o))
-		var dout fuse.OpenOut
-		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
-			t.Fatal(st)
-		}
-		for off := uint64(0); ; {
-			l := fuse.NewDirEntryList(make([]byte, 1024), off)
-			if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Offset: off, Size: 1024}, l); st != fuse.OK {
-				t.Fatal(st)
-			}
-			if l.Offset == off {
-				break
-			}
-			off = l.Offset
-			if c.use && m.recent != nil {
-				m.recent.used()
-			}
-		}
-		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
-		if got := m.live.Load(); got < c.min || got > c.max {
-			t.Errorf("%s: %d nodes made by READDIRPLUS of 100 records, want %d to %d", c.name, got, c.min, c.max)
-		}
-		if m.recent != nil {
-			if got := len(m.recent.pending); got != c.evicted {
-				t.Errorf("%s: %d entries queued for eviction, want %d", c.name, got, c.evicted)
-			}
-		}
-	}
-}
-
-// TestRelistingKeepsOneSlot: listing a record directory twice (the kernel
-// lists it anew once it drops its cached listing) gives each record one
-// slot in the inode bound's ring: duplicates overflowed it and evicted the
-// nodes the second listing had just handed out.
-func TestRelistingKeepsOneSlot(t *testing.T) {
-	tr := newTree(t, &memSource{n: 100, bad: -1})
+// TestPlusListingEntries: READDIRPLUS of a record directory hands out
+// every record with its entry (node ID = inode number, attributes), makes
+// no go-fuse node for them, gives the other entries by name alone, and
+// resumes right at any offset the kernel asks for.
+func TestPlusListingEntries(t *testing.T) {
+	tr := newTree(t, &memSource{n: 100, bad: -1, trailer: []byte("T")})
 	o := fs.MountOptions{}
 	root := NewRoot(tr, o)
 	m := root.(*node).m
-	m.recent = newRecentRing(150)
-	raw := fusefs.NewNodeFS(root, Options(tr, o))
-	for pass := 0; pass < 3; pass++ {
+	raw := rawFS(root, Options(tr, o))
+	list := func(off uint64, size int) []fuse.DirEntry {
 		var dout fuse.OpenOut
 		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
 			t.Fatal(st)
 		}
-		l := fuse.NewDirEntryList(make([]byte, 1<<16), 0)
-		if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Size: 1 << 16}, l); st != fuse.OK {
-			t.Fatal(st)
+		defer raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+		var all []fuse.DirEntry
+		for {
+			l := fuse.NewDirEntryList(make([]byte, size), off)
+			if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Offset: off, Size: uint32(size)}, l); st != fuse.OK {
+				t.Fatal(st)
+			}
+			ents, err := parsePlus(l.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ents) == 0 {
+				return all
+			}
+			for _, e := range ents {
+				all = append(all, e.DirEntry)
+				off = e.Off
+				rec, isRec := fs.ParseRecordName(e.Name, 100)
+				switch {
+				case isRec && e.Name != "." && e.Name != "..":
+					if e.NodeId != e.Ino || e.Attr.Size != uint64(len(payload(rec))) || e.Attr.Ino != e.Ino {
+						t.Errorf("entry %q: node %d ino %d size %d", e.Name, e.NodeId, e.Attr.Ino, e.Attr.Size)
+					}
+					var out fuse.AttrOut
+					if st := raw.GetAttr(nil, &fuse.GetAttrIn{InHeader: fuse.InHeader{NodeId: e.NodeId}}, &out); st != fuse.OK || out.Size != e.Attr.Size {
+						t.Errorf("getattr of listed %q: %v size %d", e.Name, st, out.Size)
+					}
+				case e.NodeId != 0:
+					t.Errorf("entry %q came with node %d, want the name alone", e.Name, e.NodeId)
+				}
+			}
 		}
-		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
 	}
-	if got := len(m.recent.pending); got != 0 {
-		t.Errorf("three listings of 100 records with a bound of 150 queued %d evictions, want none", got)
+	all := list(0, 1024)
+	if len(all) != 104 || all[2].Name != "000000" || all[101].Name != "000099" || all[102].Name != "trailer" || all[103].Name != ".recfs" {
+		t.Fatalf("listing of 100 records: %d entries", len(all))
 	}
+	if got := m.live.Load(); got != 0 {
+		t.Errorf("%d go-fuse nodes made by READDIRPLUS of 100 records, want 0", got)
+	}
+	// Resuming at an entry's offset continues behind it.
+	rest := list(all[50].Off, 512)
+	if len(rest) != 53 || rest[0].Name != all[51].Name {
+		t.Errorf("listing from offset %d: %d entries, first %q, want 53 from %q", all[50].Off, len(rest), rest[0].Name, all[51].Name)
+	}
+}
+
+// plusEntry is one READDIRPLUS entry.
+type plusEntry struct {
+	fuse.DirEntry
+	fuse.EntryOut
+}
+
+// parsePlus parses a READDIRPLUS reply: entry, dirent, name, padding.
+func parsePlus(b []byte) ([]plusEntry, error) {
+	const entrySize = int(unsafe.Sizeof(fuse.EntryOut{}))
+	var out []plusEntry
+	for len(b) > 0 {
+		if len(b) < entrySize+24 {
+			return nil, fmt.Errorf("short READDIRPLUS entry: %d bytes", len(b))
+		}
+		var e plusEntry
+		e.EntryOut = *(*fuse.EntryOut)(unsafe.Pointer(&b[0]))
+		d := b[entrySize:]
+		e.Ino = binary.LittleEndian.Uint64(d[0:])
+		e.Off = binary.LittleEndian.Uint64(d[8:])
+		nameLen := int(binary.LittleEndian.Uint32(d[16:]))
+		e.Mode = binary.LittleEndian.Uint32(d[20:]) << 12
+		e.Name = string(d[24 : 24+nameLen])
+		out = append(out, e)
+		n := entrySize + (24+nameLen+7)&^7
+		b = b[n:]
+	}
+	return out, nil
 }

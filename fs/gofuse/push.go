@@ -3,8 +3,9 @@ package gofuse
 import (
 	"context"
 	"io"
-	"slices"
 	"sync"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/recfs/recfs/fs"
 )
@@ -14,12 +15,12 @@ import (
 // inode-number order (gnulib's fts, under grep -r and find, sorts entries
 // of directories past 10,000 entries by inode number; fs numbers records
 // consecutively, so that is also record and file order), so that is the
-// order watched: when the record after the one last read from offset 0 in that
-// order is read from offset 0, the records after it are pushed from one
-// goroutine, at most window records and maxBytes bytes ahead, so that
-// their reads hit the page cache instead of sending a READ each. Only
-// records whose inodes the kernel knows (listed or looked up, hence live
-// here) can be pushed, and each live record at most once.
+// order watched: when the record after the one last read from offset 0 is
+// read from offset 0, the records after it are pushed from one goroutine,
+// at most window records and maxBytes bytes ahead, so that their reads hit
+// the page cache instead of sending a READ each. A record is pushed once
+// per pass; the kernel refuses records it holds no inode for (not listed
+// or looked up), and a burst stops at the first such refusal.
 //
 // Reads that hit the page cache send nothing, so the reader's progress
 // shows only at its next READ: the pusher does not wait for it, but keeps
@@ -30,17 +31,15 @@ import (
 // records of a first grep -r still came by READ.
 type pusher struct {
 	t        *fs.Tree
-	window   int // records pushed ahead of the reader
-	maxBytes int // record bytes pushed ahead of the reader
+	window   int64 // records pushed ahead of the reader
+	maxBytes int   // record bytes pushed ahead of the reader
+	store    func(id uint64, data []byte) fuse.Status
 
 	mu     sync.Mutex
-	live   map[uint64]*pushEntry // record nodes the kernel references, by inode number
-	dirty  bool                  // live changed since order was built
-	order  []*pushEntry          // live entries by ascending inode number
-	since  int                   // reads since order was built
-	last   int                   // index of the record last read from offset 0 (-2: none)
-	ahead  int                   // index of the last record pushed or passed over
-	reader int                   // index of the last record seen read in order
+	dir    *recordDir // the directory being read
+	last   int64      // record last read from offset 0 (-2: none)
+	ahead  int64      // last record pushed or passed over
+	reader int64      // last record seen read in order
 
 	wake   chan struct{} // the reader moved on
 	pushed func(int)     // tests: called with the records stored after each wake-up
@@ -49,82 +48,29 @@ type pusher struct {
 // pushMaxRecord is the largest record pushed: larger ones are read.
 const pushMaxRecord = 1 << 20
 
-// pushEntry is a live record node and whether it was pushed.
-type pushEntry struct {
-	nd     *node
-	ino    uint64
-	stored bool // pushed (or tried), under pusher.mu
-}
-
 func newPusher(t *fs.Tree, window, maxBytes int) *pusher {
-	return &pusher{t: t, window: window, maxBytes: maxBytes,
-		live: make(map[uint64]*pushEntry), last: -2, ahead: -1, reader: -1, wake: make(chan struct{}, 1)}
+	return &pusher{t: t, window: int64(window), maxBytes: maxBytes, last: -2, ahead: -1, reader: -1, wake: make(chan struct{}, 1)}
 }
 
-// add records a live record node.
-func (p *pusher) add(nd *node) {
-	ino := nd.StableAttr().Ino
+// read is told of every READ of record n of d at offset 0.
+func (p *pusher) read(d *recordDir, n int64) {
 	p.mu.Lock()
-	p.live[ino] = &pushEntry{nd: nd, ino: ino}
-	p.dirty = true
-	p.mu.Unlock()
-}
-
-// forget drops a record node the kernel forgot.
-func (p *pusher) forget(nd *node) {
-	ino := nd.StableAttr().Ino
-	p.mu.Lock()
-	if e := p.live[ino]; e != nil && e.nd == nd {
-		delete(p.live, ino)
-		p.dirty = true
+	if d != p.dir {
+		p.dir, p.last, p.ahead, p.reader = d, -2, -1, -1
 	}
-	p.mu.Unlock()
-}
-
-// read is told of every read of a record at offset 0.
-func (p *pusher) read(ino uint64) {
-	p.mu.Lock()
-	p.since++
-	// The order is rebuilt once the kernel's set of records changed and,
-	// past the first build, after a quarter of them were read: a mount
-	// past the inode bound changes it on every lookup, and a sort per
-	// read would cost more than the round trips saved.
-	if p.dirty && (len(p.order) == 0 || p.since >= len(p.live)/4) {
-		p.order = p.order[:0]
-		for _, e := range p.live {
-			p.order = append(p.order, e)
-		}
-		slices.SortFunc(p.order, func(a, b *pushEntry) int {
-			switch {
-			case a.ino < b.ino:
-				return -1
-			case a.ino > b.ino:
-				return 1
-			}
-			return 0
-		})
-		p.dirty, p.ahead, p.reader, p.since = false, -1, -1, 0
-	}
-	i, ok := slices.BinarySearchFunc(p.order, ino, func(e *pushEntry, ino uint64) int {
-		switch {
-		case e.ino < ino:
-			return -1
-		case e.ino > ino:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		i = -2
+	if n <= p.last {
+		// Back to an earlier record: a new pass, whose pages the kernel
+		// may have dropped since the last one.
+		p.ahead, p.reader = n, n
 	}
 	// In order: the record after the last one read, or after records
 	// pushed since (their reads hit the page cache, unseen here).
-	inOrder := ok && i > p.last && p.last >= -1 && (i == p.last+1 || i-1 <= p.ahead)
-	p.last = i
+	inOrder := n > p.last && p.last >= -1 && (n == p.last+1 || n-1 <= p.ahead)
+	p.last = n
 	if inOrder {
-		p.reader = i
+		p.reader = n
 	}
-	due := inOrder && p.ahead < i+p.window
+	due := inOrder && p.ahead < n+p.window
 	p.mu.Unlock()
 	if !due {
 		return
@@ -147,26 +93,28 @@ func (p *pusher) run(done <-chan struct{}) {
 			return
 		case <-p.wake:
 		}
-		bytes, count, from := 0, 0, -1
+		bytes, count, from := 0, 0, int64(-1)
+		var dir *recordDir
 		for {
 			p.mu.Lock()
+			if p.dir != dir {
+				dir, from, bytes = p.dir, -1, 0
+			}
 			if p.reader != from {
 				from, bytes = p.reader, 0
 			}
 			next := max(p.reader, p.ahead) + 1
-			if p.dirty || next > p.reader+p.window || next >= len(p.order) || bytes >= p.maxBytes {
+			if next > p.reader+p.window || bytes >= p.maxBytes {
 				p.mu.Unlock()
 				break
 			}
-			e := p.order[next]
 			p.ahead = next
-			skip := e.stored
-			e.stored = true
 			p.mu.Unlock()
-			if skip {
-				continue
+			k, st := p.push(dir, next, &buf)
+			if st == fuse.ENOENT {
+				break // past the end, or an inode the kernel does not hold
 			}
-			if k, ok := p.push(e.nd, &buf); ok {
+			if st == fuse.OK {
 				bytes += k
 				count++
 			}
@@ -177,23 +125,25 @@ func (p *pusher) run(done <-chan struct{}) {
 	}
 }
 
-// push stores one record whole in the kernel's page cache, through buf,
-// and reports its size and whether it was stored.
-func (p *pusher) push(nd *node, buf *[]byte) (int, bool) {
-	a, err := p.t.Getattr(context.Background(), nd.n)
-	if err != nil || a.Size > pushMaxRecord {
-		return 0, false
+// push stores record n of d whole in the kernel's page cache, through
+// buf, and reports its size and the outcome: ENOENT past the directory's
+// end or when the kernel holds no inode for it.
+func (p *pusher) push(d *recordDir, n int64, buf *[]byte) (int, fuse.Status) {
+	c := d.node.Record(n)
+	a, err := p.t.Getattr(context.Background(), c)
+	if err != nil {
+		return 0, fuse.ENOENT
+	}
+	if a.Size > pushMaxRecord {
+		return 0, fuse.EINVAL
 	}
 	if int64(cap(*buf)) < a.Size {
 		*buf = make([]byte, a.Size)
 	}
 	b := (*buf)[:a.Size]
-	k, err := p.t.ReadAt(context.Background(), nd.n, b, 0)
+	k, err := p.t.ReadAt(context.Background(), c, b, 0)
 	if (err != nil && err != io.EOF) || k != len(b) {
-		return 0, false // damaged: its reader gets EIO from its own READ
+		return 0, fuse.EIO // damaged: its reader gets EIO from its own READ
 	}
-	if errno := nd.WriteCache(0, b); errno != 0 {
-		return 0, false // forgotten by the kernel meanwhile: its reader reads
-	}
-	return k, true
+	return k, p.store(a.Ino, b)
 }

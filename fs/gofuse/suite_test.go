@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/recfs/recfs/fs"
@@ -17,7 +16,7 @@ import (
 // bridge without a kernel.
 func TestSuite(t *testing.T) {
 	fstest.Run(t, fstest.Caps{NoOpen: true, NegativeEntries: true}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fstest.Driver {
-		return &driver{raw: fusefs.NewNodeFS(NewRoot(tree, o), Options(tree, o)), noOpen: NoOpen(o)}
+		return &driver{raw: rawFS(NewRoot(tree, o), Options(tree, o)), noOpen: NoOpen(o)}
 	})
 }
 
