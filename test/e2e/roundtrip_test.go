@@ -295,4 +295,3 @@ func TestRWWarmRoundTrips(t *testing.T) {
 		t.Errorf("creating a record sent no FLUSH (%v)", d)
 	}
 }
-
