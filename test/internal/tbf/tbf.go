@@ -175,11 +175,23 @@ func RemoveStale() {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			continue // its owner still runs
+		if running(pid) {
+			continue
 		}
 		remove(f[0], "rtbf"+strconv.Itoa(pid)+"h")
 	}
+}
+
+// running reports whether pid is a live process (a zombie, killed and not
+// yet reaped, is not).
+func running(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) S …: the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // remove kills the processes in namespace ns, deletes the veth whose host
