@@ -61,9 +61,47 @@ func Missing() string {
 	if os.Geteuid() != 0 {
 		return "not root: a network namespace and a tc qdisc need root"
 	}
+	if why := missingCaps(); why != "" {
+		return why
+	}
 	for _, tool := range []string{"ip", "tc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return tool + " not found (Debian package iproute2)"
+		}
+	}
+	return ""
+}
+
+// Capabilities a link needs: a namespace takes CAP_SYS_ADMIN, links,
+// addresses and qdiscs CAP_NET_ADMIN.
+const (
+	capNetAdmin = 12
+	capSysAdmin = 21
+)
+
+// missingCaps returns which needed capability this process lacks (root in
+// a container often has neither), or "".
+func missingCaps() string {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		hex, ok := strings.CutPrefix(line, "CapEff:")
+		if !ok {
+			continue
+		}
+		eff, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+		if err != nil {
+			return ""
+		}
+		for _, c := range []struct {
+			bit  uint
+			name string
+		}{{capSysAdmin, "CAP_SYS_ADMIN"}, {capNetAdmin, "CAP_NET_ADMIN"}} {
+			if eff&(1<<c.bit) == 0 {
+				return "root without " + c.name + " (a container?): no network namespace or tc qdisc"
+			}
 		}
 	}
 	return ""
