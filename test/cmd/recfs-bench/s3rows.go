@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -26,7 +27,7 @@ import (
 // for.
 
 // s3IDs are the rows of the S3 section.
-var s3IDs = []string{"s3-index", "s3-open-cached", "s3-open-published", "s3-cat-one", "s3-grep-warm"}
+var s3IDs = append([]string{"s3-index"}, append(tbfIDs(), "s3-open-cached", "s3-open-published", "s3-cat-one", "s3-grep-warm")...)
 
 // UnitBytes is bytes fetched (lower is better).
 var UnitBytes = Unit{"bytes", false}
@@ -86,6 +87,9 @@ func runS3(b *bench) {
 	b.logf("  versitygw %s on %s (proxy %s), objects under %s", vgw.Version, srv.Endpoint, rec.Endpoint, srv.Root)
 	if b.cfg.wants("s3-index") {
 		b.s3Index(e)
+	}
+	if b.cfg.wantsAny(tbfIDs()) && b.ctx.Err() == nil {
+		b.s3IndexTBF(dir)
 	}
 	if b.cfg.wantsAny([]string{"s3-open-cached", "s3-open-published", "s3-cat-one"}) && b.ctx.Err() == nil {
 		b.s3Open(e)
@@ -147,41 +151,83 @@ func (e *s3env) putFile(ctx context.Context, key, path string) error {
 // mount builds it: ranged GETs in parallel parts) beside one plain GET of
 // the whole object to io.Discard, alternated round by round.
 func (b *bench) s3Index(e *s3env) {
-	const rs = 1024
-	n := int(b.cfg.scanBytes / int64(rs+7))
-	path := filepath.Join(e.dir, "index-1k.log")
+	const key = "index-1k.log"
 	label := "index build of a leveldb log object"
-	b.logf("  writing %s: %d records of %d bytes, then uploading it", path, n, rs)
-	if err := writeLeveldb(path, n, rs); err != nil {
-		b.add(Row{ID: "s3-index", Section: "S3", Label: label, Skip: err.Error()})
-		return
-	}
-	size := fileSize(path)
-	start := time.Now()
-	err := e.putFile(b.ctx, "index-1k.log", path)
-	os.Remove(path) // the object is the only copy needed
+	size, n, err := b.putLog(e.srv, e.dir, key, b.cfg.scanBytes)
 	if err != nil {
 		b.add(Row{ID: "s3-index", Section: "S3", Label: label, Skip: err.Error()})
 		return
 	}
+	r, err := b.indexRounds(e.srv.Client, key, size, n)
+	row := Row{ID: "s3-index", Section: "S3", Unit: UnitMBps,
+		Label: fmt.Sprintf("index build of a %s leveldb log object of %s-byte records (%s records) over S3, in-process (`index.BuildSource`: ranged GETs, parallel parts), target ≥ %.0f%% of the GET",
+			humanBytes(size), humanCount(s3RecordSize), humanCount(n), 100*s3IndexTarget),
+		Peer: "one plain GET of the whole object to io.Discard", Limit: true, Cmd: b.selfCmd("s3-index")}
+	if err != nil {
+		row.Skip = err.Error()
+		b.add(row)
+		return
+	}
+	r.fill(&row, size)
+	b.add(row)
+}
+
+// s3RecordSize is the record size of the s3-index rows' logs.
+const s3RecordSize = 1024
+
+// putLog writes a leveldb log of about bytes bytes of 1 KiB records under
+// dir, uploads it to srv as key and removes the file; it returns the
+// object's size and its record count.
+func (b *bench) putLog(srv *vgw.Server, dir, key string, bytes int64) (int64, int, error) {
+	n := int(bytes / int64(s3RecordSize+7))
+	path := filepath.Join(dir, key)
+	b.logf("  writing %s: %d records of %d bytes, then uploading it to %s", path, n, s3RecordSize, srv.Endpoint)
+	if err := writeLeveldb(path, n, s3RecordSize); err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(path) // the object is the only copy needed
+	size := fileSize(path)
+	start := time.Now()
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	if err := srv.PutReader(b.ctx, key, f, size); err != nil {
+		return 0, 0, err
+	}
 	b.logf("  uploaded %s in %s", humanBytes(size), time.Since(start).Round(time.Millisecond))
-	ctx, api := b.ctx, e.srv.Client.API()
-	var got int64
+	return size, n, nil
+}
+
+// indexResult is what indexRounds measured: seconds per round of the
+// build (secs[0]) and of the plain GET (secs[1]), and each build's
+// requests.
+type indexResult struct {
+	secs                 [][]float64
+	heads, gets, fetched []int64
+}
+
+// indexRounds alternates, round by round, an in-process index build of the
+// leveldb log object key (n records, size bytes) over c with one plain GET
+// of the whole object to io.Discard.
+func (b *bench) indexRounds(c *s3obj.Client, key string, size int64, n int) (indexResult, error) {
+	ctx, api := b.ctx, c.API()
+	var r indexResult
 	plain := func() error {
-		out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(vgw.Bucket), Key: aws.String("index-1k.log")})
+		out, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(vgw.Bucket), Key: aws.String(key)})
 		if err != nil {
 			return err
 		}
 		defer out.Body.Close()
-		got, err = io.Copy(io.Discard, out.Body)
+		got, err := io.Copy(io.Discard, out.Body)
 		if err == nil && got != size {
 			err = fmt.Errorf("GET gave %d bytes of %d", got, size)
 		}
 		return err
 	}
-	var heads, gets, fetched []int64
 	build := func() error {
-		obj, err := e.srv.Client.Open(ctx, vgw.Bucket, "index-1k.log")
+		obj, err := c.Open(ctx, vgw.Bucket, key)
 		if err != nil {
 			return err
 		}
@@ -194,26 +240,23 @@ func (b *bench) s3Index(e *s3env) {
 			return fmt.Errorf("recfs index over S3: %d records, want %d", t.Len(), n)
 		}
 		st := obj.Stats()
-		heads, gets, fetched = append(heads, st.Heads), append(gets, st.Gets), append(fetched, st.BytesFetched)
+		r.heads, r.gets, r.fetched = append(r.heads, st.Heads), append(r.gets, st.Gets), append(r.fetched, st.BytesFetched)
 		return nil
 	}
-	secs, err := b.funcRounds(b.cfg.runs, build, plain)
-	row := Row{ID: "s3-index", Section: "S3", Unit: UnitMBps,
-		Label: fmt.Sprintf("index build of a %s leveldb log object of %s-byte records (%s records) over S3, in-process (`index.BuildSource`: ranged GETs, parallel parts), target ≥ %.0f%% of the GET",
-			humanBytes(size), humanCount(rs), humanCount(n), 100*s3IndexTarget),
-		Peer: "one plain GET of the whole object to io.Discard", Limit: true, Cmd: b.selfCmd("s3-index")}
-	if err != nil {
-		row.Skip = err.Error()
-		b.add(row)
-		return
-	}
-	tb, tg := summarizeSecs(secs[0]), summarizeSecs(secs[1])
+	var err error
+	r.secs, err = b.funcRounds(b.cfg.runs, build, plain)
+	return r, err
+}
+
+// fill sets a row's figures (MB/s of the build and of the GET), ratio and
+// detail from the rounds.
+func (r indexResult) fill(row *Row, size int64) {
+	tb, tg := summarizeSecs(r.secs[0]), summarizeSecs(r.secs[1])
 	row.Recfs, row.PeerVal = mbps(size, tb.Median), mbps(size, tg.Median)
-	row.PairRatio = pairRatio(secs[0], secs[1])
+	row.PairRatio = pairRatio(r.secs[0], r.secs[1])
 	row.Detail = fmt.Sprintf("%s; ratio: median of the rounds' ratios, %s; each build: %s",
 		spread(tb, tg), targetWord(row.PairRatio >= s3IndexTarget),
-		countsText(heads, gets, fetched, size))
-	b.add(row)
+		countsText(r.heads, r.gets, r.fetched, size))
 }
 
 // countsText describes the requests of a build's runs: "1 HEAD, 70 GETs,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/recfs/recfs/test/internal/vgw"
@@ -166,5 +167,35 @@ func TestChartLeavesOutByteCounts(t *testing.T) {
 	got := chartRows(rows)
 	if len(got) != 1 || got[0].ID != "s3-grep-warm" {
 		t.Errorf("chartRows = %v, want only s3-grep-warm", got)
+	}
+}
+
+func TestRateText(t *testing.T) {
+	for _, tc := range []struct {
+		bits int64
+		want string
+	}{{1_000_000_000, "1 Gbit/s"}, {200_000_000, "200 Mbit/s"}, {2_500_000_000, "2500 Mbit/s"}} {
+		if got := rateText(tc.bits); got != tc.want {
+			t.Errorf("rateText(%d) = %q, want %q", tc.bits, got, tc.want)
+		}
+	}
+}
+
+// TestTBFRowsListed checks that the limited-link rows are rows of the S3
+// section (so -only and a missing versitygw treat them like the others)
+// and that a row not measured says why.
+func TestTBFRowsListed(t *testing.T) {
+	in := map[string]bool{}
+	for _, id := range s3IDs {
+		in[id] = true
+	}
+	for _, l := range tbfLinks {
+		if !in[l.id] {
+			t.Errorf("%s is not in s3IDs %v", l.id, s3IDs)
+		}
+		r := tbfRow(l, 0, 0, "cmd", "not root")
+		if r.Skip != "not root" || r.Section != "S3" || !strings.Contains(r.Label, rateText(l.rate)) {
+			t.Errorf("tbfRow(%s) = %+v", l.id, r)
+		}
 	}
 }

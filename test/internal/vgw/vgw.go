@@ -44,7 +44,7 @@ var ErrNoBinary = errors.New("versitygw not found; set RECFS_VERSITYGW or run .c
 
 // Server is one running versitygw.
 type Server struct {
-	Endpoint string // http://127.0.0.1:port
+	Endpoint string // http://127.0.0.1:port (or StartOptions.Host)
 	Root     string // the posix backend's directory (buckets are folders)
 	Client   *s3obj.Client
 
@@ -61,6 +61,13 @@ type StartOptions struct {
 	Root string
 	// ListenTimeout bounds the wait for the server to listen (default 20 s).
 	ListenTimeout time.Duration
+	// Wrap, when set, is a command prefix the server runs under, such as
+	// `ip netns exec NS` (which execs versitygw itself, so Close still
+	// stops the server).
+	Wrap []string
+	// Host is the address the server listens on (default 127.0.0.1); it
+	// must be reachable from this process.
+	Host string
 }
 
 // Binary finds versitygw, or returns "".
@@ -88,7 +95,8 @@ func Binary() string {
 	return ""
 }
 
-// StartServer runs versitygw on a free loopback port and creates Bucket.
+// StartServer runs versitygw on a free port (of 127.0.0.1 unless o.Host
+// says otherwise) and creates Bucket.
 // The caller must Close the server. Without a binary it returns
 // ErrNoBinary.
 func StartServer(o StartOptions) (*Server, error) {
@@ -112,8 +120,13 @@ func StartServer(o StartOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--port", addr, "posix", o.Root)
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	argv := append(append([]string(nil), o.Wrap...), bin, "--port", addr, "posix", o.Root)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
