@@ -473,21 +473,21 @@ func (r *recordFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte,
 
 func (r *recordFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) fuse.Status {
 	if _, _, ok := r.record(in.NodeId); ok {
-		return fuse.ENOSYS
+		return fuse.ENOTSUP // as the bridge answers: no locks
 	}
 	return r.RawFileSystem.GetLk(cancel, in, out)
 }
 
 func (r *recordFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 	if _, _, ok := r.record(in.NodeId); ok {
-		return fuse.ENOSYS
+		return fuse.ENOTSUP // as the bridge answers: no locks
 	}
 	return r.RawFileSystem.SetLk(cancel, in)
 }
 
 func (r *recordFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 	if _, _, ok := r.record(in.NodeId); ok {
-		return fuse.ENOSYS
+		return fuse.ENOTSUP // as the bridge answers: no locks
 	}
 	return r.RawFileSystem.SetLkw(cancel, in)
 }
