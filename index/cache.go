@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,18 +92,19 @@ func encodeCache(s *snapshot, o Options) []byte {
 // holds is checked for consistency (checkTable) but not against the source
 // bytes: the caller does that (verifySource) before serving from it.
 func loadCache(file string, id identity, o Options) (*snapshot, error) {
-	b, used, err := readCacheFile(file, cacheFileBound(id.size))
+	f, size, used, err := openCacheFile(file, cacheFileBound(id.size))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < len(cacheMagic)+8 {
+	defer f.Close()
+	if size < int64(len(cacheMagic))+8 {
 		return nil, errBadCache
 	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != sum {
-		return nil, errBadCache
-	}
-	d := decoder{b: body}
+	// The file is decoded as it is read, so that loading a table takes
+	// the table's memory and a window, not twice the table; its checksum
+	// is checked at the end, before anything decoded is used.
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	d := streamDecoder(io.TeeReader(f, crc), size-4)
 	if d.str() != cacheMagic || d.u32() != cacheVersion {
 		return nil, errBadCache
 	}
@@ -116,8 +118,15 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 		return nil, errBadCache
 	}
 	s := d.snapshot()
-	if d.err != nil || len(d.b) != 0 {
+	if d.err != nil || d.remaining() != 0 {
 		return nil, errBadCache
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(f, sum[:]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+		return nil, errBadCache
+	}
+	if n, _ := f.Read(sum[:1]); n != 0 {
+		return nil, errBadCache // grew since its stat
 	}
 	s.id, s.origin, s.cached = id, origin, used
 	if err := s.checkTable(); err != nil {
@@ -200,21 +209,62 @@ func damageKind(err error) uint8 {
 	return 0
 }
 
-// decoder reads what encoder wrote; the first short read sets err and every
-// later read returns zero values, so hostile cache files cannot panic it.
+// decoder reads what encoder wrote, from memory or from a stream; the
+// first short read sets err and every later read returns zero values, so
+// hostile cache files cannot panic it.
 type decoder struct {
-	b   []byte
+	b   []byte // the input in memory, or the window of a stream not yet decoded
 	err error
+
+	src  io.Reader // a stream's bytes after b
+	left int64     // bytes of src not yet read
+	win  []byte    // a stream's window storage
 }
 
+// streamWindow is how much of a stream a decoder holds at once (more only
+// for a single longer value).
+const streamWindow = 1 << 20
+
+// streamDecoder decodes the size bytes r holds.
+func streamDecoder(r io.Reader, size int64) *decoder {
+	return &decoder{src: r, left: size}
+}
+
+// remaining returns the number of bytes not yet decoded.
+func (d *decoder) remaining() int64 { return int64(len(d.b)) + d.left }
+
+// bytes returns the next n bytes. Of a stream they are valid only until
+// the next read.
 func (d *decoder) bytes(n int) []byte {
-	if d.err != nil || n < 0 || n > len(d.b) {
+	if d.err != nil || n < 0 || int64(n) > d.remaining() {
 		d.err = errBadCache
+		return nil
+	}
+	if n > len(d.b) && !d.fill(n) {
 		return nil
 	}
 	v := d.b[:n]
 	d.b = d.b[n:]
 	return v
+}
+
+// fill reads from the stream until the window holds at least n bytes.
+func (d *decoder) fill(n int) bool {
+	size := max(n, streamWindow)
+	if cap(d.win) < size {
+		d.win = make([]byte, size)
+	}
+	d.win = d.win[:cap(d.win)]
+	k := copy(d.win, d.b)
+	want := min(int64(len(d.win)-k), d.left)
+	got, err := io.ReadFull(d.src, d.win[k:k+int(want)])
+	d.left -= int64(got)
+	d.b = d.win[:k+got]
+	if err != nil || len(d.b) < n {
+		d.err = errBadCache
+		return false
+	}
+	return true
 }
 func (d *decoder) u8() uint8 {
 	if b := d.bytes(1); b != nil {
@@ -239,28 +289,45 @@ func (d *decoder) bool() bool  { return d.u8() != 0 }
 func (d *decoder) str() string { return string(d.bytes(int(d.u32()))) }
 
 // i64s reads n little-endian int64s, as encoder.i64s writes them (nil,
-// with d.err set, when the input is shorter).
+// with d.err set, when the input is shorter), a window at a time.
 func (d *decoder) i64s(n int64) []int64 {
-	raw := d.bytes(int(n) * 8)
-	if raw == nil {
-		return nil // d.err is set
+	if d.err != nil || n < 0 || n*8 > d.remaining() {
+		d.err = errBadCache
+		return nil
 	}
 	vs := make([]int64, n)
-	for i := range vs {
-		vs[i] = int64(binary.LittleEndian.Uint64(raw[i*8:]))
+	for i := 0; i < len(vs); {
+		k := min(len(vs)-i, streamWindow/8)
+		raw := d.bytes(k * 8)
+		if raw == nil {
+			return nil // d.err is set
+		}
+		for j := range k {
+			vs[i+j] = int64(binary.LittleEndian.Uint64(raw[j*8:]))
+		}
+		i += k
 	}
 	return vs
 }
 
-// u32s reads n little-endian uint32s, as encoder.u32s writes them.
+// u32s reads n little-endian uint32s, as encoder.u32s writes them, a
+// window at a time.
 func (d *decoder) u32s(n int64) []uint32 {
-	raw := d.bytes(int(n) * 4)
-	if raw == nil {
-		return nil // d.err is set
+	if d.err != nil || n < 0 || n*4 > d.remaining() {
+		d.err = errBadCache
+		return nil
 	}
 	vs := make([]uint32, n)
-	for i := range vs {
-		vs[i] = binary.LittleEndian.Uint32(raw[i*4:])
+	for i := 0; i < len(vs); {
+		k := min(len(vs)-i, streamWindow/4)
+		raw := d.bytes(k * 4)
+		if raw == nil {
+			return nil // d.err is set
+		}
+		for j := range k {
+			vs[i+j] = binary.LittleEndian.Uint32(raw[j*4:])
+		}
+		i += k
 	}
 	return vs
 }
@@ -268,7 +335,7 @@ func (d *decoder) u32s(n int64) []uint32 {
 // count reads a length and checks that at least per bytes remain for each.
 func (d *decoder) count(per int) int {
 	n := d.u32()
-	if d.err == nil && (per > 0 && uint64(n)*uint64(per) > uint64(len(d.b))) {
+	if d.err == nil && (per > 0 && uint64(n)*uint64(per) > uint64(d.remaining())) {
 		d.err = errBadCache
 	}
 	if d.err != nil {
@@ -292,7 +359,7 @@ func (d *decoder) snapshot() *snapshot {
 		dm.Kind = codec.DamageKind(d.u8())
 		s.damage = append(s.damage, dm)
 	}
-	if s.n < 0 || s.n > math.MaxInt32*4 || uint64(s.n)*4 > uint64(len(d.b)) {
+	if s.n < 0 || s.n > math.MaxInt32*4 || uint64(s.n)*4 > uint64(d.remaining()) {
 		d.err = errBadCache
 		return s
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -129,66 +128,42 @@ func warnCacheDir(dir string, err error) {
 	logrus.WithField("dir", dir).Warnf("index: not using saved tables: %v", err)
 }
 
-// readCacheFile reads the cache file at path if it is a regular file of
-// ours, not writable by others, of at most bound bytes. It returns the path
-// of the file it read (in the per-user subdirectory of a shared directory)
-// and marks the file used (its modification time, which pruning reads).
-func readCacheFile(path string, bound int64) ([]byte, string, error) {
+// openCacheFile opens the cache file at path for reading, if it is ours
+// (a regular file of this user, not writable by others) and not larger
+// than bound, and returns it, its size and the path it opened (in the
+// per-user subdirectory of a shared directory). It marks the file used
+// (its modification time, which pruning reads).
+func openCacheFile(path string, bound int64) (*os.File, int64, string, error) {
 	d, err := openCacheDir(filepath.Dir(path), false)
 	if err != nil {
-		return nil, "", err
+		return nil, 0, "", err
 	}
 	defer d.Close()
 	fd, err := unix.Openat(int(d.Fd()), filepath.Base(path),
 		unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, "", &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, 0, "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, "", err
+		f.Close()
+		return nil, 0, "", err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
-		return nil, "", errUnsafeCache
+		f.Close()
+		return nil, 0, "", errUnsafeCache
 	}
 	if st.Size > bound {
-		return nil, "", errCacheTooLarge
-	}
-	b, err := readSized(f, st.Size, bound)
-	if err != nil {
-		return nil, "", err
-	}
-	if int64(len(b)) > bound {
-		return nil, "", errCacheTooLarge
+		f.Close()
+		return nil, 0, "", errCacheTooLarge
 	}
 	used := filepath.Join(d.Name(), filepath.Base(path))
 	if time.Since(time.Unix(st.Mtim.Unix())) > usedResolution {
 		now := unix.NsecToTimeval(time.Now().UnixNano())
 		_ = unix.Futimes(fd, []unix.Timeval{now, now})
 	}
-	return b, used, nil
-}
-
-// readSized reads f, of size bytes when it was stat'ed, up to bound+1
-// bytes, into one buffer of that size: io.ReadAll's doubling left up to
-// twice a large table's bytes behind (a 120 MB table of 10M records made a
-// mount's heap peak at 400 MB). A file grown since its stat is read on.
-func readSized(f io.Reader, size, bound int64) ([]byte, error) {
-	b := make([]byte, min(size, bound)+1)
-	n, err := io.ReadFull(f, b)
-	switch {
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		return b[:n], nil
-	case err != nil:
-		return nil, err
-	}
-	rest, err := io.ReadAll(io.LimitReader(f, bound+1-int64(n)))
-	if err != nil {
-		return nil, err
-	}
-	return append(b, rest...), nil
+	return f, st.Size, used, nil
 }
 
 // writeCacheFile writes b to the cache file at path atomically: to a new

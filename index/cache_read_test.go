@@ -1,41 +1,48 @@
 package index
 
 import (
-	"bytes"
+	"context"
+	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
-// TestReadSizedAllocatesOnce: a saved table is read into one buffer of its
-// size (io.ReadAll grew it by doubling, allocating about three times the
-// file and keeping up to twice it), and a file that grew or shrank since
-// its stat is read whole, up to the bound.
-func TestReadSizedAllocatesOnce(t *testing.T) {
-	const size = 32 << 20
-	src := bytes.Repeat([]byte{7}, size)
+// TestCacheLoadAllocatesTableOnce: a saved table is decoded as its file is
+// read, so loading it allocates about the table (12 bytes a record of a
+// leveldb log) and a window, not the file as well: a 10M-record mount
+// peaked at 249 MB right after mounting with its 120 MB table when the
+// file was read whole first.
+func TestCacheLoadAllocatesTableOnce(t *testing.T) {
+	ctx := context.Background()
+	const n = 400_000
+	path := filepath.Join(t.TempDir(), "x.log")
+	recfile.WriteLog(t, path, codectest.Records(n, 8, 'a'))
+	o := Options{CacheDir: t.TempDir()}
+	tb, err := Open(ctx, path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
 	var before, after runtime.MemStats
+	runtime.GC()
 	runtime.ReadMemStats(&before)
-	b, err := readSized(bytes.NewReader(src), size, 1<<30)
+	tb, err = Open(ctx, path, o)
 	runtime.ReadMemStats(&after)
-	if err != nil || len(b) != size {
-		t.Fatalf("read %d bytes, %v; want %d", len(b), err, size)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/8 {
-		t.Errorf("reading %d bytes allocated %d", size, got)
+	defer tb.Close()
+	if tb.Info().Source != "cached" || tb.Len() != n {
+		t.Fatalf("%d records from %q, want %d from the saved table", tb.Len(), tb.Info().Source, n)
 	}
-	for _, c := range []struct {
-		name              string
-		file, stat, bound int64
-		want              int64
-	}{
-		{"grown", 100, 10, 1000, 100},
-		{"shrunk", 10, 100, 1000, 10},
-		{"past bound", 100, 10, 50, 51},
-		{"empty", 0, 0, 10, 0},
-	} {
-		b, err := readSized(bytes.NewReader(make([]byte, c.file)), c.stat, c.bound)
-		if err != nil || int64(len(b)) != c.want {
-			t.Errorf("%s: %d bytes, %v; want %d", c.name, len(b), err, c.want)
-		}
+	table := uint64(12 * n)
+	if got := after.TotalAlloc - before.TotalAlloc; got > table+table/4+2<<20 {
+		t.Errorf("loading a saved table of %d bytes allocated %d", table, got)
+	}
+	for _, k := range []int64{0, n / 2, n - 1} {
+		readRecord(t, tb, k)
 	}
 }

@@ -114,7 +114,7 @@ func (d *decoder) log(t *logTable, n int64) {
 	t.resume = d.i64()
 	t.info = leveldb.Info{Padded: d.bool(), Recyclable: d.bool(), WALSync: d.bool(), LogNum: d.u32(),
 		EOFMarker: d.i64(), End: d.i64()}
-	if d.err != nil || uint64(n)*12 > uint64(len(d.b)) {
+	if d.err != nil || uint64(n)*12 > uint64(d.remaining()) {
 		d.err = errBadCache
 		return
 	}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -201,20 +200,11 @@ func (d *decoder) rio(t *rioTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	if d.err != nil || uint64(n)*8 > uint64(len(d.b)) {
+	if d.err != nil || uint64(n)*8 > uint64(d.remaining()) {
 		d.err = errBadCache
 		return
 	}
-	raw := d.bytes(int(n) * 4)
-	t.ioff = make([]uint32, n)
-	for i := range t.ioff {
-		t.ioff[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
-	raw = d.bytes(int(n) * 4)
-	t.ilen = make([]uint32, n)
-	for i := range t.ilen {
-		t.ilen[i] = binary.LittleEndian.Uint32(raw[i*4:])
-	}
+	t.ioff, t.ilen = d.u32s(n), d.u32s(n)
 	nbig := d.count(16)
 	for range nbig {
 		if t.big == nil {

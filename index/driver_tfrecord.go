@@ -134,7 +134,7 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 	t.comp = tfrecord.Compression(d.u8())
 	t.resume = d.i64()
 	t.dsize = d.i64()
-	if d.err != nil || uint64(n)*12 > uint64(len(d.b)) {
+	if d.err != nil || uint64(n)*12 > uint64(d.remaining()) {
 		d.err = errBadCache
 		return
 	}

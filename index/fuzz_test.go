@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzBuild builds tables of arbitrary bytes: no panic; a parallel build
@@ -36,6 +37,12 @@ func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := decoder{b: data}
 		d.snapshot()
+		// Decoding as a stream, in small windows, reads the same.
+		sd := streamDecoder(iotest.OneByteReader(bytes.NewReader(data)), int64(len(data)))
+		sd.snapshot()
+		if (d.err == nil) != (sd.err == nil) || d.err == nil && int64(len(d.b)) != sd.remaining() {
+			t.Fatalf("stream decoding: err %v, %d left; in memory: err %v, %d left", sd.err, sd.remaining(), d.err, len(d.b))
+		}
 		ctx := context.Background()
 		seq, err := Build(ctx, bytes.NewReader(data), int64(len(data)), Options{Parallel: 1})
 		if err != nil {
@@ -64,6 +71,11 @@ func FuzzBuild(f *testing.F) {
 		back.source, back.elapsed = seq.s().source, seq.s().elapsed
 		if !sameTable(seq.s(), back) {
 			t.Fatalf("cache round trip changed the table")
+		}
+		sback := streamDecoder(bytes.NewReader(e.b), int64(len(e.b))).snapshot()
+		sback.source, sback.elapsed = seq.s().source, seq.s().elapsed
+		if !sameTable(seq.s(), sback) {
+			t.Fatalf("cache round trip through a stream changed the table")
 		}
 	})
 }
