@@ -441,3 +441,66 @@ func parsePlus(b []byte) ([]plusEntry, error) {
 	}
 	return out, nil
 }
+
+// TestPlusListingLean: past leanAfter record entries handed out since the
+// last request about any record, listings give names alone (node ID 0);
+// a request about a record (the kernel using what it was given) re-arms
+// the count. So ls -f of a huge directory builds no kernel inode per name,
+// while readers that use their entries keep getting them.
+func TestPlusListingLean(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		use       bool // a GETATTR of a listed record after each page
+		min, max  int
+		leanAfter int64
+	}{
+		{"unused", false, 30, 30, 30},
+		{"used", true, 100, 100, 30},
+		{"small directory", false, 100, 100, 1 << 17},
+	} {
+		tr := newTree(t, &memSource{n: 100, bad: -1})
+		o := fs.MountOptions{}
+		raw := rawFS(NewRoot(tr, o), Options(tr, o))
+		raw.leanAfter = c.leanAfter
+		var dout fuse.OpenOut
+		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
+			t.Fatal(st)
+		}
+		withEntry, names := 0, 0
+		for off := uint64(0); ; {
+			l := fuse.NewDirEntryList(make([]byte, 1024), off)
+			if st := raw.ReadDirPlus(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh, Offset: off, Size: 1024}, l); st != fuse.OK {
+				t.Fatal(st)
+			}
+			ents, err := parsePlus(l.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ents) == 0 {
+				break
+			}
+			var last uint64
+			for _, e := range ents {
+				off = e.Off
+				if _, ok := fs.ParseRecordName(e.Name, 100); !ok || e.Name == "." || e.Name == ".." {
+					continue
+				}
+				names++
+				if e.NodeId != 0 {
+					withEntry++
+					last = e.NodeId
+				}
+			}
+			if c.use && last != 0 {
+				var out fuse.AttrOut
+				if st := raw.GetAttr(nil, &fuse.GetAttrIn{InHeader: fuse.InHeader{NodeId: last}}, &out); st != fuse.OK {
+					t.Fatal(st)
+				}
+			}
+		}
+		raw.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: 1}, Fh: dout.Fh})
+		if names != 100 || withEntry < c.min || withEntry > c.max {
+			t.Errorf("%s: %d of %d records listed with entries, want %d to %d", c.name, withEntry, names, c.min, c.max)
+		}
+	}
+}

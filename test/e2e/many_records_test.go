@@ -37,21 +37,22 @@ func TestManyRecordsStayCached(t *testing.T) {
 		}
 	}
 
+	ls := func(m *mount, flag string) {
+		t.Helper()
+		r := runCmd(t, "ls", flag, m.dir)
+		if r.code != 0 || strings.Count(r.stdout, "\n") < n {
+			t.Fatalf("ls %s: exit %d, %d lines: %s", flag, r.code, strings.Count(r.stdout, "\n"), r.stderr)
+		}
+	}
 	before := snap()
-	r := runCmd(t, "ls", "-f", m.dir)
-	if r.code != 0 || strings.Count(r.stdout, "\n") < n {
-		t.Fatalf("ls -f: exit %d, %d lines: %s", r.code, strings.Count(r.stdout, "\n"), r.stderr)
-	}
-	r = runCmd(t, "ls", "-l", m.dir)
-	if r.code != 0 || strings.Count(r.stdout, "\n") < n {
-		t.Fatalf("ls -l: exit %d, %d lines: %s", r.code, strings.Count(r.stdout, "\n"), r.stderr)
-	}
+	ls(m, "-l")
+	ls(m, "-f")
 	d := snap().sub(before)
-	t.Logf("ls -f + ls -l of %d records: %v", n, d)
+	t.Logf("ls -l + ls -f of %d records: %v", n, d)
 	if d["READDIRPLUS"] == 0 || d["READDIR"] > 0 {
 		t.Errorf("listed with %d READDIRPLUS and %d READDIR (%v)", d["READDIRPLUS"], d["READDIR"], d)
 	}
-	per("ls -f + ls -l", d, "LOOKUP", "GETATTR", "FORGET")
+	per("ls -l + ls -f", d, "LOOKUP", "GETATTR", "FORGET")
 
 	grep := func() {
 		t.Helper()
@@ -76,4 +77,27 @@ func TestManyRecordsStayCached(t *testing.T) {
 			t.Fatalf("record %d: %q, %v; want %q", i, b, err, recs[i])
 		}
 	}
+
+	if n <= leanAfter {
+		return
+	}
+	// ls -f alone uses none of its entries: past leanAfter records the
+	// names go out alone (no kernel inode each), and a record listed so
+	// is looked up when used.
+	m2, snap2 := countingMount(t, src)
+	ls(m2, "-f")
+	before = snap2()
+	for _, i := range []int{0, n - 1} {
+		b, err := os.ReadFile(filepath.Join(m2.dir, recordName(int64(i), int64(n))))
+		if err != nil || !bytes.Equal(b, recs[i]) {
+			t.Fatalf("record %d after ls -f: %q, %v; want %q", i, b, err, recs[i])
+		}
+		if d := snap2().sub(before); (d["LOOKUP"] > 0) != (i >= leanAfter) {
+			t.Errorf("record %d after ls -f of %d: %d LOOKUP, want them only past the first %d (%v)", i, n, d["LOOKUP"], leanAfter, d)
+		}
+	}
 }
+
+// leanAfter is fs/gofuse's count of record entries listed without use
+// after which listings give names alone.
+const leanAfter = 1 << 17
