@@ -289,43 +289,31 @@ func (d *decoder) bool() bool  { return d.u8() != 0 }
 func (d *decoder) str() string { return string(d.bytes(int(d.u32()))) }
 
 // i64s reads n little-endian int64s, as encoder.i64s writes them (nil,
-// with d.err set, when the input is shorter), a window at a time.
+// with d.err set, when the input is shorter).
 func (d *decoder) i64s(n int64) []int64 {
-	if d.err != nil || n < 0 || n*8 > d.remaining() {
-		d.err = errBadCache
-		return nil
-	}
-	vs := make([]int64, n)
-	for i := 0; i < len(vs); {
-		k := min(len(vs)-i, streamWindow/8)
-		raw := d.bytes(k * 8)
-		if raw == nil {
-			return nil // d.err is set
-		}
-		for j := range k {
-			vs[i+j] = int64(binary.LittleEndian.Uint64(raw[j*8:]))
-		}
-		i += k
-	}
-	return vs
+	return decodeArray(d, n, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
 }
 
-// u32s reads n little-endian uint32s, as encoder.u32s writes them, a
-// window at a time.
+// u32s reads n little-endian uint32s, as encoder.u32s writes them.
 func (d *decoder) u32s(n int64) []uint32 {
-	if d.err != nil || n < 0 || n*4 > d.remaining() {
+	return decodeArray(d, n, 4, binary.LittleEndian.Uint32)
+}
+
+// decodeArray reads n values of size bytes each, a window at a time.
+func decodeArray[T any](d *decoder, n int64, size int, get func([]byte) T) []T {
+	if d.err != nil || n < 0 || n*int64(size) > d.remaining() {
 		d.err = errBadCache
 		return nil
 	}
-	vs := make([]uint32, n)
+	vs := make([]T, n)
 	for i := 0; i < len(vs); {
-		k := min(len(vs)-i, streamWindow/4)
-		raw := d.bytes(k * 4)
+		k := min(len(vs)-i, streamWindow/size)
+		raw := d.bytes(k * size)
 		if raw == nil {
 			return nil // d.err is set
 		}
 		for j := range k {
-			vs[i+j] = binary.LittleEndian.Uint32(raw[j*4:])
+			vs[i+j] = get(raw[j*size:])
 		}
 		i += k
 	}
