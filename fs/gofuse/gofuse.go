@@ -406,21 +406,32 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 		}
 		return &writeHandle{m: nd.m, h: h}, openFlags(nd.m.p.File(nd.n, true)), 0
 	}
-	if flags&writeFlags != 0 {
-		return nil, 0, nd.readOnly("open for writing")
+	f, fl, errno := nd.m.openRead(ctx, nd.n, flags)
+	if f == nil {
+		return nil, 0, errno
 	}
-	if nd.m.noOpen {
+	return f, fl, 0
+}
+
+// openRead opens the file n for reading, as Open does for every file but
+// a pending one opened to write: a request to write fails, and a no-open
+// mount answers ENOSYS.
+func (m *mount) openRead(ctx context.Context, n fs.Node, flags uint32) (*fileHandle, uint32, syscall.Errno) {
+	if flags&writeFlags != 0 {
+		return nil, 0, m.t.Report(m.t.ReadOnly("open for writing", n))
+	}
+	if m.noOpen {
 		// The kernel then stops sending OPEN (and RELEASE) for regular
 		// files of this mount: opens cost no round trip, reads come
 		// without a handle (see Read), and cached pages are kept
 		// (FOPEN_KEEP_CACHE is what the kernel assumes).
 		return nil, 0, syscall.ENOSYS
 	}
-	h, err := nd.m.t.Open(ctx, nd.n)
+	h, err := m.t.Open(ctx, n)
 	if err != nil {
-		return nil, 0, nd.m.t.Report(err)
+		return nil, 0, m.t.Report(err)
 	}
-	return &fileHandle{h: h}, openFlags(nd.m.p.File(nd.n, false)), 0
+	return &fileHandle{h: h}, openFlags(m.p.File(n, false)), 0
 }
 
 // openFlags maps the policy's open hints to FOPEN_* flags.
@@ -457,19 +468,27 @@ func (nd *node) Read(ctx context.Context, fh fusefs.FileHandle, dest []byte, off
 	case *writeHandle:
 		r = f.h
 	case nil:
-		if !nd.m.noOpen {
-			return nil, syscall.EBADF
-		}
-		// No-open: the read opens, reads and closes on its own.
-		r = readerAt{ctx: ctx, t: nd.m.t, n: nd.n}
 	default:
 		return nil, syscall.EBADF
 	}
-	n, err := r.ReadAt(dest, off)
-	if err != nil && err != io.EOF {
-		return nil, nd.m.t.Report(err)
+	return nd.m.read(ctx, nd.n, r, dest, off)
+}
+
+// read reads n at off through the open file r, or, when r is nil, without
+// a handle, which only a no-open mount sends.
+func (m *mount) read(ctx context.Context, n fs.Node, r io.ReaderAt, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if r == nil {
+		if !m.noOpen {
+			return nil, syscall.EBADF
+		}
+		// No-open: the read opens, reads and closes on its own.
+		r = readerAt{ctx: ctx, t: m.t, n: n}
 	}
-	return fuse.ReadResultData(dest[:n]), 0
+	k, err := r.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, m.t.Report(err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
 }
 
 // readerAt reads a file of the tree without a handle.
@@ -489,7 +508,12 @@ func (nd *node) Flush(ctx context.Context, fh fusefs.FileHandle) syscall.Errno {
 	if f, ok := fh.(fusefs.FileFlusher); ok {
 		return f.Flush(ctx)
 	}
-	if nd.m.noOpen {
+	return nd.m.flush()
+}
+
+// flush answers the FLUSH of a file with nothing to flush.
+func (m *mount) flush() syscall.Errno {
+	if m.noOpen {
 		return syscall.ENOSYS
 	}
 	return 0

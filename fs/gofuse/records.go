@@ -44,7 +44,7 @@ type recordFS struct {
 	usedAt    atomic.Int64 // listed at the latest request about a record
 
 	mu       sync.Mutex
-	files    map[uint64]fs.Handle      // open records (mounts that keep OPEN)
+	files    map[uint64]*fileHandle    // open records (mounts that keep OPEN)
 	listings map[uint64]*recordListing // open record directories
 	nextFh   uint64
 }
@@ -67,7 +67,7 @@ type recordDir struct {
 }
 
 func newRecordFS(bridge fuse.RawFileSystem, m *mount) *recordFS {
-	r := &recordFS{RawFileSystem: bridge, m: m, files: make(map[uint64]fs.Handle), listings: make(map[uint64]*recordListing), leanAfter: leanAfter}
+	r := &recordFS{RawFileSystem: bridge, m: m, files: make(map[uint64]*fileHandle), listings: make(map[uint64]*recordListing), leanAfter: leanAfter}
 	r.dirs.Store(&recordDirs{byNode: map[uint64]*recordDir{}})
 	return r
 }
@@ -245,16 +245,9 @@ func (r *recordFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 		return r.RawFileSystem.Open(cancel, in, out)
 	}
 	r.used()
-	t := r.m.t
-	if in.Flags&writeFlags != 0 {
-		return fuse.Status(t.Report(t.ReadOnly("open for writing", c)))
-	}
-	if r.m.noOpen {
-		return fuse.ENOSYS // see node.Open
-	}
-	f, err := t.Open(ctxOf(&in.InHeader, cancel), c)
-	if err != nil {
-		return fuse.Status(t.Report(err))
+	f, flags, errno := r.m.openRead(ctxOf(&in.InHeader, cancel), c, in.Flags)
+	if f == nil {
+		return fuse.Status(errno)
 	}
 	r.mu.Lock()
 	r.nextFh++
@@ -262,7 +255,7 @@ func (r *recordFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 	r.files[fh] = f
 	r.mu.Unlock()
 	out.Fh = fh
-	out.OpenFlags = openFlags(r.m.p.File(c, false))
+	out.OpenFlags = flags
 	return fuse.OK
 }
 
@@ -272,30 +265,20 @@ func (r *recordFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fu
 		return r.RawFileSystem.Read(cancel, in, buf)
 	}
 	r.used()
-	ctx := ctxOf(&in.InHeader, cancel)
 	var ra io.ReaderAt
-	if in.Fh == 0 {
-		if !r.m.noOpen {
-			return nil, fuse.EBADF
-		}
-		ra = readerAt{ctx: ctx, t: r.m.t, n: c}
-		if in.Offset == 0 && r.m.push != nil {
-			r.m.push.read(d, c.N)
-		}
-	} else {
+	if in.Fh != 0 {
 		r.mu.Lock()
 		f := r.files[in.Fh]
 		r.mu.Unlock()
 		if f == nil {
 			return nil, fuse.EBADF
 		}
-		ra = f
+		ra = f.h
+	} else if in.Offset == 0 && r.m.push != nil {
+		r.m.push.read(d, c.N)
 	}
-	n, err := ra.ReadAt(buf[:min(len(buf), int(in.Size))], int64(in.Offset))
-	if err != nil && err != io.EOF {
-		return nil, fuse.Status(r.m.t.Report(err))
-	}
-	return fuse.ReadResultData(buf[:n]), fuse.OK
+	res, errno := r.m.read(ctxOf(&in.InHeader, cancel), c, ra, buf[:min(len(buf), int(in.Size))], int64(in.Offset))
+	return res, fuse.Status(errno)
 }
 
 func (r *recordFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
@@ -308,16 +291,13 @@ func (r *recordFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	delete(r.files, in.Fh)
 	r.mu.Unlock()
 	if f != nil {
-		r.m.t.Report(f.Close())
+		f.Release(context.Background())
 	}
 }
 
 func (r *recordFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	if _, _, ok := r.record(in.NodeId); ok {
-		if r.m.noOpen {
-			return fuse.ENOSYS // see node.Flush
-		}
-		return fuse.OK
+		return fuse.Status(r.m.flush())
 	}
 	return r.RawFileSystem.Flush(cancel, in)
 }
