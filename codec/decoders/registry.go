@@ -1,0 +1,28 @@
+package decoders
+
+import (
+	"path"
+	"strings"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/dbdecode"
+)
+
+// registry lists the decoders, one line each, in the order --help shows
+// them. See package codec/decode for how to write one.
+var registry = []Entry{
+	{Name: "batch", Help: "WriteBatches of a leveldb/RocksDB/pebble WAL, one line per operation (tags 19-25 read as pebble's, else RocksDB's)",
+		Formats: leveldbOnly, Detect: dbdecode.DetectBatch, NameHint: isLog, Prepare: dbdecode.PrepareBatch(dbdecode.DialectAuto)},
+	{Name: "batch-rocksdb", Help: "batch, reading tags 19-25 as RocksDB's", Prepare: dbdecode.PrepareBatch(dbdecode.DialectRocksDB)},
+	{Name: "batch-pebble", Help: "batch, reading tags 19-25 as pebble's", Prepare: dbdecode.PrepareBatch(dbdecode.DialectPebble)},
+	{Name: "manifest", Help: "VersionEdits of a leveldb/RocksDB/pebble MANIFEST, one line per field",
+		Formats: leveldbOnly, Detect: dbdecode.DetectManifest, NameHint: isManifest, Prepare: dbdecode.PrepareManifest},
+}
+
+var leveldbOnly = []codec.Format{codec.LevelDB}
+
+// isLog: a WAL's name (000042.log).
+func isLog(name string) bool { return strings.EqualFold(path.Ext(name), ".log") }
+
+// isManifest: a MANIFEST's name (MANIFEST-000005).
+func isManifest(name string) bool { return strings.HasPrefix(name, "MANIFEST-") }
