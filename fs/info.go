@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	iofs "io/fs"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,15 @@ func FormatInfo(path string, src Source) string {
 			dmg = append(dmg, d)
 		}
 	}
+	if v, ok := src.(decodedView); ok {
+		for i, l := range v.decodeInfo() {
+			if i == 0 {
+				line("decode", l)
+			} else {
+				line("decode summary", l)
+			}
+		}
+	}
 	line("damaged ranges", len(dmg))
 	for _, d := range dmg {
 		fmt.Fprintf(&b, "damage: offset=%d length=%d reason=%s\n", d.Off, d.Len, strconv.Quote(d.Reason))
@@ -68,6 +78,29 @@ func FormatInfo(path string, src Source) string {
 		fmt.Fprintf(&b, "stale: offset=%d length=%d reason=%s\n", d.Off, d.Len, strconv.Quote(d.Reason))
 	}
 	return b.String()
+}
+
+// decodedView is a source shown through View.
+type decodedView interface {
+	decodeInfo() []string
+	hasSummary() bool
+	summary() ([]byte, bool, error)
+}
+
+// summaryText returns the text of the summary node n of src.
+func (t *Tree) summaryText(n Node, src Source) ([]byte, error) {
+	v, ok := src.(decodedView)
+	if !ok {
+		return nil, iofs.ErrNotExist
+	}
+	text, ok, err := v.summary()
+	if !ok {
+		return nil, iofs.ErrNotExist
+	}
+	if err != nil {
+		return nil, &OpError{Op: "summary", Path: n.rd.path, Name: n.Name(), Record: -1, Off: -1, Err: err}
+	}
+	return text, nil
 }
 
 // headerValue renders a header value: strings quoted, the rest as %v.

@@ -22,6 +22,7 @@ const (
 	inoKindTrItem  = 5
 	inoKindInfo    = 6
 	inoKindPending = 7
+	inoKindSummary = 8
 )
 
 // mix64 is the splitmix64 finaliser, a bijection on 64-bit values.

@@ -30,12 +30,17 @@ const (
 	KindTrailer                    // the trailer item inside trailer/
 	KindInfo                       // .recfs
 	KindPending                    // a file created in a record directory, not yet released (writable trees)
+	KindSummary                    // .recfs-summary: a decoder's summary of the records, not listed
 )
 
-// Names of the fixed entries of a record directory.
+// Names of the fixed entries of a record directory. SummaryName is not
+// listed (grep -r and find see records only); it exists when the
+// records are decoded by a decoder with a summary (see View), and .recfs
+// names it.
 const (
 	InfoName    = ".recfs"
 	TrailerName = "trailer"
+	SummaryName = ".recfs-summary"
 )
 
 // Node identifies one entry of the tree. It is a small value: adapters keep
@@ -313,6 +318,8 @@ func (n Node) Name() string {
 		return joinRel(n.rd.rel, TrailerName+"/"+fmt.Sprint(n.N))
 	case KindInfo:
 		return joinRel(n.rd.rel, InfoName)
+	case KindSummary:
+		return joinRel(n.rd.rel, SummaryName)
 	case KindPending:
 		return joinRel(n.rd.rel, n.rel)
 	}
@@ -439,6 +446,10 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		switch name {
 		case InfoName:
 			return Node{Kind: KindInfo, rd: parent.rd}, nil
+		case SummaryName:
+			if v, ok := src.(decodedView); ok && v.hasSummary() {
+				return Node{Kind: KindSummary, rd: parent.rd}, nil
+			}
 		case TrailerName:
 			if src.HasTrailer() {
 				return Node{Kind: KindTrailerDir, rd: parent.rd}, nil
@@ -645,6 +656,13 @@ func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 	case KindInfo:
 		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindInfo, 0))
 		a.Size = int64(len(t.infoText(n.rd, src)))
+	case KindSummary:
+		text, err := t.summaryText(n, src)
+		if err != nil {
+			return Attr{}, err
+		}
+		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindSummary, 0))
+		a.Size = int64(len(text))
 	default:
 		return Attr{}, iofs.ErrInvalid
 	}
@@ -699,6 +717,12 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 	switch n.Kind {
 	case KindInfo:
 		return infoHandle(t.infoText(n.rd, src)), nil
+	case KindSummary:
+		text, err := t.summaryText(n, src)
+		if err != nil {
+			return nil, err
+		}
+		return infoHandle(text), nil
 	case KindPending:
 		return t.openPending(ctx, n)
 	}

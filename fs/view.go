@@ -8,29 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/index"
 )
-
-// RecordView shows every record of a source through a function of its
-// bytes instead of the bytes themselves: cmd/recfs passes decoders of
-// database records (codec/dbdecode) for mount --decode. The tree knows
-// nothing of what the function does; it asks the view for sizes and bytes
-// as it would ask the source.
-type RecordView struct {
-	// Name says what the view shows ("batch"), for messages.
-	Name string
-	// Render appends the view of the raw record rec to dst and returns the
-	// result. It must depend on rec alone, must not keep rec, and may be
-	// called concurrently.
-	Render func(dst, rec []byte) []byte
-	// MaxRecord bounds the raw records rendered (0: DefaultViewMaxRecord):
-	// sizing or reading a larger one fails with ErrTooLarge (EFBIG).
-	MaxRecord int64
-}
-
-// DefaultViewMaxRecord is the largest raw record a RecordView renders
-// unless its MaxRecord says otherwise.
-const DefaultViewMaxRecord = 16 << 20
 
 // Memory of the cache of rendered records, one for the process, shared by
 // every view (a directory mount has one a file): the last few renderings,
@@ -58,15 +38,15 @@ type renderCache struct {
 var renderings renderCache
 
 // get returns the cached rendering of record n of vs at generation gen.
-func (c *renderCache) get(vs *viewSource, gen uint64, n int64) ([]byte, bool) {
+func (c *renderCache) get(vs *viewSource, gen uint64, n int64) (viewEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
 		if e.vs == vs && e.gen == gen && e.n == n {
-			return e.text, true
+			return e, true
 		}
 	}
-	return nil, false
+	return viewEntry{}, false
 }
 
 // put caches e, keeping the cache within its entries and budget.
@@ -89,17 +69,17 @@ func (c *renderCache) put(e viewEntry) {
 	c.entries = keep
 }
 
-// View returns src with each record shown through v: Size is the length
-// of the rendering, ReadAt reads it. The sizes of rendered records are
-// remembered (8 bytes a record, per generation of a Versioned source) so
-// that ls -l and reads agree; the renderings of the last records read are
-// cached so that reading one in pieces renders it once. A source that is a
-// Follower stays one.
-func View(src Source, v RecordView) Source {
-	if v.MaxRecord <= 0 {
-		v.MaxRecord = DefaultViewMaxRecord
-	}
-	vs := &viewSource{Source: src, v: v}
+// View returns src with each record shown through the decoding session
+// s (package codec/decode): Size is the length of the rendering, ReadAt
+// reads it. The sizes of rendered records are remembered (8 bytes a
+// record, per generation of a Versioned source) so that ls -l and reads
+// agree; the renderings of the last records read are cached so that
+// reading one in pieces renders it once. A record the decoder does not
+// fit fails to size and to read (EIO, logged once). With a nil s the
+// records stay as they are. why, if not empty, says in .recfs how the
+// decoder (or none) was chosen. A source that is a Follower stays one.
+func View(src Source, s *decode.Session, why string) Source {
+	vs := &viewSource{Source: src, sess: s, why: why}
 	vs.ver, _ = src.(Versioned)
 	if fl, ok := src.(Follower); ok {
 		return &followingView{viewSource: vs, fl: fl}
@@ -107,23 +87,31 @@ func View(src Source, v RecordView) Source {
 	return vs
 }
 
-// viewSource is a Source rendered through a RecordView.
+// viewSource is a Source rendered through a decoding session.
 type viewSource struct {
 	Source
-	v   RecordView
-	ver Versioned // src, if versioned
+	sess *decode.Session // nil: records as they are
+	why  string
+	ver  Versioned // src, if versioned
 
 	mu    sync.Mutex
 	gen   uint64  // the generation sizes belong to
 	sizes []int64 // rendered size + 1 per record; 0: not known yet
+
+	sumMu  sync.Mutex
+	sumKey [2]uint64 // generation and record count of sum
+	sum    []byte    // the last summary made
+	sumErr error
 }
 
-// viewEntry is one cached rendering: record n of vs at generation gen.
+// viewEntry is one cached rendering: record n of vs at generation gen,
+// or why it could not be rendered.
 type viewEntry struct {
 	vs   *viewSource
 	gen  uint64
 	n    int64
 	text []byte
+	err  error
 }
 
 // followingView is a viewSource whose source follows its file.
@@ -140,6 +128,26 @@ func (f *followingView) Follow(ctx context.Context, interval time.Duration, chan
 // Unwrap returns the source the view renders.
 func (s *viewSource) Unwrap() Source { return s.Source }
 
+// decodeInfo returns the lines of .recfs about the view: the decoder and
+// how it was chosen.
+func (s *viewSource) decodeInfo() []string {
+	name := "raw"
+	if s.sess != nil {
+		name = s.sess.Name()
+	}
+	lines := []string{name}
+	if s.why != "" {
+		lines[0] += " (" + s.why + ")"
+	}
+	if s.sess != nil && s.sess.HasSummary() {
+		lines = append(lines, SummaryName+" (not listed; read it by name)")
+	}
+	return lines
+}
+
+// hasSummary reports whether the view's decoder renders a summary.
+func (s *viewSource) hasSummary() bool { return s.sess != nil && s.sess.HasSummary() }
+
 func (s *viewSource) generation() uint64 {
 	if s.ver == nil {
 		return 0
@@ -147,56 +155,71 @@ func (s *viewSource) generation() uint64 {
 	return s.ver.Generation()
 }
 
+// atGeneration is a source read at one generation, as the session reads
+// it.
+type atGeneration struct {
+	s   *viewSource
+	gen uint64
+}
+
+func (a atGeneration) Len() int64         { return a.s.Source.Len() }
+func (a atGeneration) Size(n int64) int64 { return a.s.Source.Size(n) }
+func (a atGeneration) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if a.s.ver != nil {
+		return a.s.ver.ReadAtGeneration(a.gen, n, p, off)
+	}
+	return a.s.Source.ReadAt(n, p, off)
+}
+
+// RecordMeta passes on the metadata of a source whose format keeps it.
+func (a atGeneration) RecordMeta(n int64, m *decode.Meta) error {
+	if mr, ok := a.s.Source.(decode.MetaReader); ok {
+		return mr.RecordMeta(n, m)
+	}
+	return nil
+}
+
 // render returns the rendering of record n at generation gen.
 func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 	if s.ver != nil && gen != s.ver.Generation() {
-		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.v.Name, n, gen, index.ErrChanged)
+		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.sess.Name(), n, gen, index.ErrChanged)
 	}
-	if text, ok := renderings.get(s, gen, n); ok {
-		return text, nil
+	if e, ok := renderings.get(s, gen, n); ok {
+		return e.text, e.err
 	}
 	if n < 0 || n >= s.Source.Len() {
 		return nil, fmt.Errorf("record %d of %d: %w", n, s.Source.Len(), io.ErrUnexpectedEOF)
 	}
 	size := s.Source.Size(n)
-	if size > s.v.MaxRecord {
-		return nil, fmt.Errorf("%s view of a record of %d bytes (limit %d): %w", s.v.Name, size, s.v.MaxRecord, ErrTooLarge)
+	if size > s.sess.MaxRecord() {
+		return nil, fmt.Errorf("%s view of a record of %d bytes (limit %d): %w", s.sess.Name(), size, s.sess.MaxRecord(), ErrTooLarge)
 	}
 	if size > viewLargeRecord {
 		// Large renderings are made one at a time: a hostile record can
 		// render to some twenty times its size.
 		largeRender.Lock()
 		defer largeRender.Unlock()
-		if text, ok := renderings.get(s, gen, n); ok {
-			return text, nil // made while this one waited
+		if e, ok := renderings.get(s, gen, n); ok {
+			return e.text, e.err // made while this one waited
 		}
 	}
-	raw := make([]byte, size)
-	var k int
-	var err error
-	if s.ver != nil {
-		k, err = s.ver.ReadAtGeneration(gen, n, raw, 0)
-	} else {
-		k, err = s.Source.ReadAt(n, raw, 0)
-	}
-	if k == len(raw) && err == io.EOF {
-		err = nil
-	}
-	if err == nil && k < len(raw) {
-		err = io.ErrUnexpectedEOF
-	}
+	text, err := s.sess.Render(nil, atGeneration{s, gen}, gen, n)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, index.ErrChanged) || !errors.Is(err, decode.ErrMisfit) && !errors.Is(err, decode.ErrLimit) {
+			return nil, err // not the record's fault: not remembered
+		}
+		text = nil
 	}
-	text := s.v.Render(nil, raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resetIfNew(gen)
 	if gen == s.gen {
-		s.setSize(n, int64(len(text)))
-		renderings.put(viewEntry{vs: s, gen: gen, n: n, text: text})
+		if err == nil {
+			s.setSize(n, int64(len(text)))
+		}
+		renderings.put(viewEntry{vs: s, gen: gen, n: n, text: text, err: err})
 	}
-	return text, nil
+	return text, err
 }
 
 // resetIfNew drops the sizes of an older generation (cached renderings
@@ -220,6 +243,9 @@ func (s *viewSource) setSize(n, size int64) {
 // SizeErr returns the rendered size of record n, rendering it when it has
 // not been yet; Getattr uses it (see recordSize).
 func (s *viewSource) SizeErr(n int64) (int64, error) {
+	if s.sess == nil {
+		return recordSize(s.Source, n)
+	}
 	for tries := 0; ; tries++ {
 		gen := s.generation()
 		s.mu.Lock()
@@ -253,6 +279,9 @@ func (s *viewSource) ReadAt(n int64, p []byte, off int64) (int, error) {
 // ReadAtGeneration reads bytes of record n's rendering at generation gen;
 // it fails, as the source does, if the source has moved on.
 func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
+	if s.sess == nil {
+		return atGeneration{s, gen}.ReadAt(n, p, off)
+	}
 	if off < 0 {
 		return 0, errors.New("fs: negative offset")
 	}
@@ -272,6 +301,24 @@ func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) 
 
 // Generation returns the source's generation (0 for an unversioned one).
 func (s *viewSource) Generation() uint64 { return s.generation() }
+
+// summary returns the decoder's summary of every record (the live state
+// of a MANIFEST), made again when the source changed or grew; ok is
+// false when the decoder has none.
+func (s *viewSource) summary() (text []byte, ok bool, err error) {
+	if s.sess == nil || !s.sess.HasSummary() {
+		return nil, false, nil
+	}
+	s.sumMu.Lock()
+	defer s.sumMu.Unlock()
+	gen := s.generation()
+	key := [2]uint64{gen, uint64(s.Source.Len())}
+	if s.sum == nil && s.sumErr == nil || key != s.sumKey {
+		s.sum, _, s.sumErr = s.sess.Summary(nil, atGeneration{s, gen}, gen)
+		s.sumKey = key
+	}
+	return s.sum, true, s.sumErr
+}
 
 var (
 	_ Versioned = (*viewSource)(nil)

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/decode"
 )
 
 // TestViewCacheBoundedPerProcess: renderings cached by many views (one
@@ -14,12 +16,14 @@ import (
 // not one per view.
 func TestViewCacheBoundedPerProcess(t *testing.T) {
 	raw := [][]byte{bytes.Repeat([]byte("r"), 2<<20)} // shared by every source
-	quad := RecordView{Name: "quad", Render: func(dst, rec []byte) []byte {
-		for range 4 {
-			dst = append(dst, rec...)
-		}
-		return dst
-	}} // 8 MiB a rendering
+	quad := func() *decode.Session {
+		return testSession("quad", 0, func(dst, rec []byte) []byte {
+			for range 4 {
+				dst = append(dst, rec...)
+			}
+			return dst
+		})
+	} // 8 MiB a rendering
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -30,7 +34,7 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 	var views []Source
 	buf := make([]byte, 4096)
 	for range 40 {
-		v := View(&fakeSource{recs: raw}, quad)
+		v := View(&fakeSource{recs: raw}, quad(), "")
 		if _, err := v.ReadAt(0, buf, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -50,18 +54,18 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 // not hold many of them.
 func TestViewLargeRendersOneAtATime(t *testing.T) {
 	var now, most atomic.Int64
-	slow := RecordView{Name: "slow", Render: func(dst, rec []byte) []byte {
+	slow := testSession("slow", 0, func(dst, rec []byte) []byte {
 		if k := now.Add(1); k > most.Load() {
 			most.Store(k)
 		}
 		time.Sleep(20 * time.Millisecond)
 		now.Add(-1)
 		return append(dst, rec...)
-	}}
+	})
 	big := bytes.Repeat([]byte("b"), viewLargeRecord+1)
 	var wg sync.WaitGroup
 	for i := range 8 {
-		v := View(&fakeSource{recs: [][]byte{big, big, big}}, slow)
+		v := View(&fakeSource{recs: [][]byte{big, big, big}}, slow, "")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
