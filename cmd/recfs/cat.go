@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/index"
 )
 
@@ -270,7 +271,7 @@ func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off
 func newCatCmd() *cobra.Command {
 	var sep, data string
 	var trailer, number bool
-	var decode *string
+	var dec *decodeFlags
 	cmd := &cobra.Command{
 		Use:   "cat FILE [N | A-B | A- | last:K ...]",
 		Short: "Write records' payloads to standard output",
@@ -294,13 +295,12 @@ instead of records.
 Checksums are verified as the bytes are read; a record that fails its
 checksum stops cat with exit status 1 after the bytes before it.
 
---decode batch writes each record of a database WAL as the text of its
-WriteBatch (a "batch seq S count N" line, then one line per operation:
-put KEY VALUE, delete KEY, ...; bytes outside 0x21-0x7e print as \xNN);
---decode manifest does the same for the VersionEdits of a MANIFEST, and
---decode auto picks by the file's name (*.log, MANIFEST-*). Tags 19-25 mean
-different things to RocksDB and pebble: batch tries pebble's reading first,
-batch-rocksdb and batch-pebble choose.
+--decode NAME writes each record decoded as text by the decoder NAME (the
+list is below; the README shows each one's output): --number then labels
+every line with its record number and, where the format has one, its
+sequence number; --json writes JSON Lines instead. A record the decoder
+does not fit stops cat with exit status 1 after what came before it.
+--decode auto picks the decoder by the records' content.
 
 In a damaged file the records that survive are numbered as found, so record
 N after the first damaged range is not the writer's N-th: cat then prints
@@ -311,17 +311,19 @@ one warning line on standard error naming the first damaged offset.`,
   recfs cat --trailer data.rio | jq .
   recfs cat events.log last:10 --sep '\n'   # the last ten records
   recfs cat --number events.log | grep -F 'user=42'
-  recfs cat --decode batch db/000042.log | grep user00042
+  recfs cat --decode batch --number db/000042.log | grep 'hello world'
+  recfs cat --decode example --json train.tfrecord | jq '.features.label'
   recfs cat --json --data text events.log | jq -r 'select(.data | test("error")) | .n'`,
 		Args: cobra.MinimumNArgs(1),
 	}
+	cmd.Long += "\n\n" + decodersHelp()
 	src := addSourceFlags(cmd)
 	cmd.Flags().StringVar(&sep, "sep", "", `separator written after each record (escapes like \n are interpreted)`)
 	cmd.Flags().BoolVar(&trailer, "trailer", false, "write the grailbio trailer instead of records")
 	cmd.Flags().BoolVar(&number, "number", false, "write each record's number (its name in a mount) and a tab before it; --sep defaults to \\n")
 	cmd.Flags().StringVar(&data, "data", "base64", `with --json: "base64", or "text" for UTF-8 payloads (a record that is not valid UTF-8 stays base64 and says so)`)
 	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
-	decode = addDecodeFlag(cmd)
+	dec = addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
@@ -335,17 +337,13 @@ one warning line on standard error naming the first damaged offset.`,
 			return usagef("--json lines carry the record number; --number and --sep do not apply")
 		case (asJSON || number) && trailer:
 			return usagef("--trailer writes the trailer alone; --json and --number are for records")
-		case *decode != decodeNone && (asJSON || trailer):
-			return usagef("--decode writes records as text; --json and --trailer do not apply")
-		case number && !cmd.Flags().Changed("sep"):
-			sep = `\n`
+		case dec.decoding() && trailer:
+			return usagef("--decode is for records; --trailer writes the trailer as it is")
+		case number && !cmd.Flags().Changed("sep") && !dec.decoding():
+			sep = `\n` // decoded text ends its own lines
 		}
-		dec, err := catDecoder(*decode, args[0])
-		if err != nil {
+		if err := dec.check(); err != nil {
 			return err
-		}
-		if dec != nil && number && !cmd.Flags().Changed("sep") {
-			sep = "" // the decoded text ends its own lines
 		}
 		sepText, err := unescape(sep)
 		if err != nil {
@@ -399,6 +397,9 @@ one warning line on standard error naming the first damaged offset.`,
 			defer st.Close()
 			t = st.Table
 		}
+		if dec.decoding() {
+			return catDecoded(cmd, w, t, args[0], rs, len(sel) == 0, dec, asJSON, number, sepText)
+		}
 		buf := make([]byte, copyBufSize)
 		ctx := cmd.Context()
 		for _, r := range rs {
@@ -412,13 +413,9 @@ one warning line on standard error naming the first damaged offset.`,
 				case asJSON:
 					err = writeRecordJSON(w, t, n, buf, data == "text")
 				case number:
-					if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil && dec != nil {
-						err = dec.copy(w, t, n)
-					} else if err == nil {
+					if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil {
 						err = copyRecord(w, t, n, buf)
 					}
-				case dec != nil:
-					err = dec.copy(w, t, n)
 				default:
 					err = copyRecord(w, t, n, buf)
 				}
@@ -437,4 +434,53 @@ one warning line on standard error naming the first damaged offset.`,
 		return w.Flush()
 	}
 	return cmd
+}
+
+// catDecoded writes the records rs of t (the file at path) decoded as the
+// flags say, then, when all were asked for, the decoder's summary.
+func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string, rs []recordRange, all bool,
+	f *decodeFlags, asJSON, number bool, sep string) error {
+	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(recordNumber(0, t.Len()))})
+	if err != nil {
+		return err
+	}
+	s, why, err := plan.Open(t, decodeEnv(path, t))
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return usagef("--decode %s: %s: %s; say which decoder with --decode NAME", f.mode, path, why)
+	}
+	ctx := cmd.Context()
+	var out []byte
+	for _, r := range rs {
+		for n := r.lo; n < r.hi; n++ {
+			if err := ctx.Err(); err != nil {
+				w.Flush()
+				return err
+			}
+			out, err = s.Render(out[:0], t, 0, n)
+			if _, werr := w.Write(out); werr != nil {
+				return werr
+			}
+			if err != nil {
+				w.Flush()
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if _, err := w.WriteString(sep); err != nil {
+				return err
+			}
+		}
+	}
+	if all {
+		out, _, err = s.Summary(out[:0], t, 0)
+		if _, werr := w.Write(out); werr != nil {
+			return werr
+		}
+		if err != nil {
+			w.Flush()
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return w.Flush()
 }

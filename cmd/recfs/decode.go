@@ -1,137 +1,158 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
-	"github.com/recfs/recfs/codec/dbdecode"
+	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
 )
 
-// Values of --decode.
-const (
-	decodeNone     = ""
-	decodeBatch    = "batch"
-	decodeRocksDB  = "batch-rocksdb"
-	decodePebble   = "batch-pebble"
-	decodeManifest = "manifest"
-	decodeAuto     = "auto"
-)
+// decodeFlags are --decode and the flags that give its decoder
+// parameters.
+type decodeFlags struct {
+	mode string
+}
 
 // decodeHelp is the --decode flag's usage line.
-const decodeHelp = `show database records as text: "batch" (WriteBatches of a leveldb/RocksDB/pebble WAL; "batch-rocksdb" or "batch-pebble" read the tags 19-25 the two use differently as that database's), "manifest" (VersionEdits of a MANIFEST), or "auto" (by file name: *.log batch, MANIFEST-* manifest, others raw)`
+const decodeHelp = `show records decoded as text (see "Decoders" below): ` + "NAME[:ARG] or auto"
 
-// addDecodeFlag registers --decode on cmd.
-func addDecodeFlag(cmd *cobra.Command) *string {
-	mode := new(string)
-	cmd.Flags().StringVar(mode, "decode", decodeNone, decodeHelp)
-	_ = cmd.RegisterFlagCompletionFunc("decode", fixedCompletion(decodeBatch, decodeManifest, decodeAuto, decodeRocksDB, decodePebble))
-	return mode
+// decodersHelp lists the decoders for a command's long help.
+func decodersHelp() string {
+	return "Decoders (--decode):\n" + decoders.Help()
 }
 
-// checkDecode checks a --decode value.
-func checkDecode(mode string) error {
-	switch mode {
-	case decodeNone, decodeBatch, decodeRocksDB, decodePebble, decodeManifest, decodeAuto:
-		return nil
-	}
-	return usagef("--decode %q: want batch, manifest, auto, batch-rocksdb or batch-pebble", mode)
+// addDecodeFlags registers --decode on cmd.
+func addDecodeFlags(cmd *cobra.Command) *decodeFlags {
+	f := &decodeFlags{}
+	cmd.Flags().StringVar(&f.mode, "decode", decoders.ModeNone, decodeHelp)
+	_ = cmd.RegisterFlagCompletionFunc("decode", fixedCompletion(decoders.Names()...))
+	return f
 }
 
-// decodeFor resolves mode for the record file at path: "auto" looks at the
-// name; the result is decodeBatch, decodeManifest or decodeNone.
-func decodeFor(mode, path string) string {
-	if mode != decodeAuto {
-		return mode
+// decoding reports whether --decode was given.
+func (f *decodeFlags) decoding() bool { return f.mode != decoders.ModeNone }
+
+// check checks the flags without preparing a decoder.
+func (f *decodeFlags) check() error {
+	if err := decoders.Check(f.mode); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), decoders.ErrUsage.Error()+": "))
 	}
-	base := filepath.Base(path)
-	switch {
-	case strings.HasPrefix(base, "MANIFEST-"):
-		return decodeManifest
-	case strings.EqualFold(filepath.Ext(base), ".log"):
-		return decodeBatch
-	}
-	return decodeNone
+	return nil
 }
 
-// recordView returns the fs view of a resolved decode mode; false for none.
-func recordView(mode string) (fs.RecordView, bool) {
-	dialects := map[string]dbdecode.Dialect{decodeBatch: dbdecode.DialectAuto,
-		decodeRocksDB: dbdecode.DialectRocksDB, decodePebble: dbdecode.DialectPebble}
-	if d, ok := dialects[mode]; ok {
-		o := dbdecode.Options{Dialect: d}
-		return fs.RecordView{Name: mode, Render: func(dst, rec []byte) []byte {
-			dst, _ = dbdecode.AppendBatch(dst, rec, o)
-			return dst
-		}}, true
-	}
-	switch mode {
-	case decodeManifest:
-		return fs.RecordView{Name: mode, Render: func(dst, rec []byte) []byte {
-			dst, _ = dbdecode.AppendVersionEdit(dst, rec)
-			return dst
-		}}, true
-	}
-	return fs.RecordView{}, false
-}
-
-// viewSource wraps src in the view --decode asks for the file at path.
-func viewSource(src fs.Source, mode, path string) fs.Source {
-	if v, ok := recordView(decodeFor(mode, path)); ok {
-		return fs.View(src, v)
-	}
-	return src
-}
-
-// recordDecoder writes the decoded text of records for cat --decode,
-// reusing its buffers from record to record.
-type recordDecoder struct {
-	v        fs.RecordView
-	raw, out []byte
-}
-
-// copy writes record n of t, decoded, to w.
-func (d *recordDecoder) copy(w io.Writer, t *index.Table, n int64) error {
-	size := t.Size(n)
-	if size > fs.DefaultViewMaxRecord {
-		return fmt.Errorf("record %d: %d bytes are more than --decode reads into memory (%d)", n, size, fs.DefaultViewMaxRecord)
-	}
-	if int64(cap(d.raw)) < size {
-		d.raw = make([]byte, size)
-	}
-	raw := d.raw[:size]
-	k, err := t.ReadAt(n, raw, 0)
-	if int64(k) == size && err == io.EOF {
-		err = nil
-	}
-	if err == nil && int64(k) < size {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return fmt.Errorf("record %d (file offset %d): %w", n, t.Offset(n), err)
-	}
-	d.out = d.v.Render(d.out[:0], raw)
-	_, err = w.Write(d.out)
-	return err
-}
-
-// catDecoder returns the decoder of cat --decode for the file at path, nil
-// without --decode.
-func catDecoder(mode, path string) (*recordDecoder, error) {
-	if err := checkDecode(mode); err != nil {
+// plan prepares the decoder the flags ask for; nil without --decode.
+func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
+	if err := f.check(); err != nil {
 		return nil, err
 	}
-	if mode == decodeNone {
-		return nil, nil
+	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{Open: openFile}})
+	if errors.Is(err, decoders.ErrUsage) {
+		return nil, usagef("%s", err)
 	}
-	v, ok := recordView(decodeFor(mode, path))
-	if !ok {
-		return nil, usagef("--decode auto: %s is named neither *.log nor MANIFEST-*; say --decode batch or manifest", filepath.Base(path))
+	return p, err
+}
+
+// openFile opens a file named on the command line.
+func openFile(path string) (io.ReadCloser, error) { return os.Open(path) }
+
+// decodeEnv describes the source at path (a file or an s3:// URL) to its
+// decoder.
+func decodeEnv(path string, src fs.Source) decode.Env {
+	env := decode.Env{Path: path, Format: src.Info().Format}
+	if !s3obj.IsURL(path) {
+		env.Dir = localDir{dir: filepath.Dir(path)}
 	}
-	return &recordDecoder{v: v}, nil
+	return env
+}
+
+// viewSource wraps src, the source at path, in the view plan makes for
+// it; src itself without a plan.
+func viewSource(plan *decoders.Plan, src fs.Source, path string) (fs.Source, error) {
+	if plan == nil {
+		return src, nil
+	}
+	s, why, err := plan.Open(src, decodeEnv(path, src))
+	if err != nil {
+		return nil, err
+	}
+	return fs.View(src, s, why), nil
+}
+
+// localDir is the directory beside a local source, for its decoder: plain
+// names only, symbolic links not followed.
+type localDir struct{ dir string }
+
+// open opens name in the directory: a regular file, no symbolic link.
+func (d localDir) open(name string) (*os.File, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("%q: not a file name in %s", name, d.dir)
+	}
+	p := filepath.Join(d.dir, name)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", p)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Names lists the directory.
+func (d localDir) Names() ([]string, error) {
+	ents, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ents))
+	for i, e := range ents {
+		out[i] = e.Name()
+	}
+	return out, nil
+}
+
+// ReadFile reads the small regular file name.
+func (d localDir) ReadFile(name string, max int64) ([]byte, error) {
+	f, err := d.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", f.Name(), max)
+	}
+	return b, err
+}
+
+// OpenRecords opens the record file name.
+func (d localDir) OpenRecords(name string) (decode.RecordsCloser, error) {
+	f, err := d.open(name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := index.OpenFile(context.Background(), f, f.Name(), index.Options{CacheDir: "-"})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/recordio"
 
 	"github.com/sirupsen/logrus"
@@ -74,7 +75,7 @@ type mountFlags struct {
 	uid, gid       uint32
 	umask          string
 	noexec         bool
-	decode         *string
+	decode         *decodeFlags
 }
 
 func newMountCmd() *cobra.Command {
@@ -111,13 +112,15 @@ Owner, group and permissions follow the source file unless --uid, --gid or
 --umask say otherwise; --allow-other always turns on the kernel's permission
 checks (default_permissions) against what the mount reports.
 
---decode batch shows each record of a database WAL as the text of its
-WriteBatch, --decode manifest each record of a MANIFEST as its VersionEdit
-(see recfs cat --help), and --decode auto picks by file name in directory
-mounts (*.log batch, MANIFEST-* manifest, others raw); ls -l shows the
-sizes of the texts.
+--decode NAME shows each record decoded as text by the decoder NAME (the
+list is below; recfs cat --help and the README show the output), and
+--decode auto picks a decoder for each record file by its first records
+(.recfs says which and why); ls -l shows the sizes of the texts. A record
+the decoder does not fit reads as EIO and is logged once. Decoders with a
+summary (a MANIFEST's live files) serve it as .recfs-summary in the record
+directory: not listed, so that grep -r sees records only, but read by name.
 
-` + helperUsage(),
+` + decodersHelp() + "\n" + helperUsage(),
 		Example: `  recfs mount events.log /mnt/ev
   recfs mount --daemon /data/logs /mnt/logs && ls /mnt/logs
   recfs unmount /mnt/logs
@@ -150,7 +153,7 @@ sizes of the texts.
 	fl.StringVar(&f.umask, "umask", "", "octal permission bits to withhold from 0555 directories (0777 with --rw) and 0444 records (default: follow the source's mode)")
 	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
-	f.decode = addDecodeFlag(cmd)
+	f.decode = addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		err := runMount(cmd, f, args[0], args[1])
 		reportDaemonError(err)
@@ -175,10 +178,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if f.force && !f.rw {
 		return usagef("--force goes with --rw")
 	}
-	if err := checkDecode(*f.decode); err != nil {
+	if err := f.decode.check(); err != nil {
 		return err
 	}
-	if *f.decode != decodeNone && f.rw {
+	if f.decode.decoding() && f.rw {
 		return usagef("--decode shows records as text; it does not go with --rw")
 	}
 	cacheMem, err := parseSize(f.cacheMem)
@@ -210,6 +213,10 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			return err
 		}
 	}
+	plan, err := f.decode.plan(decode.Output{})
+	if err != nil {
+		return err
+	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
 		return startDaemon(cmd, f, srcAbs, mntAbs)
 	}
@@ -230,9 +237,9 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 
 	var tree *fs.Tree
 	if s3obj.IsURL(srcAbs) && isS3Prefix(srcAbs) {
-		tree, err = s3DirTree(cmd, srcAbs, iopts, *f.decode, f.hideOther, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
+		tree, err = s3DirTree(cmd, srcAbs, iopts, plan, f.hideOther, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
 	} else if s3obj.IsURL(srcAbs) {
-		tree, err = s3Tree(cmd, srcAbs, iopts, *f.decode, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
+		tree, err = s3Tree(cmd, srcAbs, iopts, plan, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
 	} else if srcInfo.IsDir() {
 		tree, err = fs.NewDir(srcAbs, fs.Options{
 			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
@@ -243,7 +250,12 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				if err != nil {
 					return nil, err
 				}
-				return viewSource(t, *f.decode, sf.Path), nil
+				v, err := viewSource(plan, t, sf.Path)
+				if err != nil {
+					t.Close()
+					return nil, err
+				}
+				return v, nil
 			},
 			Detect: func(r io.ReaderAt, size int64) bool {
 				_, err := index.Detect(r, size)
@@ -274,7 +286,12 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		if err != nil {
 			return err
 		}
-		tree, err = fs.NewFile(srcAbs, viewSource(t, *f.decode, srcAbs), fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
+		var v fs.Source
+		if v, err = viewSource(plan, t, srcAbs); err != nil {
+			t.Close()
+			return err
+		}
+		tree, err = fs.NewFile(srcAbs, v, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
 	}
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/recfs/recfs/codec/decoders"
 	rfs "github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
@@ -163,7 +164,7 @@ func s3MountFlags(f *mountFlags) error {
 // decoded as --decode says).
 // With follow, the object is HEADed at the follow interval and a new
 // version replaces the table (see followedObject).
-func s3Tree(cmd *cobra.Command, url string, o index.Options, decode string, follow bool, fo rfs.Options) (*rfs.Tree, error) {
+func s3Tree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan, follow bool, fo rfs.Options) (*rfs.Tree, error) {
 	t, obj, err := openS3Table(cmd, url, o)
 	if err != nil {
 		return nil, err
@@ -179,7 +180,12 @@ func s3Tree(cmd *cobra.Command, url string, o index.Options, decode string, foll
 	} else {
 		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
 	}
-	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), viewSource(src, decode, url), fo)
+	v, err := viewSource(plan, src, url)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), v, fo)
 	if err != nil {
 		src.Close()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/codec/decoders"
 	rfs "github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
@@ -43,7 +44,7 @@ func s3PrefixFS(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.FS, error
 // are record directories, indexed on first use as one object's mount is;
 // other objects pass through as read-only files. With follow, each record
 // object opened is followed as one object's mount follows it.
-func s3DirTree(cmd *cobra.Command, url string, o index.Options, decode string, hideOther, follow bool, fo rfs.Options) (*rfs.Tree, error) {
+func s3DirTree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan, hideOther, follow bool, fo rfs.Options) (*rfs.Tree, error) {
 	c, fsys, err := s3PrefixFS(cmd, url)
 	if err != nil {
 		return nil, err
@@ -70,7 +71,12 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, decode string, h
 		if follow {
 			src = newFollowedObject(c, bucket, key, t, obj, s3Options(ourl, o))
 		}
-		return viewSource(src, decode, ourl), nil
+		v, err := viewSource(plan, src, ourl)
+		if err != nil {
+			src.Close()
+			return nil, err
+		}
+		return v, nil
 	}
 	fo.Detect = func(r io.ReaderAt, size int64) bool {
 		_, err := index.Detect(r, size)
