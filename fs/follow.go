@@ -38,9 +38,23 @@ type Change struct {
 // Record returns the node of record n of the changed directory.
 func (c Change) Record(n int64) Node { return Node{Kind: KindRecord, N: n, rd: c.Dir.rd} }
 
-// Names returns the names of the records the change added, at most max of
-// them (the first ones), as the directory now lists them.
-func (c Change) Names(max int) []string {
+// Names returns the names of the records the change added, as the
+// directory now lists them: the first maxNotifyNames of them, the names
+// whose (negative) kernel entries adapters invalidate one by one. Beyond
+// them, the negative timeout lets the kernel find the rest on its own.
+func (c Change) Names() []string { return c.names(maxNotifyNames) }
+
+// maxNotifyNames bounds Change.Names.
+const maxNotifyNames = 1024
+
+// RelistDelay is how long after a change adapters drop a directory's
+// listing from the kernel a second time: a listing opened just before the
+// change and read just after it fills the kernel's fresh listing cache
+// with the old entries.
+const RelistDelay = 200 * time.Millisecond
+
+// names returns the names of the first max records the change added.
+func (c Change) names(max int) []string {
 	var out []string
 	for n := c.OldLen; n < c.NewLen && len(out) < max; n++ {
 		out = append(out, RecordName(n, c.NewLen))

@@ -94,10 +94,10 @@ func TestFollow(t *testing.T) {
 	if c.OldLen != 2 || c.NewLen != 5 || c.Dir != tree.Root() || c.Info.Kind != KindInfo {
 		t.Fatalf("change %+v", c)
 	}
-	if got := strings.Join(c.Names(10), ","); got != "000002,000003,000004" {
+	if got := strings.Join(c.Names(), ","); got != "000002,000003,000004" {
 		t.Fatalf("new names %s", got)
 	}
-	if got := strings.Join(c.Names(1), ","); got != "000002" {
+	if got := strings.Join(c.names(1), ","); got != "000002" {
 		t.Fatalf("capped names %s", got)
 	}
 	n, err := tree.Lookup(ctx, tree.Root(), "000004")

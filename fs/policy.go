@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -90,6 +91,14 @@ type MountPolicy struct {
 // NoOpen reports whether a mount with options o may run in the kernel's
 // no-open mode (see MountPolicy.NoOpen).
 func NoOpen(o MountOptions) bool { return !o.ReadWrite && !o.Follow }
+
+// OpensForWrite reports whether the flags of an open(2) the kernel
+// forwards ask to change the file: an access mode other than O_RDONLY, or
+// O_TRUNC, O_APPEND or O_CREAT. Only pending files of a writable tree
+// open that way; every other file refuses it.
+func OpensForWrite(flags uint32) bool {
+	return flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CREAT) != 0
+}
 
 // EntryHints are the kernel cache timeouts of a looked-up or created
 // entry. A zero duration means "do not cache".

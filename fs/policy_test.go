@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"errors"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,5 +161,28 @@ func TestPolicyXattrs(t *testing.T) {
 	}
 	if st := on.Statfs(); st.Bsize != 4096 || st.Frsize != 4096 || st.NameLen != 255 {
 		t.Errorf("statfs = %+v", st)
+	}
+}
+
+// TestOpensForWrite: every access mode but O_RDONLY, and O_TRUNC,
+// O_APPEND and O_CREAT, ask for change; read-only opens with other flags
+// do not.
+func TestOpensForWrite(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags int
+		want  bool
+	}{
+		{syscall.O_RDONLY, false},
+		{syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC, false},
+		{syscall.O_WRONLY, true},
+		{syscall.O_RDWR, true},
+		{syscall.O_RDONLY | syscall.O_TRUNC, true},
+		{syscall.O_RDONLY | syscall.O_APPEND, true},
+		{syscall.O_RDONLY | syscall.O_CREAT, true},
+	} {
+		if got := OpensForWrite(uint32(tc.flags)); got != tc.want {
+			t.Errorf("OpensForWrite(%#o) = %v, want %v", tc.flags, got, tc.want)
+		}
 	}
 }

@@ -70,14 +70,10 @@ const maxReadahead = 128 << 10
 // the kernel unchanged.
 const openNoFlush fuse.OpenResponseFlags = 1 << 5
 
-// Options returns the bazil mount options Mount uses for o: the mount
-// policy of fs (file system name and type, read-only, allow_other with
-// default_permissions) in bazil's terms, plus 128 KiB readahead and
+// options returns the bazil mount options of a mount with policy mp: the
+// mount policy of fs (file system name and type, read-only, allow_other
+// with default_permissions) in bazil's terms, plus 128 KiB readahead and
 // asynchronous reads.
-func Options(tree *fs.Tree, o fs.MountOptions) []fuse.MountOption {
-	return options(fs.NewPolicy(tree, o).Mount())
-}
-
 func options(mp fs.MountPolicy) []fuse.MountOption {
 	opts := []fuse.MountOption{
 		fuse.FSName(mp.FSName),
@@ -129,7 +125,7 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := NewFS(tree, o)
+	fsys := newFS(tree, o)
 	mp := fsys.root.m.p.Mount()
 	conn, err := fuse.Mount(abs, options(mp)...)
 	if err != nil {
@@ -137,7 +133,7 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}
 	s := &server{dir: abs, done: make(chan struct{})}
 	srv := bazilfs.New(conn, config(mp))
-	fsys.root.m.hack.Store(true)
+	fsys.root.m.pollFile.Store(true)
 	go func() {
 		s.err = servedUntilUnmount(srv.Serve(fsys), abs)
 		// Closing the device aborts the connection if Serve stopped
@@ -147,8 +143,8 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}()
 	// Turning POLL off goes through the server, so it also proves that the
 	// mount answers.
-	err = disablePoll(filepath.Join(abs, pollHackName))
-	fsys.root.m.hack.Store(false)
+	err = disablePoll(filepath.Join(abs, pollFileName))
+	fsys.root.m.pollFile.Store(false)
 	if err != nil {
 		_ = s.Unmount()
 		return nil, err
@@ -213,34 +209,28 @@ func (s *server) Unmount() error {
 	return nil
 }
 
-// FS is the bazil file system of one tree.
-type FS struct {
+// fileSystem is the bazil file system of one tree.
+type fileSystem struct {
 	root node
 }
 
-// pollHackName is a hidden file of the root that exists only while Mount
-// turns POLL off: opening it gives a handle whose Poll answers ENOSYS. It
-// is never listed, and looking it up afterwards gives ENOENT.
-const pollHackName = ".recfs-bazil-poll-hack"
-
 var (
-	_ bazilfs.FS         = (*FS)(nil)
-	_ bazilfs.FSStatfser = (*FS)(nil)
+	_ bazilfs.FS         = (*fileSystem)(nil)
+	_ bazilfs.FSStatfser = (*fileSystem)(nil)
 )
 
-// NewFS returns the bazil file system of tree, for bazilfs.Serve or for
-// tests that drive nodes without a kernel.
-func NewFS(tree *fs.Tree, o fs.MountOptions) *FS {
+// newFS returns the bazil file system of tree mounted with o.
+func newFS(tree *fs.Tree, o fs.MountOptions) *fileSystem {
 	m := &mount{t: tree, p: fs.NewPolicy(tree, o)}
-	return &FS{root: node{m: m, n: tree.Root()}}
+	return &fileSystem{root: node{m: m, n: tree.Root()}}
 }
 
 // Root returns the root node.
-func (f *FS) Root() (bazilfs.Node, error) { return f.root, nil }
+func (f *fileSystem) Root() (bazilfs.Node, error) { return f.root, nil }
 
 // Statfs reports what the policy says: a read-only file system with no
 // free space.
-func (f *FS) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsResponse) error {
+func (f *fileSystem) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsResponse) error {
 	st := f.root.m.p.Statfs()
 	resp.Bsize, resp.Frsize, resp.Namelen = st.Bsize, st.Frsize, st.NameLen
 	return nil
@@ -248,9 +238,9 @@ func (f *FS) Statfs(_ context.Context, _ *fuse.StatfsRequest, resp *fuse.StatfsR
 
 // mount is what every node of one mount shares.
 type mount struct {
-	t    *fs.Tree
-	p    *fs.Policy  // what the kernel is told: fs decides, this adapter translates
-	hack atomic.Bool // pollHackName can be looked up
+	t        *fs.Tree
+	p        *fs.Policy  // what the kernel is told: fs decides, this adapter translates
+	pollFile atomic.Bool // pollFileName can be looked up
 
 	liveMu sync.Mutex
 	live   map[fs.Node]struct{} // entries whose node the kernel holds
@@ -259,9 +249,8 @@ type mount struct {
 // node is the kernel-facing node of one tree entry. It is a comparable
 // value: bazil uses it as a map key, so equal entries share a node ID.
 type node struct {
-	m    *mount
-	n    fs.Node
-	hack bool // the pollHackName file, not a tree entry
+	m *mount
+	n fs.Node
 }
 
 var (
@@ -311,10 +300,6 @@ func fileMode(m uint32) os.FileMode {
 
 // Attr reports the entry's attributes, valid for the attribute timeout.
 func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
-	if nd.hack {
-		a.Mode, a.Valid = 0o444, 0
-		return nil
-	}
 	at, err := nd.m.t.Getattr(ctx, nd.n)
 	if err != nil {
 		return nd.m.t.Report(err)
@@ -327,12 +312,9 @@ func (nd node) Attr(ctx context.Context, a *fuse.Attr) error {
 // then asks it for its attributes. The entry is valid for the entry
 // timeout.
 func (nd node) Lookup(ctx context.Context, req *fuse.LookupRequest, resp *fuse.LookupResponse) (bazilfs.Node, error) {
-	if nd.hack {
-		return nil, syscall.ENOTDIR
-	}
-	if req.Name == pollHackName && nd.m.hack.Load() && nd.n == nd.m.t.Root() {
+	if req.Name == pollFileName && nd.m.pollFile.Load() && nd.n == nd.m.t.Root() {
 		resp.EntryValid = 0 // not cached: gone once Mount returns
-		return node{m: nd.m, hack: true}, nil
+		return pollFile{m: nd.m}, nil
 	}
 	c, err := nd.m.t.Lookup(ctx, nd.n, req.Name)
 	if err != nil {
@@ -361,9 +343,6 @@ func (m *mount) node(c fs.Node) node {
 // Forget is called when the kernel has forgotten the node: the tree may
 // then close a record file deleted meanwhile.
 func (nd node) Forget() {
-	if nd.hack {
-		return
-	}
 	nd.m.liveMu.Lock()
 	_, ok := nd.m.live[nd.n]
 	delete(nd.m.live, nd.n)
@@ -373,18 +352,12 @@ func (nd node) Forget() {
 	}
 }
 
-// writeFlags are the open flags that ask for change.
-const writeFlags = fuse.OpenTruncate | fuse.OpenAppend | fuse.OpenCreate
-
 // Open opens a directory for listing or a file for reading (or a pending
 // file for writing), with the kernel cache flags the policy gives: record
 // directories and record files never change, so the kernel may cache
 // listings (CACHE_DIR) and contents (KEEP_CACHE); no file sends FLUSH on
 // close.
 func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenResponse) (bazilfs.Handle, error) {
-	if nd.hack {
-		return &fileHandle{m: nd.m, h: emptyHandle{}}, nil
-	}
 	if req.Dir || nd.n.IsDir() {
 		d, err := nd.m.t.OpenDir(ctx, nd.n)
 		if err != nil {
@@ -394,7 +367,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		resp.Flags |= openFlags(nd.m.p.Dir(nd.n))
 		return &dirHandle{m: nd.m, n: nd.n, d: d}, nil
 	}
-	if nd.n.Kind == fs.KindPending && (!req.Flags.IsReadOnly() || req.Flags&writeFlags != 0) {
+	if nd.n.Kind == fs.KindPending && fs.OpensForWrite(uint32(req.Flags)) {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
 			return nil, nd.m.t.Report(err)
@@ -402,7 +375,7 @@ func (nd node) Open(ctx context.Context, req *fuse.OpenRequest, resp *fuse.OpenR
 		resp.Flags |= openFlags(nd.m.p.File(nd.n, true))
 		return &writeHandle{m: nd.m, h: h}, nil
 	}
-	if !req.Flags.IsReadOnly() || req.Flags&writeFlags != 0 {
+	if fs.OpensForWrite(uint32(req.Flags)) {
 		return nil, nd.refuse("open for writing")
 	}
 	h, err := nd.m.t.Open(ctx, nd.n)
@@ -533,12 +506,6 @@ func (f *fileHandle) Release(context.Context, *fuse.ReleaseRequest) error {
 	}
 	return nil
 }
-
-// emptyHandle is the contents of the pollHackName file.
-type emptyHandle struct{}
-
-func (emptyHandle) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
-func (emptyHandle) Close() error                      { return nil }
 
 // Getxattr serves the attribute the policy gives (user.recfs.*, when
 // xattrs are on). When they are off it answers ENOSYS, which the kernel

@@ -104,7 +104,7 @@ func fileTree(t testing.TB, n int, o fs.MountOptions, lg logrus.FieldLogger) (*f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	root, err := NewFS(tr, o).Root()
+	root, err := newFS(tr, o).Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	r, _ := NewFS(tr, fs.MountOptions{}).Root()
+	r, _ := newFS(tr, fs.MountOptions{}).Root()
 	root := r.(node)
 	for _, size := range []int{1, 4096, 128 << 10} {
 		for i, want := range l.recs {
@@ -261,7 +261,7 @@ func TestRead(t *testing.T) {
 
 func TestStatfs(t *testing.T) {
 	_, _, root := fileTree(t, 1, fs.MountOptions{}, quietLogger())
-	f := &FS{root: root}
+	f := &fileSystem{root: root}
 	resp := &fuse.StatfsResponse{}
 	if err := f.Statfs(context.Background(), &fuse.StatfsRequest{}, resp); err != nil {
 		t.Fatal(err)
@@ -280,7 +280,7 @@ func TestOptions(t *testing.T) {
 		{fs.MountOptions{}, 5},
 		{fs.MountOptions{AllowOther: true}, 7},
 	} {
-		if got := len(Options(tr, tc.o)); got != tc.want {
+		if got := len(mountOptions(tr, tc.o)); got != tc.want {
 			t.Errorf("%+v: %d options, want %d", tc.o, got, tc.want)
 		}
 	}
@@ -288,7 +288,7 @@ func TestOptions(t *testing.T) {
 	if _, err := Mount(t.TempDir(), tr, fs.MountOptions{ReadWrite: true}); err == nil || !strings.Contains(err.Error(), "ReadWrite") {
 		t.Errorf("--rw over a read-only tree: %v", err)
 	}
-	if got, want := len(Options(tr, fs.MountOptions{ReadWrite: true})), 4; got != want {
+	if got, want := len(mountOptions(tr, fs.MountOptions{ReadWrite: true})), 4; got != want {
 		t.Errorf("--rw: %d options, want %d (no ro)", got, want)
 	}
 }
@@ -415,8 +415,8 @@ func TestMount(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "no-such-record")); !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("bad name: %v, want ENOENT", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, pollHackName)); !errors.Is(err, syscall.ENOENT) {
-		t.Errorf("%s after Mount: %v, want ENOENT", pollHackName, err)
+	if _, err := os.Stat(filepath.Join(dir, pollFileName)); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("%s after Mount: %v, want ENOENT", pollFileName, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "000501")); !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("record past the end: %v, want ENOENT", err)
@@ -495,7 +495,7 @@ func Example() {
 	defer tree.Close()
 
 	ctx := context.Background()
-	root, _ := NewFS(tree, fs.MountOptions{}).Root()
+	root, _ := newFS(tree, fs.MountOptions{}).Root()
 	rec, _ := root.(bazilfs.NodeRequestLookuper).Lookup(ctx, &fuse.LookupRequest{Name: "000000"}, &fuse.LookupResponse{})
 	var a fuse.Attr
 	rec.Attr(ctx, &a)

@@ -1,10 +1,44 @@
 package bazil
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"syscall"
 	"unsafe"
+
+	"bazil.org/fuse"
+	bazilfs "bazil.org/fuse/fs"
 )
+
+// pollFileName is a hidden file of the root that exists only while Mount
+// turns POLL off: opening it gives a handle whose Poll answers ENOSYS. It
+// is never listed, and looking it up afterwards gives ENOENT.
+const pollFileName = ".recfs-bazil-poll-hack"
+
+// pollFile is the node of pollFileName, an empty read-only file. Nothing
+// but disablePoll's open, poll and close reaches it; any other request
+// gets bazil's answer for a node without that method.
+type pollFile struct{ m *mount }
+
+var _ bazilfs.NodeOpener = pollFile{}
+
+// Attr reports an empty read-only file, not cached.
+func (pollFile) Attr(_ context.Context, a *fuse.Attr) error {
+	a.Mode, a.Valid = 0o444, 0
+	return nil
+}
+
+// Open opens the empty file; its handle's Poll turns POLL off.
+func (p pollFile) Open(context.Context, *fuse.OpenRequest, *fuse.OpenResponse) (bazilfs.Handle, error) {
+	return &fileHandle{m: p.m, h: emptyHandle{}}, nil
+}
+
+// emptyHandle is the contents of the pollFileName file.
+type emptyHandle struct{}
+
+func (emptyHandle) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (emptyHandle) Close() error                      { return nil }
 
 // pollFd is struct pollfd of poll(2).
 type pollFd struct {

@@ -21,13 +21,13 @@ import (
 // nodes without a kernel.
 func TestSuite(t *testing.T) {
 	fstest.Run(t, fstest.Caps{}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fstest.Driver {
-		return &driver{fsys: NewFS(tree, o)}
+		return &driver{fsys: newFS(tree, o)}
 	})
 }
 
 // driver drives the bazil nodes as the kernel would (through bazil's
 // server). Nodes are the node values.
-type driver struct{ fsys *FS }
+type driver struct{ fsys *fileSystem }
 
 var bg = context.Background()
 
@@ -246,4 +246,9 @@ func (f *file) Release() error {
 		return errOf(r.Release(bg, &fuse.ReleaseRequest{}))
 	}
 	return nil
+}
+
+// mountOptions returns the bazil mount options Mount uses for tree and o.
+func mountOptions(tree *fs.Tree, o fs.MountOptions) []fuse.MountOption {
+	return options(fs.NewPolicy(tree, o).Mount())
 }

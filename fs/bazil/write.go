@@ -26,9 +26,6 @@ var _ bazilfs.NodeFsyncer = node{}
 
 // Create makes a pending record in a record directory.
 func (nd node) Create(ctx context.Context, req *fuse.CreateRequest, resp *fuse.CreateResponse) (bazilfs.Node, bazilfs.Handle, error) {
-	if nd.hack {
-		return nil, nil, syscall.ENOTDIR
-	}
 	c, h, err := nd.m.t.Create(ctx, nd.n, req.Name)
 	if err != nil {
 		return nil, nil, nd.m.t.Report(err)
@@ -40,9 +37,6 @@ func (nd node) Create(ctx context.Context, req *fuse.CreateRequest, resp *fuse.C
 
 // Mkdir makes a new record file in a mirrored directory.
 func (nd node) Mkdir(ctx context.Context, req *fuse.MkdirRequest) (bazilfs.Node, error) {
-	if nd.hack {
-		return nil, syscall.ENOTDIR
-	}
 	c, err := nd.m.t.Mkdir(ctx, nd.n, req.Name)
 	if err != nil {
 		return nil, nd.m.t.Report(err)
@@ -52,7 +46,7 @@ func (nd node) Mkdir(ctx context.Context, req *fuse.MkdirRequest) (bazilfs.Node,
 
 // Remove discards a pending file (unlink); everything else is refused.
 func (nd node) Remove(ctx context.Context, req *fuse.RemoveRequest) error {
-	if req.Dir || nd.hack {
+	if req.Dir {
 		return nd.refuse("rmdir")
 	}
 	return nd.m.errOf(nd.m.t.Unlink(ctx, nd.n, req.Name))
@@ -70,7 +64,7 @@ func (m *mount) errOf(err error) error {
 // accepts mode, owner and time changes of it as no-ops (cp -p, touch);
 // every other node is immutable.
 func (nd node) Setattr(ctx context.Context, req *fuse.SetattrRequest, resp *fuse.SetattrResponse) error {
-	if nd.hack || nd.n.Kind != fs.KindPending {
+	if nd.n.Kind != fs.KindPending {
 		return nd.refuse("setattr")
 	}
 	if req.Valid.Size() {
@@ -84,9 +78,6 @@ func (nd node) Setattr(ctx context.Context, req *fuse.SetattrRequest, resp *fuse
 // Fsync appends a pending file now, durably. bazil names the node, not
 // the handle, so it goes through the tree.
 func (nd node) Fsync(ctx context.Context, _ *fuse.FsyncRequest) error {
-	if nd.hack {
-		return nil
-	}
 	return nd.m.errOf(nd.m.t.Fsync(ctx, nd.n))
 }
 

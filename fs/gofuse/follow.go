@@ -10,11 +10,6 @@ import (
 	"github.com/recfs/recfs/fs"
 )
 
-// maxNotifyNames bounds the new names whose (negative) kernel entries are
-// invalidated one by one after a change; beyond it, the 1 s negative timeout
-// lets the kernel find the rest on its own.
-const maxNotifyNames = 1024
-
 // startFollow makes tree follow its record files and, after every change,
 // invalidates what the kernel cached about the record directory: the
 // entries of the new names, its listing and attributes, and .recfs. root is
@@ -41,22 +36,15 @@ func invalidate(root *fusefs.Inode, r *recordFS, c fs.Change) {
 			r.dropRecords(dir, c)
 		}
 	}
-	for _, name := range c.Names(maxNotifyNames) {
+	for _, name := range c.Names() {
 		dir.NotifyEntry(name)
 	}
 	dir.NotifyContent(0, 0)
-	// A listing opened just before the change and read just after it
-	// fills the kernel's fresh listing cache with the old entries: drop
-	// the listing once more when such a listing is over.
-	time.AfterFunc(relistDelay, func() { dir.NotifyContent(0, 0) })
+	time.AfterFunc(fs.RelistDelay, func() { dir.NotifyContent(0, 0) })
 	if info := dir.GetChild(fs.InfoName); info != nil {
 		info.NotifyContent(0, 0)
 	}
 }
-
-// relistDelay is how long after a change the directory listing is dropped
-// a second time.
-const relistDelay = 200 * time.Millisecond
 
 // dropAll tells the kernel to forget the contents, attributes and entries
 // of every node it holds below dir (record files, trailer/ and its item):

@@ -6,25 +6,16 @@
 // server keeps nothing per record however many the kernel holds (see
 // recordFS); listings are generated one entry at a time; and the kernel is
 // told to cache names, attributes, listings and file contents for a long
-// time, since record files never change. The settings follow section (c)
-// of shared/design/fuse-notes.md. Read-only mounts that do not follow
-// their sources also put the kernel in its no-open and no-flush modes (see
-// NoOpen): a warm pass over records then sends no request at all.
+// time, since record files never change. Read-only mounts that do not
+// follow their sources also put the kernel in its no-open and no-flush
+// modes (see fs.MountPolicy.NoOpen): a warm pass over records then sends
+// no request at all.
 //
 // Those mounts also push record bytes into the kernel's page cache ahead
 // of a reader going through a record directory in inode-number order, the
 // order of grep -r and find past 10,000 entries (see pusher; fs policy
-// PushAhead). Measured on 2 shared cores, first grep -r right after mount
-// of 100k x 1 KiB records, source in the page cache, 5 pairs: READ
-// requests 100,001 -> 5,970; wall 0.39x, CPU 0.46x (medians of pair
-// ratios), server peak RSS +7 MiB; against tmpfs in one bench run each,
-// 18.5x -> 6.4x (cd test && go run ./cmd/recfs-bench -only
-// mount-grep-first -backends gofuse). Pushing without waiting for READs
-// to pace it (see pusher) then cut the READs left (8,700-36,000 on a
-// quieter machine) to a few hundred: wall 0.59x of that pusher (3 pairs),
-// 5.95x -> 3.47x tmpfs. What is left is the pushes themselves (one write
-// to /dev/fuse and one read of the source per record: 56% of the
-// server's CPU) and READDIRPLUS (26%).
+// PushAhead), so that such a reader's first pass sends few READs. make
+// bench's mount-grep-first rows measure it (docs/BENCHMARKS.md).
 package gofuse
 
 import (
@@ -33,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -45,6 +35,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/gofuse/internal/measure"
 )
 
 var _ fs.Mounter = Mount
@@ -69,12 +60,9 @@ func ttl(d time.Duration) time.Duration {
 // noCache is go-fuse's "no time".
 const noCache = time.Nanosecond
 
-// Options returns the go-fuse options Mount uses for o: the mount policy
-// of fs (names, timeouts, read-only, allow_other) in go-fuse's terms.
-func Options(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
-	return options(fs.NewPolicy(tree, o))
-}
-
+// options returns the go-fuse options of a mount with policy p: the mount
+// policy of fs (names, timeouts, read-only, allow_other) in go-fuse's
+// terms.
 func options(p *fs.Policy) *fusefs.Options {
 	mp := p.Mount()
 	entry, attr, neg := mp.EntryTimeout, mp.AttrTimeout, ttl(mp.NegativeTimeout)
@@ -147,14 +135,14 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	if o.ReadWrite != tree.Writable() {
 		return nil, fmt.Errorf("gofuse: MountOptions.ReadWrite is %v but the tree's Options.ReadWrite is %v", o.ReadWrite, tree.Writable())
 	}
-	root := NewRoot(tree, o)
+	root := newRoot(tree, o)
 	m := root.(*node).m
 	mp := m.p.Mount()
 	if mp.PushAhead > 0 {
 		m.push = newPusher(tree, mp.PushAhead, pushBytes)
 	}
 	done := make(chan struct{})
-	stopProfile := profileCPU()
+	stopProfile := measure.ProfileCPU()
 	srv, err := serve(dir, root, options(m.p), done)
 	if err != nil {
 		close(done)
@@ -178,7 +166,7 @@ type server struct {
 	done        chan struct{}
 	once        sync.Once
 	m           *mount
-	stopProfile func() // ends the CPUProfileEnv profile
+	stopProfile func() // ends the measure.CPUProfileEnv profile
 }
 
 func (s *server) Wait() error {
@@ -193,15 +181,10 @@ func (s *server) Wait() error {
 func (s *server) Unmount() error { return s.s.Unmount() }
 
 // serve mounts root at dir and serves it, as fusefs.Mount does, with the
-// request counter of OpCountsEnv in between when that is set. done is
-// closed once the server has stopped.
+// request counter of measure.OpCountsEnv in between when that is set. done
+// is closed once the server has stopped.
 func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-chan struct{}) (*fuse.Server, error) {
-	var raw fuse.RawFileSystem = rawFS(root, opts)
-	if path := os.Getenv(OpCountsEnv); path != "" {
-		c := &opCounter{RawFileSystem: raw}
-		raw = c
-		c.dumpOnSignal(path, done)
-	}
+	raw := measure.Counted(rawFS(root, opts), done)
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, err
@@ -225,20 +208,12 @@ func rawFS(root fusefs.InodeEmbedder, opts *fusefs.Options) *recordFS {
 	return r
 }
 
-// NewRoot returns the go-fuse root node of tree, for fusefs.Mount or for
-// tests that drive nodes without a kernel.
-func NewRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
+// newRoot returns the go-fuse root node of tree mounted with o.
+func newRoot(tree *fs.Tree, o fs.MountOptions) fusefs.InodeEmbedder {
 	p := fs.NewPolicy(tree, o)
 	m := &mount{t: tree, p: p, noOpen: p.Mount().NoOpen}
 	return &node{m: m, n: tree.Root()}
 }
-
-// NoOpen reports whether a mount with options o runs in the kernel's
-// no-open mode (fs.MountPolicy.NoOpen): its first OPEN of a regular file is
-// answered with ENOSYS, so the kernel opens files without asking, keeps
-// their cached pages across opens and sends neither FLUSH nor RELEASE;
-// reads then come without a handle.
-func NoOpen(o fs.MountOptions) bool { return fs.NoOpen(o) }
 
 // mount is what every node of one mount shares.
 type mount struct {
@@ -392,14 +367,11 @@ func (h *dirHandle) Seekdir(_ context.Context, off uint64) syscall.Errno {
 
 func (h *dirHandle) Releasedir(context.Context, uint32) { h.d.Close() }
 
-// writeFlags are the open flags that ask for change.
-const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
-
 // Open opens a file for reading (or a pending file for writing), with the
 // kernel cache flags the policy gives: record contents never change, so
 // the kernel keeps its page cache across opens and sends no FLUSH on close.
 func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
-	if nd.n.Kind == fs.KindPending && flags&writeFlags != 0 {
+	if nd.n.Kind == fs.KindPending && fs.OpensForWrite(flags) {
 		h, err := nd.m.t.OpenWrite(ctx, nd.n)
 		if err != nil {
 			return nil, 0, nd.m.t.Report(err)
@@ -417,7 +389,7 @@ func (nd *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint
 // a pending one opened to write: a request to write fails, and a no-open
 // mount answers ENOSYS.
 func (m *mount) openRead(ctx context.Context, n fs.Node, flags uint32) (*fileHandle, uint32, syscall.Errno) {
-	if flags&writeFlags != 0 {
+	if fs.OpensForWrite(flags) {
 		return nil, 0, m.t.Report(m.t.ReadOnly("open for writing", n))
 	}
 	if m.noOpen {

@@ -71,7 +71,7 @@ func newTree(t testing.TB, src fs.Source) *fs.Tree {
 func TestNodes(t *testing.T) {
 	tr := newTree(t, &memSource{n: 1000, bad: 7, trailer: []byte("TRAILER")})
 	o := fs.MountOptions{}
-	raw := rawFS(NewRoot(tr, o), Options(tr, o))
+	raw := rawFS(newRoot(tr, o), mountOptions(tr, o))
 	hdr := func(id uint64) fuse.InHeader { return fuse.InHeader{NodeId: id} }
 
 	lookup := func(parent uint64, name string) (fuse.EntryOut, fuse.Status) {
@@ -324,7 +324,7 @@ func TestRecordsMakeNoNodes(t *testing.T) {
 func BenchmarkLookupRead(b *testing.B) {
 	tr := newTree(b, &memSource{n: 1 << 20, bad: -1})
 	o := fs.MountOptions{}
-	raw := rawFS(NewRoot(tr, o), Options(tr, o))
+	raw := rawFS(newRoot(tr, o), mountOptions(tr, o))
 	buf := make([]byte, 4096)
 	b.SetBytes(int64(len(payload(123456))))
 	b.ReportAllocs()
@@ -344,7 +344,7 @@ func BenchmarkLookupRead(b *testing.B) {
 func TestAllowOtherOptions(t *testing.T) {
 	tr := newTree(t, &memSource{n: 1})
 	for _, allow := range []bool{false, true} {
-		o := Options(tr, fs.MountOptions{AllowOther: allow})
+		o := mountOptions(tr, fs.MountOptions{AllowOther: allow})
 		if o.MountOptions.AllowOther != allow || slices.Contains(o.MountOptions.Options, "default_permissions") != allow {
 			t.Errorf("AllowOther %v: allow_other %v, options %q", allow, o.MountOptions.AllowOther, o.MountOptions.Options)
 		}
@@ -358,9 +358,9 @@ func TestAllowOtherOptions(t *testing.T) {
 func TestPlusListingEntries(t *testing.T) {
 	tr := newTree(t, &memSource{n: 100, bad: -1, trailer: []byte("T")})
 	o := fs.MountOptions{}
-	root := NewRoot(tr, o)
+	root := newRoot(tr, o)
 	m := root.(*node).m
-	raw := rawFS(root, Options(tr, o))
+	raw := rawFS(root, mountOptions(tr, o))
 	list := func(off uint64, size int) []fuse.DirEntry {
 		var dout fuse.OpenOut
 		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {
@@ -460,7 +460,7 @@ func TestPlusListingLean(t *testing.T) {
 	} {
 		tr := newTree(t, &memSource{n: 100, bad: -1})
 		o := fs.MountOptions{}
-		raw := rawFS(NewRoot(tr, o), Options(tr, o))
+		raw := rawFS(newRoot(tr, o), mountOptions(tr, o))
 		raw.leanAfter = c.leanAfter
 		var dout fuse.OpenOut
 		if st := raw.OpenDir(nil, &fuse.OpenIn{InHeader: fuse.InHeader{NodeId: 1}}, &dout); st != fuse.OK {

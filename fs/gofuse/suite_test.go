@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	fusefs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/recfs/recfs/fs"
@@ -16,7 +17,7 @@ import (
 // bridge without a kernel.
 func TestSuite(t *testing.T) {
 	fstest.Run(t, fstest.Caps{NoOpen: true, NegativeEntries: true}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fstest.Driver {
-		return &driver{raw: rawFS(NewRoot(tree, o), Options(tree, o)), noOpen: NoOpen(o)}
+		return &driver{raw: rawFS(newRoot(tree, o), mountOptions(tree, o)), noOpen: fs.NoOpen(o)}
 	})
 }
 
@@ -225,4 +226,9 @@ func (f *file) Release() error {
 		f.d.raw.Release(nil, &fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: f.n}, Fh: f.fh})
 	}
 	return nil
+}
+
+// mountOptions returns the go-fuse options Mount uses for tree and o.
+func mountOptions(tree *fs.Tree, o fs.MountOptions) *fusefs.Options {
+	return options(fs.NewPolicy(tree, o))
 }

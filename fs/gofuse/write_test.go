@@ -14,14 +14,14 @@ import (
 // TestSuite/NegativeEntries, drives its nodes).
 func TestWriteOptions(t *testing.T) {
 	tr := fstest.FileTree(t, fstest.NewMemSource(0, -1, nil), fs.Options{ReadWrite: true})
-	opts := Options(tr, fs.MountOptions{ReadWrite: true})
+	opts := mountOptions(tr, fs.MountOptions{ReadWrite: true})
 	if opts.MountOptions.DirectMountFlags&syscall.MS_RDONLY != 0 {
 		t.Error("writable mount is mounted read-only")
 	}
 	if *opts.NegativeTimeout > time.Millisecond {
 		t.Errorf("negative timeout %v in a writable mount", *opts.NegativeTimeout)
 	}
-	ro := Options(tr, fs.MountOptions{})
+	ro := mountOptions(tr, fs.MountOptions{})
 	if ro.MountOptions.DirectMountFlags&syscall.MS_RDONLY == 0 || *ro.NegativeTimeout != time.Second {
 		t.Errorf("read-only mount: flags %#x, negative timeout %v", ro.MountOptions.DirectMountFlags, *ro.NegativeTimeout)
 	}

@@ -16,12 +16,13 @@ import (
 	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
-// opCountsEnv is gofuse.OpCountsEnv (the test module does not build the
-// FUSE libraries).
+// opCountsEnv is measure.OpCountsEnv of fs/gofuse/internal/measure (an
+// internal package, and the test module does not build the FUSE
+// libraries).
 const opCountsEnv = "RECFS_FUSE_OPCOUNTS"
 
 // Round trips of a warm pass. The gofuse server counts the requests it
-// answers by opcode when gofuse.OpCountsEnv names a file, and writes the
+// answers by opcode when measure.OpCountsEnv names a file, and writes the
 // counts there on SIGUSR1. These tests read through a real mount twice and
 // count what the second (warm) pass cost: the kernel has every name,
 // attribute and page by then, so whatever is still sent per file is a

@@ -1,4 +1,9 @@
-package gofuse
+// Package measure holds the go-fuse server's measuring hooks for tests and
+// benchmarks, switched on by environment variables: a per-opcode request
+// counter (OpCountsEnv) and a CPU profile of the serving process
+// (CPUProfileEnv). They serve nothing; a mount without the variables
+// runs without them.
+package measure
 
 import (
 	"fmt"
@@ -52,6 +57,20 @@ var opNames = [numOps]string{
 	opReaddir: "READDIR", opReaddirplus: "READDIRPLUS", opReleasedir: "RELEASEDIR",
 	opGetxattr: "GETXATTR", opListxattr: "LISTXATTR", opStatfs: "STATFS", opStatx: "STATX",
 	opAccess: "ACCESS",
+}
+
+// Counted returns raw with the request counter of OpCountsEnv in front of
+// it when that variable names a file, and raw itself otherwise. The counts
+// are written to the file on every SIGUSR1 until done is closed, and once
+// more then.
+func Counted(raw fuse.RawFileSystem, done <-chan struct{}) fuse.RawFileSystem {
+	path := os.Getenv(OpCountsEnv)
+	if path == "" {
+		return raw
+	}
+	c := &opCounter{RawFileSystem: raw}
+	c.dumpOnSignal(path, done)
+	return c
 }
 
 // opCounter wraps the node file system and counts the requests it

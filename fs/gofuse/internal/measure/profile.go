@@ -1,4 +1,4 @@
-package gofuse
+package measure
 
 import (
 	"os"
@@ -13,11 +13,11 @@ import (
 // moment it is served until it is unmounted (go tool pprof reads it).
 const CPUProfileEnv = "RECFS_CPUPROFILE"
 
-// profileCPU starts the profile CPUProfileEnv asks for, if any, and
+// ProfileCPU starts the profile CPUProfileEnv asks for, if any, and
 // returns the function that ends and writes it (the server's Wait calls it
 // once the mount is gone). A profile that cannot start is logged, not
 // fatal: it measures, it serves nothing.
-func profileCPU() (stop func()) {
+func ProfileCPU() (stop func()) {
 	stop = func() {}
 	path := os.Getenv(CPUProfileEnv)
 	if path == "" {
