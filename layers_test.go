@@ -1,14 +1,17 @@
 package recfs_test
 
-// The shape of recfs, held by a test: layers import one way (codec ←
+// The shape of recfs, held by one test: layers import one way (codec ←
 // index ← fs ← adapters ← cmd), codec is pure framing (no operating-system
-// packages), and only the two adapters import a FUSE library.
+// packages), only the two adapters depend on a FUSE library (fs and its
+// node suite fs/fusetest never do), and each adapter builds on fs and not
+// on the other.
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,6 +108,9 @@ func checkLayers(pkgs []pkg) []string {
 				}
 			}
 		}
+		if a := adapter(p.path); p.path == module+"/"+a && !slices.Contains(p.imports, module+"/fs") {
+			bad = append(bad, fmt.Sprintf("adapter %s does not build on fs", p.path))
+		}
 		if rank < 3 {
 			for _, d := range p.deps {
 				for _, f := range fuseLibraries {
@@ -123,7 +129,8 @@ func listPackages(t *testing.T) []pkg {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...").Output()
 	if err != nil {
-		t.Skipf("go list: %v", err)
+		// A broken environment must not pass as a clean tree.
+		t.Fatalf("go list: %v", err)
 	}
 	var pkgs []pkg
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -151,7 +158,7 @@ func TestLayers(t *testing.T) {
 	for _, p := range pkgs {
 		seen = append(seen, p.path)
 	}
-	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "index", "index/source", "fs", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
+	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "index", "index/source", "fs", "fs/fusetest", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
 		if !strings.Contains(strings.Join(seen, " ")+" ", module+"/"+want+" ") {
 			t.Fatalf("go list did not list %s: %v", want, seen)
 		}
@@ -177,6 +184,9 @@ func TestLayersChecker(t *testing.T) {
 		{"index imports fs", pkg{path: m("index/source"), imports: []string{m("fs")}}, "layer above"},
 		{"fs imports an adapter", pkg{path: m("fs"), imports: []string{m("fs/gofuse")}}, "layer above"},
 		{"adapter imports the other", pkg{path: m("fs/bazil"), imports: []string{m("fs/gofuse")}}, "other adapter"},
+		{"adapter without fs", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "does not build on fs"},
+		{"adapter's internal package without fs", pkg{path: m("fs/gofuse/internal/measure"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, ""},
+		{"node suite uses FUSE", pkg{path: m("fs/fusetest"), deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "FUSE"},
 		{"fs uses FUSE", pkg{path: m("fs"), deps: []string{"bazil.org/fuse/fs"}}, "FUSE"},
 		{"index uses FUSE", pkg{path: m("index"), deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "FUSE"},
 		{"adapter uses FUSE", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse", m("fs"), m("index")}, deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, ""},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -83,7 +84,7 @@ func readAll(h Handle) string {
 func TestSwapFileAfterLookup(t *testing.T) {
 	forEachResolver(t, func(t *testing.T) {
 		src, outside := swapFixture(t)
-		tr, err := NewDir(src, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: quietLogger()})
+		tr, err := NewDir(src, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: codectest.QuietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestModesFollowSource(t *testing.T) {
 		}
 	}
 	for _, rw := range []bool{false, true} {
-		tr, err := NewDir(src, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: quietLogger(), ReadWrite: rw})
+		tr, err := NewDir(src, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: codectest.QuietLogger(), ReadWrite: rw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +248,7 @@ func appendAfterSwap(t *testing.T, memLimit int64) {
 		Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 		ReadWrite: true,
 		MemLimit:  memLimit,
-		Logger:    quietLogger(),
+		Logger:    codectest.QuietLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)

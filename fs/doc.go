@@ -8,7 +8,7 @@
 // turn its errors into errnos with [Errno]. What they tell the kernel about
 // caching, names, extended attributes and statfs is decided once, by
 // [Policy]; they only map its answers to their library's flags, and
-// package fs/fstest holds the node suite both run. [Tree.FS] offers the
+// package fs/fusetest holds the node suite both run. [Tree.FS] offers the
 // same tree as an io/fs.FS for tests and tools that have no kernel;
 // directory trees read their own source through an io/fs.FS too (see
 // sourcefs.go), one that never follows a symbolic link.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -101,7 +102,7 @@ func newFakeDirTree(t *testing.T, files map[string]string) (*Tree, *fakeOpener, 
 func newFakeTreeOf(t *testing.T, dir string) (*Tree, *fakeOpener) {
 	t.Helper()
 	op := &fakeOpener{}
-	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger()})
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -106,7 +107,7 @@ func FuzzParseRecordName(f *testing.F) {
 func TestCheckName(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tr, err := NewDir(dir, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: quietLogger(), ReadWrite: true,
+	tr, err := NewDir(dir, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: codectest.QuietLogger(), ReadWrite: true,
 		Create: func(context.Context, SourceFile) (Source, error) { return &fakeAppender{}, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestOwnership checks the owner, group and permissions a directory tree
@@ -54,7 +56,7 @@ func TestOwnership(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			op := &fakeOpener{}
-			tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger(), Owner: tc.owner, ReadWrite: tc.rw})
+			tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: codectest.QuietLogger(), Owner: tc.owner, ReadWrite: tc.rw})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // fsOpener opens fake record files of a tree over an io/fs.FS.
@@ -43,7 +45,7 @@ func TestFSTree(t *testing.T) {
 		"sub/deep/b.data": {Data: []byte(fakeMagic + "x\n"), Mode: 0o444, ModTime: mt},
 	}
 	op := &fsOpener{}
-	tr, err := NewFSTree("s3://bucket/p/", m, op.open, Options{Detect: fakeDetect, Logger: quietLogger()})
+	tr, err := NewFSTree("s3://bucket/p/", m, op.open, Options{Detect: fakeDetect, Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestFSTreeStaleRecordFile(t *testing.T) {
 	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	m := fstest.MapFS{"a.log": {Data: []byte(fakeMagic + "one\n"), Mode: 0o444, ModTime: mt}}
 	op := &fsOpener{}
-	tr, err := NewFSTree("mem", m, op.open, Options{Detect: fakeDetect, Logger: quietLogger()})
+	tr, err := NewFSTree("mem", m, op.open, Options{Detect: fakeDetect, Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -15,10 +14,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -30,17 +29,11 @@ func newFileTree(t testing.TB, src Source) (*Tree, string) {
 	if err := os.WriteFile(p, []byte("placeholder"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := NewFile(p, src, Options{Logger: quietLogger()})
+	tr, err := NewFile(p, src, Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tr, p
-}
-
-func quietLogger() *logrus.Logger {
-	l := logrus.New()
-	l.SetOutput(io.Discard)
-	return l
 }
 
 func records(n int) [][]byte {
@@ -340,7 +333,7 @@ func TestDirTree(t *testing.T) {
 	for _, hide := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hide=%v", hide), func(t *testing.T) {
 			op := &fakeOpener{}
-			tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, HideOther: hide, Logger: quietLogger()})
+			tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, HideOther: hide, Logger: codectest.QuietLogger()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +397,7 @@ func TestDirTreeIndexFailure(t *testing.T) {
 		calls++
 		return nil, &codec.CorruptError{Format: codec.LevelDB, Off: 0, Reason: "strict", Err: codec.ErrCorrupt}
 	}
-	tr, _ := NewDir(dir, Options{Open: fail, Detect: fakeDetect, Logger: quietLogger()})
+	tr, _ := NewDir(dir, Options{Open: fail, Detect: fakeDetect, Logger: codectest.QuietLogger()})
 	ctx := context.Background()
 	n, err := tr.Lookup(ctx, tr.Root(), "a.log")
 	if err != nil || n.Kind != KindRecordDir {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 
 	"github.com/recfs/recfs/codec"
@@ -31,7 +32,7 @@ func TestCreateRefusedClosedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := NewFile(dst, tb, Options{ReadWrite: true, Logger: quietLogger()})
+	tr, err := NewFile(dst, tb, Options{ReadWrite: true, Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestCreateRefusedClosedLog(t *testing.T) {
 // new files are refused at create.
 func TestCloseRefusedDBLock(t *testing.T) {
 	ctx := context.Background()
-	tr, path := newWritableTree(t, codec.LevelDB, Options{ReadWrite: true, Logger: quietLogger()})
+	tr, path := newWritableTree(t, codec.LevelDB, Options{ReadWrite: true, Logger: codectest.QuietLogger()})
 	defer tr.Close()
 	_, h, err := tr.Create(ctx, tr.Root(), "late")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -28,7 +29,7 @@ func newWritableTree(t testing.TB, f codec.Format, o Options) (*Tree, string) {
 		t.Fatal(err)
 	}
 	o.ReadWrite = true
-	o.Logger = quietLogger()
+	o.Logger = codectest.QuietLogger()
 	tr, err := NewFile(p, tb, o)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +353,7 @@ func TestAppendLegacyFails(t *testing.T) {
 		tb.Close()
 		t.Skipf("%s is %v", dst, tb.Format())
 	}
-	tr, err := NewFile(dst, tb, Options{ReadWrite: true, Logger: quietLogger()})
+	tr, err := NewFile(dst, tb, Options{ReadWrite: true, Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestMkdirTree(t *testing.T) {
 			return index.CreateFile(ctx, sf.File, sf.Path, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		ReadWrite: true,
-		Logger:    quietLogger(),
+		Logger:    codectest.QuietLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +469,7 @@ func TestEmptyLogWritable(t *testing.T) {
 			},
 			Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 			ReadWrite: rw,
-			Logger:    quietLogger(),
+			Logger:    codectest.QuietLogger(),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -24,14 +24,15 @@ import (
 	"github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/fstest"
+	"github.com/recfs/recfs/fs/fusetest"
 	"github.com/recfs/recfs/index"
 )
 
 // payload returns record i of the test logs: the node suite's records.
-func payload(i int) []byte { return fstest.Payload(int64(i)) }
+func payload(i int) []byte { return fusetest.Payload(int64(i)) }
 
 // testLog is a leveldb log written by leveldb.Writer, with what the
 // writer said about it.
@@ -67,8 +68,6 @@ func writeLog(t testing.TB, dir string, n int, extra ...[]byte) *testLog {
 	}
 	return l
 }
-
-func quietLogger() *logrus.Logger { return fstest.QuietLogger() }
 
 // openTable indexes a log without touching the user's cache.
 func openTable(t testing.TB, path string) *index.Table {
@@ -175,7 +174,7 @@ func listDir(t testing.TB, n node) ([]fuse.Dirent, fuse.OpenResponseFlags) {
 // TestReadDirAllRewind checks that a second ReadDirAll on one handle (a
 // rewinddir) lists the same entries again.
 func TestReadDirAllRewind(t *testing.T) {
-	_, _, root := fileTree(t, 20, fs.MountOptions{}, quietLogger())
+	_, _, root := fileTree(t, 20, fs.MountOptions{}, codectest.QuietLogger())
 	ctx := context.Background()
 	h, err := root.Open(ctx, &fuse.OpenRequest{Dir: true}, &fuse.OpenResponse{})
 	if err != nil {
@@ -198,7 +197,7 @@ func TestReadDirAllRewind(t *testing.T) {
 func TestRead(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320000 bytes, > 2 requests
 	l := writeLog(t, t.TempDir(), 300, big, nil)
-	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: quietLogger()})
+	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +259,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestStatfs(t *testing.T) {
-	_, _, root := fileTree(t, 1, fs.MountOptions{}, quietLogger())
+	_, _, root := fileTree(t, 1, fs.MountOptions{}, codectest.QuietLogger())
 	f := &fileSystem{root: root}
 	resp := &fuse.StatfsResponse{}
 	if err := f.Statfs(context.Background(), &fuse.StatfsRequest{}, resp); err != nil {
@@ -272,7 +271,7 @@ func TestStatfs(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	tr, _, _ := fileTree(t, 1, fs.MountOptions{}, quietLogger())
+	tr, _, _ := fileTree(t, 1, fs.MountOptions{}, codectest.QuietLogger())
 	for _, tc := range []struct {
 		o    fs.MountOptions
 		want int
@@ -291,31 +290,6 @@ func TestOptions(t *testing.T) {
 	if got, want := len(mountOptions(tr, fs.MountOptions{ReadWrite: true})), 4; got != want {
 		t.Errorf("--rw: %d options, want %d (no ro)", got, want)
 	}
-}
-
-// fuseMode decides whether the in-process mount test runs: RECFS_TEST_FUSE
-// "0" skips it, "1" requires it (a missing /dev/fuse or fusermount3 is a
-// failure), "" runs it when both are present.
-func fuseMode(t *testing.T) {
-	t.Helper()
-	mode := os.Getenv("RECFS_TEST_FUSE")
-	if mode == "0" {
-		t.Skip("RECFS_TEST_FUSE=0")
-	}
-	var missing []string
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		missing = append(missing, err.Error())
-	}
-	if _, err := exec.LookPath("fusermount3"); err != nil {
-		missing = append(missing, err.Error())
-	}
-	if len(missing) == 0 {
-		return
-	}
-	if mode == "1" {
-		t.Fatalf("RECFS_TEST_FUSE=1 but %s", strings.Join(missing, "; "))
-	}
-	t.Skipf("no FUSE: %s", strings.Join(missing, "; "))
 }
 
 // mounted reports whether dir is a mount point in /proc/self/mountinfo, and
@@ -343,10 +317,10 @@ func mounted(t *testing.T, dir string) (bool, string) {
 
 // TestMount mounts a log in-process and reads it through the kernel.
 func TestMount(t *testing.T) {
-	fuseMode(t)
+	fusetest.NeedFUSE(t, "fusermount3")
 	big := bytes.Repeat([]byte("big record "), 30000) // 330000 bytes: three 128 KiB reads
 	l := writeLog(t, t.TempDir(), 500, big)
-	tr, err := fs.NewFile(l.path, badSource{Source: openTable(t, l.path), bad: 5}, fs.Options{Logger: quietLogger()})
+	tr, err := fs.NewFile(l.path, badSource{Source: openTable(t, l.path), bad: 5}, fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,9 +417,9 @@ func TestMount(t *testing.T) {
 
 // TestMountXattrs mounts with xattrs on and reads them through the kernel.
 func TestMountXattrs(t *testing.T) {
-	fuseMode(t)
+	fusetest.NeedFUSE(t, "fusermount3")
 	l := writeLog(t, t.TempDir(), 30)
-	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: quietLogger()})
+	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +490,7 @@ func FuzzLookup(f *testing.F) {
 		f.Add(s)
 	}
 	const n = 100
-	_, _, root := fileTree(f, n, fs.MountOptions{}, quietLogger())
+	_, _, root := fileTree(f, n, fs.MountOptions{}, codectest.QuietLogger())
 	ents, _ := listDir(f, root)
 	inos := map[string]uint64{}
 	for _, e := range ents {
@@ -559,7 +533,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(uint16(96), uint32(40000), uint32(131072))
 	f.Add(uint16(7), uint32(1<<31), uint32(1))
 	const n = 200
-	_, l, root := fileTree(f, n, fs.MountOptions{}, quietLogger())
+	_, l, root := fileTree(f, n, fs.MountOptions{}, codectest.QuietLogger())
 	f.Fuzz(func(t *testing.T, rec uint16, off, size uint32) {
 		i := int(rec) % n
 		size %= 128<<10 + 1
@@ -586,7 +560,7 @@ func FuzzRead(f *testing.F) {
 // BenchmarkLookupRead measures a lookup, attributes, open, read and release
 // of one record through the bridge, without a kernel.
 func BenchmarkLookupRead(b *testing.B) {
-	_, l, root := fileTree(b, 5000, fs.MountOptions{}, quietLogger())
+	_, l, root := fileTree(b, 5000, fs.MountOptions{}, codectest.QuietLogger())
 	ctx := context.Background()
 	var total int64
 	for i := 0; i < 1000; i++ {
@@ -618,7 +592,7 @@ func BenchmarkLookupRead(b *testing.B) {
 func BenchmarkReadDirAll(b *testing.B) {
 	for _, n := range []int{1000, 100000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			_, _, root := fileTree(b, n, fs.MountOptions{}, quietLogger())
+			_, _, root := fileTree(b, n, fs.MountOptions{}, codectest.QuietLogger())
 			ents, _ := listDir(b, root)
 			var enc []byte
 			for _, e := range ents {
@@ -636,9 +610,9 @@ func BenchmarkReadDirAll(b *testing.B) {
 // TestUnmountBusy checks that Unmount fails while a file on the mount is
 // open, leaving the mount usable, and succeeds once it is closed.
 func TestUnmountBusy(t *testing.T) {
-	fuseMode(t)
+	fusetest.NeedFUSE(t, "fusermount3")
 	l := writeLog(t, t.TempDir(), 5)
-	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: quietLogger()})
+	tr, err := fs.NewFile(l.path, openTable(t, l.path), fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +679,7 @@ func TestDebugLog(t *testing.T) {
 // kernel turns into ENOTSUP and remembers, so it stops asking (the node
 // suite checks the ENOTSUP callers see, and the attributes themselves).
 func TestXattrsOff(t *testing.T) {
-	_, _, root := fileTree(t, 3, fs.MountOptions{}, quietLogger())
+	_, _, root := fileTree(t, 3, fs.MountOptions{}, codectest.QuietLogger())
 	ctx := context.Background()
 	if err := root.Getxattr(ctx, &fuse.GetxattrRequest{Name: "user.recfs.format"}, &fuse.GetxattrResponse{}); !errors.Is(err, syscall.ENOSYS) {
 		t.Errorf("getxattr: %v, want ENOSYS (ENOTSUP for the caller)", err)

@@ -14,13 +14,13 @@ import (
 	bazilfs "bazil.org/fuse/fs"
 
 	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/fstest"
+	"github.com/recfs/recfs/fs/fusetest"
 )
 
 // TestSuite runs the node suite every adapter runs, through the bazil
 // nodes without a kernel.
 func TestSuite(t *testing.T) {
-	fstest.Run(t, fstest.Caps{}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fstest.Driver {
+	fusetest.Run(t, fusetest.Caps{}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fusetest.Driver {
 		return &driver{fsys: newFS(tree, o)}
 	})
 }
@@ -64,12 +64,12 @@ func statMode(m os.FileMode) uint32 {
 	return s
 }
 
-func nodeAttr(nd node) (fstest.Attr, error) {
+func nodeAttr(nd node) (fusetest.Attr, error) {
 	var a fuse.Attr
 	if err := nd.Attr(bg, &a); err != nil {
-		return fstest.Attr{}, errOf(err)
+		return fusetest.Attr{}, errOf(err)
 	}
-	return fstest.Attr{Ino: a.Inode, Mode: statMode(a.Mode), Size: a.Size, Nlink: a.Nlink, TTL: a.Valid}, nil
+	return fusetest.Attr{Ino: a.Inode, Mode: statMode(a.Mode), Size: a.Size, Nlink: a.Nlink, TTL: a.Valid}, nil
 }
 
 func hintsOf(fl fuse.OpenResponseFlags) fs.OpenHints {
@@ -81,25 +81,25 @@ func hintsOf(fl fuse.OpenResponseFlags) fs.OpenHints {
 	}
 }
 
-func (d *driver) Root() fstest.Node { return d.fsys.root }
+func (d *driver) Root() fusetest.Node { return d.fsys.root }
 
-func (d *driver) Lookup(parent fstest.Node, name string) (fstest.Entry, error) {
+func (d *driver) Lookup(parent fusetest.Node, name string) (fusetest.Entry, error) {
 	resp := &fuse.LookupResponse{}
 	c, err := parent.(node).Lookup(bg, &fuse.LookupRequest{Name: name}, resp)
 	if err != nil {
-		return fstest.Entry{}, errOf(err)
+		return fusetest.Entry{}, errOf(err)
 	}
 	// bazil answers a LOOKUP with the node's attributes.
 	a, err := nodeAttr(c.(node))
 	if err != nil {
-		return fstest.Entry{}, err
+		return fusetest.Entry{}, err
 	}
-	return fstest.Entry{Node: c, Attr: a, EntryTTL: resp.EntryValid}, nil
+	return fusetest.Entry{Node: c, Attr: a, EntryTTL: resp.EntryValid}, nil
 }
 
-func (d *driver) Getattr(n fstest.Node) (fstest.Attr, error) { return nodeAttr(n.(node)) }
+func (d *driver) Getattr(n fusetest.Node) (fusetest.Attr, error) { return nodeAttr(n.(node)) }
 
-func (d *driver) Open(n fstest.Node, flags int) (fstest.File, fs.OpenHints, error) {
+func (d *driver) Open(n fusetest.Node, flags int) (fusetest.File, fs.OpenHints, error) {
 	resp := &fuse.OpenResponse{}
 	h, err := n.(node).Open(bg, &fuse.OpenRequest{Flags: fuse.OpenFlags(flags)}, resp)
 	if err != nil {
@@ -108,21 +108,21 @@ func (d *driver) Open(n fstest.Node, flags int) (fstest.File, fs.OpenHints, erro
 	return &file{h: h}, hintsOf(resp.Flags), nil
 }
 
-func (d *driver) Create(parent fstest.Node, name string, flags int) (fstest.Entry, fstest.File, fs.OpenHints, error) {
+func (d *driver) Create(parent fusetest.Node, name string, flags int) (fusetest.Entry, fusetest.File, fs.OpenHints, error) {
 	resp := &fuse.CreateResponse{}
 	resp.EntryValid = 1 << 40 // bazil's default is non-zero: Create must set it
 	c, h, err := parent.(node).Create(bg, &fuse.CreateRequest{Name: name, Flags: fuse.OpenFlags(flags), Mode: 0o644}, resp)
 	if err != nil {
-		return fstest.Entry{}, nil, fs.OpenHints{}, errOf(err)
+		return fusetest.Entry{}, nil, fs.OpenHints{}, errOf(err)
 	}
 	a, err := nodeAttr(c.(node))
 	if err != nil {
-		return fstest.Entry{}, nil, fs.OpenHints{}, err
+		return fusetest.Entry{}, nil, fs.OpenHints{}, err
 	}
-	return fstest.Entry{Node: c, Attr: a, EntryTTL: resp.EntryValid}, &file{h: h}, hintsOf(resp.Flags), nil
+	return fusetest.Entry{Node: c, Attr: a, EntryTTL: resp.EntryValid}, &file{h: h}, hintsOf(resp.Flags), nil
 }
 
-func (d *driver) ReadDir(n fstest.Node) ([]fstest.DirEntry, fs.OpenHints, error) {
+func (d *driver) ReadDir(n fusetest.Node) ([]fusetest.DirEntry, fs.OpenHints, error) {
 	resp := &fuse.OpenResponse{}
 	h, err := n.(node).Open(bg, &fuse.OpenRequest{Dir: true, Flags: fuse.OpenReadOnly | fuse.OpenDirectory}, resp)
 	if err != nil {
@@ -133,14 +133,14 @@ func (d *driver) ReadDir(n fstest.Node) ([]fstest.DirEntry, fs.OpenHints, error)
 	if err != nil {
 		return nil, fs.OpenHints{}, errOf(err)
 	}
-	out := make([]fstest.DirEntry, len(ents))
+	out := make([]fusetest.DirEntry, len(ents))
 	for i, e := range ents {
-		out[i] = fstest.DirEntry{Name: e.Name, Ino: e.Inode, Dir: e.Type == fuse.DT_Dir}
+		out[i] = fusetest.DirEntry{Name: e.Name, Ino: e.Inode, Dir: e.Type == fuse.DT_Dir}
 	}
 	return out, hintsOf(resp.Flags), nil
 }
 
-func (d *driver) Getxattr(n fstest.Node, name string) ([]byte, error) {
+func (d *driver) Getxattr(n fusetest.Node, name string) ([]byte, error) {
 	resp := &fuse.GetxattrResponse{}
 	if err := n.(node).Getxattr(bg, &fuse.GetxattrRequest{Name: name, Size: 1 << 16}, resp); err != nil {
 		return nil, errOf(err)
@@ -148,7 +148,7 @@ func (d *driver) Getxattr(n fstest.Node, name string) ([]byte, error) {
 	return resp.Xattr, nil
 }
 
-func (d *driver) Listxattr(n fstest.Node) ([]string, error) {
+func (d *driver) Listxattr(n fusetest.Node) ([]string, error) {
 	resp := &fuse.ListxattrResponse{}
 	if err := n.(node).Listxattr(bg, &fuse.ListxattrRequest{Size: 1 << 16}, resp); err != nil {
 		return nil, errOf(err)
@@ -162,37 +162,37 @@ func (d *driver) Listxattr(n fstest.Node) ([]string, error) {
 	return names, nil
 }
 
-func (d *driver) Setmode(n fstest.Node, mode uint32) (fstest.Attr, error) {
+func (d *driver) Setmode(n fusetest.Node, mode uint32) (fusetest.Attr, error) {
 	resp := &fuse.SetattrResponse{}
 	if err := n.(node).Setattr(bg, &fuse.SetattrRequest{Valid: fuse.SetattrMode, Mode: os.FileMode(mode)}, resp); err != nil {
-		return fstest.Attr{}, errOf(err)
+		return fusetest.Attr{}, errOf(err)
 	}
 	a := resp.Attr
-	return fstest.Attr{Ino: a.Inode, Mode: statMode(a.Mode), Size: a.Size, Nlink: a.Nlink, TTL: a.Valid}, nil
+	return fusetest.Attr{Ino: a.Inode, Mode: statMode(a.Mode), Size: a.Size, Nlink: a.Nlink, TTL: a.Valid}, nil
 }
 
-func (d *driver) Change(op fstest.Op, parent fstest.Node, name string, target fstest.Node) error {
+func (d *driver) Change(op fusetest.Op, parent fusetest.Node, name string, target fusetest.Node) error {
 	var err error
 	switch op {
-	case fstest.OpMkdir:
+	case fusetest.OpMkdir:
 		_, err = parent.(node).Mkdir(bg, &fuse.MkdirRequest{Name: name, Mode: os.ModeDir | 0o755})
-	case fstest.OpMknod:
+	case fusetest.OpMknod:
 		_, err = parent.(node).Mknod(bg, &fuse.MknodRequest{Name: name, Mode: 0o644})
-	case fstest.OpUnlink:
+	case fusetest.OpUnlink:
 		err = parent.(node).Remove(bg, &fuse.RemoveRequest{Name: name})
-	case fstest.OpRmdir:
+	case fusetest.OpRmdir:
 		err = parent.(node).Remove(bg, &fuse.RemoveRequest{Name: name, Dir: true})
-	case fstest.OpRename:
+	case fusetest.OpRename:
 		err = parent.(node).Rename(bg, &fuse.RenameRequest{OldName: name, NewName: name + ".new"}, parent.(node))
-	case fstest.OpSymlink:
+	case fusetest.OpSymlink:
 		_, err = parent.(node).Symlink(bg, &fuse.SymlinkRequest{NewName: name, Target: "x"})
-	case fstest.OpLink:
+	case fusetest.OpLink:
 		_, err = parent.(node).Link(bg, &fuse.LinkRequest{NewName: name}, target.(node))
-	case fstest.OpSetxattr:
+	case fusetest.OpSetxattr:
 		err = target.(node).Setxattr(bg, &fuse.SetxattrRequest{Name: name, Xattr: []byte("v")})
-	case fstest.OpRemovexattr:
+	case fusetest.OpRemovexattr:
 		err = target.(node).Removexattr(bg, &fuse.RemovexattrRequest{Name: name})
-	case fstest.OpTruncate:
+	case fusetest.OpTruncate:
 		err = target.(node).Setattr(bg, &fuse.SetattrRequest{Valid: fuse.SetattrSize}, &fuse.SetattrResponse{})
 	default:
 		err = syscall.ENOSYS

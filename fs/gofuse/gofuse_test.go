@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,10 +16,11 @@ import (
 	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/fusetest"
 	"github.com/recfs/recfs/index"
 )
 
@@ -58,9 +58,7 @@ func newTree(t testing.TB, src fs.Source) *fs.Tree {
 	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lg := logrus.New()
-	lg.SetOutput(io.Discard)
-	tr, err := fs.NewFile(p, src, fs.Options{Logger: lg})
+	tr, err := fs.NewFile(p, src, fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,28 +208,9 @@ func TestNodes(t *testing.T) {
 	}
 }
 
-// fuseMode returns whether in-process mount tests run: RECFS_TEST_FUSE ""
-// (auto: when /dev/fuse exists and we are root), "0" (never) or "1"
-// (always; a missing /dev/fuse fails).
-func fuseMode(t *testing.T) {
-	t.Helper()
-	switch os.Getenv("RECFS_TEST_FUSE") {
-	case "0":
-		t.Skip("RECFS_TEST_FUSE=0")
-	case "1":
-		if _, err := os.Stat("/dev/fuse"); err != nil {
-			t.Fatalf("RECFS_TEST_FUSE=1 but %v", err)
-		}
-	default:
-		if _, err := os.Stat("/dev/fuse"); err != nil {
-			t.Skipf("no FUSE: %v", err)
-		}
-	}
-}
-
 // TestMount mounts a tree in-process and reads it through the kernel.
 func TestMount(t *testing.T) {
-	fuseMode(t)
+	fusetest.NeedFUSE(t)
 	tr := newTree(t, &memSource{n: 300, bad: 5})
 	dir := t.TempDir()
 	srv, err := Mount(dir, tr, fs.MountOptions{})
@@ -284,7 +263,7 @@ func TestMount(t *testing.T) {
 // mount makes no go-fuse node per record (the server keeps nothing per
 // record inode the kernel holds), and the records read right afterwards.
 func TestRecordsMakeNoNodes(t *testing.T) {
-	fuseMode(t)
+	fusetest.NeedFUSE(t)
 	tr := newTree(t, &memSource{n: 5000, bad: -1})
 	dir := t.TempDir()
 	srv, err := Mount(dir, tr, fs.MountOptions{})

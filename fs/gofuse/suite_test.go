@@ -10,13 +10,13 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/fstest"
+	"github.com/recfs/recfs/fs/fusetest"
 )
 
 // TestSuite runs the node suite every adapter runs, through the go-fuse
 // bridge without a kernel.
 func TestSuite(t *testing.T) {
-	fstest.Run(t, fstest.Caps{NoOpen: true, NegativeEntries: true}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fstest.Driver {
+	fusetest.Run(t, fusetest.Caps{NoOpen: true, NegativeEntries: true}, func(t testing.TB, tree *fs.Tree, o fs.MountOptions) fusetest.Driver {
 		return &driver{raw: rawFS(newRoot(tree, o), mountOptions(tree, o)), noOpen: fs.NoOpen(o)}
 	})
 }
@@ -28,7 +28,7 @@ type driver struct {
 	noOpen bool
 }
 
-func hdr(n fstest.Node) *fuse.InHeader { return &fuse.InHeader{NodeId: n.(uint64)} }
+func hdr(n fusetest.Node) *fuse.InHeader { return &fuse.InHeader{NodeId: n.(uint64)} }
 
 func errOf(st fuse.Status) error {
 	if st == fuse.OK {
@@ -37,8 +37,8 @@ func errOf(st fuse.Status) error {
 	return syscall.Errno(st)
 }
 
-func attrOf(a *fuse.Attr, ttl time.Duration) fstest.Attr {
-	return fstest.Attr{Ino: a.Ino, Mode: a.Mode, Size: a.Size, Nlink: a.Nlink, TTL: ttl}
+func attrOf(a *fuse.Attr, ttl time.Duration) fusetest.Attr {
+	return fusetest.Attr{Ino: a.Ino, Mode: a.Mode, Size: a.Size, Nlink: a.Nlink, TTL: ttl}
 }
 
 func hintsOf(fl uint32) fs.OpenHints {
@@ -50,29 +50,29 @@ func hintsOf(fl uint32) fs.OpenHints {
 	}
 }
 
-func (d *driver) Root() fstest.Node { return uint64(1) }
+func (d *driver) Root() fusetest.Node { return uint64(1) }
 
-func (d *driver) Lookup(parent fstest.Node, name string) (fstest.Entry, error) {
+func (d *driver) Lookup(parent fusetest.Node, name string) (fusetest.Entry, error) {
 	var out fuse.EntryOut
 	st := d.raw.Lookup(nil, hdr(parent), name, &out)
 	if st == fuse.OK && out.NodeId == 0 {
-		return fstest.Entry{EntryTTL: out.EntryTimeout()}, syscall.ENOENT
+		return fusetest.Entry{EntryTTL: out.EntryTimeout()}, syscall.ENOENT
 	}
 	if st != fuse.OK {
-		return fstest.Entry{}, errOf(st)
+		return fusetest.Entry{}, errOf(st)
 	}
-	return fstest.Entry{Node: out.NodeId, Attr: attrOf(&out.Attr, out.AttrTimeout()), EntryTTL: out.EntryTimeout()}, nil
+	return fusetest.Entry{Node: out.NodeId, Attr: attrOf(&out.Attr, out.AttrTimeout()), EntryTTL: out.EntryTimeout()}, nil
 }
 
-func (d *driver) Getattr(n fstest.Node) (fstest.Attr, error) {
+func (d *driver) Getattr(n fusetest.Node) (fusetest.Attr, error) {
 	var out fuse.AttrOut
 	if st := d.raw.GetAttr(nil, &fuse.GetAttrIn{InHeader: *hdr(n)}, &out); st != fuse.OK {
-		return fstest.Attr{}, errOf(st)
+		return fusetest.Attr{}, errOf(st)
 	}
 	return attrOf(&out.Attr, out.Timeout()), nil
 }
 
-func (d *driver) Open(n fstest.Node, flags int) (fstest.File, fs.OpenHints, error) {
+func (d *driver) Open(n fusetest.Node, flags int) (fusetest.File, fs.OpenHints, error) {
 	var out fuse.OpenOut
 	st := d.raw.Open(nil, &fuse.OpenIn{InHeader: *hdr(n), Flags: uint32(flags)}, &out)
 	if st == fuse.ENOSYS && d.noOpen {
@@ -86,23 +86,23 @@ func (d *driver) Open(n fstest.Node, flags int) (fstest.File, fs.OpenHints, erro
 	return &file{d: d, n: n.(uint64), fh: out.Fh}, hintsOf(out.OpenFlags), nil
 }
 
-func (d *driver) Create(parent fstest.Node, name string, flags int) (fstest.Entry, fstest.File, fs.OpenHints, error) {
+func (d *driver) Create(parent fusetest.Node, name string, flags int) (fusetest.Entry, fusetest.File, fs.OpenHints, error) {
 	var out fuse.CreateOut
 	if st := d.raw.Create(nil, &fuse.CreateIn{InHeader: *hdr(parent), Flags: uint32(flags), Mode: 0o644}, name, &out); st != fuse.OK {
-		return fstest.Entry{}, nil, fs.OpenHints{}, errOf(st)
+		return fusetest.Entry{}, nil, fs.OpenHints{}, errOf(st)
 	}
-	e := fstest.Entry{Node: out.NodeId, Attr: attrOf(&out.Attr, out.AttrTimeout()), EntryTTL: out.EntryTimeout()}
+	e := fusetest.Entry{Node: out.NodeId, Attr: attrOf(&out.Attr, out.AttrTimeout()), EntryTTL: out.EntryTimeout()}
 	return e, &file{d: d, n: out.NodeId, fh: out.Fh}, hintsOf(out.OpenFlags), nil
 }
 
-func (d *driver) ReadDir(n fstest.Node) ([]fstest.DirEntry, fs.OpenHints, error) {
+func (d *driver) ReadDir(n fusetest.Node) ([]fusetest.DirEntry, fs.OpenHints, error) {
 	var oo fuse.OpenOut
 	in := *hdr(n)
 	if st := d.raw.OpenDir(nil, &fuse.OpenIn{InHeader: in}, &oo); st != fuse.OK {
 		return nil, fs.OpenHints{}, errOf(st)
 	}
 	defer d.raw.ReleaseDir(&fuse.ReleaseIn{InHeader: in, Fh: oo.Fh})
-	var out []fstest.DirEntry
+	var out []fusetest.DirEntry
 	for off := uint64(0); ; {
 		l := fuse.NewDirEntryList(make([]byte, 4096), off)
 		if st := d.raw.ReadDir(nil, &fuse.ReadIn{InHeader: in, Fh: oo.Fh, Offset: off, Size: 4096}, l); st != fuse.OK {
@@ -116,13 +116,13 @@ func (d *driver) ReadDir(n fstest.Node) ([]fstest.DirEntry, fs.OpenHints, error)
 			return out, hintsOf(oo.OpenFlags), nil
 		}
 		for _, e := range ents {
-			out = append(out, fstest.DirEntry{Name: e.Name, Ino: e.Ino, Dir: e.Mode&syscall.S_IFMT == syscall.S_IFDIR})
+			out = append(out, fusetest.DirEntry{Name: e.Name, Ino: e.Ino, Dir: e.Mode&syscall.S_IFMT == syscall.S_IFDIR})
 			off = e.Off
 		}
 	}
 }
 
-func (d *driver) Getxattr(n fstest.Node, name string) ([]byte, error) {
+func (d *driver) Getxattr(n fusetest.Node, name string) ([]byte, error) {
 	buf := make([]byte, 1<<16)
 	sz, st := d.raw.GetXAttr(nil, hdr(n), name, buf)
 	if st != fuse.OK {
@@ -131,7 +131,7 @@ func (d *driver) Getxattr(n fstest.Node, name string) ([]byte, error) {
 	return buf[:sz], nil
 }
 
-func (d *driver) Listxattr(n fstest.Node) ([]string, error) {
+func (d *driver) Listxattr(n fusetest.Node) ([]string, error) {
 	buf := make([]byte, 1<<16)
 	sz, st := d.raw.ListXAttr(nil, hdr(n), buf)
 	if st != fuse.OK {
@@ -146,37 +146,37 @@ func (d *driver) Listxattr(n fstest.Node) ([]string, error) {
 	return names, nil
 }
 
-func (d *driver) Setmode(n fstest.Node, mode uint32) (fstest.Attr, error) {
+func (d *driver) Setmode(n fusetest.Node, mode uint32) (fusetest.Attr, error) {
 	var out fuse.AttrOut
 	in := &fuse.SetAttrIn{SetAttrInCommon: fuse.SetAttrInCommon{InHeader: *hdr(n), Valid: fuse.FATTR_MODE, Mode: mode}}
 	if st := d.raw.SetAttr(nil, in, &out); st != fuse.OK {
-		return fstest.Attr{}, errOf(st)
+		return fusetest.Attr{}, errOf(st)
 	}
 	return attrOf(&out.Attr, out.Timeout()), nil
 }
 
-func (d *driver) Change(op fstest.Op, parent fstest.Node, name string, target fstest.Node) error {
+func (d *driver) Change(op fusetest.Op, parent fusetest.Node, name string, target fusetest.Node) error {
 	var out fuse.EntryOut
 	switch op {
-	case fstest.OpMkdir:
+	case fusetest.OpMkdir:
 		return errOf(d.raw.Mkdir(nil, &fuse.MkdirIn{InHeader: *hdr(parent), Mode: 0o755}, name, &out))
-	case fstest.OpMknod:
+	case fusetest.OpMknod:
 		return errOf(d.raw.Mknod(nil, &fuse.MknodIn{InHeader: *hdr(parent), Mode: syscall.S_IFREG | 0o644}, name, &out))
-	case fstest.OpUnlink:
+	case fusetest.OpUnlink:
 		return errOf(d.raw.Unlink(nil, hdr(parent), name))
-	case fstest.OpRmdir:
+	case fusetest.OpRmdir:
 		return errOf(d.raw.Rmdir(nil, hdr(parent), name))
-	case fstest.OpRename:
+	case fusetest.OpRename:
 		return errOf(d.raw.Rename(nil, &fuse.RenameIn{InHeader: *hdr(parent), Newdir: parent.(uint64)}, name, name+".new"))
-	case fstest.OpSymlink:
+	case fusetest.OpSymlink:
 		return errOf(d.raw.Symlink(nil, hdr(parent), "x", name, &out))
-	case fstest.OpLink:
+	case fusetest.OpLink:
 		return errOf(d.raw.Link(nil, &fuse.LinkIn{InHeader: *hdr(parent), Oldnodeid: target.(uint64)}, name, &out))
-	case fstest.OpSetxattr:
+	case fusetest.OpSetxattr:
 		return errOf(d.raw.SetXAttr(nil, &fuse.SetXAttrIn{InHeader: *hdr(target), Size: 1}, name, []byte("v")))
-	case fstest.OpRemovexattr:
+	case fusetest.OpRemovexattr:
 		return errOf(d.raw.RemoveXAttr(nil, hdr(target), name))
-	case fstest.OpTruncate:
+	case fusetest.OpTruncate:
 		var aout fuse.AttrOut
 		in := &fuse.SetAttrIn{SetAttrInCommon: fuse.SetAttrInCommon{InHeader: *hdr(target), Valid: fuse.FATTR_SIZE}}
 		return errOf(d.raw.SetAttr(nil, in, &aout))

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/fstest"
+	"github.com/recfs/recfs/fs/fusetest"
 )
 
 // TestWriteOptions: a writable mount is not mounted read-only and caches
 // no failed lookup (the node suite, TestSuite/Write and
 // TestSuite/NegativeEntries, drives its nodes).
 func TestWriteOptions(t *testing.T) {
-	tr := fstest.FileTree(t, fstest.NewMemSource(0, -1, nil), fs.Options{ReadWrite: true})
+	tr := fusetest.FileTree(t, fusetest.NewMemSource(0, -1, nil), fs.Options{ReadWrite: true})
 	opts := mountOptions(tr, fs.MountOptions{ReadWrite: true})
 	if opts.MountOptions.DirectMountFlags&syscall.MS_RDONLY != 0 {
 		t.Error("writable mount is mounted read-only")

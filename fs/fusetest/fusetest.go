@@ -1,4 +1,4 @@
-// Package fstest is the node-level test suite every FUSE adapter of recfs
+// Package fusetest is the node-level test suite every FUSE adapter of recfs
 // runs (rclone's vfstest idea): the same lookups, attributes, listings,
 // reads, refusals, extended attributes, cache hints and appends, asked
 // through each adapter's own nodes without a kernel, with the answers the
@@ -8,7 +8,7 @@
 // It also holds the helpers such tests share: an in-memory source
 // ([MemSource]), a fake record format for directory trees, and a quiet
 // logger.
-package fstest
+package fusetest
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package fstest
+package fusetest
 
 import (
 	"bufio"
@@ -11,9 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
 )
@@ -139,13 +138,6 @@ func (m *MemSource) Append(_ context.Context, recs [][]byte, _ index.AppendOptio
 
 func readAt(b, p []byte, off int64) (int, error) { return bytes.NewReader(b).ReadAt(p, off) }
 
-// QuietLogger returns a logger that writes nowhere.
-func QuietLogger() *logrus.Logger {
-	lg := logrus.New()
-	lg.SetOutput(io.Discard)
-	return lg
-}
-
 // FileTree returns the tree of one record file served from src (an empty
 // file stands in for it on disk), closed when the test ends.
 func FileTree(t testing.TB, src fs.Source, o fs.Options) *fs.Tree {
@@ -155,7 +147,7 @@ func FileTree(t testing.TB, src fs.Source, o fs.Options) *fs.Tree {
 		t.Fatal(err)
 	}
 	if o.Logger == nil {
-		o.Logger = QuietLogger()
+		o.Logger = codectest.QuietLogger()
 	}
 	tr, err := fs.NewFile(p, src, o)
 	if err != nil {
@@ -219,7 +211,7 @@ func DirTree(t testing.TB, dir string, o fs.Options) *fs.Tree {
 	t.Helper()
 	o.Open, o.Detect = FakeOpen, FakeDetect
 	if o.Logger == nil {
-		o.Logger = QuietLogger()
+		o.Logger = codectest.QuietLogger()
 	}
 	tr, err := fs.NewDir(dir, o)
 	if err != nil {

@@ -1,4 +1,4 @@
-package fstest
+package fusetest
 
 import (
 	"bytes"
