@@ -26,5 +26,7 @@
 // is a 32 KiB unit of a leveldb log, or a group of items in a recordio file;
 // *padding* is the filler at the end of a block.
 //
-// The byte-level specifications are in the project's shared/spec folder.
+// Each format package reads what its reference implementation writes, byte
+// for byte, and writes what that implementation reads; its doc names the
+// reference.
 package codec

@@ -3,7 +3,7 @@
 // and knows nothing of byte layouts or of FUSE.
 //
 // It is the fourth stage of the pipeline (file → codec → index → fs →
-// adapter → kernel). The FUSE adapters (fs/gofuse, later fs/bazil) call the
+// adapter → kernel). The FUSE adapters (fs/gofuse, fs/bazil) call the
 // node-level API of [Tree] — Lookup, Getattr, OpenDir, Open, Xattrs — and
 // turn its errors into errnos with [Errno]. What they tell the kernel about
 // caching, names, extended attributes and statfs is decided once, by
@@ -13,7 +13,7 @@
 // directory trees read their own source through an io/fs.FS too (see
 // sourcefs.go), one that never follows a symbolic link.
 //
-// The user-visible contract (shared/spec/fs-layout.md):
+// The user-visible contract:
 //
 //   - A record directory holds one file per record, named by its zero-padded
 //     decimal number (width max(6, digits(Len-1))), so that ls and shell

@@ -69,11 +69,8 @@ type MountPolicy struct {
 	// itself: in no-open mode the kernel lets every open succeed, so an
 	// existing record opened O_RDWR and mapped MAP_SHARED could change
 	// the cached pages every reader is served from while the source
-	// stays as it was (e2e TestRWRecordOpenForWriting). No-open with
-	// FLUSH kept would have cost 0.79x the wall time of a warm cat of
-	// 20k records of a --rw mount; what OPEN costs is its round trip and
-	// its RELEASE, not the work behind them (answering OPEN without
-	// a tree handle measured 1.00x).
+	// stays as it was (e2e TestRWRecordOpenForWriting). What OPEN costs
+	// is its round trip and its RELEASE, not the work behind them.
 	NoOpen bool
 	// PushAhead: records an adapter may store in the kernel's page cache
 	// ahead of a reader going through a record directory in order

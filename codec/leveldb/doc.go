@@ -1,5 +1,5 @@
-// Package leveldb reads and writes the leveldb log format (spec:
-// shared/spec/leveldb-log.md) and its flavours: App Engine's zero-padded
+// Package leveldb reads and writes the leveldb log format (as LevelDB and
+// goleveldb write it) and its flavours: App Engine's zero-padded
 // blocks and the recyclable and WAL-sync chunks of RocksDB and pebble
 // write-ahead logs. A [Scanner] walks a log once and yields record
 // locations; [ReadRecord] reads a record back through its location;

@@ -10,7 +10,7 @@ import (
 )
 
 // Types and layout arithmetic shared by the leveldb log scanner, reader and
-// writer (spec: shared/spec/leveldb-log.md).
+// writer.
 
 // Chunk header sizes of the three leveldb-log flavours.
 const (

@@ -22,9 +22,9 @@ func benchBytes(b *testing.B) int {
 	return 64 << 20
 }
 
-// benchRioFile writes about total bytes of compressible items of 100..4000
+// benchFile writes about total bytes of compressible items of 100..4000
 // bytes with the given transformers.
-func benchRioFile(b *testing.B, xf []string, total int) ([]byte, int) {
+func benchFile(b *testing.B, xf []string, total int) ([]byte, int) {
 	rng := rand.New(rand.NewSource(1))
 	words := [][]byte{[]byte("recordio "), []byte("chunk "), []byte("block "), []byte("fuse "), []byte("trailer ")}
 	var out bytes.Buffer
@@ -65,7 +65,7 @@ func BenchmarkRecordIOScan(b *testing.B) {
 		xf   []string
 	}{{"plain", nil}, {"zstd", []string{"zstd"}}, {"flate", []string{"flate"}}} {
 		b.Run(c.name, func(b *testing.B) {
-			data, payload := benchRioFile(b, c.xf, benchBytes(b))
+			data, payload := benchFile(b, c.xf, benchBytes(b))
 			b.SetBytes(int64(payload))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -93,7 +93,7 @@ func BenchmarkRecordIOReadItem(b *testing.B) {
 		xf   []string
 	}{{"plain", nil}, {"zstd", []string{"zstd"}}} {
 		b.Run(c.name, func(b *testing.B) {
-			data, payload := benchRioFile(b, c.xf, min(benchBytes(b), 16<<20))
+			data, payload := benchFile(b, c.xf, min(benchBytes(b), 16<<20))
 			s, _ := NewScanner(bytes.NewReader(data), int64(len(data)), codec.RecordIO, Options{})
 			var locs []ItemLoc
 			for s.Next() {

@@ -13,9 +13,9 @@ import (
 	"github.com/recfs/recfs/codec/codectest"
 )
 
-// rioLayout is a file written by the writer with its block layout as the
+// fileLayout is a file written by the writer with its block layout as the
 // writer reported it (independent of the scanner).
-type rioLayout struct {
+type fileLayout struct {
 	data   []byte
 	items  [][]byte
 	blocks []int64 // start offset of each body block, ascending
@@ -23,15 +23,15 @@ type rioLayout struct {
 	blkOf  []int   // block index of each item
 }
 
-func makeLayout(t testing.TB, rng *rand.Rand, xf []string, n int) rioLayout {
+func makeLayout(t testing.TB, rng *rand.Rand, xf []string, n int) fileLayout {
 	t.Helper()
-	items := codectest.GenItems(rng, n, rioMaxChunkPayload)
+	items := codectest.GenItems(rng, n, maxChunkPayload)
 	var out bytes.Buffer
 	w, err := NewWriter(&out, WriterOptions{MaxItems: 2, Transformers: xf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l rioLayout
+	var l fileLayout
 	for _, it := range items {
 		loc, err := w.Append(it)
 		if err != nil {
@@ -52,7 +52,7 @@ func makeLayout(t testing.TB, rng *rand.Rand, xf []string, n int) rioLayout {
 }
 
 // survivors returns the items whose blocks satisfy keep.
-func (l rioLayout) survivors(keep func(b int) bool) [][]byte {
+func (l fileLayout) survivors(keep func(b int) bool) [][]byte {
 	var out [][]byte
 	for i, it := range l.items {
 		if keep(l.blkOf[i]) {
@@ -118,22 +118,22 @@ func TestRecordIOCorruption(t *testing.T) {
 		var muts []mut
 		for b := range l.blocks {
 			start, end := l.blocks[b], l.end[b]
-			payloadByte := start + rioChunkHeader + int64(rng.Intn(4))
+			payloadByte := start + chunkHeader + int64(rng.Intn(4))
 			muts = append(muts,
 				mut{"payload", payloadByte, func(d []byte) []byte { d[payloadByte] ^= 0x40; return d }, true},
 				mut{"size field", start + 17, func(d []byte) []byte { d[start+17] ^= 1; return d }, true},
 				mut{"magic", start + 3, func(d []byte) []byte { d[start+3] ^= 0xff; return d }, true},
-				mut{"zero chunk", start, func(d []byte) []byte { clear(d[start : start+rioChunkSize]); return d }, true},
+				mut{"zero chunk", start, func(d []byte) []byte { clear(d[start : start+chunkSize]); return d }, true},
 			)
-			if end-start > rioChunkSize {
-				later := start + rioChunkSize + 2
+			if end-start > chunkSize {
+				later := start + chunkSize + 2
 				muts = append(muts, mut{"later magic", later, func(d []byte) []byte { d[later] ^= 0xff; return d }, true})
 			}
 			// Padding of the block's last chunk, if it has any.
-			last := end - rioChunkSize
+			last := end - chunkSize
 			size := int64(binary.LittleEndian.Uint32(l.data[last+16:]))
-			if size < rioMaxChunkPayload {
-				pad := last + rioChunkHeader + size
+			if size < maxChunkPayload {
+				pad := last + chunkHeader + size
 				muts = append(muts, mut{"padding", pad, func(d []byte) []byte { d[pad] ^= 0xff; return d }, false})
 			}
 		}
@@ -167,7 +167,7 @@ func TestRecordIOCorruption(t *testing.T) {
 			}
 		}
 		// Truncation at many points: blocks ending at or before the cut survive.
-		for cut := int64(rioChunkSize); cut <= int64(len(l.data)); cut += 1 + int64(rng.Intn(9000)) {
+		for cut := int64(chunkSize); cut <= int64(len(l.data)); cut += 1 + int64(rng.Intn(9000)) {
 			got, dmg := scanLenient(t, l.data[:cut])
 			want := l.survivors(func(b int) bool { return l.end[b] <= cut })
 			if !equalItems(got, want) {
@@ -185,11 +185,11 @@ func TestRecordIOCorruption(t *testing.T) {
 		}
 		// A chunk of garbage inserted at a block boundary is skipped.
 		b := l.blocks[2]
-		garbage := make([]byte, rioChunkSize)
+		garbage := make([]byte, chunkSize)
 		rng.Read(garbage)
 		data := slices.Concat(l.data[:b], garbage, l.data[b:])
 		got, dmg := scanLenient(t, data)
-		if !equalItems(got, l.items) || len(dmg) != 1 || dmg[0].Off != b || dmg[0].Len != rioChunkSize {
+		if !equalItems(got, l.items) || len(dmg) != 1 || dmg[0].Off != b || dmg[0].Len != chunkSize {
 			t.Errorf("%v inserted chunk: %d items (want %d), damage %v", xf, len(got), len(l.items), dmg)
 		}
 		// Sub-chunk garbage appended: reported as truncation, nothing lost.
@@ -210,14 +210,14 @@ func TestRecordIOCorruption(t *testing.T) {
 	}
 }
 
-func emptyRioHeader(t testing.TB, xf []string) []byte {
+func emptyHeader(t testing.TB, xf []string) []byte {
 	return makeRio(t, nil, WriterOptions{Transformers: xf}, nil)
 }
 
 func TestRecordIOHostile(t *testing.T) {
-	good := codectest.RIOChunk(rioBodyMagic, 3, 1, 0, []byte{1, 1, 'x'})
+	good := codectest.RIOChunk(bodyMagic, 3, 1, 0, []byte{1, 1, 'x'})
 	bomb := func(name string) []byte {
-		c, err := applyTransformers([]rioTransformer{{name: name, level: -1}}, make([]byte, 8<<20))
+		c, err := applyTransformers([]transformer{{name: name, level: -1}}, make([]byte, 8<<20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,33 +234,33 @@ func TestRecordIOHostile(t *testing.T) {
 		// return nothing from the block.
 		verify bool
 	}{
-		{"chunk size > 32740", nil, codectest.RIOChunk(rioBodyMagic, 40000, 1, 0, nil), codec.ErrCorrupt, false},
-		{"totalChunks 0", nil, codectest.RIOChunk(rioBodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"index mismatch", nil, slices.Concat(codectest.RIOChunk(rioBodyMagic, rioMaxChunkPayload, 2, 0, []byte{1}), codectest.RIOChunk(rioBodyMagic, 1, 2, 5, nil)), codec.ErrCorrupt, false},
-		{"first index 1", nil, codectest.RIOChunk(rioBodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"total beyond file", nil, codectest.RIOChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"total beyond file at end", nil, codectest.RIOChunk(rioBodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:rioChunkSize], codec.ErrTruncated, false},
-		{"huge count varint", nil, codectest.RIOChunk(rioBodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), codec.ErrCorrupt, false},
-		{"count 2^40", nil, codectest.RIOChunk(rioBodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), codec.ErrCorrupt, false},
-		{"size overflow", nil, codectest.RIOChunk(rioBodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), codec.ErrCorrupt, false},
-		{"size past block", nil, codectest.RIOChunk(rioBodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), codec.ErrCorrupt, false},
-		{"header magic in body", nil, codectest.RIOChunk(rioHeaderMagic, 3, 1, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
-		{"zstd bomb", []string{"zstd"}, codectest.RIOChunk(rioBodyMagic, uint32(len(zb)), 1, 0, zb), codec.ErrLimit, false},
-		{"flate bomb", []string{"flate"}, codectest.RIOChunk(rioBodyMagic, uint32(len(fb)), 1, 0, fb), codec.ErrLimit, true},
-		{"zstd garbage", []string{"zstd"}, codectest.RIOChunk(rioBodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), codec.ErrCorrupt, false},
+		{"chunk size > 32740", nil, codectest.RIOChunk(bodyMagic, 40000, 1, 0, nil), codec.ErrCorrupt, false},
+		{"totalChunks 0", nil, codectest.RIOChunk(bodyMagic, 3, 0, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"index mismatch", nil, slices.Concat(codectest.RIOChunk(bodyMagic, maxChunkPayload, 2, 0, []byte{1}), codectest.RIOChunk(bodyMagic, 1, 2, 5, nil)), codec.ErrCorrupt, false},
+		{"first index 1", nil, codectest.RIOChunk(bodyMagic, 3, 2, 1, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"total beyond file", nil, codectest.RIOChunk(bodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"total beyond file at end", nil, codectest.RIOChunk(bodyMagic, 3, 1000000, 0, []byte{1, 1, 'x'})[:chunkSize], codec.ErrTruncated, false},
+		{"huge count varint", nil, codectest.RIOChunk(bodyMagic, 11, 1, 0, bytes.Repeat([]byte{0xff}, 11)), codec.ErrCorrupt, false},
+		{"count 2^40", nil, codectest.RIOChunk(bodyMagic, 6, 1, 0, binary.AppendUvarint(nil, 1<<40)), codec.ErrCorrupt, false},
+		{"size overflow", nil, codectest.RIOChunk(bodyMagic, 11, 1, 0, binary.AppendUvarint([]byte{1}, 1<<62)), codec.ErrCorrupt, false},
+		{"size past block", nil, codectest.RIOChunk(bodyMagic, 3, 1, 0, []byte{1, 9, 'x'}), codec.ErrCorrupt, false},
+		{"header magic in body", nil, codectest.RIOChunk(headerMagic, 3, 1, 0, []byte{1, 1, 'x'}), codec.ErrCorrupt, false},
+		{"zstd bomb", []string{"zstd"}, codectest.RIOChunk(bodyMagic, uint32(len(zb)), 1, 0, zb), codec.ErrLimit, false},
+		{"flate bomb", []string{"flate"}, codectest.RIOChunk(bodyMagic, uint32(len(fb)), 1, 0, fb), codec.ErrLimit, true},
+		{"zstd garbage", []string{"zstd"}, codectest.RIOChunk(bodyMagic, 5, 1, 0, []byte{0x28, 0xb5, 0x2f, 0xfd, 9}), codec.ErrCorrupt, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if len(c.xf) > 0 && len(zb) > rioMaxChunkPayload {
+			if len(c.xf) > 0 && len(zb) > maxChunkPayload {
 				t.Fatalf("bomb of %d bytes does not fit a chunk", len(zb))
 			}
 			chain, _ := parseTransformers(c.xf, false)
 			g, _ := applyTransformers(chain, []byte{1, 1, 'x'})
-			tail := codectest.RIOChunk(rioBodyMagic, uint32(len(g)), 1, 0, g)
+			tail := codectest.RIOChunk(bodyMagic, uint32(len(g)), 1, 0, g)
 			if c.kind == codec.ErrTruncated {
 				tail = nil
 			}
-			data := slices.Concat(emptyRioHeader(t, c.xf), c.body, tail)
+			data := slices.Concat(emptyHeader(t, c.xf), c.body, tail)
 			if c.verify {
 				s, err := NewScanner(bytes.NewReader(data), int64(len(data)), codec.RecordIO, Options{MaxBlockSize: 1 << 20})
 				if err != nil {
@@ -289,8 +289,8 @@ func TestRecordIOHostile(t *testing.T) {
 				t.Errorf("scan allocated %d bytes", alloc)
 			}
 			d := s.Damage()
-			if len(d) == 0 || !errors.Is(d[0], c.kind) || d[0].Off != rioChunkSize {
-				t.Fatalf("damage %v, want %v at %d", d, c.kind, rioChunkSize)
+			if len(d) == 0 || !errors.Is(d[0], c.kind) || d[0].Off != chunkSize {
+				t.Fatalf("damage %v, want %v at %d", d, c.kind, chunkSize)
 			}
 			if c.kind != codec.ErrTruncated && (n != 1 || len(d) != 1) {
 				t.Errorf("resync: %d items after the bad block (want 1), damage %v", n, d)
@@ -298,14 +298,14 @@ func TestRecordIOHostile(t *testing.T) {
 		})
 	}
 	// A trailer block ends the data even with bytes after it.
-	data := slices.Concat(emptyRioHeader(t, nil), good, codectest.RIOChunk(rioTrailerMagic, 2, 1, 0, []byte{1, 0}), good)
+	data := slices.Concat(emptyHeader(t, nil), good, codectest.RIOChunk(trailerMagic, 2, 1, 0, []byte{1, 0}), good)
 	items, dmg := scanLenient(t, data)
 	if len(items) != 1 || len(dmg) != 0 {
 		t.Errorf("data after trailer: %d items, damage %v", len(items), dmg)
 	}
 	// Tiny files.
 	for _, n := range []int{1, 7, 100} {
-		b := slices.Clone(rioHeaderMagic[:])
+		b := slices.Clone(headerMagic[:])
 		b = append(b, make([]byte, n)...)[:n]
 		if _, err := NewScanner(bytes.NewReader(b), int64(n), codec.RecordIO, Options{}); err == nil {
 			t.Errorf("%d-byte file opened", n)

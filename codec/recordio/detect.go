@@ -12,17 +12,17 @@ import (
 
 // Magic numbers of grailbio recordio (spec sections 2, 3.1 and 13).
 var (
-	rioHeaderMagic   = [8]byte{0xd9, 0xe1, 0xd9, 0x5c, 0xc2, 0x16, 0x04, 0xf7}
-	rioBodyMagic     = [8]byte{0x2e, 0x76, 0x47, 0xeb, 0x34, 0x07, 0x3c, 0x2e} // also the legacy packed magic
-	rioTrailerMagic  = [8]byte{0xfe, 0xba, 0x1a, 0xd7, 0xcb, 0xdf, 0x75, 0x3a}
-	rioUnpackedMagic = [8]byte{0xfc, 0xae, 0x95, 0x31, 0xf0, 0xd9, 0xbd, 0x20}
+	headerMagic   = [8]byte{0xd9, 0xe1, 0xd9, 0x5c, 0xc2, 0x16, 0x04, 0xf7}
+	bodyMagic     = [8]byte{0x2e, 0x76, 0x47, 0xeb, 0x34, 0x07, 0x3c, 0x2e} // also the legacy packed magic
+	trailerMagic  = [8]byte{0xfe, 0xba, 0x1a, 0xd7, 0xcb, 0xdf, 0x75, 0x3a}
+	unpackedMagic = [8]byte{0xfc, 0xae, 0x95, 0x31, 0xf0, 0xd9, 0xbd, 0x20}
 )
 
 // Chunk sizes of recordio.
 const (
-	rioChunkSize       = 32768 // recordio chunk
-	rioChunkHeader     = 28
-	rioMaxChunkPayload = rioChunkSize - rioChunkHeader // 32740
+	chunkSize       = 32768 // recordio chunk
+	chunkHeader     = 28
+	maxChunkPayload = chunkSize - chunkHeader // 32740
 )
 
 // ProbeHead tells a recordio file from its first bytes (up to 20): RecordIO
@@ -36,14 +36,14 @@ func ProbeHead(h []byte) (codec.Format, error) {
 	var m [8]byte
 	copy(m[:], h)
 	switch m {
-	case rioHeaderMagic:
+	case headerMagic:
 		return codec.RecordIO, nil
-	case rioUnpackedMagic, rioBodyMagic:
+	case unpackedMagic, bodyMagic:
 		if len(h) >= 20 && crcIEEE(h[8:16]) == binary.LittleEndian.Uint32(h[16:20]) {
 			return codec.RecordIOLegacy, nil
 		}
-		if m == rioBodyMagic && len(h) >= 20 && binary.LittleEndian.Uint32(h[12:16]) == 0 &&
-			binary.LittleEndian.Uint32(h[16:20]) <= rioMaxChunkPayload {
+		if m == bodyMagic && len(h) >= 20 && binary.LittleEndian.Uint32(h[12:16]) == 0 &&
+			binary.LittleEndian.Uint32(h[16:20]) <= maxChunkPayload {
 			return codec.Unknown, fmt.Errorf("%w: starts with a recordio body chunk but has no header block (a headerless append tail?)", codec.ErrFormat)
 		}
 	}
@@ -54,15 +54,15 @@ func ProbeHead(h []byte) (codec.Format, error) {
 // trailer block: a recordio file whose header chunk is damaged past
 // recognition but whose scanner recovers the body.
 func ProbeBody(r io.ReaderAt, size int64) bool {
-	return rioBodyChunkAt(r, size, rioChunkSize)
+	return bodyChunkAt(r, size, chunkSize)
 }
 
-// rioBodyChunkAt reports whether a valid first chunk of a v2 body or trailer
+// bodyChunkAt reports whether a valid first chunk of a v2 body or trailer
 // block starts at off.
-func rioBodyChunkAt(r io.ReaderAt, size, off int64) bool {
-	cr := rioChunkReader{r: r, size: size}
+func bodyChunkAt(r io.ReaderAt, size, off int64) bool {
+	cr := chunkReader{r: r, size: size}
 	h, _, f := cr.chunk(off)
-	return f == nil && h.index == 0 && (h.magic == rioBodyMagic || h.magic == rioTrailerMagic)
+	return f == nil && h.index == 0 && (h.magic == bodyMagic || h.magic == trailerMagic)
 }
 
 // crcIEEE returns the CRC-32/IEEE of b, as grailbio recordio uses it.

@@ -11,10 +11,10 @@ import (
 	"github.com/recfs/recfs/codec"
 )
 
-// addRioSeeds adds every grailbio vector file (and a short prefix of the big
+// addSeeds adds every grailbio vector file (and a short prefix of the big
 // ones) to the corpus.
-func addRioSeeds(f *testing.F, match string, max int) {
-	paths, _ := filepath.Glob(filepath.Join(rioVectorDir, match))
+func addSeeds(f *testing.F, match string, max int) {
+	paths, _ := filepath.Glob(filepath.Join(vectorDir, match))
 	for _, p := range paths {
 		if filepath.Ext(p) == ".json" {
 			continue
@@ -29,10 +29,10 @@ func addRioSeeds(f *testing.F, match string, max int) {
 	}
 }
 
-// checkRioScan scans data leniently and strictly and checks the invariants:
+// checkScan scans data leniently and strictly and checks the invariants:
 // no panic, bounded work, every returned item readable, damage ranges inside
 // the file and in order, strict stops with a classified error.
-func checkRioScan(t *testing.T, data []byte, f codec.Format, o Options) {
+func checkScan(t *testing.T, data []byte, f codec.Format, o Options) {
 	o.MaxBlockSize = 4 << 20
 	size := int64(len(data))
 	s, err := NewScanner(bytes.NewReader(data), size, f, o)
@@ -85,18 +85,18 @@ func checkRioScan(t *testing.T, data []byte, f codec.Format, o Options) {
 }
 
 func FuzzRecordIOScan(f *testing.F) {
-	addRioSeeds(f, "*.rio", 3*rioChunkSize)
+	addSeeds(f, "*.rio", 3*chunkSize)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkRioScan(t, data, codec.Unknown, Options{})
-		checkRioScan(t, data, codec.RecordIO, Options{Strict: true})
+		checkScan(t, data, codec.Unknown, Options{})
+		checkScan(t, data, codec.RecordIO, Options{Strict: true})
 	})
 }
 
 func FuzzRecordIOLegacyScan(f *testing.F) {
-	addRioSeeds(f, "*.grail-*", 2000)
+	addSeeds(f, "*.grail-*", 2000)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkRioScan(t, data, codec.RecordIOLegacy, Options{})
-		checkRioScan(t, data, codec.RecordIOLegacy, Options{LegacyTransform: "flate"})
+		checkScan(t, data, codec.RecordIOLegacy, Options{})
+		checkScan(t, data, codec.RecordIOLegacy, Options{LegacyTransform: "flate"})
 	})
 }
 
@@ -104,11 +104,11 @@ func FuzzRecordIOLegacyScan(f *testing.F) {
 // reads past the item are not.
 func FuzzRecordIOReadItem(f *testing.F) {
 	for _, name := range []string{"plain-small.rio", "flate.rio", "large-items.rio", "legacy-packed.grail-rpk"} {
-		b, err := os.ReadFile(filepath.Join(rioVectorDir, name))
+		b, err := os.ReadFile(filepath.Join(vectorDir, name))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b[:min(len(b), 3*rioChunkSize)], int64(32768), int64(3), int64(5), int64(0), false)
+		f.Add(b[:min(len(b), 3*chunkSize)], int64(32768), int64(3), int64(5), int64(0), false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, block, off, ln, at int64, legacy bool) {
 		fm, xf := codec.RecordIO, []string(nil)

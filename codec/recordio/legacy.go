@@ -3,6 +3,7 @@ package recordio
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/recfs/recfs/codec"
@@ -27,9 +28,9 @@ func parseLegacyHdr(b []byte, off, size int64) (legacyHdr, string) {
 	copy(m[:], b)
 	var h legacyHdr
 	switch m {
-	case rioBodyMagic:
+	case bodyMagic:
 		h.packed = true
-	case rioUnpackedMagic:
+	case unpackedMagic:
 	default:
 		return h, fmt.Sprintf("invalid legacy magic % x", m)
 	}
@@ -126,7 +127,7 @@ func (s *Scanner) nextLegacy() {
 		s.pos = end
 		if err != nil {
 			kind := codec.ErrCorrupt
-			if isLimitErr(err) {
+			if errors.Is(err, codec.ErrLimit) {
 				kind = codec.ErrLimit
 			}
 			s.addDamage(codec.Damage{Off: pos, Len: end - pos, Reason: err.Error(), Err: kind})
@@ -189,7 +190,7 @@ func (s *Scanner) resyncLegacy(from int64) int64 {
 			}
 			return -1
 		}
-		c1, c2 := next(rioBodyMagic[:], 0), next(rioUnpackedMagic[:], 0)
+		c1, c2 := next(bodyMagic[:], 0), next(unpackedMagic[:], 0)
 		for c1 >= 0 || c2 >= 0 {
 			j := c1
 			if j < 0 || (c2 >= 0 && c2 < j) {
@@ -206,9 +207,9 @@ func (s *Scanner) resyncLegacy(from int64) int64 {
 				}
 			}
 			if j == c1 {
-				c1 = next(rioBodyMagic[:], j+1)
+				c1 = next(bodyMagic[:], j+1)
 			} else {
-				c2 = next(rioUnpackedMagic[:], j+1)
+				c2 = next(unpackedMagic[:], j+1)
 			}
 		}
 	}

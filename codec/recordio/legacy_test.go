@@ -55,13 +55,13 @@ func makeLegacy(t testing.TB, rng *rand.Rand, flate bool) legacyFile {
 			it := make([]byte, rng.Intn(300))
 			rng.Read(it)
 			items = [][]byte{it}
-			rec = legacyRecord(rioUnpackedMagic, it)
+			rec = legacyRecord(unpackedMagic, it)
 		} else {
 			for i := 0; i < 1+rng.Intn(4); i++ {
 				it := bytes.Repeat([]byte{byte('a' + i)}, rng.Intn(200))
 				items = append(items, it)
 			}
-			rec = legacyRecord(rioBodyMagic, legacyPackedPayload(t, items, flate))
+			rec = legacyRecord(bodyMagic, legacyPackedPayload(t, items, flate))
 		}
 		f.recs = append(f.recs, int64(len(f.data)))
 		f.data = append(f.data, rec...)
@@ -153,18 +153,18 @@ func TestRecordIOLegacy(t *testing.T) {
 }
 
 func TestRecordIOLegacyHostile(t *testing.T) {
-	okRec := legacyRecord(rioUnpackedMagic, []byte("ok"))
-	huge := slices.Clone(rioUnpackedMagic[:])
+	okRec := legacyRecord(unpackedMagic, []byte("ok"))
+	huge := slices.Clone(unpackedMagic[:])
 	huge = binary.LittleEndian.AppendUint64(huge, 1<<63)
 	huge = binary.LittleEndian.AppendUint32(huge, crcIEEE(huge[8:16]))
-	badCRC := legacyRecord(rioBodyMagic, []byte{0, 0, 0, 0, 1, 2, 'a', 'b'})
-	k0 := legacyRecord(rioBodyMagic, legacyPackedPayload(t, nil, false))
-	over := legacyRecord(rioBodyMagic, legacyPackedPayload(t, [][]byte{[]byte("abc")}, false)[:6])
+	badCRC := legacyRecord(bodyMagic, []byte{0, 0, 0, 0, 1, 2, 'a', 'b'})
+	k0 := legacyRecord(bodyMagic, legacyPackedPayload(t, nil, false))
+	over := legacyRecord(bodyMagic, legacyPackedPayload(t, [][]byte{[]byte("abc")}, false)[:6])
 	bigK := binary.AppendUvarint(nil, 1<<40)
-	bigKRec := legacyRecord(rioBodyMagic, slices.Concat(binary.LittleEndian.AppendUint32(nil, crcIEEE(bigK)), bigK))
+	bigKRec := legacyRecord(bodyMagic, slices.Concat(binary.LittleEndian.AppendUint32(nil, crcIEEE(bigK)), bigK))
 	bomb, _ := flateCompress(make([]byte, 4<<20), 1)
 	bombHdr := binary.AppendUvarint(binary.AppendUvarint(nil, 1), 10)
-	bombRec := legacyRecord(rioBodyMagic, slices.Concat(binary.LittleEndian.AppendUint32(nil, crcIEEE(bombHdr)), bombHdr, bomb))
+	bombRec := legacyRecord(bodyMagic, slices.Concat(binary.LittleEndian.AppendUint32(nil, crcIEEE(bombHdr)), bombHdr, bomb))
 	cases := []struct {
 		name  string
 		data  []byte

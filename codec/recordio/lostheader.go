@@ -23,14 +23,14 @@ var zstdFrameMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // valid body or trailer chunk) as damage, guesses the transformer chain
 // from the body blocks and positions the scan on the first of them.
 func (s *Scanner) headerLost(ce *codec.CorruptError) {
-	next := s.resyncV2(rioChunkSize)
+	next := s.resyncV2(chunkSize)
 	s.addDamage(codec.Damage{Off: 0, Len: next, Reason: ce.Reason, Err: ce.Err})
 	s.lostHeader = true
 	s.header, s.xforms, s.chain = nil, nil, nil
 	s.pos, s.goodEnd = next, next
 	s.guessChain(next)
-	if s.size >= 2*rioChunkSize {
-		if h, _, f := s.cr.chunk(s.size - rioChunkSize); f == nil && h.magic == rioTrailerMagic {
+	if s.size >= 2*chunkSize {
+		if h, _, f := s.cr.chunk(s.size - chunkSize); f == nil && h.magic == trailerMagic {
 			s.lostTrailer = true
 		}
 	}
@@ -48,7 +48,7 @@ func (s *Scanner) guessChain(from int64) {
 	pos := from
 	for tries := 0; tries < lostHeaderProbeBlocks; tries++ {
 		pos = s.resyncV2(pos)
-		if pos+rioChunkSize > s.size {
+		if pos+chunkSize > s.size {
 			return
 		}
 		s.chain = nil
@@ -57,11 +57,11 @@ func (s *Scanner) guessChain(from int64) {
 		}
 		stored, chunks, f := readWholeBlock(&s.cr, pos, isBodyMagic, s.opts.maxBlock(), &s.stored)
 		if f != nil || chunks == 0 {
-			pos += rioChunkSize
+			pos += chunkSize
 			continue
 		}
-		for _, name := range rioChainCandidates(stored) {
-			chain := []rioTransformer{{spec: name, name: name, level: -1}}
+		for _, name := range chainCandidates(stored) {
+			chain := []transformer{{spec: name, name: name, level: -1}}
 			// Decoded as a stream and discarded: only whether it parses
 			// as a whole item block matters.
 			if _, _, err := s.peek.header(chain, bytes.NewReader(stored), s.opts.maxBlock(), s.opts.streamWindow(), true); err != nil {
@@ -70,13 +70,13 @@ func (s *Scanner) guessChain(from int64) {
 			s.chain, s.xforms = chain, []string{name}
 			return
 		}
-		pos += int64(chunks) * rioChunkSize
+		pos += int64(chunks) * chunkSize
 	}
 }
 
-// rioChainCandidates lists the transformers to try on a stored block that
+// chainCandidates lists the transformers to try on a stored block that
 // is not an untransformed item block.
-func rioChainCandidates(stored []byte) []string {
+func chainCandidates(stored []byte) []string {
 	if bytes.HasPrefix(stored, zstdFrameMagic) {
 		return []string{"zstd", "flate"}
 	}

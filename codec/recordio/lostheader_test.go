@@ -18,7 +18,7 @@ import (
 // damage; strict mode keeps the reference behaviour (no items, an error).
 func TestRecordIOLostHeader(t *testing.T) {
 	rng := rand.New(rand.NewSource(14))
-	items := codectest.GenItems(rng, 40, rioMaxChunkPayload)
+	items := codectest.GenItems(rng, 40, maxChunkPayload)
 	trailer := []byte("trailer bytes")
 	cases := []struct {
 		name    string
@@ -34,10 +34,10 @@ func TestRecordIOLostHeader(t *testing.T) {
 		{name: "flate-levels", xf: []string{"flate 9"}, damage: flipAt(12)},
 		{name: "size-field", xf: []string{"zstd"}, damage: flipAt(17)},
 		{name: "magic", xf: []string{"flate"}, damage: flipAt(2)},
-		{name: "zeroed", damage: func(d []byte) []byte { clear(d[:rioChunkSize]); return d }},
+		{name: "zeroed", damage: func(d []byte) []byte { clear(d[:chunkSize]); return d }},
 		{name: "first-block-too", xf: []string{"zstd"}, damage: func(d []byte) []byte {
 			d[30] ^= 1
-			d[rioChunkSize+40] ^= 1
+			d[chunkSize+40] ^= 1
 			return d
 		}, lost: []int{0}},
 	}
@@ -92,7 +92,7 @@ func TestRecordIOLostHeader(t *testing.T) {
 			ds := s.Damage()
 			// One range from 0: the header chunk, and with it the damaged
 			// first body block when the resync had to pass that too.
-			if len(ds) != 1 || ds[0].Off != 0 || (ds[0].Len == rioChunkSize) != (len(c.lost) == 0) || !errors.Is(ds[0], codec.ErrCorrupt) {
+			if len(ds) != 1 || ds[0].Off != 0 || (ds[0].Len == chunkSize) != (len(c.lost) == 0) || !errors.Is(ds[0], codec.ErrCorrupt) {
 				t.Fatalf("damage %v, want the header chunk", ds)
 			}
 			if c.trailer {

@@ -29,7 +29,7 @@ const peekChunk = 4096
 // zstd windows by window. With whole, it also decodes the rest of the block
 // (discarding it) and returns the decoded length, which must not pass limit;
 // otherwise rawLen is the length the header claims.
-func (bp *blockPeeker) header(chain []rioTransformer, src io.Reader, limit, window int64, whole bool) (p *packedHdr, rawLen int64, err error) {
+func (bp *blockPeeker) header(chain []transformer, src io.Reader, limit, window int64, whole bool) (p *packedHdr, rawLen int64, err error) {
 	r, err := bp.dec.open(chain, src, window)
 	if err != nil {
 		return nil, 0, err
@@ -77,7 +77,7 @@ func (bp *blockPeeker) header(chain []rioTransformer, src io.Reader, limit, wind
 
 // decodeErr classifies a decompressor's error.
 func decodeErr(err error, window int64) error {
-	var rf *rioFail
+	var rf *failure
 	if errors.As(err, &rf) {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestPeekLyingHeader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data := slices.Concat(emptyRioHeader(t, []string{xf}), codectest.RIOChunk(rioBodyMagic, uint32(len(stored)), 1, 0, stored))
+			data := slices.Concat(emptyHeader(t, []string{xf}), codectest.RIOChunk(bodyMagic, uint32(len(stored)), 1, 0, stored))
 			s, err := NewScanner(bytes.NewReader(data), int64(len(data)), codec.RecordIO, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // chunkBufPool recycles the 32 KiB buffers of chunk reads.
-var chunkBufPool = sync.Pool{New: func() any { b := make([]byte, rioChunkSize); return &b }}
+var chunkBufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // Reader reads items at random. It is safe for concurrent use.
 //
@@ -35,7 +35,7 @@ type Reader struct {
 	size    int64
 	format  codec.Format
 	opts    Options
-	chain   []rioTransformer
+	chain   []transformer
 	id      uint64 // identity in the cache
 	cache   *BlockCache
 	caching bool // keep decoded pages and verified chunks in cache
@@ -103,7 +103,7 @@ func (rd *Reader) corrupt(off int64, kind error, format string, a ...any) error 
 	return &codec.CorruptError{Format: rd.format, Off: off, Reason: fmt.Sprintf(format, a...), Err: kind}
 }
 
-func (rd *Reader) failErr(f *rioFail) error {
+func (rd *Reader) failErr(f *failure) error {
 	if f.io != nil {
 		return f.io
 	}
@@ -113,19 +113,19 @@ func (rd *Reader) failErr(f *rioFail) error {
 // chunkPayload returns the verified payload of chunk idx of the block at
 // blockOff.
 func (rd *Reader) chunkPayload(blockOff int64, idx int64) ([]byte, error) {
-	co := blockOff + idx*rioChunkSize
+	co := blockOff + idx*chunkSize
 	key := cacheKey{rd: rd.id, off: co, chunk: true}
 	if b, ok := rd.cache.get(key); ok {
 		return b, nil
 	}
 	bp := chunkBufPool.Get().(*[]byte)
 	defer chunkBufPool.Put(bp)
-	cr := rioChunkReader{r: rd.r, size: rd.size, buf: *bp}
+	cr := chunkReader{r: rd.r, size: rd.size, buf: *bp}
 	h, p, f := cr.chunk(co)
 	if f != nil {
 		return nil, rd.failErr(f)
 	}
-	if h.magic != rioBodyMagic && h.magic != rioTrailerMagic {
+	if h.magic != bodyMagic && h.magic != trailerMagic {
 		return nil, rd.corrupt(co, codec.ErrCorrupt, "chunk has no body or trailer magic")
 	}
 	if int64(h.index) != idx {
@@ -142,17 +142,17 @@ func (rd *Reader) chunkPayload(blockOff int64, idx int64) ([]byte, error) {
 func (rd *Reader) readPlain(loc ItemLoc, p []byte, off int64) error {
 	raw := loc.Off + off // position in the raw block
 	for len(p) > 0 {
-		idx := raw / rioMaxChunkPayload
-		in := raw % rioMaxChunkPayload
-		if loc.Block+(idx+1)*rioChunkSize > rd.size {
-			return rd.corrupt(loc.Block+idx*rioChunkSize, codec.ErrTruncated, "item runs past the end of the file")
+		idx := raw / maxChunkPayload
+		in := raw % maxChunkPayload
+		if loc.Block+(idx+1)*chunkSize > rd.size {
+			return rd.corrupt(loc.Block+idx*chunkSize, codec.ErrTruncated, "item runs past the end of the file")
 		}
 		c, err := rd.chunkPayload(loc.Block, idx)
 		if err != nil {
 			return err
 		}
 		if in >= int64(len(c)) {
-			return rd.corrupt(loc.Block+idx*rioChunkSize, codec.ErrCorrupt, "item byte %d not in chunk of %d payload bytes", in, len(c))
+			return rd.corrupt(loc.Block+idx*chunkSize, codec.ErrCorrupt, "item byte %d not in chunk of %d payload bytes", in, len(c))
 		}
 		n := copy(p, c[in:])
 		p = p[n:]
@@ -271,7 +271,7 @@ func (rd *Reader) streamFail(cu *blockCursor, block int64, err error) error {
 	if cu.src != nil && cu.src.fail != nil {
 		return rd.failErr(cu.src.fail)
 	}
-	var rf *rioFail
+	var rf *failure
 	if errors.As(err, &rf) {
 		return rd.failErr(rf)
 	}
@@ -285,7 +285,7 @@ func (rd *Reader) openCursor(cu *blockCursor, block int64) error {
 	rd.cache.opens.Add(1)
 	window := rd.opts.streamWindow()
 	var src io.Reader
-	var chain []rioTransformer
+	var chain []transformer
 	if rd.format == codec.RecordIOLegacy {
 		data, err := rd.legacyData(block)
 		if err != nil {
@@ -293,12 +293,12 @@ func (rd *Reader) openCursor(cu *blockCursor, block int64) error {
 		}
 		cu.hold = data
 		src = bytes.NewReader(data)
-		chain = []rioTransformer{{spec: "flate", name: "flate"}}
+		chain = []transformer{{spec: "flate", name: "flate"}}
 	} else {
-		if len(cu.buf) < rioChunkSize {
-			cu.buf = make([]byte, rioChunkSize)
+		if len(cu.buf) < chunkSize {
+			cu.buf = make([]byte, chunkSize)
 		}
-		bs := newBlockStream(rd.r, rd.size, block, func(m [8]byte) bool { return m == rioBodyMagic || m == rioTrailerMagic }, cu.buf[:rioChunkSize])
+		bs := newBlockStream(rd.r, rd.size, block, func(m [8]byte) bool { return m == bodyMagic || m == trailerMagic }, cu.buf[:chunkSize])
 		cu.src = bs
 		src = bs
 		chain = rd.chain
@@ -376,7 +376,7 @@ func (rd *Reader) readLegacy(loc ItemLoc, p []byte, off int64) error {
 // kindOf picks the sentinel classifying a decode error.
 func kindOf(err error) error {
 	for _, k := range []error{codec.ErrLimit, codec.ErrUnsupported, codec.ErrTruncated} {
-		if isErr(err, k) {
+		if errors.Is(err, k) {
 			return k
 		}
 	}

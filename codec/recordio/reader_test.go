@@ -17,9 +17,9 @@ import (
 func TestRecordIOReaderConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewSource(21))
 	for _, xf := range [][]string{nil, {"zstd"}} {
-		items := codectest.GenItems(rng, 30, rioMaxChunkPayload)
+		items := codectest.GenItems(rng, 30, maxChunkPayload)
 		data := makeRio(t, items, WriterOptions{Transformers: xf, MaxItems: 3}, nil)
-		s, locs, _ := rioReadAll(t, data, Options{Strict: true})
+		s, locs, _ := readAllItems(t, data, Options{Strict: true})
 		rd, err := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, s.Transformers(), Options{}, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -62,17 +62,17 @@ func TestRecordIOReaderConcurrent(t *testing.T) {
 // TestRecordIOReadItemCorrupt: a damaged chunk under an item is reported
 // with its offset, and other items of untransformed blocks stay readable.
 func TestRecordIOReadItemCorrupt(t *testing.T) {
-	item := bytes.Repeat([]byte("z"), 3*rioMaxChunkPayload)
+	item := bytes.Repeat([]byte("z"), 3*maxChunkPayload)
 	data := makeRio(t, [][]byte{item}, WriterOptions{}, nil)
-	loc := ItemLoc{Block: rioChunkSize, Off: 4, Len: int64(len(item))}
-	data[2*rioChunkSize+100] ^= 1 // second chunk of the block
+	loc := ItemLoc{Block: chunkSize, Off: 4, Len: int64(len(item))}
+	data[2*chunkSize+100] ^= 1 // second chunk of the block
 	rd, _ := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, nil, Options{}, 2)
 	buf := make([]byte, 10)
 	if _, err := rd.ReadItem(loc, buf, 0); err != nil {
 		t.Fatalf("first chunk: %v", err)
 	}
 	var ce *codec.CorruptError
-	if _, err := rd.ReadItem(loc, buf, rioMaxChunkPayload+10); !errors.As(err, &ce) || ce.Off != 2*rioChunkSize {
+	if _, err := rd.ReadItem(loc, buf, maxChunkPayload+10); !errors.As(err, &ce) || ce.Off != 2*chunkSize {
 		t.Fatalf("damaged chunk: %v", err)
 	}
 	if n, err := rd.ReadItem(loc, buf, int64(len(item))-5); n != 5 || err != io.EOF {

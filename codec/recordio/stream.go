@@ -11,12 +11,12 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// rioBlockStream reads the stored bytes of one v2 block as a stream: the
+// blockStream reads the stored bytes of one v2 block as a stream: the
 // payloads of its chunks in order, each chunk read and verified (CRC, magic,
 // index, count) only when the stream reaches it. Nothing but the current
 // chunk is held.
-type rioBlockStream struct {
-	cr       rioChunkReader
+type blockStream struct {
+	cr       chunkReader
 	start    int64
 	want     func([8]byte) bool
 	next     int64 // index of the next chunk to load
@@ -24,19 +24,19 @@ type rioBlockStream struct {
 	magic    [8]byte
 	p        []byte // unread payload of the current chunk
 	stored   int64  // payload bytes loaded so far
-	fail     *rioFail
+	fail     *failure
 	unwanted bool // chunk 0 holds a valid magic that want refused
 }
 
 // newBlockStream makes a stream of the block at start. buf, if not nil, is a
 // chunk-sized buffer the stream may use.
-func newBlockStream(r io.ReaderAt, size, start int64, want func([8]byte) bool, buf []byte) *rioBlockStream {
-	return &rioBlockStream{cr: rioChunkReader{r: r, size: size, buf: buf}, start: start, want: want}
+func newBlockStream(r io.ReaderAt, size, start int64, want func([8]byte) bool, buf []byte) *blockStream {
+	return &blockStream{cr: chunkReader{r: r, size: size, buf: buf}, start: start, want: want}
 }
 
 // begin loads chunk 0. It reports false when the block failed to verify or
 // is not wanted (see fail and unwanted).
-func (s *rioBlockStream) begin() bool {
+func (s *blockStream) begin() bool {
 	if s.next == 0 && s.fail == nil && !s.unwanted {
 		s.advance()
 	}
@@ -44,11 +44,11 @@ func (s *rioBlockStream) begin() bool {
 }
 
 // done reports whether every chunk has been loaded.
-func (s *rioBlockStream) done() bool { return s.total > 0 && s.next == s.total }
+func (s *blockStream) done() bool { return s.total > 0 && s.next == s.total }
 
 // advance loads the next chunk.
-func (s *rioBlockStream) advance() {
-	co := s.start + s.next*rioChunkSize
+func (s *blockStream) advance() {
+	co := s.start + s.next*chunkSize
 	h, p, f := s.cr.chunk(co)
 	if f != nil {
 		s.fail = f
@@ -56,7 +56,7 @@ func (s *rioBlockStream) advance() {
 	}
 	if s.next == 0 {
 		if h.index != 0 {
-			s.fail = rioCorrupt(co, codec.ErrCorrupt, "block starts with chunk index %d", h.index)
+			s.fail = corruptAt(co, codec.ErrCorrupt, "block starts with chunk index %d", h.index)
 			return
 		}
 		if !s.want(h.magic) {
@@ -67,11 +67,11 @@ func (s *rioBlockStream) advance() {
 	} else {
 		switch {
 		case h.magic != s.magic:
-			s.fail = rioCorrupt(co, codec.ErrCorrupt, "magic changed in the middle of a chunk sequence")
+			s.fail = corruptAt(co, codec.ErrCorrupt, "magic changed in the middle of a chunk sequence")
 		case int64(h.index) != s.next:
-			s.fail = rioCorrupt(co, codec.ErrCorrupt, "chunk index mismatch, got %d, expect %d", h.index, s.next)
+			s.fail = corruptAt(co, codec.ErrCorrupt, "chunk index mismatch, got %d, expect %d", h.index, s.next)
 		case int64(h.total) != s.total:
-			s.fail = rioCorrupt(co, codec.ErrCorrupt, "chunk nchunk mismatch, got %d, expect %d", h.total, s.total)
+			s.fail = corruptAt(co, codec.ErrCorrupt, "chunk nchunk mismatch, got %d, expect %d", h.total, s.total)
 		}
 		if s.fail != nil {
 			return
@@ -83,13 +83,13 @@ func (s *rioBlockStream) advance() {
 }
 
 // Read implements io.Reader over the block's stored bytes.
-func (s *rioBlockStream) Read(b []byte) (int, error) {
+func (s *blockStream) Read(b []byte) (int, error) {
 	for len(s.p) == 0 {
 		switch {
 		case s.fail != nil:
 			return 0, s.fail
 		case s.unwanted:
-			s.fail = rioCorrupt(s.start, codec.ErrCorrupt, "block has no body or trailer magic")
+			s.fail = corruptAt(s.start, codec.ErrCorrupt, "block has no body or trailer magic")
 			return 0, s.fail
 		case s.done():
 			return 0, io.EOF
@@ -102,7 +102,7 @@ func (s *rioBlockStream) Read(b []byte) (int, error) {
 }
 
 // drain loads (and so verifies) every chunk not yet loaded.
-func (s *rioBlockStream) drain() *rioFail {
+func (s *blockStream) drain() *failure {
 	if !s.begin() {
 		return s.fail
 	}
@@ -124,7 +124,7 @@ type streamDecoders struct {
 }
 
 // open returns a reader of the untransformed bytes of src.
-func (sd *streamDecoders) open(chain []rioTransformer, src io.Reader, window int64) (io.Reader, error) {
+func (sd *streamDecoders) open(chain []transformer, src io.Reader, window int64) (io.Reader, error) {
 	if window != sd.window {
 		sd.close()
 		sd.window = window
@@ -194,7 +194,7 @@ type blockCursor struct {
 	pos     int64 // decoded bytes already produced
 	end     bool  // the stream ended at pos
 	r       io.Reader
-	src     *rioBlockStream // nil for legacy records
+	src     *blockStream // nil for legacy records
 	dec     streamDecoders
 	hold    []byte // what r reads from, when it is held in memory (legacy payloads)
 	buf     []byte // chunk buffer of src

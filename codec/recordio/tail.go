@@ -32,7 +32,7 @@ type TailOptions struct {
 // is told to.
 type Tail struct {
 	o          TailOptions
-	chain      []rioTransformer
+	chain      []transformer
 	trailerOff int64  // offset of the trailer block, when trailer != nil
 	trailer    []byte // the trailer block's chunks, verbatim
 	buf        []byte
@@ -73,7 +73,7 @@ func (t *Tail) Trailer() (off int64, block []byte) { return t.trailerOff, t.trai
 func (t *Tail) Encode(items [][]byte) ([]byte, error) {
 	var out bytes.Buffer
 	if t.buf == nil {
-		t.buf = make([]byte, rioChunkSize)
+		t.buf = make([]byte, chunkSize)
 	}
 	var sizes []int64
 	var body []byte
@@ -86,7 +86,7 @@ func (t *Tail) Encode(items [][]byte) ([]byte, error) {
 			return err
 		}
 		sizes, body = sizes[:0], body[:0]
-		_, err = writeRioBlock(&out, rioBodyMagic, stored, t.buf)
+		_, err = writeBlockTo(&out, bodyMagic, stored, t.buf)
 		return err
 	}
 	var raw int64
@@ -138,7 +138,7 @@ type Spill interface {
 // compressor's window whatever the item size.
 func (t *Tail) WriteStreams(w io.WriterAt, at int64, items []ItemSource, spill func() (Spill, func(), error)) (int64, error) {
 	if t.buf == nil {
-		t.buf = make([]byte, rioChunkSize)
+		t.buf = make([]byte, chunkSize)
 	}
 	start := at
 	for _, it := range items {
@@ -158,14 +158,14 @@ func (t *Tail) writeItemBlock(w io.WriterAt, at int64, it ItemSource, spill func
 	raw := io.MultiReader(&sliceReader{b: hdr}, &exactReader{r: it.R, left: it.Size})
 	rawLen := int64(len(hdr)) + it.Size
 	if len(t.chain) == 0 {
-		return writeRioBlockFrom(w, at, rioBodyMagic, raw, rawLen, t.buf)
+		return writeBlockFrom(w, at, bodyMagic, raw, rawLen, t.buf)
 	}
 	tmp, done, err := spill()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	bw := bufio.NewWriterSize(tmp, rioChunkSize)
+	bw := bufio.NewWriterSize(tmp, chunkSize)
 	stored, err := transformStream(t.chain, bw, raw, t.buf)
 	if err == nil {
 		err = bw.Flush()
@@ -173,7 +173,7 @@ func (t *Tail) writeItemBlock(w io.WriterAt, at int64, it ItemSource, spill func
 	if err != nil {
 		return 0, err
 	}
-	return writeRioBlockFrom(w, at, rioBodyMagic, io.NewSectionReader(tmp, 0, stored), stored, t.buf)
+	return writeBlockFrom(w, at, bodyMagic, io.NewSectionReader(tmp, 0, stored), stored, t.buf)
 }
 
 // AppendCompleted reports whether a journaled append finished writing: the
@@ -210,14 +210,14 @@ func ConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 	if _, err := findTrailer(r, size, s.chain, s.opts.maxBlock(), s.opts.streamWindow()); err == nil {
 		return size, nil // ends with a valid trailer block
 	}
-	if size%rioChunkSize == 0 {
-		cr := rioChunkReader{r: r, size: size}
-		if h, _, f := cr.chunk(size - rioChunkSize); f == nil && h.index+1 == h.total {
-			start := size - int64(h.total)*rioChunkSize
-			if start == 0 && h.magic == rioHeaderMagic && size == s.goodEnd {
+	if size%chunkSize == 0 {
+		cr := chunkReader{r: r, size: size}
+		if h, _, f := cr.chunk(size - chunkSize); f == nil && h.index+1 == h.total {
+			start := size - int64(h.total)*chunkSize
+			if start == 0 && h.magic == headerMagic && size == s.goodEnd {
 				return size, nil
 			}
-			if start >= s.goodEnd && h.magic == rioBodyMagic {
+			if start >= s.goodEnd && h.magic == bodyMagic {
 				if b, _, f := s.decodeBodyBlock(start); f == nil && b.Chunks == int(h.total) {
 					return size, nil
 				}
@@ -252,7 +252,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // transformStream compresses raw through the chain (first transformer
 // applied first) into out and returns the stored length.
-func transformStream(chain []rioTransformer, out io.Writer, raw io.Reader, buf []byte) (int64, error) {
+func transformStream(chain []transformer, out io.Writer, raw io.Reader, buf []byte) (int64, error) {
 	cw := &countWriter{w: out}
 	var w io.Writer = cw
 	var closers []io.Closer // innermost (last applied) first
@@ -293,11 +293,11 @@ func transformStream(chain []rioTransformer, out io.Writer, raw io.Reader, buf [
 	return cw.n, err
 }
 
-// writeRioBlockFrom writes one block of chunks whose stored bytes, n of
+// writeBlockFrom writes one block of chunks whose stored bytes, n of
 // them, are read from r, at offset at of w, using buf (32768 bytes); it
 // returns the bytes written.
-func writeRioBlockFrom(w io.WriterAt, at int64, magic [8]byte, r io.Reader, n int64, buf []byte) (int64, error) {
-	total := (n-1)/rioMaxChunkPayload + 1
+func writeBlockFrom(w io.WriterAt, at int64, magic [8]byte, r io.Reader, n int64, buf []byte) (int64, error) {
+	total := (n-1)/maxChunkPayload + 1
 	if n == 0 {
 		total = 1
 	}
@@ -305,9 +305,9 @@ func writeRioBlockFrom(w io.WriterAt, at int64, magic [8]byte, r io.Reader, n in
 		return 0, fmt.Errorf("%w: block of %d bytes needs too many chunks", codec.ErrLimit, n)
 	}
 	for i := int64(0); i < total; i++ {
-		k := min(n-i*rioMaxChunkPayload, rioMaxChunkPayload)
-		c := buf[:rioChunkSize]
-		if _, err := io.ReadFull(r, c[rioChunkHeader:rioChunkHeader+k]); err != nil {
+		k := min(n-i*maxChunkPayload, maxChunkPayload)
+		c := buf[:chunkSize]
+		if _, err := io.ReadFull(r, c[chunkHeader:chunkHeader+k]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = codec.ErrShortInput
 			}
@@ -318,16 +318,16 @@ func writeRioBlockFrom(w io.WriterAt, at int64, magic [8]byte, r io.Reader, n in
 		binary.LittleEndian.PutUint32(c[16:], uint32(k))
 		binary.LittleEndian.PutUint32(c[20:], uint32(total))
 		binary.LittleEndian.PutUint32(c[24:], uint32(i))
-		pad := c[rioChunkHeader+k:]
+		pad := c[chunkHeader+k:]
 		for j := range pad {
-			pad[j] = rioPadding[j&3]
+			pad[j] = chunkPadding[j&3]
 		}
-		binary.LittleEndian.PutUint32(c[8:], crcIEEE(c[12:rioChunkHeader+k]))
-		if _, err := w.WriteAt(c, at+i*rioChunkSize); err != nil {
+		binary.LittleEndian.PutUint32(c[8:], crcIEEE(c[12:chunkHeader+k]))
+		if _, err := w.WriteAt(c, at+i*chunkSize); err != nil {
 			return 0, err
 		}
 	}
-	return total * rioChunkSize, nil
+	return total * chunkSize, nil
 }
 
 // sliceReader reads a byte slice (a bytes.Reader without the Bytes method

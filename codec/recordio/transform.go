@@ -14,8 +14,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// rioTransformer is one parsed transformer spec ("name" or "name config").
-type rioTransformer struct {
+// transformer is one parsed transformer spec ("name" or "name config").
+type transformer struct {
 	spec  string
 	name  string
 	level int
@@ -23,9 +23,9 @@ type rioTransformer struct {
 
 // parseTransformer parses one transformer spec. forWrite also validates the
 // config (the reference untransformers ignore it).
-func parseTransformer(spec string, forWrite bool) (rioTransformer, error) {
+func parseTransformer(spec string, forWrite bool) (transformer, error) {
 	name, config, hasConfig := strings.Cut(spec, " ")
-	t := rioTransformer{spec: spec, name: name, level: -1}
+	t := transformer{spec: spec, name: name, level: -1}
 	switch name {
 	case "flate", "zstd":
 	default:
@@ -49,8 +49,8 @@ func parseTransformer(spec string, forWrite bool) (rioTransformer, error) {
 }
 
 // parseTransformers parses a chain in application order.
-func parseTransformers(specs []string, forWrite bool) ([]rioTransformer, error) {
-	out := make([]rioTransformer, 0, len(specs))
+func parseTransformers(specs []string, forWrite bool) ([]transformer, error) {
+	out := make([]transformer, 0, len(specs))
 	for _, s := range specs {
 		t, err := parseTransformer(s, forWrite)
 		if err != nil {
@@ -62,7 +62,7 @@ func parseTransformers(specs []string, forWrite bool) ([]rioTransformer, error) 
 }
 
 // applyTransformers compresses a raw block with the chain, first to last.
-func applyTransformers(chain []rioTransformer, raw []byte) ([]byte, error) {
+func applyTransformers(chain []transformer, raw []byte) ([]byte, error) {
 	b := raw
 	for _, t := range chain {
 		var err error

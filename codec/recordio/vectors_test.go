@@ -17,10 +17,10 @@ import (
 	"github.com/recfs/recfs/codec"
 )
 
-const rioVectorDir = "../../../shared/vectors/grailbio"
+const vectorDir = "../../../shared/vectors/grailbio"
 
-// rioManifest is the subset of a grailbio vector manifest the tests use.
-type rioManifest struct {
+// vectorManifest is the subset of a grailbio vector manifest the tests use.
+type vectorManifest struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	Size   int64  `json:"size"`
@@ -33,10 +33,10 @@ type rioManifest struct {
 	HeaderItem *struct {
 		Hex string `json:"hex"`
 	} `json:"header_item"`
-	ItemCount    int           `json:"item_count"`
-	Items        []rioManItem  `json:"items"`
-	ItemsSummary *rioManSumary `json:"items_summary"`
-	Trailer      *rioManItem   `json:"trailer"`
+	ItemCount    int              `json:"item_count"`
+	Items        []manifestItem   `json:"items"`
+	ItemsSummary *manifestSummary `json:"items_summary"`
+	Trailer      *manifestItem    `json:"trailer"`
 	Blocks       []struct {
 		Offset    int64  `json:"offset"`
 		Kind      string `json:"kind"`
@@ -71,7 +71,7 @@ type rioManifest struct {
 	} `json:"reader_options"`
 }
 
-type rioManItem struct {
+type manifestItem struct {
 	Len    int64  `json:"len"`
 	SHA256 string `json:"sha256"`
 	Hex    string `json:"hex"`
@@ -81,27 +81,27 @@ type rioManItem struct {
 	} `json:"loc"`
 }
 
-type rioManSumary struct {
-	Count         int          `json:"count"`
-	TotalBytes    int64        `json:"total_bytes"`
-	ConcatSHA256  string       `json:"concat_sha256"`
-	LengthsSHA256 string       `json:"lengths_sha256"`
-	FirstItems    []rioManItem `json:"first_items"`
-	LastItems     []rioManItem `json:"last_items"`
+type manifestSummary struct {
+	Count         int            `json:"count"`
+	TotalBytes    int64          `json:"total_bytes"`
+	ConcatSHA256  string         `json:"concat_sha256"`
+	LengthsSHA256 string         `json:"lengths_sha256"`
+	FirstItems    []manifestItem `json:"first_items"`
+	LastItems     []manifestItem `json:"last_items"`
 }
 
-// loadRioVectors reads every manifest and its file.
-func loadRioVectors(t testing.TB) map[string]struct {
-	m    rioManifest
+// loadVectors reads every manifest and its file.
+func loadVectors(t testing.TB) map[string]struct {
+	m    vectorManifest
 	data []byte
 } {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(rioVectorDir, "*.json"))
+	paths, err := filepath.Glob(filepath.Join(vectorDir, "*.json"))
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no grailbio vectors in %s (%v)", rioVectorDir, err)
+		t.Fatalf("no grailbio vectors in %s (%v)", vectorDir, err)
 	}
 	out := map[string]struct {
-		m    rioManifest
+		m    vectorManifest
 		data []byte
 	}{}
 	for _, p := range paths {
@@ -109,24 +109,24 @@ func loadRioVectors(t testing.TB) map[string]struct {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m rioManifest
+		var m vectorManifest
 		if err := json.Unmarshal(j, &m); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		data, err := os.ReadFile(filepath.Join(rioVectorDir, m.File))
+		data, err := os.ReadFile(filepath.Join(vectorDir, m.File))
 		if err != nil {
 			t.Fatal(err)
 		}
 		out[m.File] = struct {
-			m    rioManifest
+			m    vectorManifest
 			data []byte
 		}{m, data}
 	}
 	return out
 }
 
-// rioReadAll scans data and reads every item through a Reader.
-func rioReadAll(t testing.TB, data []byte, o Options) (*Scanner, []ItemLoc, [][]byte) {
+// readAllItems scans data and reads every item through a Reader.
+func readAllItems(t testing.TB, data []byte, o Options) (*Scanner, []ItemLoc, [][]byte) {
 	t.Helper()
 	s, err := NewScanner(bytes.NewReader(data), int64(len(data)), codec.Unknown, o)
 	if err != nil {
@@ -190,14 +190,14 @@ func manifestValue(t *testing.T, typ string, raw json.RawMessage) any {
 }
 
 func TestRecordIOVectors(t *testing.T) {
-	for name, v := range loadRioVectors(t) {
+	for name, v := range loadVectors(t) {
 		t.Run(name, func(t *testing.T) {
 			m := v.m
 			if int64(len(v.data)) != m.Size {
 				t.Fatalf("file size %d, manifest %d", len(v.data), m.Size)
 			}
 			o := Options{LegacyTransform: m.ReaderOptions.LegacyTransform, Strict: true}
-			s, locs, items := rioReadAll(t, v.data, o)
+			s, locs, items := readAllItems(t, v.data, o)
 			if d := s.Damage(); len(d) != 0 {
 				t.Fatalf("damage in a clean vector: %v", d)
 			}

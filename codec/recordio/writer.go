@@ -25,7 +25,7 @@ type WriterOptions struct {
 type Writer struct {
 	w          io.Writer
 	o          WriterOptions
-	chain      []rioTransformer
+	chain      []transformer
 	hdrItem    []byte
 	off        int64 // bytes written so far
 	headerDone bool
@@ -131,7 +131,7 @@ func (w *Writer) Flush() error {
 	}
 	raw := packBlock(w.sizes, w.body)
 	w.sizes, w.body = w.sizes[:0], w.body[:0]
-	return w.writeTransformed(rioBodyMagic, raw)
+	return w.writeTransformed(bodyMagic, raw)
 }
 
 // packBlock builds a raw block: count, sizes, bodies (spec section 4).
@@ -155,15 +155,15 @@ func (w *Writer) writeTransformed(magic [8]byte, raw []byte) error {
 
 func (w *Writer) writeHeader() error {
 	w.headerDone = true
-	return w.writeBlock(rioHeaderMagic, packBlock([]int64{int64(len(w.hdrItem))}, w.hdrItem))
+	return w.writeBlock(headerMagic, packBlock([]int64{int64(len(w.hdrItem))}, w.hdrItem))
 }
 
 // writeBlock cuts stored into chunks (spec 3.4) and writes them.
 func (w *Writer) writeBlock(magic [8]byte, stored []byte) error {
 	if w.chunk == nil {
-		w.chunk = make([]byte, rioChunkSize)
+		w.chunk = make([]byte, chunkSize)
 	}
-	n, err := writeRioBlock(w.w, magic, stored, w.chunk)
+	n, err := writeBlockTo(w.w, magic, stored, w.chunk)
 	w.off += n
 	if err != nil {
 		w.err = err
@@ -171,28 +171,28 @@ func (w *Writer) writeBlock(magic [8]byte, stored []byte) error {
 	return err
 }
 
-// writeRioBlock writes one block of chunks using buf (32768 bytes) and
+// writeBlockTo writes one block of chunks using buf (32768 bytes) and
 // returns the bytes written.
-func writeRioBlock(out io.Writer, magic [8]byte, stored []byte, buf []byte) (int64, error) {
-	total := (len(stored)-1)/rioMaxChunkPayload + 1
+func writeBlockTo(out io.Writer, magic [8]byte, stored []byte, buf []byte) (int64, error) {
+	total := (len(stored)-1)/maxChunkPayload + 1
 	if len(stored) == 0 {
 		total = 1
 	}
 	var written int64
 	for i := 0; i < total; i++ {
-		p := stored[min(i*rioMaxChunkPayload, len(stored)):min((i+1)*rioMaxChunkPayload, len(stored))]
-		c := buf[:rioChunkSize]
+		p := stored[min(i*maxChunkPayload, len(stored)):min((i+1)*maxChunkPayload, len(stored))]
+		c := buf[:chunkSize]
 		copy(c, magic[:])
 		binary.LittleEndian.PutUint32(c[12:], 0)
 		binary.LittleEndian.PutUint32(c[16:], uint32(len(p)))
 		binary.LittleEndian.PutUint32(c[20:], uint32(total))
 		binary.LittleEndian.PutUint32(c[24:], uint32(i))
-		copy(c[rioChunkHeader:], p)
-		pad := c[rioChunkHeader+len(p):]
+		copy(c[chunkHeader:], p)
+		pad := c[chunkHeader+len(p):]
 		for k := range pad {
-			pad[k] = rioPadding[k&3]
+			pad[k] = chunkPadding[k&3]
 		}
-		binary.LittleEndian.PutUint32(c[8:], crcIEEE(c[12:rioChunkHeader+len(p)]))
+		binary.LittleEndian.PutUint32(c[8:], crcIEEE(c[12:chunkHeader+len(p)]))
 		n, err := out.Write(c)
 		written += int64(n)
 		if err != nil {
@@ -202,8 +202,8 @@ func writeRioBlock(out io.Writer, magic [8]byte, stored []byte, buf []byte) (int
 	return written, nil
 }
 
-// rioPadding is the reference writer's filler pattern (spec 3.3).
-var rioPadding = [4]byte{0xde, 0xad, 0xbe, 0xef}
+// chunkPadding is the reference writer's filler pattern (spec 3.3).
+var chunkPadding = [4]byte{0xde, 0xad, 0xbe, 0xef}
 
 // SetTrailer flushes pending items and writes the trailer block holding b.
 // The writer must have been made with the Trailer option; no items may
@@ -224,7 +224,7 @@ func (w *Writer) SetTrailer(b []byte) error {
 		return err
 	}
 	w.trailerSet = true
-	return w.writeTransformed(rioTrailerMagic, packBlock([]int64{int64(len(b))}, b))
+	return w.writeTransformed(trailerMagic, packBlock([]int64{int64(len(b))}, b))
 }
 
 // Close flushes pending items; if nothing was written yet it writes the

@@ -19,13 +19,13 @@ import (
 // TestRecordIOVectors), and requires byte-identical output.
 func TestRecordIOWriterMatchesVectors(t *testing.T) {
 	n := 0
-	for name, v := range loadRioVectors(t) {
+	for name, v := range loadVectors(t) {
 		m := v.m
 		if m.Writer.API != "recordio.NewWriter" {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			s, _, items := rioReadAll(t, v.data, Options{Strict: true})
+			s, _, items := readAllItems(t, v.data, Options{Strict: true})
 			var hdr []HeaderEntry
 			for _, e := range m.Writer.AddHeader {
 				hdr = append(hdr, HeaderEntry{Key: e.Key, Value: manifestValue(t, e.Type, e.Value)})
@@ -66,7 +66,7 @@ func TestRecordIOWriterMatchesVectors(t *testing.T) {
 			}
 			if len(m.Writer.Transformers) > 0 {
 				// Compressed bytes depend on the compressor version: compare content.
-				_, _, got := rioReadAll(t, out.Bytes(), Options{Strict: true})
+				_, _, got := readAllItems(t, out.Bytes(), Options{Strict: true})
 				if len(got) != len(items) {
 					t.Fatalf("round trip: %d items, want %d", len(got), len(items))
 				}
@@ -95,7 +95,7 @@ func TestRecordIOWriterMatchesVectors(t *testing.T) {
 func TestRecordIOWriterRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	hdr := []HeaderEntry{{"s", "x"}, {"b", true}, {"i", int64(-5)}, {"u", uint64(1 << 40)}, {"s", "dup"}, {"empty", ""}}
-	bigTrailer := make([]byte, 3*rioMaxChunkPayload+7)
+	bigTrailer := make([]byte, 3*maxChunkPayload+7)
 	rng.Read(bigTrailer)
 	cases := []struct {
 		name     string
@@ -119,7 +119,7 @@ func TestRecordIOWriterRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			items := codectest.GenItems(rng, c.n, rioMaxChunkPayload)
+			items := codectest.GenItems(rng, c.n, maxChunkPayload)
 			var out bytes.Buffer
 			w, err := NewWriter(&out, WriterOptions{Header: hdr, Transformers: c.xf, Trailer: c.trailer != nil,
 				MaxItems: c.maxItems, MaxBlockBytes: c.maxBytes})
@@ -145,10 +145,10 @@ func TestRecordIOWriterRoundTrip(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if out.Len()%rioChunkSize != 0 || int64(out.Len()) != w.Offset() {
+			if out.Len()%chunkSize != 0 || int64(out.Len()) != w.Offset() {
 				t.Fatalf("file size %d (offset %d) not a chunk multiple", out.Len(), w.Offset())
 			}
-			s, locs, got := rioReadAll(t, out.Bytes(), Options{Strict: true})
+			s, locs, got := readAllItems(t, out.Bytes(), Options{Strict: true})
 			if len(got) != len(items) {
 				t.Fatalf("%d items, want %d", len(got), len(items))
 			}
@@ -218,7 +218,7 @@ func TestRecordIOWriterErrors(t *testing.T) {
 		t.Error("Append after SetTrailer succeeded")
 	}
 	// A failing underlying writer poisons the writer.
-	fw := &rioFailWriter{left: 100}
+	fw := &failingWriter{left: 100}
 	w, _ = NewWriter(fw, WriterOptions{})
 	if _, err := w.Append([]byte("x")); err == nil {
 		t.Error("Append with failing writer succeeded")
@@ -228,10 +228,10 @@ func TestRecordIOWriterErrors(t *testing.T) {
 	}
 }
 
-// rioFailWriter accepts left bytes, then fails.
-type rioFailWriter struct{ left int }
+// failingWriter accepts left bytes, then fails.
+type failingWriter struct{ left int }
 
-func (f *rioFailWriter) Write(p []byte) (int, error) {
+func (f *failingWriter) Write(p []byte) (int, error) {
 	if len(p) > f.left {
 		n := f.left
 		f.left = 0

@@ -10,8 +10,7 @@
 //
 //   - No READDIRPLUS: `ls -l` costs one LOOKUP per entry after the listing
 //     (bazil neither negotiates FUSE_DO_READDIRPLUS nor serves the opcode).
-//     Past a few hundred thousand records this dominates: `ls -l` of 2 M
-//     records ran past 8 minutes on a loaded 2-core machine, where gofuse
+//     Past a few hundred thousand records this dominates, where gofuse
 //     lists with entries.
 //   - No no-open mode: every open of a record is an OPEN round trip (with
 //     FOPEN_KEEP_CACHE and FOPEN_NOFLUSH, so no READ or FLUSH follows on a
@@ -24,11 +23,10 @@
 //   - No readdir pagination: bazil asks for a directory's whole listing at
 //     once (ReadDirAll) and keeps it, encoded (32 bytes per 6-digit record
 //     name), for as long as the directory stays open; building it also
-//     needs a transient []fuse.Dirent and bazil's growing encode buffer.
-//     Measured on a 2-core machine, `ls -f` of one record directory raised
-//     the server's peak memory by about 140 MiB at 1 M records and 830 MiB
-//     at 4 M (fs/gofuse, which streams: 4 and 25 MiB). Beyond a few million
-//     records per file, prefer fs/gofuse.
+//     needs a transient []fuse.Dirent and bazil's growing encode buffer:
+//     listing a record directory costs server memory in proportion to its
+//     records (fs/gofuse streams). Beyond a few million records per file,
+//     prefer fs/gofuse.
 //   - Requests are capped at 128 KiB (reads of larger records take several
 //     round trips).
 //   - No negative entries: a failed lookup is not cached by the kernel, so
@@ -158,9 +156,8 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 
 // servedUntilUnmount maps Serve's result: reading /dev/fuse may fail with
 // ECONNABORTED instead of ENODEV when the kernel tears the connection down
-// for an ordinary unmount (seen once in CI: `recfs unmount` succeeded and
-// the server exited 1). That is a clean end when dir is no longer a dead
-// mount; an abort through fusectl leaves the mount in place (stat fails
+// for an ordinary unmount, after which the server must not exit with an
+// error. That is a clean end when dir is no longer a dead mount; an abort through fusectl leaves the mount in place (stat fails
 // with ENOTCONN) and stays an error.
 func servedUntilUnmount(err error, dir string) error {
 	if errors.Is(err, syscall.ECONNABORTED) {

@@ -25,10 +25,8 @@ import (
 // Reads that hit the page cache send nothing, so the reader's progress
 // shows only at its next READ: the pusher does not wait for it, but keeps
 // pushing until it is window records or maxBytes bytes ahead of the last
-// record it saw read. A pusher waiting for READs to pace it (the first
-// version: 128 records per in-order READ) left one READ or more at the end
-// of each window, then raced the reader record by record: 10-36% of the
-// records of a first grep -r still came by READ.
+// record it saw read. A pusher paced by READs would leave one READ or
+// more at the end of each window, then race the reader record by record.
 type pusher struct {
 	t        *fs.Tree
 	window   int64 // records pushed ahead of the reader
