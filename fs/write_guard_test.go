@@ -20,7 +20,7 @@ import (
 // marker), create fails at once with EPERM and the file is untouched.
 func TestCreateRefusedClosedLog(t *testing.T) {
 	ctx := context.Background()
-	data, err := os.ReadFile("../../shared/vectors/leveldb/pebble-recyclable.log")
+	data, err := os.ReadFile(codectest.Vector(t, "leveldb/pebble-recyclable.log", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

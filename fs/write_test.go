@@ -333,7 +333,7 @@ func TestCreateTwiceAndTooLarge(t *testing.T) {
 // and nothing is written.
 func TestAppendLegacyFails(t *testing.T) {
 	ctx := context.Background()
-	matches, _ := filepath.Glob("../../shared/vectors/grailbio/legacy-unpacked.grail-rio")
+	matches := codectest.Vectors(t, "grailbio/legacy-unpacked.grail-rio", nil)
 	if len(matches) == 0 {
 		t.Skip("no legacy recordio vector")
 	}

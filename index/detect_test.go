@@ -11,6 +11,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 func TestDetectVectors(t *testing.T) {
@@ -18,14 +19,14 @@ func TestDetectVectors(t *testing.T) {
 		glob string
 		want func(name string) codec.Format
 	}{
-		{"../../shared/vectors/leveldb/*.log", func(string) codec.Format { return codec.LevelDB }},
-		{"../../shared/vectors/grailbio/*.rio", func(string) codec.Format { return codec.RecordIO }},
-		{"../../shared/vectors/grailbio/*.grail-*", func(string) codec.Format { return codec.RecordIOLegacy }},
+		{"leveldb/*.log", func(string) codec.Format { return codec.LevelDB }},
+		{"grailbio/*.rio", func(string) codec.Format { return codec.RecordIO }},
+		{"grailbio/*.grail-*", func(string) codec.Format { return codec.RecordIOLegacy }},
 	}
 	total := 0
 	for _, c := range cases {
-		paths, err := filepath.Glob(c.glob)
-		if err != nil || len(paths) == 0 {
+		paths := recfile.Vectors(t, c.glob)
+		if len(paths) == 0 {
 			t.Fatalf("no vectors match %s", c.glob)
 		}
 		for _, p := range paths {

@@ -14,10 +14,12 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
-// vectorDir is where CI puts the shared reference vectors: beside the checkout.
-const vectorDir = "../../shared/vectors"
+// vectorDir holds the reference vectors (see codectest.VectorDir).
+var vectorDir = codectest.VectorDir()
 
 // want is what a vector manifest says a reader must return.
 type want struct {
@@ -53,7 +55,7 @@ func loadWants(t testing.TB) []want {
 	for _, dir := range []string{"leveldb", "grailbio"} {
 		ms, err := filepath.Glob(filepath.Join(vectorDir, dir, "*.json"))
 		if err != nil || len(ms) == 0 {
-			t.Fatalf("no vectors in %s (shared/ must sit beside the checkout): %v", filepath.Join(vectorDir, dir), err)
+			t.Fatalf("no vectors in %s: %v", filepath.Join(vectorDir, dir), err)
 		}
 		for _, m := range ms {
 			if filepath.Base(m) == "index.json" {
@@ -89,7 +91,7 @@ func loadWants(t testing.TB) []want {
 			if err := json.Unmarshal(raw, &doc); err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
-			w := want{name: dir + "/" + doc.File, path: filepath.Join(vectorDir, dir, doc.File),
+			w := want{name: dir + "/" + doc.File, path: recfile.Vector(t, dir+"/"+doc.File),
 				trailer: doc.Trailer, header: doc.Header, legacyT: doc.ReaderOptions.LegacyTransform}
 			if dir == "leveldb" {
 				var list []entry

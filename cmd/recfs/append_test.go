@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 
 	"github.com/recfs/recfs/index"
@@ -83,9 +84,9 @@ func TestAppendCommand(t *testing.T) {
 
 func TestAppendCommandErrors(t *testing.T) {
 	dir := t.TempDir()
-	legacy, err := os.ReadFile("../../../shared/vectors/grailbio/legacy-unpacked.grail-rio")
+	legacy, err := os.ReadFile(recfile.Vector(t, "grailbio/legacy-unpacked.grail-rio"))
 	if err != nil {
-		t.Fatalf("reference vector missing (shared/ must sit beside the checkout): %v", err)
+		t.Fatalf("reference vector missing: %v", err)
 	}
 	lp := filepath.Join(dir, "x.grail-rio")
 	os.WriteFile(lp, legacy, 0o644)

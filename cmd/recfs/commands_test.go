@@ -539,7 +539,7 @@ func FuzzCommandsAgree(f *testing.F) {
 	// Small seeds only: minimizing a large interesting input runs four
 	// commands per step and stalls the fuzzer.
 	for _, rel := range []string{"leveldb/empty-records.log", "grailbio/legacy-unpacked.grail-rio", "grailbio/legacy-packed.grail-rpk"} {
-		if b, err := os.ReadFile(filepath.Join(vectors, rel)); err == nil && len(b) <= 4096 {
+		if b, err := os.ReadFile(vec(f, rel)); err == nil && len(b) <= 4096 {
 			f.Add(b)
 		}
 	}

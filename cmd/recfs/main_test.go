@@ -7,17 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
-
-// vectors is the shared reference-vector folder, relative to this package.
-const vectors = "../../../shared/vectors"
 
 // TestMain points the user cache directory at a temporary folder, so no test
 // writes saved indexes into the real one.
@@ -49,15 +46,10 @@ func mustRun(t testing.TB, args ...string) string {
 	return r.stdout
 }
 
-// vec returns the path of a vector file, skipping the test when the shared
-// folder is absent.
+// vec returns the path of a reference vector file (see codectest.Vector).
 func vec(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join(vectors, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("vector %s not available: %v", rel, err)
-	}
-	return p
+	return recfile.Vector(t, rel)
 }
 
 // manifest is the union of the fields the tests read from the leveldb and

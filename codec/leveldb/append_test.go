@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestLogWriterPebbleVectors regenerates the pebble WAL vectors with the
@@ -31,7 +32,7 @@ func TestLogWriterPebbleVectors(t *testing.T) {
 			}
 			var recs [][]byte
 			for i, l := range v.lengths(t) {
-				recs = append(recs, logVecPayload(i, l))
+				recs = append(recs, codectest.VectorPayload(i, l))
 			}
 			out, _ := writeLog(t, recs, o)
 			marker := info.EOFMarker
@@ -100,13 +101,13 @@ func TestLogWriterAppendFlavours(t *testing.T) {
 func TestLogWriterRecyclableLayout(t *testing.T) {
 	o := WriterOptions{Recyclable: true, LogNum: 7}
 	// Exactly 11 bytes left: a zero-length FIRST, the data in the next block.
-	b, offs := writeLog(t, [][]byte{logVecPayload(0, 32768-11-11), logVecPayload(1, 5)}, o)
+	b, offs := writeLog(t, [][]byte{codectest.VectorPayload(0, 32768-11-11), codectest.VectorPayload(1, 5)}, o)
 	if offs[1] != 32768-11 || b[32768-11+6] != 6 || binary.LittleEndian.Uint16(b[32768-11+4:]) != 0 ||
 		b[32768+6] != 8 || binary.LittleEndian.Uint32(b[32768+7:]) != 7 || len(b) != 32768+11+5 {
 		t.Fatalf("11 bytes left: offsets %v, %d bytes", offs, len(b))
 	}
 	// 10 bytes left: zero-filled, the next record starts the next block.
-	b, offs = writeLog(t, [][]byte{logVecPayload(0, 32768-11-10), logVecPayload(1, 5)}, o)
+	b, offs = writeLog(t, [][]byte{codectest.VectorPayload(0, 32768-11-10), codectest.VectorPayload(1, 5)}, o)
 	if offs[1] != 32768 || !logAllZero(b[32768-10:32768]) || b[32768+6] != 5 {
 		t.Fatalf("10 bytes left: offsets %v", offs)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // benchLogFile writes data to a temporary file, so that the scan and the
@@ -50,7 +52,7 @@ func benchLog(b *testing.B, recSize, total int) []byte {
 	var out bytes.Buffer
 	out.Grow(total + total/100)
 	w := NewWriter(&out, WriterOptions{})
-	rec := logVecPayload(1, recSize)
+	rec := codectest.VectorPayload(1, recSize)
 	for w.Offset() < int64(total) {
 		if _, err := w.WriteRecord(rec); err != nil {
 			b.Fatal(err)
@@ -119,7 +121,7 @@ func BenchmarkSequentialRead(b *testing.B) {
 func BenchmarkLogWrite(b *testing.B) {
 	for _, rs := range benchRecSizes {
 		b.Run(rs.name, func(b *testing.B) {
-			rec := logVecPayload(1, rs.size)
+			rec := codectest.VectorPayload(1, rs.size)
 			w := NewWriter(io.Discard, WriterOptions{})
 			b.SetBytes(int64(rs.size))
 			b.ReportAllocs()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // The corrupter suite damages logs written by Writer in known ways and
@@ -297,7 +298,7 @@ func randomLogRecords(rng *rand.Rand, n int) [][]byte {
 		default:
 			l = rng.IntN(2000)
 		}
-		recs[i] = logVecPayload(rng.IntN(1<<20), l)
+		recs[i] = codectest.VectorPayload(rng.IntN(1<<20), l)
 	}
 	return recs
 }
@@ -402,7 +403,7 @@ func TestLogCorrupter(t *testing.T) {
 // TestLogDamageKinds pins the reason and sentinel of each damage kind on
 // small hand-made files.
 func TestLogDamageKinds(t *testing.T) {
-	two, _ := writeLog(t, [][]byte{logVecPayload(0, 100), logVecPayload(1, 40000)}, WriterOptions{})
+	two, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 40000)}, WriterOptions{})
 	mod := func(b []byte, f func([]byte)) []byte { b = bytes.Clone(b); f(b); return b }
 	cases := []struct {
 		name   string

@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // addLogSeeds seeds f with every vector file and small writer outputs.
 func addLogSeeds(f *testing.F, extra ...any) {
-	names, _ := filepath.Glob(filepath.Join(logVectorDir, "*.log"))
-	for _, n := range names {
+	for _, n := range codectest.Vectors(f, "leveldb/*.log", writeVector) {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			f.Fatal(err)
@@ -29,7 +29,7 @@ func addLogSeeds(f *testing.F, extra ...any) {
 	for _, lens := range [][]int{{0}, {3}, {100, 0, 32754}, {32761, 5}, {40000}} {
 		var recs [][]byte
 		for i, n := range lens {
-			recs = append(recs, logVecPayload(i, n))
+			recs = append(recs, codectest.VectorPayload(i, n))
 		}
 		b, _ := writeLog(f, recs, WriterOptions{})
 		f.Add(append([]any{b}, extra...)...)
@@ -161,14 +161,14 @@ func FuzzLogRoundTrip(f *testing.F) {
 		for len(in) >= 2 && len(recs) < 16 {
 			n := int(binary.BigEndian.Uint16(in))
 			in = in[2:]
-			recs = append(recs, logVecPayload(len(in), n))
+			recs = append(recs, codectest.VectorPayload(len(in), n))
 		}
 		// An earlier session wrote one record of a fuzz-chosen size (or
 		// nothing); this session appends to it.
 		var out bytes.Buffer
 		var pre [][]byte
 		if start != 0 {
-			pre = [][]byte{logVecPayload(-1, int(max(0, start%(1<<18))))}
+			pre = [][]byte{codectest.VectorPayload(-1, int(max(0, start%(1<<18))))}
 			b, _ := writeLog(t, pre, WriterOptions{})
 			out.Write(b)
 		}

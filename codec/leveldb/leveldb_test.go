@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // writeLog writes records with a fresh Writer and returns the bytes and
@@ -37,7 +38,7 @@ func writeLog(t testing.TB, recs [][]byte, o WriterOptions) ([]byte, []int64) {
 // spec's own table (offsets, header bytes, trailer), independent of the
 // vector file.
 func TestLogSpecExample(t *testing.T) {
-	recs := [][]byte{logVecPayload(0, 1000), logVecPayload(1, 97270), logVecPayload(2, 8000)}
+	recs := [][]byte{codectest.VectorPayload(0, 1000), codectest.VectorPayload(1, 97270), codectest.VectorPayload(2, 8000)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	if len(data) != 106311 {
 		t.Fatalf("size %d, want 106311", len(data))
@@ -143,7 +144,7 @@ func TestLogWriterBoundarySweep(t *testing.T) {
 			if first < 0 {
 				first = 32761
 			}
-			recs := [][]byte{logVecPayload(0, first), logVecPayload(1, n), logVecPayload(2, 3)}
+			recs := [][]byte{codectest.VectorPayload(0, first), codectest.VectorPayload(1, n), codectest.VectorPayload(2, 3)}
 			data, offs := writeLog(t, recs, WriterOptions{})
 			var pos int64
 			for i, r := range recs {
@@ -207,7 +208,7 @@ func appendTrialRecords(rng *rand.Rand) [][]byte {
 		if rng.IntN(4) == 0 {
 			n = 32700 + rng.IntN(100)
 		}
-		recs = append(recs, logVecPayload(i, n))
+		recs = append(recs, codectest.VectorPayload(i, n))
 	}
 	return recs
 }
@@ -249,7 +250,7 @@ func TestLogWriterAppEngine(t *testing.T) {
 	for _, c := range cases {
 		var recs [][]byte
 		for i, n := range c.recs {
-			recs = append(recs, logVecPayload(i, n))
+			recs = append(recs, codectest.VectorPayload(i, n))
 		}
 		data, _ := writeLog(t, recs, WriterOptions{AppEngine: true})
 		plain, _ := writeLog(t, recs, WriterOptions{})
@@ -306,7 +307,7 @@ func TestLogWriterErrors(t *testing.T) {
 // TestLogReadBoundaries reads multi-chunk records at every chunk boundary
 // ±1 with several lengths, comparing with the written payload.
 func TestLogReadBoundaries(t *testing.T) {
-	recs := [][]byte{logVecPayload(0, 5000), logVecPayload(1, 150000), logVecPayload(2, 32761), logVecPayload(3, 0), logVecPayload(4, 70000)}
+	recs := [][]byte{codectest.VectorPayload(0, 5000), codectest.VectorPayload(1, 150000), codectest.VectorPayload(2, 32761), codectest.VectorPayload(3, 0), codectest.VectorPayload(4, 70000)}
 	data, _ := writeLog(t, recs, WriterOptions{})
 	got, _ := logScanAll(t, data, Options{})
 	for i, r := range got {
@@ -366,7 +367,7 @@ func (c *logCountingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // TestLogReadTouchesCoveringChunks reads 4 KiB from a 64 MiB record and
 // checks only the covering chunks were read.
 func TestLogReadTouchesCoveringChunks(t *testing.T) {
-	payload := logVecPayload(9, 64<<20)
+	payload := codectest.VectorPayload(9, 64<<20)
 	data, _ := writeLog(t, [][]byte{payload}, WriterOptions{})
 	rec := Record{Off: 0, Len: int64(len(payload)), Hdr: 7}
 	for _, off := range []int64{0, 32761 - 2048, 40 << 20, int64(len(payload)) - 4096} {
@@ -395,7 +396,7 @@ func TestLogReadTouchesCoveringChunks(t *testing.T) {
 // TestLogReadCorrupt checks ReadRecord reports a damaged chunk with its
 // offset.
 func TestLogReadCorrupt(t *testing.T) {
-	data, _ := writeLog(t, [][]byte{logVecPayload(0, 100000)}, WriterOptions{})
+	data, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100000)}, WriterOptions{})
 	rec := Record{Off: 0, Len: 100000, Hdr: 7}
 	bad := bytes.Clone(data)
 	bad[65536+500] ^= 1
@@ -423,7 +424,7 @@ func TestLogReadCorrupt(t *testing.T) {
 // TestLogUnmasked builds a legacy unmasked file by rewriting checksums and
 // checks it scans only with Unmasked.
 func TestLogUnmasked(t *testing.T) {
-	recs := [][]byte{logVecPayload(0, 10), logVecPayload(1, 40000)}
+	recs := [][]byte{codectest.VectorPayload(0, 10), codectest.VectorPayload(1, 40000)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	for _, off := range []int64{offs[0], offs[1], 32768} {
 		m := binary.LittleEndian.Uint32(data[off:])
@@ -486,7 +487,7 @@ func logChunkBytes(typ byte, p []byte) []byte {
 // TestLogNonCanonical checks records whose chunks do not follow the writer's
 // layout are returned with explicit chunk lists that ReadRecord follows.
 func TestLogNonCanonical(t *testing.T) {
-	a, b := logVecPayload(0, 10), logVecPayload(1, 20)
+	a, b := codectest.VectorPayload(0, 10), codectest.VectorPayload(1, 20)
 	var f []byte
 	f = append(f, logChunkBytes(2, a)...)   // FIRST of 10 bytes: does not fill block 0
 	f = append(f, logChunkBytes(3, nil)...) // an empty MIDDLE in the same block
@@ -622,7 +623,7 @@ func (e logErrReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // a file shorter than the size given is an io.ErrUnexpectedEOF, both
 // distinct from content damage.
 func TestLogScanIO(t *testing.T) {
-	data, _ := writeLog(t, [][]byte{logVecPayload(0, 100), logVecPayload(1, 600000), logVecPayload(2, 100)}, WriterOptions{})
+	data, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 600000), codectest.VectorPayload(2, 100)}, WriterOptions{})
 	s := NewScanner(logErrReaderAt{bytes.NewReader(data), 300000}, int64(len(data)), Options{})
 	n := 0
 	for s.Next() {
@@ -647,7 +648,7 @@ func TestLogScanIO(t *testing.T) {
 // continuation chunks to Lead, and ConsumedEnd of the split before it
 // covers them.
 func TestLogLead(t *testing.T) {
-	recs := [][]byte{logVecPayload(0, 100), logVecPayload(1, 100000), logVecPayload(2, 10)}
+	recs := [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 100000), codectest.VectorPayload(2, 10)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	first, s0 := logScanAll(t, data, Options{Start: 0, End: 32768})
 	if len(first) != 2 || first[1].Off != offs[1] || first[1].Len != 100000 {

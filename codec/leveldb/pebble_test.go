@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // logReseal recomputes the masked checksum of the chunk at off.
@@ -19,7 +19,7 @@ func logReseal(b []byte, off int64) {
 }
 
 func readLogVector(t *testing.T, name string) []byte {
-	b, err := os.ReadFile(filepath.Join(logVectorDir, name))
+	b, err := os.ReadFile(codectest.Vector(t, "leveldb/"+name, writeVector))
 	if err != nil {
 		t.Fatal(err)
 	}

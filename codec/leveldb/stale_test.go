@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // logRecycledFile lays out FULL recyclable chunks of log num carrying
@@ -20,7 +21,7 @@ func logRecycledFile(num uint32, seed int, sizes []int) ([]byte, []int64) {
 		if room := logBlockSize - len(b)%logBlockSize; room < logHdrRecycle+n {
 			b = append(b, make([]byte, room)...)
 		}
-		b = append(b, logRecycledChunk(5, num, logVecPayload(seed+i, n))...)
+		b = append(b, logRecycledChunk(5, num, codectest.VectorPayload(seed+i, n))...)
 		ends = append(ends, int64(len(b)))
 		if room := logBlockSize - len(b)%logBlockSize; room < logHdrRecycle {
 			b = append(b, make([]byte, room)...)
@@ -45,7 +46,7 @@ func overwrite(old, live []byte) []byte {
 func TestLogStaleTail(t *testing.T) {
 	old, oldEnds := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
 	live, liveEnds := logRecycledFile(7, 0, []int{300, 400})
-	liveFirst := logRecycledChunk(6, 7, logVecPayload(9, 50)) // a FIRST whose rest never came
+	liveFirst := logRecycledChunk(6, 7, codectest.VectorPayload(9, 50)) // a FIRST whose rest never came
 	type dmg struct {
 		off, len int64
 		reason   string

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestLogUnknownChunkType pins what the scanner does with a chunk whose type
@@ -17,12 +18,12 @@ import (
 // block, and a record in progress is dropped. goleveldb drops the rest of
 // the block instead and pebble v2 stops (test/interop checks both).
 func TestLogUnknownChunkType(t *testing.T) {
-	a, c, d := logVecPayload(0, 50), logVecPayload(1, 60), logVecPayload(2, 70)
+	a, c, d := codectest.VectorPayload(0, 50), codectest.VectorPayload(1, 60), codectest.VectorPayload(2, 70)
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	unk := logChunkBytes(0x40, logVecPayload(3, 20))
+	unk := logChunkBytes(0x40, codectest.VectorPayload(3, 20))
 	badCRC := bytes.Clone(unk)
 	badCRC[7] ^= 1
-	zeroType := logChunkBytes(0, logVecPayload(4, 9)) // type 0 with a length: unknown to leveldb C++ too
+	zeroType := logChunkBytes(0, codectest.VectorPayload(4, 9)) // type 0 with a length: unknown to leveldb C++ too
 	first, last := logChunkBytes(2, a[:20]), logChunkBytes(4, a[20:])
 	type dmg struct {
 		off, len int64
@@ -89,8 +90,8 @@ func TestLogUnknownChunkType(t *testing.T) {
 // metadata records) is skipped alone too.
 func TestLogUnknownChunkTypeRecyclable(t *testing.T) {
 	chunk := logRecycledChunk
-	a, c := logVecPayload(0, 30), logVecPayload(1, 40)
-	unk := chunk(34, 9, logVecPayload(2, 12))
+	a, c := codectest.VectorPayload(0, 30), codectest.VectorPayload(1, 40)
+	unk := chunk(34, 9, codectest.VectorPayload(2, 12))
 	data := bytes.Join([][]byte{chunk(5, 9, a), unk, chunk(5, 9, c)}, nil)
 	got, s := logScanAll(t, data, Options{})
 	ds := s.Damage()

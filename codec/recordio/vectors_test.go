@@ -15,9 +15,12 @@ import (
 	"strings"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
-const vectorDir = "../../../shared/vectors/grailbio"
+// vectorDir holds the grailbio reference vectors the tests read (see
+// codectest.VectorDir).
+var vectorDir = filepath.Join(codectest.VectorDir(), "grailbio")
 
 // vectorManifest is the subset of a grailbio vector manifest the tests use.
 type vectorManifest struct {

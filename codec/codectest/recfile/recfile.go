@@ -9,6 +9,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
 )
@@ -102,4 +103,23 @@ func WriteFile(t testing.TB, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// LogWriter is a codectest.LogWriter through the codec's leveldb writer.
+func LogWriter(t testing.TB, recs [][]byte, appEngine bool) []byte {
+	t.Helper()
+	b, _ := LogBytes(t, recs, leveldb.WriterOptions{AppEngine: appEngine})
+	return b
+}
+
+// Vector is codectest.Vector with the codec's leveldb writer.
+func Vector(t testing.TB, rel string) string {
+	t.Helper()
+	return codectest.Vector(t, rel, LogWriter)
+}
+
+// Vectors is codectest.Vectors with the codec's leveldb writer.
+func Vectors(t testing.TB, pattern string) []string {
+	t.Helper()
+	return codectest.Vectors(t, pattern, LogWriter)
 }
