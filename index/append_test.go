@@ -88,7 +88,7 @@ func TestAppendAfterTornTail(t *testing.T) {
 // TestAppendKeepsAppEnginePadding: a padded file is still padded after an append.
 func TestAppendKeepsAppEnginePadding(t *testing.T) {
 	ctx := context.Background()
-	src, err := os.ReadFile(filepath.Join(vectorDir, "leveldb", "appengine-padded.log"))
+	src, err := os.ReadFile(recfile.Vector(t, "leveldb/appengine-padded.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/iotest"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // FuzzBuild builds tables of arbitrary bytes: no panic; a parallel build
@@ -15,8 +17,7 @@ import (
 // encoding, and the decoder rejects (never panics on) the input itself.
 func FuzzBuild(f *testing.F) {
 	for _, dir := range []string{"leveldb", "grailbio"} {
-		files, _ := filepath.Glob(filepath.Join(vectorDir, dir, "*"))
-		for _, p := range files {
+		for _, p := range recfile.Vectors(f, dir+"/*") {
 			if filepath.Ext(p) == ".json" {
 				continue
 			}
