@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
@@ -122,12 +121,17 @@ func TestAppendWaitsAndCatchesUp(t *testing.T) {
 				first int64
 				err   error
 			}
+			waits := lockWaitsFor(t)
 			done := make(chan res, 1)
 			go func() {
 				first, err := a.Append(ctx, [][]byte{[]byte("mine")}, AppendOptions{})
 				done <- res{first, err}
 			}()
-			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-waits: // the append found the lock held
+			case r := <-done:
+				t.Fatalf("append went ahead while another appender held the lock: first %d, %v", r.first, r.err)
+			}
 			if _, err := f.WriteAt(after, 0); err != nil { // the other append
 				t.Fatal(err)
 			}
@@ -141,6 +145,20 @@ func TestAppendWaitsAndCatchesUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockWaitsFor makes lockFile report, on the returned channel, that it
+// found the append lock held and waits for it, until t ends.
+func lockWaitsFor(t *testing.T) <-chan struct{} {
+	waits := make(chan struct{}, 1)
+	lockWaits = func() {
+		select {
+		case waits <- struct{}{}:
+		default:
+		}
+	}
+	t.Cleanup(func() { lockWaits = nil })
+	return waits
 }
 
 // appendedCopy returns the bytes the record file at path has after rec is
@@ -203,6 +221,7 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 		tb  *Table
 		err error
 	}
+	waits := lockWaitsFor(t)
 	done := make(chan opened, 1)
 	go func() {
 		tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: true})
@@ -214,7 +233,7 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 			o.tb.Close()
 		}
 		t.Fatalf("writable open went ahead while an append held the lock (err %v)", o.err)
-	case <-time.After(300 * time.Millisecond):
+	case <-waits: // the open found the lock held
 	}
 	if _, err := f.WriteAt(after[half:], half); err != nil {
 		t.Fatal(err)

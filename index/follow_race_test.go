@@ -25,7 +25,19 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	stopFollow := follow(tb)
+	changes := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		tb.Follow(ctx, time.Millisecond, func(int64, int64) {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		}, nil)
+	}()
+	stopFollow := func() { cancel(); <-followed }
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 2 {
@@ -48,10 +60,19 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 	for i := range 5 {
 		tmp := filepath.Join(dir, "next")
 		recfile.WriteLog(t, tmp, hostileRecords(6+i, byte('b'+i)))
+		before := tb.Generation()
 		if err := os.Rename(tmp, path); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond) // past settleTime: following reopens
+		// Following reopens once the new file has settled: wait for the
+		// change it reports, not for a guess at how long that takes.
+		for tb.Generation() == before {
+			select {
+			case <-changes:
+			case <-time.After(time.Minute):
+				t.Fatalf("replacement %d: following did not switch to the new file", i)
+			}
+		}
 	}
 	close(stop)
 	wg.Wait()

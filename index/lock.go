@@ -18,10 +18,17 @@ import (
 // opened. Refresh (or reopen) the table first.
 var ErrReplaced = errors.New("index: the source path names another file now")
 
+// lockWaits, when tests set it, is called by lockFile when it finds the
+// append lock held by another and is about to wait for it.
+var lockWaits func()
+
 // lockFile takes the append lock of f: an exclusive flock, which every recfs
 // appender and repair of the file takes, in this process or another (see
 // source.Flock). The returned function releases it.
 func lockFile(f *os.File) (unlock func(), err error) {
+	if lockWaits != nil && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == syscall.EWOULDBLOCK {
+		lockWaits()
+	}
 	unlock, err = source.Flock(f)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)

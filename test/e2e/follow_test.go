@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +50,22 @@ func waitRecords(t *testing.T, dir string, n int) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s lists %d records after %v, want %d", dir, got, followWait, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitInfo waits until the .recfs file at path has the line "key: want".
+func waitInfo(t *testing.T, path, key, want string) {
+	t.Helper()
+	deadline := time.Now().Add(followWait)
+	for {
+		got := infoLines(t, path)[key]
+		if slices.Contains(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s %v after %v, want %s", path, key, got, followWait, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -108,7 +126,10 @@ func followAppender(t *testing.T, backend string) {
 	defer f.Close()
 	half := buf.Len() / 2
 	f.Write(buf.Bytes()[:half])
-	time.Sleep(300 * time.Millisecond) // several follow intervals
+	// Following has read the half once .recfs shows the grown file size (a
+	// refresh publishes it though no record was added): only then does the
+	// listing show that the partial record stays hidden.
+	waitInfo(t, filepath.Join(dir, ".recfs"), "file size", strconv.FormatInt(fi.Size()+int64(half), 10))
 	if got := recordNames(t, dir); len(got) != 4 {
 		t.Fatalf("half-written record listed: %v", got)
 	}
