@@ -17,6 +17,7 @@ import (
 // up to its end-of-log marker (pebble zero-fills a short block tail at once,
 // Writer only when a chunk follows, so the marker may follow zeros).
 func TestLogWriterPebbleVectors(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, v := range loadLogVectors(t) {
 		if !strings.HasPrefix(v.m.Writer, "pebble") {
@@ -59,6 +60,7 @@ func logFirstDiff(a, b []byte) int {
 // sessions: the bytes must equal one session's, every chunk must carry the
 // log number, and the scan must read every record back.
 func TestLogWriterAppendFlavours(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	flavours := []WriterOptions{
 		{Recyclable: true, LogNum: 42},
@@ -99,6 +101,7 @@ func TestLogWriterAppendFlavours(t *testing.T) {
 // 11-byte block tail rules of spec 8.1: a zero-length FIRST when exactly 11
 // bytes are left, zero fill when fewer are.
 func TestLogWriterRecyclableLayout(t *testing.T) {
+	t.Parallel()
 	o := WriterOptions{Recyclable: true, LogNum: 7}
 	// Exactly 11 bytes left: a zero-length FIRST, the data in the next block.
 	b, offs := writeLog(t, [][]byte{codectest.VectorPayload(0, 32768-11-11), codectest.VectorPayload(1, 5)}, o)
@@ -123,6 +126,7 @@ func TestLogWriterRecyclableLayout(t *testing.T) {
 // TestLogCheckAppend: a log its writer closed, or one that ends before a
 // recycled file's stale data, cannot take records at its end.
 func TestLogCheckAppend(t *testing.T) {
+	t.Parallel()
 	base := readLogVector(t, "pebble-recyclable.log") // end marker at 106373
 	stale := bytes.Clone(base[:106373])
 	binary.LittleEndian.PutUint32(stale[98325+7:], 6) // an intact chunk of log 6: the file's previous life

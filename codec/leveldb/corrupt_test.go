@@ -321,6 +321,7 @@ func logCovered(ds []codec.Damage, lo, hi int64) bool {
 }
 
 func TestLogCorrupter(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, c := range logCorruptions {
 		t.Run(c.name, func(t *testing.T) {
@@ -403,6 +404,7 @@ func TestLogCorrupter(t *testing.T) {
 // TestLogDamageKinds pins the reason and sentinel of each damage kind on
 // small hand-made files.
 func TestLogDamageKinds(t *testing.T) {
+	t.Parallel()
 	two, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 40000)}, WriterOptions{})
 	mod := func(b []byte, f func([]byte)) []byte { b = bytes.Clone(b); f(b); return b }
 	cases := []struct {
@@ -487,6 +489,7 @@ func logSplitScan(t testing.TB, data []byte, cuts []int64) ([]Record, []codec.Da
 }
 
 func TestLogSplitScan(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 5))
 	type file struct {
 		name string
@@ -532,6 +535,7 @@ func TestLogSplitScan(t *testing.T) {
 // returned is a written record (in order, byte-exact, at its shifted
 // offset), and the garbage is reported as damage.
 func TestLogInsertGarbage(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(13, 17))
 	for trial := 0; trial < 150; trial++ {
 		m, data := buildLogModel(t, randomLogRecords(rng, 1+rng.IntN(30)))
@@ -615,6 +619,7 @@ func logRecordEnd(m *logModel, i int) int64 {
 // TestLogDamageJoined checks that runs of tiny bad chunks cost one damage
 // entry per run, in whole and split scans alike.
 func TestLogDamageJoined(t *testing.T) {
+	t.Parallel()
 	var f []byte
 	mid := logChunkBytes(3, []byte{9}) // an orphan MIDDLE, 8 bytes
 	for len(f) < 2*32768+800 {

@@ -38,6 +38,7 @@ func writeLog(t testing.TB, recs [][]byte, o WriterOptions) ([]byte, []int64) {
 // spec's own table (offsets, header bytes, trailer), independent of the
 // vector file.
 func TestLogSpecExample(t *testing.T) {
+	t.Parallel()
 	recs := [][]byte{codectest.VectorPayload(0, 1000), codectest.VectorPayload(1, 97270), codectest.VectorPayload(2, 8000)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	if len(data) != 106311 {
@@ -78,6 +79,7 @@ func TestLogSpecExample(t *testing.T) {
 
 // TestLogCRCValues checks the masked checksums worked out in spec section 3.
 func TestLogCRCValues(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in     string
 		crc    uint32
@@ -136,6 +138,7 @@ func logLayoutModel(pos int64, n int) (offs []int64, lens []int, end int64) {
 // number of bytes in block 0, then a second record of a chosen size, and
 // checks the layout against the model, the scanner's view, and ChunkAt.
 func TestLogWriterBoundarySweep(t *testing.T) {
+	t.Parallel()
 	lefts := []int{0, 1, 5, 6, 7, 8, 9, 100, 32761}
 	sizes := []int{0, 1, 2, 6, 7, 8, 100, 32753, 32754, 32755, 32760, 32761, 32762, 65521, 65522, 65523, 3 << 20}
 	for _, left := range lefts {
@@ -187,6 +190,7 @@ func TestLogWriterBoundarySweep(t *testing.T) {
 // TestLogWriterAppend checks that writing in two sessions (the second told
 // the length of the first) gives the bytes of one session.
 func TestLogWriterAppend(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 60; trial++ {
 		recs := appendTrialRecords(rng)
@@ -237,6 +241,7 @@ func appendSession(t *testing.T, a []byte, o WriterOptions, recs [][]byte, cut i
 
 // TestLogWriterAppEngine checks the padding rules of spec 4.1.
 func TestLogWriterAppEngine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		recs []int
 		want int64
@@ -281,6 +286,7 @@ func (f *logFailWriter) Write(p []byte) (int, error) {
 }
 
 func TestLogWriterErrors(t *testing.T) {
+	t.Parallel()
 	w := NewWriter(&logFailWriter{n: 1000}, WriterOptions{})
 	var err error
 	for i := 0; i < 10 && err == nil; i++ {
@@ -307,6 +313,7 @@ func TestLogWriterErrors(t *testing.T) {
 // TestLogReadBoundaries reads multi-chunk records at every chunk boundary
 // ±1 with several lengths, comparing with the written payload.
 func TestLogReadBoundaries(t *testing.T) {
+	t.Parallel()
 	recs := [][]byte{codectest.VectorPayload(0, 5000), codectest.VectorPayload(1, 150000), codectest.VectorPayload(2, 32761), codectest.VectorPayload(3, 0), codectest.VectorPayload(4, 70000)}
 	data, _ := writeLog(t, recs, WriterOptions{})
 	got, _ := logScanAll(t, data, Options{})
@@ -367,6 +374,7 @@ func (c *logCountingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // TestLogReadTouchesCoveringChunks reads 4 KiB from a 64 MiB record and
 // checks only the covering chunks were read.
 func TestLogReadTouchesCoveringChunks(t *testing.T) {
+	t.Parallel()
 	payload := codectest.VectorPayload(9, 64<<20)
 	data, _ := writeLog(t, [][]byte{payload}, WriterOptions{})
 	rec := Record{Off: 0, Len: int64(len(payload)), Hdr: 7}
@@ -396,6 +404,7 @@ func TestLogReadTouchesCoveringChunks(t *testing.T) {
 // TestLogReadCorrupt checks ReadRecord reports a damaged chunk with its
 // offset.
 func TestLogReadCorrupt(t *testing.T) {
+	t.Parallel()
 	data, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100000)}, WriterOptions{})
 	rec := Record{Off: 0, Len: 100000, Hdr: 7}
 	bad := bytes.Clone(data)
@@ -424,6 +433,7 @@ func TestLogReadCorrupt(t *testing.T) {
 // TestLogUnmasked builds a legacy unmasked file by rewriting checksums and
 // checks it scans only with Unmasked.
 func TestLogUnmasked(t *testing.T) {
+	t.Parallel()
 	recs := [][]byte{codectest.VectorPayload(0, 10), codectest.VectorPayload(1, 40000)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	for _, off := range []int64{offs[0], offs[1], 32768} {
@@ -450,6 +460,7 @@ func logReadWholeOpt(t testing.TB, data []byte, r Record, o Options) []byte {
 
 // TestLogChunkAtEdges covers ChunkAt's refusals.
 func TestLogChunkAtEdges(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		rec Record
 		i   int
@@ -487,6 +498,7 @@ func logChunkBytes(typ byte, p []byte) []byte {
 // TestLogNonCanonical checks records whose chunks do not follow the writer's
 // layout are returned with explicit chunk lists that ReadRecord follows.
 func TestLogNonCanonical(t *testing.T) {
+	t.Parallel()
 	a, b := codectest.VectorPayload(0, 10), codectest.VectorPayload(1, 20)
 	var f []byte
 	f = append(f, logChunkBytes(2, a)...)   // FIRST of 10 bytes: does not fill block 0
@@ -514,6 +526,7 @@ func TestLogNonCanonical(t *testing.T) {
 // TestLogFragmented checks the bound on explicit chunk lists: a record of
 // more than logMaxExplicitChunks tiny chunks is refused with ErrLimit.
 func TestLogFragmented(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an 8 MiB file")
 	}
@@ -585,6 +598,7 @@ func (s logSynthRecord) ReadAt(p []byte, off int64) (int, error) {
 // TestLogReadGiB reads 4 KiB pieces of a synthetic 1 GiB record and checks
 // that at most the two covering chunks are read.
 func TestLogReadGiB(t *testing.T) {
+	t.Parallel()
 	const n = 1 << 30
 	rec := Record{Off: 0, Len: n, Hdr: 7}
 	for _, off := range []int64{0, 32761 - 100, 500 << 20, 1000*32761 - 10, n - 4096} {
@@ -623,6 +637,7 @@ func (e logErrReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // a file shorter than the size given is an io.ErrUnexpectedEOF, both
 // distinct from content damage.
 func TestLogScanIO(t *testing.T) {
+	t.Parallel()
 	data, _ := writeLog(t, [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 600000), codectest.VectorPayload(2, 100)}, WriterOptions{})
 	s := NewScanner(logErrReaderAt{bytes.NewReader(data), 300000}, int64(len(data)), Options{})
 	n := 0
@@ -648,6 +663,7 @@ func TestLogScanIO(t *testing.T) {
 // continuation chunks to Lead, and ConsumedEnd of the split before it
 // covers them.
 func TestLogLead(t *testing.T) {
+	t.Parallel()
 	recs := [][]byte{codectest.VectorPayload(0, 100), codectest.VectorPayload(1, 100000), codectest.VectorPayload(2, 10)}
 	data, offs := writeLog(t, recs, WriterOptions{})
 	first, s0 := logScanAll(t, data, Options{Start: 0, End: 32768})
@@ -676,6 +692,7 @@ func TestLogLead(t *testing.T) {
 
 // TestLogTinyFiles covers files made only of padding or fragments.
 func TestLogTinyFiles(t *testing.T) {
+	t.Parallel()
 	full, _ := writeLog(t, [][]byte{[]byte("abc")}, WriterOptions{})
 	cases := []struct {
 		name    string

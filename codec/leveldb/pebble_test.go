@@ -30,6 +30,7 @@ func readLogVector(t *testing.T, name string) []byte {
 // variants of the pebble-recyclable vector (chunks at 0, 1011, 32768, 65536,
 // 98304 LAST, 98325, 106336, 106347 FULL, end marker at 106373).
 func TestLogPebble(t *testing.T) {
+	t.Parallel()
 	base := readLogVector(t, "pebble-recyclable.log")
 	type want struct {
 		nrec    int
@@ -102,6 +103,7 @@ func TestLogPebble(t *testing.T) {
 // TestLogWALSync checks the 19-byte header flavour and its canonical
 // layout (chunks fill blocks of 32749 payload bytes).
 func TestLogWALSync(t *testing.T) {
+	t.Parallel()
 	data := readLogVector(t, "pebble-walsync.log")
 	got, s := logScanAll(t, data, Options{})
 	if len(got) != 3 || len(s.Damage()) != 0 || !s.Info().WALSync || s.Info().LogNum != 7 {

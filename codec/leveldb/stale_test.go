@@ -44,6 +44,7 @@ func overwrite(old, live []byte) []byte {
 // of kind ErrStale (not corruption, also not in strict mode); damage with
 // live chunks after it stays damage.
 func TestLogStaleTail(t *testing.T) {
+	t.Parallel()
 	old, oldEnds := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
 	live, liveEnds := logRecycledFile(7, 0, []int{300, 400})
 	liveFirst := logRecycledChunk(6, 7, codectest.VectorPayload(9, 50)) // a FIRST whose rest never came

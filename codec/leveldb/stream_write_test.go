@@ -17,6 +17,7 @@ import (
 // a header: an append of a large record to a RocksDB or pebble log must go
 // on in the log's own flavour, as its writer would.
 func TestWriteRecordFromMatchesWriteRecord(t *testing.T) {
+	t.Parallel()
 	sizes := []int{0, 1, 100, logBlockSize - 11, 3*logBlockSize + 5}
 	flavours := []struct {
 		name string
@@ -63,6 +64,7 @@ func TestWriteRecordFromMatchesWriteRecord(t *testing.T) {
 // one written whole, at every starting offset class, and a short stream is
 // ErrShortInput.
 func TestWriteRecordFrom(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(3))
 	for _, pre := range []int{0, 1, 32768 - 7 - 3, 32768 - 7, 5000} {
 		for _, size := range []int{0, 1, 32761, 32762, 100000, 3*32768 + 11} {

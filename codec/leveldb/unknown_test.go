@@ -18,6 +18,7 @@ import (
 // block, and a record in progress is dropped. goleveldb drops the rest of
 // the block instead and pebble v2 stops (test/interop checks both).
 func TestLogUnknownChunkType(t *testing.T) {
+	t.Parallel()
 	a, c, d := codectest.VectorPayload(0, 50), codectest.VectorPayload(1, 60), codectest.VectorPayload(2, 70)
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	unk := logChunkBytes(0x40, codectest.VectorPayload(3, 20))
@@ -89,6 +90,7 @@ func TestLogUnknownChunkType(t *testing.T) {
 // chunk (11-byte header with the log's number, as RocksDB writes its
 // metadata records) is skipped alone too.
 func TestLogUnknownChunkTypeRecyclable(t *testing.T) {
+	t.Parallel()
 	chunk := logRecycledChunk
 	a, c := codectest.VectorPayload(0, 30), codectest.VectorPayload(1, 40)
 	unk := chunk(34, 9, codectest.VectorPayload(2, 12))

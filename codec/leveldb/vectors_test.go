@@ -139,6 +139,7 @@ func logReadWhole(t testing.TB, data []byte, r Record) []byte {
 }
 
 func TestLogVectors(t *testing.T) {
+	t.Parallel()
 	for _, v := range loadLogVectors(t) {
 		t.Run(v.m.Name, func(t *testing.T) {
 			if int64(len(v.data)) != v.m.Size || logSHA256(v.data) != v.m.SHA256 {
@@ -242,6 +243,7 @@ func TestLogVectors(t *testing.T) {
 // TestLogWriterVectors regenerates each vector written by a legacy writer
 // and checks the writer's bytes are identical to the reference's.
 func TestLogWriterVectors(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, v := range loadLogVectors(t) {
 		if strings.HasPrefix(v.m.Writer, "pebble") {

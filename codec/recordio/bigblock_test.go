@@ -11,6 +11,7 @@ import (
 // MaxBlockSize (grailbio's default 16385 items of 64 KiB make a 1 GiB block)
 // is read normally — the cap guards decompression only.
 func TestRecordIOPlainBlockPastCap(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, WriterOptions{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestBlockCacheLRU(t *testing.T) {
+	t.Parallel()
 	c := NewBlockCache(4 << 20)
 	c.maxBytes = 10 // shrink the LRU share to test eviction by bytes
 	c.put(cacheKey{rd: 1, off: 1}, make([]byte, 3))
@@ -43,6 +44,7 @@ func TestBlockCacheLRU(t *testing.T) {
 // TestBlockCacheBudgetShape: the decoders' windows and the LRU together fit
 // in the budget.
 func TestBlockCacheBudgetShape(t *testing.T) {
+	t.Parallel()
 	for _, b := range []int64{1, 16 << 20, 64 << 20, 256 << 20, 1 << 30} {
 		c := NewBlockCache(b)
 		used := int64(c.slots)*(c.window+cursorOverhead) + c.maxBytes
@@ -107,6 +109,7 @@ func patterned(seed byte, n int) []byte {
 // (same block offsets) share one cache and never see each other's bytes;
 // the LRU never holds more than its share.
 func TestBlockCacheTwoReaders(t *testing.T) {
+	t.Parallel()
 	c := NewBlockCache(64 << 20)
 	var files [2][]byte
 	var items [2][][]byte
@@ -152,6 +155,7 @@ func TestBlockCacheTwoReaders(t *testing.T) {
 // TestBlockCacheConcurrent: many goroutines read random ranges of several
 // readers through a small cache (run with -race).
 func TestBlockCacheConcurrent(t *testing.T) {
+	t.Parallel()
 	c := NewBlockCache(16 << 20)
 	const nfiles = 3
 	var files [nfiles][]byte
@@ -210,6 +214,7 @@ func TestBlockCacheConcurrent(t *testing.T) {
 // in order in FUSE-sized pieces with one stream (linear, not quadratic), and
 // read correctly at random places too.
 func TestBigBlockStreams(t *testing.T) {
+	t.Parallel()
 	c := NewBlockCache(16 << 20)
 	item := patterned(7, 40<<20+123)
 	data := zstdFile(t, [][]byte{item})

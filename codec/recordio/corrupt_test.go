@@ -95,6 +95,7 @@ func covers(ds []codec.Damage, off int64) bool {
 }
 
 func TestRecordIOCorruption(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(3))
 	for _, xf := range [][]string{nil, {"zstd"}} {
 		l := makeLayout(t, rng, xf, 24)

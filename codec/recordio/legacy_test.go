@@ -99,6 +99,7 @@ func scanLegacy(t *testing.T, data []byte, o Options) ([][]byte, []codec.Damage,
 }
 
 func TestRecordIOLegacy(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(5))
 	for _, fl := range []bool{false, true} {
 		o := Options{}
@@ -153,6 +154,7 @@ func TestRecordIOLegacy(t *testing.T) {
 }
 
 func TestRecordIOLegacyHostile(t *testing.T) {
+	t.Parallel()
 	okRec := legacyRecord(unpackedMagic, []byte("ok"))
 	huge := slices.Clone(unpackedMagic[:])
 	huge = binary.LittleEndian.AppendUint64(huge, 1<<63)

@@ -17,6 +17,7 @@ import (
 // chain found from the blocks' content and the header block reported as
 // damage; strict mode keeps the reference behaviour (no items, an error).
 func TestRecordIOLostHeader(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(14))
 	items := codectest.GenItems(rng, 40, maxChunkPayload)
 	trailer := []byte("trailer bytes")

@@ -16,6 +16,7 @@ import (
 // fail with ErrCorrupt, never return wrong bytes. VerifyBlocks reports the
 // block as damage at scan time.
 func TestPeekLyingHeader(t *testing.T) {
+	t.Parallel()
 	for _, xf := range []string{"zstd", "flate"} {
 		t.Run(xf, func(t *testing.T) {
 			chain, err := parseTransformers([]string{xf}, false)

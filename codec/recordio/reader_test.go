@@ -15,6 +15,7 @@ import (
 // TestRecordIOReaderConcurrent reads items of plain and zstd files from
 // many goroutines at random offsets (run with -race).
 func TestRecordIOReaderConcurrent(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(21))
 	for _, xf := range [][]string{nil, {"zstd"}} {
 		items := codectest.GenItems(rng, 30, maxChunkPayload)
@@ -62,6 +63,7 @@ func TestRecordIOReaderConcurrent(t *testing.T) {
 // TestRecordIOReadItemCorrupt: a damaged chunk under an item is reported
 // with its offset, and other items of untransformed blocks stay readable.
 func TestRecordIOReadItemCorrupt(t *testing.T) {
+	t.Parallel()
 	item := bytes.Repeat([]byte("z"), 3*maxChunkPayload)
 	data := makeRio(t, [][]byte{item}, WriterOptions{}, nil)
 	loc := ItemLoc{Block: chunkSize, Off: 4, Len: int64(len(item))}

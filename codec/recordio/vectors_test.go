@@ -193,6 +193,7 @@ func manifestValue(t *testing.T, typ string, raw json.RawMessage) any {
 }
 
 func TestRecordIOVectors(t *testing.T) {
+	t.Parallel()
 	for name, v := range loadVectors(t) {
 		t.Run(name, func(t *testing.T) {
 			m := v.m

@@ -18,6 +18,7 @@ import (
 // with the vector's items (checked against the manifest hashes by
 // TestRecordIOVectors), and requires byte-identical output.
 func TestRecordIOWriterMatchesVectors(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for name, v := range loadVectors(t) {
 		m := v.m
@@ -93,6 +94,7 @@ func TestRecordIOWriterMatchesVectors(t *testing.T) {
 }
 
 func TestRecordIOWriterRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	hdr := []HeaderEntry{{"s", "x"}, {"b", true}, {"i", int64(-5)}, {"u", uint64(1 << 40)}, {"s", "dup"}, {"empty", ""}}
 	bigTrailer := make([]byte, 3*maxChunkPayload+7)
@@ -191,6 +193,7 @@ func TestRecordIOWriterRoundTrip(t *testing.T) {
 }
 
 func TestRecordIOWriterErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		o    WriterOptions

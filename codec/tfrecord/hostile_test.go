@@ -47,6 +47,7 @@ func headerRun(k, tail int) []byte {
 // TestResyncLinear: a hostile file of many valid-looking headers costs a
 // scan reads linear in the file's size, not one pass per header.
 func TestResyncLinear(t *testing.T) {
+	t.Parallel()
 	const k = 8192
 	file := headerRun(k, 64<<10)
 	size := int64(len(file))
@@ -76,6 +77,7 @@ func scanCount(r io.ReaderAt, size int64, o Options) (int, []codec.Damage, error
 // behind the decompressor's position decompresses from the start again,
 // costs a scan a bounded number of passes of the compressed file.
 func TestResyncLinearCompressed(t *testing.T) {
+	t.Parallel()
 	file := headerRun(8192, 2<<20) // longer than a scan window
 	z := gz(t, file)
 	size := int64(len(file))

@@ -19,6 +19,7 @@ func gz(t testing.TB, b []byte) []byte {
 }
 
 func TestInflatedScanAndRandomReads(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	recs := randomRecords(rng, 400, 5000)
 	file, _ := writeAll(t, recs)

@@ -14,6 +14,7 @@ import (
 // give the records and damage of a sequential scan, falling back to one
 // when the hand-over check fails.
 func TestScanParallelMatchesSequential(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 22))
 	clean, _ := writeAll(t, randomRecords(rng, 2000, 3000))
 	damaged := bytes.Clone(clean)
@@ -63,6 +64,7 @@ func TestScanParallelMatchesSequential(t *testing.T) {
 }
 
 func TestAlignedStart(t *testing.T) {
+	t.Parallel()
 	file, offs := writeAll(t, [][]byte{[]byte("a"), []byte("b"), []byte("c")})
 	bad := bytes.Clone(file)
 	bad[offs[1]+9] ^= 1 // length checksum of record 1

@@ -44,6 +44,7 @@ func writeAll(t testing.TB, recs [][]byte) ([]byte, []int64) {
 }
 
 func TestWriterRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	recs := randomRecords(rng, 300, 3000)
 	recs = append(recs, make([]byte, 200<<10)) // a record that bypasses the buffer
@@ -73,6 +74,7 @@ func TestWriterRoundTrip(t *testing.T) {
 }
 
 func TestWriteRecordFrom(t *testing.T) {
+	t.Parallel()
 	payload := bytes.Repeat([]byte("0123456789"), 20000)
 	var a, b bytes.Buffer
 	wa := NewWriter(&a, WriterOptions{Offset: 7})
@@ -99,6 +101,7 @@ func TestWriteRecordFrom(t *testing.T) {
 }
 
 func TestReadRecordRanges(t *testing.T) {
+	t.Parallel()
 	big := make([]byte, VerifyWhole*3+5)
 	for i := range big {
 		big[i] = byte(i * 7)
@@ -155,6 +158,7 @@ func TestReadRecordRanges(t *testing.T) {
 // parts hand over exactly (part i's Next is part i+1's First) and together
 // return the records of a whole-file scan, damaged files included.
 func TestSplitScansAgree(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	file, _ := writeAll(t, randomRecords(rng, 500, 2000))
 	damaged := bytes.Clone(file)
@@ -198,6 +202,7 @@ func TestSplitScansAgree(t *testing.T) {
 }
 
 func TestScannerShrunkFile(t *testing.T) {
+	t.Parallel()
 	file, _ := writeAll(t, [][]byte{[]byte("a"), []byte("b")})
 	s := NewScanner(bytes.NewReader(file[:20]), int64(len(file)), Options{})
 	for s.Next() {
@@ -208,6 +213,7 @@ func TestScannerShrunkFile(t *testing.T) {
 }
 
 func TestDetectRejects(t *testing.T) {
+	t.Parallel()
 	for name, b := range map[string][]byte{
 		"leveldb-ish": {0x12, 0x34, 0x56, 0x78, 3, 0, 1, 'a', 'b', 'c', 0, 0, 0, 0, 0, 0},
 		"text":        []byte("hello world, this is text\n"),
@@ -272,6 +278,7 @@ func (s sliceReader) Slice(off, n int64) ([]byte, error) {
 }
 
 func TestScannerSlicer(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 16))
 	file, _ := writeAll(t, randomRecords(rng, 200, 3000))
 	file[5000] ^= 1

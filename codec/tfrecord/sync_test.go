@@ -17,6 +17,7 @@ import (
 // full-match rate with its 95% upper bound. RECFS_SOAK=1 measures 2^32
 // windows (several minutes) instead of 2^25.
 func TestSyncFalsePositiveRate(t *testing.T) {
+	t.Parallel()
 	n := uint64(1) << 25
 	if os.Getenv("RECFS_SOAK") != "" {
 		n = 1 << 32
@@ -55,6 +56,7 @@ func TestSyncFalsePositiveRate(t *testing.T) {
 // bytes: with both checksums and the length bound required, it must find
 // nothing, and report the whole range as one damage.
 func TestSyncNoFalseRecordsInRandomData(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 8<<20)
 	rng := rand.New(rand.NewPCG(9, 10))
 	for i := 0; i+8 <= len(b); i += 8 {
@@ -76,6 +78,7 @@ func TestSyncNoFalseRecordsInRandomData(t *testing.T) {
 // The part before it then hands over at a different offset, which is how
 // the mismatch is caught.
 func TestSplitSyncInsideNestedFile(t *testing.T) {
+	t.Parallel()
 	inner, _ := writeAll(t, [][]byte{bytes.Repeat([]byte("i"), 100), bytes.Repeat([]byte("j"), 100), bytes.Repeat([]byte("k"), 100)})
 	outer, offs := writeAll(t, [][]byte{inner, inner, inner})
 	size := int64(len(outer))

@@ -68,6 +68,7 @@ func craftedVectors() map[string][]byte {
 }
 
 func TestGenerateVectors(t *testing.T) {
+	t.Parallel()
 	if !*update {
 		t.Skip("run with -update to rewrite testdata/")
 	}
@@ -81,6 +82,7 @@ func TestGenerateVectors(t *testing.T) {
 // TestVectorsAreCrafted checks that testdata/ holds exactly what the
 // crafting code says (so the table below describes the files on disk).
 func TestVectorsAreCrafted(t *testing.T) {
+	t.Parallel()
 	for name, want := range craftedVectors() {
 		if filepath.Ext(name) == ".gz" || filepath.Ext(name) == ".zz" {
 			continue // compressor output may change between versions; the table checks their content

@@ -31,6 +31,7 @@ func scanAll(t testing.TB, r io.ReaderAt, size int64, o Options) ([]string, []Re
 }
 
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	type dmg struct {
 		Off, Len int64
 		Reason   string
@@ -123,6 +124,7 @@ func TestVectors(t *testing.T) {
 }
 
 func TestCRCMasking(t *testing.T) {
+	t.Parallel()
 	// CRC-32C check value of "123456789" (RFC 3720 B.4).
 	if got := crc32c([]byte("123456789")); got != 0xe3069283 {
 		t.Fatalf("crc32c = %#x", got)
