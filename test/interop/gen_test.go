@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 const (
@@ -45,22 +47,8 @@ func testSeeds(t testing.TB, n int) []int64 {
 	return seeds
 }
 
-// payload returns record i of length n under the vectors' xorshift rule
-// (shared/vectors/leveldb/index.json "payload_rule").
-func payload(i, n int) []byte {
-	s := uint32(i+1)*0x9E3779B9 + 0x7F4A7C15
-	if s == 0 {
-		s = 1
-	}
-	p := make([]byte, n)
-	for k := range p {
-		s ^= s << 13
-		s ^= s >> 17
-		s ^= s << 5
-		p[k] = byte(s)
-	}
-	return p
-}
+// payload returns record i of length n under the vectors' payload rule.
+func payload(i, n int) []byte { return codectest.VectorPayload(i, n) }
 
 // randPayload returns n bytes from rng (fast; for big records).
 func randPayload(rng *rand.Rand, n int) []byte {
