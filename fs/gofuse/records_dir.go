@@ -60,23 +60,25 @@ func (r *recordFS) listing(id, fh uint64) *recordListing {
 }
 
 func (r *recordFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if l := r.listing(in.NodeId, in.Fh); l != nil {
-		return r.readDir(ctxOf(&in.InHeader, cancel), l, in.Offset, out, false)
-	}
-	if r.notDir(in.NodeId) {
-		return fuse.ENOTDIR
-	}
-	return r.RawFileSystem.ReadDir(cancel, in, out)
+	return r.list(cancel, in, out, false)
 }
 
 func (r *recordFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if l := r.listing(in.NodeId, in.Fh); l != nil {
-		return r.readDir(ctxOf(&in.InHeader, cancel), l, in.Offset, out, true)
-	}
-	if r.notDir(in.NodeId) {
+	return r.list(cancel, in, out, true)
+}
+
+// list answers READDIR, or READDIRPLUS with plus: a record directory's
+// listing here, a record ENOTDIR, anything else the bridge.
+func (r *recordFS) list(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	switch l := r.listing(in.NodeId, in.Fh); {
+	case l != nil:
+		return r.readDir(ctxOf(&in.InHeader, cancel), l, in.Offset, out, plus)
+	case r.notDir(in.NodeId):
 		return fuse.ENOTDIR
+	case plus:
+		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 	}
-	return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+	return r.RawFileSystem.ReadDir(cancel, in, out)
 }
 
 // readDir fills out from offset off of l: with plus, records come with

@@ -39,33 +39,36 @@ func recordNames(t *testing.T, dir string) []string {
 	return out
 }
 
-// waitRecords polls, with a bound, until dir lists n records.
+// waitRecords waits until dir lists n records.
 func waitRecords(t *testing.T, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(followWait)
-	for {
+	waitUntil(t, func() (bool, string) {
 		got := len(recordNames(t, dir))
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s lists %d records after %v, want %d", dir, got, followWait, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got == n, fmt.Sprintf("%s lists %d records, want %d", dir, got, n)
+	})
 }
 
 // waitInfo waits until the .recfs file at path has the line "key: want".
 func waitInfo(t *testing.T, path, key, want string) {
 	t.Helper()
+	waitUntil(t, func() (bool, string) {
+		got := infoLines(t, path)[key]
+		return slices.Contains(got, want), fmt.Sprintf("%s: %s %v, want %s", path, key, got, want)
+	})
+}
+
+// waitUntil polls cond until it holds, and fails t with what cond last
+// said once followWait has passed.
+func waitUntil(t *testing.T, cond func() (ok bool, state string)) {
+	t.Helper()
 	deadline := time.Now().Add(followWait)
 	for {
-		got := infoLines(t, path)[key]
-		if slices.Contains(got, want) {
+		ok, state := cond()
+		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s %v after %v, want %s", path, key, got, followWait, want)
+			t.Fatalf("after %v: %s", followWait, state)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
