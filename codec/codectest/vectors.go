@@ -122,11 +122,26 @@ type logManifest struct {
 // logManifests reads the leveldb manifests, by the name of their log.
 func logManifests(t testing.TB) map[string]logManifest {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(VectorDir(), "leveldb", "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no leveldb manifests in %s: %v", VectorDir(), err)
-	}
 	out := map[string]logManifest{}
+	ReadManifests(t, "leveldb", func(p string, b []byte) {
+		var m logManifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[m.File] = m
+	})
+	return out
+}
+
+// ReadManifests calls each with the path and contents of every manifest
+// in the vectors' folder dir ("leveldb" or "grailbio"), in name order,
+// leaving out leveldb's index.json. A folder without manifests fails t.
+func ReadManifests(t testing.TB, dir string, each func(path string, manifest []byte)) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(VectorDir(), dir, "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no manifests in %s: %v", filepath.Join(VectorDir(), dir), err)
+	}
 	for _, p := range paths {
 		if filepath.Base(p) == "index.json" {
 			continue
@@ -135,13 +150,8 @@ func logManifests(t testing.TB) map[string]logManifest {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m logManifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		out[m.File] = m
+		each(p, b)
 	}
-	return out
 }
 
 // records regenerates the manifest's records: their lengths are listed,

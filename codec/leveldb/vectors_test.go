@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,21 +74,11 @@ func logSHA256(b []byte) string {
 // index.json) and its log.
 func loadLogVectors(t testing.TB) []*logVector {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(codectest.VectorDir(), "leveldb", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var vs []*logVector
-	for _, n := range names {
-		if filepath.Base(n) == "index.json" {
-			continue
-		}
-		j, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+	codectest.ReadManifests(t, "leveldb", func(n string, j []byte) {
 		v := &logVector{}
-		if err := json.Unmarshal(j, &v.m); err != nil {
+		err := json.Unmarshal(j, &v.m)
+		if err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}
 		if bytes.HasPrefix(bytes.TrimSpace(v.m.Records), []byte("[")) {
@@ -104,7 +93,7 @@ func loadLogVectors(t testing.TB) []*logVector {
 			t.Fatal(err)
 		}
 		vs = append(vs, v)
-	}
+	})
 	if len(vs) < 17 {
 		t.Fatalf("found %d leveldb vectors in %s, want at least 17", len(vs), codectest.VectorDir())
 	}

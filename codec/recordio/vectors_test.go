@@ -99,19 +99,11 @@ func loadVectors(t testing.TB) map[string]struct {
 	data []byte
 } {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(vectorDir, "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no grailbio vectors in %s (%v)", vectorDir, err)
-	}
 	out := map[string]struct {
 		m    vectorManifest
 		data []byte
 	}{}
-	for _, p := range paths {
-		j, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	codectest.ReadManifests(t, "grailbio", func(p string, j []byte) {
 		var m vectorManifest
 		if err := json.Unmarshal(j, &m); err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -124,7 +116,7 @@ func loadVectors(t testing.TB) map[string]struct {
 			m    vectorManifest
 			data []byte
 		}{m, data}
-	}
+	})
 	return out
 }
 
