@@ -17,7 +17,7 @@ import (
 )
 
 // The reference vectors of the unit tests live in the module's
-// testdata/vectors folder, a copy of the project's reference vectors
+// codec/codectest/testdata/vectors folder, a copy of the project's reference vectors
 // (written by the reference implementations, each with a JSON manifest):
 // every manifest, every grailbio file but the largest, and the leveldb
 // logs no writer of this module reproduces (pebble's WALs). The other
@@ -27,10 +27,10 @@ import (
 // every vector against the reference implementations are in the test/
 // module.
 
-// VectorDir returns the module's testdata/vectors folder.
+// VectorDir returns the codec/codectest/testdata/vectors folder.
 func VectorDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vectors")
+	return filepath.Join(filepath.Dir(file), "testdata", "vectors")
 }
 
 // LogWriter writes records as a leveldb log, App Engine style (every block
