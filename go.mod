@@ -15,6 +15,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.28.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

@@ -16,6 +16,8 @@ const (
 	RecordIO              // grailbio recordio, current (v2) format
 	RecordIOLegacy        // grailbio recordio, legacy packed/unpacked format
 	TFRecord              // TFRecord (TensorFlow, JAX, Beam), plain or GZIP/ZLIB-compressed
+	PrometheusWAL         // Prometheus TSDB write-ahead log segment (tsdb/wlog: Prometheus, Agent, Mimir, Cortex, Thanos, Loki)
+	EtcdWAL               // etcd write-ahead log file (member/wal/*.wal)
 )
 
 var formatNames = [...]string{
@@ -24,6 +26,8 @@ var formatNames = [...]string{
 	RecordIO:       "recordio",
 	RecordIOLegacy: "recordio-legacy",
 	TFRecord:       "tfrecord",
+	PrometheusWAL:  "prometheus-wal",
+	EtcdWAL:        "etcd-wal",
 }
 
 // String returns the format's short name, as ParseFormat accepts it.
@@ -35,7 +39,9 @@ func (f Format) String() string {
 }
 
 // ParseFormat parses a format name: "leveldb" (alias "log"), "recordio"
-// (alias "rio"), "recordio-legacy" or "tfrecord" (alias "tfrecords").
+// (alias "rio"), "recordio-legacy", "tfrecord" (alias "tfrecords"),
+// "prometheus-wal" (aliases "prometheus", "wlog") or "etcd-wal" (alias
+// "etcd").
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "leveldb", "log", "appengine", "rocksdb", "pebble":
@@ -46,8 +52,12 @@ func ParseFormat(s string) (Format, error) {
 		return RecordIOLegacy, nil
 	case "tfrecord", "tfrecords":
 		return TFRecord, nil
+	case "prometheus-wal", "prometheus", "wlog":
+		return PrometheusWAL, nil
+	case "etcd-wal", "etcd":
+		return EtcdWAL, nil
 	}
-	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio, recordio-legacy or tfrecord)", s)
+	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio, recordio-legacy, tfrecord, prometheus-wal or etcd-wal)", s)
 }
 
 // ByteSlicer is an io.ReaderAt that can also hand out its bytes without

@@ -1,0 +1,353 @@
+package wlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// windowPages is how many pages the scanner reads per ReadAt.
+const windowPages = 8
+
+// maxFragments bounds the fragment list of a record that does not follow
+// the writer's layout (16 MiB of Fragment values).
+const maxFragments = 1 << 20
+
+// headBytes is how many stored bytes of a compressed record the scanner
+// keeps to learn its decompressed size: a snappy block starts with it as a
+// uvarint, a zstd frame header holds it in at most 18 bytes.
+const headBytes = 18
+
+// A Scanner walks a segment page by page and yields the location of every
+// intact record. It verifies every fragment checksum, never copies
+// payloads (it keeps the first bytes of a compressed record to learn its
+// size), and records what it skipped as Damage. Create one with
+// NewScanner; it is not safe for concurrent use.
+type Scanner struct {
+	r    io.ReaderAt
+	size int64
+	o    Options
+
+	win    []byte // consecutive pages read with one ReadAt (or sliced from a ByteSlicer)
+	buf    []byte // the scanner's own window buffer
+	winOff int64  // file offset of win[0]
+	pg     []byte // the current page: a slice of win, short at the end of the file
+	pOff   int64  // file offset of the current page, -1 before the first
+	pos    int    // next header position in pg
+
+	inRec    bool
+	recOff   int64
+	recLen   int64
+	comp     Compression
+	canon    bool // the fragments so far follow the writer's layout
+	nFrags   int
+	firstLen int32
+	lastOff  int64
+	frags    []Fragment // every fragment, when not canon
+	head     []byte     // first stored bytes of a compressed record
+
+	cur    Record
+	damage []codec.Damage
+	info   Info
+	err    error
+	done   bool
+}
+
+// NewScanner returns a scanner over the first size bytes of r.
+func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
+	s := &Scanner{r: r, size: max(size, 0), o: o, pOff: -1}
+	if o.Start < 0 || o.Start > s.size {
+		s.err = fmt.Errorf("codec: prometheus WAL scan start %d outside the %d-byte segment", o.Start, s.size)
+		s.done = true
+	}
+	s.info.LastEnd = o.Start
+	return s
+}
+
+// Next advances to the next intact record. It returns false at the end of
+// the segment, after a strict-mode damage, or on an I/O error.
+func (s *Scanner) Next() bool {
+	for !s.done {
+		if s.pOff < 0 || s.pos >= len(s.pg) {
+			s.nextPage()
+			continue
+		}
+		if s.step() {
+			return true
+		}
+	}
+	return false
+}
+
+// nextPage moves to the next page (the one holding Options.Start at
+// first), or ends the scan.
+func (s *Scanner) nextPage() {
+	np, pos := s.o.Start-s.o.Start%PageSize, int(s.o.Start%PageSize)
+	if s.pOff >= 0 {
+		np, pos = s.pOff+PageSize, 0
+	}
+	if np >= s.size {
+		if s.inRec {
+			s.cutShort(s.size, codec.ErrTruncated)
+		}
+		s.done = true
+		return
+	}
+	if np < s.winOff || np+min(PageSize, s.size-np) > s.winOff+int64(len(s.win)) {
+		if !s.load(np) {
+			return
+		}
+	}
+	lo := np - s.winOff
+	s.pg = s.win[lo:min(lo+PageSize, int64(len(s.win)))]
+	s.pOff, s.pos = np, pos
+}
+
+// load reads the window of pages starting at np. It reports false (and
+// ends the scan) on a read error.
+func (s *Scanner) load(np int64) bool {
+	n := min(int64(windowPages*PageSize), s.size-np)
+	if bs, ok := s.r.(codec.ByteSlicer); ok {
+		if b, err := bs.Slice(np, n); err == nil && int64(len(b)) == n {
+			s.win, s.winOff = b, np
+			return true
+		}
+	}
+	if int64(cap(s.buf)) < n {
+		s.buf = make([]byte, n)
+	}
+	s.win = s.buf[:n]
+	m, err := s.r.ReadAt(s.win, np)
+	if int64(m) < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("codec: prometheus WAL: read %d bytes at offset %d, want %d: %w", m, np, n, io.ErrUnexpectedEOF)
+		}
+		s.err, s.done, s.win = err, true, s.win[:0]
+		return false
+	}
+	s.winOff = np
+	return true
+}
+
+// step handles the fragment (or padding, or damage) at s.pos. It reports
+// whether a record was completed into s.cur.
+func (s *Scanner) step() bool {
+	hdrOff := s.pOff + int64(s.pos)
+	b := s.pg[s.pos:]
+	pageEnd := s.pOff + int64(len(s.pg))
+	if b[0] == kindPageTerm {
+		// The rest of the page is padding. Prometheus's reader accepts
+		// padding even inside a record, so a record in progress goes on.
+		if !allZero(b[1:]) {
+			s.fail(hdrOff, pageEnd-hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
+		} else if len(b) > 1 {
+			s.info.Padded = true
+		}
+		s.pos = len(s.pg)
+		return false
+	}
+	if len(b) < HeaderSize {
+		if pageEnd == s.size && len(s.pg) < PageSize {
+			s.fail(hdrOff, pageEnd-hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
+		} else {
+			s.fail(hdrOff, pageEnd-hdrOff, codec.DamageLength, codec.ErrCorrupt) // a header across a page end
+		}
+		s.pos = len(s.pg)
+		return false
+	}
+	typ := b[0]
+	ln := int(binary.BigEndian.Uint16(b[1:]))
+	switch {
+	case s.pos+HeaderSize+ln > PageSize:
+		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageLength, codec.ErrCorrupt)
+	case HeaderSize+ln > len(b):
+		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageTruncChunk, codec.ErrTruncated)
+	case codec.CRC32C(b[HeaderSize:HeaderSize+ln]) != binary.BigEndian.Uint32(b[3:]):
+		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
+	default:
+		return s.fragment(hdrOff, typ, b[HeaderSize:HeaderSize+ln])
+	}
+	s.pos = len(s.pg)
+	return false
+}
+
+// fragment takes in the intact fragment at hdrOff of type typ carrying
+// data, and reports whether it completed a record.
+func (s *Scanner) fragment(hdrOff int64, typ byte, data []byte) bool {
+	ln := len(data)
+	s.pos += HeaderSize + ln
+	kind := typ & kindMask
+	comp, flagsOK := compressionOf(typ)
+	if kind < kindFull || kind > kindLast || !flagsOK {
+		// Intact, but of a kind no writer makes: skipped alone.
+		s.cutShort(hdrOff, codec.ErrCorrupt)
+		s.addDamage(damage(hdrOff, int64(HeaderSize+ln), codec.DamageType, codec.ErrCorrupt))
+		return false
+	}
+	if kind == kindFull || kind == kindFirst {
+		s.cutShort(hdrOff, codec.ErrCorrupt)
+		s.inRec, s.recOff, s.recLen, s.comp = true, hdrOff, int64(ln), comp
+		s.nFrags, s.firstLen, s.lastOff = 1, int32(ln), hdrOff
+		s.head = s.head[:0]
+		s.keepHead(data)
+		if kind == kindFull {
+			s.canon = true
+			return s.finish()
+		}
+		// A FIRST of the writer's layout fills its page.
+		s.canon = int64(ln) == PageSize-hdrOff%PageSize-HeaderSize
+		s.frags = s.frags[:0]
+		if !s.canon {
+			s.frags = append(s.frags, Fragment{Off: hdrOff, Len: int32(ln)})
+		}
+		return false
+	}
+	if !s.inRec || comp != s.comp {
+		s.cutShort(hdrOff, codec.ErrCorrupt)
+		s.addDamage(damage(hdrOff, int64(HeaderSize+ln), codec.DamageOrphan, codec.ErrCorrupt))
+		return false
+	}
+	s.recLen += int64(ln)
+	if s.canon {
+		// The writer puts every later fragment at the next page start; a
+		// MIDDLE fills its page, a LAST carries 1..PageSize-7 bytes.
+		const per = PageSize - HeaderSize
+		ok := hdrOff%PageSize == 0 && hdrOff == s.lastOff-s.lastOff%PageSize+PageSize &&
+			(ln == per || kind == kindLast && ln > 0)
+		if !ok {
+			s.canon = false
+			s.frags = append(s.frags[:0], Fragment{Off: s.recOff, Len: s.firstLen})
+			for j := 1; j < s.nFrags; j++ {
+				s.frags = append(s.frags, Fragment{Off: s.recOff - s.recOff%PageSize + int64(j)*PageSize, Len: per})
+			}
+		}
+	}
+	s.nFrags++
+	s.lastOff = hdrOff
+	if !s.canon {
+		if len(s.frags) >= maxFragments {
+			s.inRec = false
+			s.addDamage(damage(s.recOff, hdrOff+int64(HeaderSize+ln)-s.recOff, codec.DamageFragmented, codec.ErrLimit))
+			return false
+		}
+		s.frags = append(s.frags, Fragment{Off: hdrOff, Len: int32(ln)})
+	}
+	s.keepHead(data)
+	if kind == kindMiddle {
+		return false
+	}
+	return s.finish()
+}
+
+// keepHead keeps the first headBytes stored bytes of a compressed record.
+func (s *Scanner) keepHead(data []byte) {
+	if s.comp != None && len(s.head) < headBytes {
+		s.head = append(s.head, data[:min(len(data), headBytes-len(s.head))]...)
+	}
+}
+
+// finish completes the record in progress into s.cur, learning its
+// decompressed size. It reports false when that size is unreadable or past
+// the limit (the record is then damage).
+func (s *Scanner) finish() bool {
+	s.inRec = false
+	end := s.pOff + int64(s.pos)
+	rec := Record{Off: s.recOff, Len: s.recLen, Size: s.recLen, Comp: s.comp}
+	if !s.canon {
+		rec.Frags = s.frags
+	}
+	if rec.Comp != None && rec.Len > 0 {
+		size, err := decodedSize(s.r, rec, s.head, s.o.maxRecord())
+		if err != nil {
+			var ce *codec.CorruptError
+			if !errors.As(err, &ce) {
+				s.err, s.done = err, true
+				return false
+			}
+			k := codec.DamageOther
+			s.addDamage(codec.Damage{Off: rec.Off, Len: end - rec.Off, Kind: k, Reason: ce.Reason, Err: ce.Err})
+			return false
+		}
+		rec.Size = size
+	}
+	s.cur = rec
+	s.info.LastEnd = end
+	s.info.Records++
+	switch rec.Comp {
+	case Snappy:
+		s.info.Snappy++
+	case Zstd:
+		s.info.Zstd++
+	}
+	return true
+}
+
+// cutShort discards the record in progress, if any, as damage from its
+// start to off of the given kind.
+func (s *Scanner) cutShort(off int64, kind error) {
+	if !s.inRec {
+		return
+	}
+	s.inRec = false
+	s.addDamage(damage(s.recOff, off-s.recOff, codec.DamageCutShort, kind))
+}
+
+// fail records damage of n bytes at off, dropping the record in progress.
+func (s *Scanner) fail(off, n int64, dk codec.DamageKind, kind error) {
+	k := codec.ErrCorrupt
+	if errors.Is(kind, codec.ErrTruncated) {
+		k = codec.ErrTruncated
+	}
+	s.cutShort(off, k)
+	s.addDamage(damage(off, n, dk, kind))
+}
+
+// addDamage records d, joining it to the previous damage when they touch
+// and are of the same kind.
+func (s *Scanner) addDamage(d codec.Damage) {
+	if s.o.Strict && s.err == nil {
+		s.err = d.AsError(codec.PrometheusWAL)
+		s.done = true
+	}
+	if n := len(s.damage); n > 0 {
+		if p := &s.damage[n-1]; p.Kind == d.Kind && p.Err == d.Err && p.Off+p.Len == d.Off {
+			p.Len += d.Len
+			return
+		}
+	}
+	s.damage = append(s.damage, d)
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Record returns the record found by the last successful Next. Its Frags
+// slice is reused by the following Next.
+func (s *Scanner) Record() Record { return s.cur }
+
+// Err returns the error that ended the scan: nil at a clean end (even with
+// damage, unless Strict), a *codec.CorruptError in strict mode, or an I/O
+// error.
+func (s *Scanner) Err() error { return s.err }
+
+// Damage returns the byte ranges skipped so far, in offset order.
+func (s *Scanner) Damage() []codec.Damage { return s.damage }
+
+// Info returns what the scan has found so far.
+func (s *Scanner) Info() Info { return s.info }
