@@ -11,9 +11,19 @@ import (
 	"github.com/recfs/recfs/codec"
 )
 
-// ErrReadOnlyFormat is returned when appending to a format recfs only reads
-// (grailbio legacy recordio). It matches codec.ErrUnsupported.
-var ErrReadOnlyFormat = fmt.Errorf("%w: appending to legacy recordio files", codec.ErrUnsupported)
+// ErrReadOnlyFormat is returned when appending to (or creating) a file of a
+// format recfs only reads (grailbio legacy recordio, Prometheus and etcd
+// WALs); the error that wraps it says which and why. It matches
+// codec.ErrUnsupported.
+var ErrReadOnlyFormat = fmt.Errorf("%w: appending to a format recfs only reads", codec.ErrUnsupported)
+
+// readOnlyErr is ErrReadOnlyFormat with the reason the driver drv gives.
+func readOnlyErr(drv driver) error {
+	if r, ok := drv.(readOnly); ok {
+		return fmt.Errorf("%w: %s", ErrReadOnlyFormat, r.readOnly())
+	}
+	return ErrReadOnlyFormat
+}
 
 // AppendOptions configure Table.Append.
 type AppendOptions struct {
@@ -95,7 +105,7 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	}
 	ap, ok := drv.(appender)
 	if !ok {
-		return 0, ErrReadOnlyFormat
+		return 0, readOnlyErr(drv)
 	}
 	f, done, err := t.writable()
 	if err != nil {
@@ -120,7 +130,7 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 			return 0, err
 		}
 		if ap, ok = drv.(appender); !ok {
-			return 0, ErrReadOnlyFormat
+			return 0, readOnlyErr(drv)
 		}
 	}
 	if rp, ok := drv.(repairer); ok {

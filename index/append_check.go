@@ -15,7 +15,7 @@ func (t *Table) CheckAppend() error {
 	if drv, err := driverFor(t.s().format); err != nil {
 		return err
 	} else if _, ok := drv.(appender); !ok {
-		return fmt.Errorf("index: append to %s: %w", t.path, ErrReadOnlyFormat)
+		return fmt.Errorf("index: append to %s: %w", t.path, readOnlyErr(drv))
 	}
 	if !t.opened {
 		return errNoFile

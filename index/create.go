@@ -106,7 +106,7 @@ func initRecordFile(f *os.File, path string, ff codec.Format, trailer bool) erro
 	}
 	c, ok := drv.(creator)
 	if !ok {
-		return fmt.Errorf("index: create %s: %w", path, ErrReadOnlyFormat)
+		return fmt.Errorf("index: create %s: %w", path, readOnlyErr(drv))
 	}
 	if err := c.create(f, trailer); err != nil {
 		return err

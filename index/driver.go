@@ -86,6 +86,11 @@ type (
 		canExtend() bool
 		extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error)
 	}
+	// readOnly is a driver of a format recfs reads but never writes:
+	// readOnly says why, for the error that refuses an append.
+	readOnly interface {
+		readOnly() string
+	}
 	// appendChecker is a table that can tell before writing that an
 	// append would be refused (for example a log its writer closed).
 	appendChecker interface {

@@ -57,6 +57,10 @@ func (legacyDriver) build(ctx context.Context, r io.ReaderAt, size int64, f code
 
 func (legacyDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
 
+func (legacyDriver) readOnly() string {
+	return "grailbio legacy recordio files are read, never written (grailbio's own writers write the current format)"
+}
+
 func decodeRIO(d *decoder, n int64) table {
 	t := &rioTable{}
 	d.rio(t, n)

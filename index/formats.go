@@ -22,6 +22,8 @@ var formats = []struct {
 	{codec.RecordIO, rioDriver{}},
 	{codec.RecordIOLegacy, legacyDriver{}},
 	{codec.TFRecord, tfrDriver{}},
+	{codec.PrometheusWAL, promDriver{}},
+	{codec.EtcdWAL, etcdDriver{}},
 	{codec.LevelDB, logDriver{}},
 }
 
