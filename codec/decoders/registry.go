@@ -6,6 +6,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/dbdecode"
+	"github.com/recfs/recfs/codec/promdecode"
 )
 
 // registry lists the decoders, one line each, in the order --help shows
@@ -17,6 +18,8 @@ var registry = []Entry{
 	{Name: "batch-pebble", Help: "batch, reading tags 19-25 as pebble's", Prepare: dbdecode.PrepareBatch(dbdecode.DialectPebble)},
 	{Name: "manifest", Help: "VersionEdits of a leveldb/RocksDB/pebble MANIFEST, one line per field",
 		Formats: leveldbOnly, Detect: dbdecode.DetectManifest, NameHint: isManifest, Prepare: dbdecode.PrepareManifest},
+	{Name: "prometheus", Help: "records of a Prometheus TSDB WAL: series, samples with their series' labels, tombstones, exemplars, metadata, histograms",
+		Formats: []codec.Format{codec.PrometheusWAL}, Detect: promdecode.Detect, Prepare: promdecode.Prepare},
 }
 
 var leveldbOnly = []codec.Format{codec.LevelDB}
