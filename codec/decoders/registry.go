@@ -6,6 +6,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/dbdecode"
+	"github.com/recfs/recfs/codec/etcddecode"
 	"github.com/recfs/recfs/codec/promdecode"
 )
 
@@ -20,6 +21,8 @@ var registry = []Entry{
 		Formats: leveldbOnly, Detect: dbdecode.DetectManifest, NameHint: isManifest, Prepare: dbdecode.PrepareManifest},
 	{Name: "prometheus", Help: "records of a Prometheus TSDB WAL: series, samples with their series' labels, tombstones, exemplars, metadata, histograms",
 		Formats: []codec.Format{codec.PrometheusWAL}, Detect: promdecode.Detect, Prepare: promdecode.Prepare},
+	{Name: "etcd", Help: "records of an etcd WAL: entries with the requests inside (put, delete-range, txn, leases, auth, members), hard states, snapshots",
+		Formats: []codec.Format{codec.EtcdWAL}, Detect: etcddecode.Detect, Prepare: etcddecode.Prepare},
 }
 
 var leveldbOnly = []codec.Format{codec.LevelDB}

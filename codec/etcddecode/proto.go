@@ -1,0 +1,58 @@
+package etcddecode
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/recfs/recfs/codec/decode"
+)
+
+// field is one field of a protobuf message: its number, wire type, and
+// its varint value or its bytes.
+type field struct {
+	num protowire.Number
+	typ protowire.Type
+	v   uint64
+	b   []byte
+}
+
+// fields calls f for each field of msg, in order; it fails (a misfit at
+// base plus the offset in msg) on bytes that are not protobuf or when f
+// fails.
+func fields(msg []byte, base int, f func(fl field) error) error {
+	for off := 0; off < len(msg); {
+		num, typ, n := protowire.ConsumeTag(msg[off:])
+		if n < 0 {
+			return decode.Misfit(base+off, "bad protobuf tag")
+		}
+		fl := field{num: num, typ: typ}
+		rest := msg[off+n:]
+		var m int
+		switch typ {
+		case protowire.VarintType:
+			fl.v, m = protowire.ConsumeVarint(rest)
+		case protowire.BytesType:
+			fl.b, m = protowire.ConsumeBytes(rest)
+		case protowire.Fixed32Type:
+			var v uint32
+			v, m = protowire.ConsumeFixed32(rest)
+			fl.v = uint64(v)
+		case protowire.Fixed64Type:
+			fl.v, m = protowire.ConsumeFixed64(rest)
+		default:
+			m = protowire.ConsumeFieldValue(num, typ, rest)
+		}
+		if m < 0 {
+			return decode.Misfit(base+off, "bad protobuf field %d", num)
+		}
+		if err := f(fl); err != nil {
+			return err
+		}
+		off += n + m
+	}
+	return nil
+}
+
+// wrong is the misfit of a field of the wrong wire type.
+func wrong(fl field) error {
+	return decode.Misfit(-1, "field %d has wire type %d", fl.num, fl.typ)
+}
