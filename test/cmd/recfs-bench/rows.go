@@ -35,6 +35,7 @@ var sections = []section{
 	{"Memory", []string{"mem-bytes-per-record", "mem-rss"}, runMemory},
 	{"Append", []string{"append-cli", "append-mount-gofuse", "append-mount-bazil"}, runAppend},
 	{"S3", s3IDs, runS3},
+	{"WAL", walIDs, runWAL},
 }
 
 // add records a row, unless -only excludes it.
