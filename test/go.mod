@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/prometheus v0.316.0
 	github.com/recfs/recfs v0.0.0-00010101000000-000000000000
 	github.com/syndtr/goleveldb v1.0.0
+	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16
 	go.etcd.io/etcd/server/v3 v3.6.16
 	go.etcd.io/raft/v3 v3.6.0
@@ -75,7 +76,6 @@ require (
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
-	go.etcd.io/etcd/api/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.6.16 // indirect
 	go.mozilla.org/pkcs7 v0.10.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

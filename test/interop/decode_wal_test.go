@@ -70,7 +70,7 @@ func num(v any) float64 {
 			return math.Inf(-1)
 		}
 	}
-	return math.NaN() - 1
+	return math.Inf(-1) // no number: matches no finite value
 }
 
 func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
