@@ -316,13 +316,7 @@ func (s *Scanner) addDamage(d codec.Damage) {
 		s.err = d.AsError(codec.EtcdWAL)
 		s.done = true
 	}
-	if n := len(s.damage); n > 0 {
-		if p := &s.damage[n-1]; p.Kind == d.Kind && p.Err == d.Err && p.Off+p.Len == d.Off {
-			p.Len += d.Len
-			return
-		}
-	}
-	s.damage = append(s.damage, d)
+	s.damage = codec.AddDamage(s.damage, d)
 }
 
 // Record returns the record found by the last successful Next.

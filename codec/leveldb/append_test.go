@@ -37,7 +37,7 @@ func TestLogWriterPebbleVectors(t *testing.T) {
 			}
 			out, _ := writeLog(t, recs, o)
 			marker := info.EOFMarker
-			if int64(len(out)) > marker || !bytes.Equal(out, v.data[:len(out)]) || !logAllZero(v.data[len(out):marker]) {
+			if int64(len(out)) > marker || !bytes.Equal(out, v.data[:len(out)]) || !codec.AllZero(v.data[len(out):marker]) {
 				t.Fatalf("writer output (%d bytes) is not pebble's up to its marker at %d (first difference at %d)",
 					len(out), marker, logFirstDiff(out, v.data))
 			}
@@ -111,7 +111,7 @@ func TestLogWriterRecyclableLayout(t *testing.T) {
 	}
 	// 10 bytes left: zero-filled, the next record starts the next block.
 	b, offs = writeLog(t, [][]byte{codectest.VectorPayload(0, 32768-11-10), codectest.VectorPayload(1, 5)}, o)
-	if offs[1] != 32768 || !logAllZero(b[32768-10:32768]) || b[32768+6] != 5 {
+	if offs[1] != 32768 || !codec.AllZero(b[32768-10:32768]) || b[32768+6] != 5 {
 		t.Fatalf("10 bytes left: offsets %v", offs)
 	}
 	// The header: masked CRC-32C over type, log number and payload.

@@ -259,7 +259,7 @@ func TestLogWriterAppEngine(t *testing.T) {
 		}
 		data, _ := writeLog(t, recs, WriterOptions{AppEngine: true})
 		plain, _ := writeLog(t, recs, WriterOptions{})
-		if int64(len(data)) != c.want || !bytes.HasPrefix(data, plain) || !logAllZero(data[len(plain):]) {
+		if int64(len(data)) != c.want || !bytes.HasPrefix(data, plain) || !codec.AllZero(data[len(plain):]) {
 			t.Errorf("%v: %d bytes, want %d (plain %d)", c.recs, len(data), c.want, len(plain))
 		}
 		got, s := logScanAll(t, data, Options{})

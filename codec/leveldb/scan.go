@@ -238,7 +238,7 @@ func (s *Scanner) step() bool {
 	blkEnd := s.bOff + int64(len(s.blk))
 	if len(b) < logHdrLegacy {
 		// The file ends inside a header (the block is the last one).
-		if logAllZero(b) {
+		if codec.AllZero(b) {
 			s.padding(hdrOff, len(b), true)
 		} else {
 			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
@@ -248,7 +248,7 @@ func (s *Scanner) step() bool {
 	}
 	typ := b[6]
 	if typ == 0 && binary.LittleEndian.Uint32(b) == 0 && b[4] == 0 && b[5] == 0 {
-		if logAllZero(b[logHdrLegacy:]) {
+		if codec.AllZero(b[logHdrLegacy:]) {
 			s.padding(hdrOff, len(b), blkEnd == s.size)
 		} else {
 			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
@@ -550,7 +550,7 @@ func (s *Scanner) staleAtEOF() {
 	// where the damage starts (the live log ended exactly where the marker
 	// begins, and its zero checksum is the damage) only a marker of an
 	// older log counts: one of a later log is a bad chunk.
-	if m := len(b) - logHdrRecycle; m >= lo-1 && logAllZero(b[m:m+6]) && b[m+6] == 5 {
+	if m := len(b) - logHdrRecycle; m >= lo-1 && codec.AllZero(b[m:m+6]) && b[m+6] == 5 {
 		num := binary.LittleEndian.Uint32(b[m+7:])
 		if (m >= lo && num != s.info.LogNum && num != s.info.LogNum+1) || (m == lo-1 && num < s.info.LogNum) {
 			stale(m)
@@ -650,22 +650,6 @@ func MergeDamage(ds []codec.Damage) []codec.Damage {
 		out = append(out, d)
 	}
 	return settleStale(out)
-}
-
-// logAllZero reports whether b holds only zero bytes.
-func logAllZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // Record returns the record found by the last successful Next. Its Chunks

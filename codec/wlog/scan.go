@@ -141,7 +141,7 @@ func (s *Scanner) step() bool {
 	if b[0] == kindPageTerm {
 		// The rest of the page is padding. Prometheus's reader accepts
 		// padding even inside a record, so a record in progress goes on.
-		if !allZero(b[1:]) {
+		if !codec.AllZero(b[1:]) {
 			s.fail(hdrOff, pageEnd-hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
 		} else if len(b) > 1 {
 			s.info.Padded = true
@@ -312,29 +312,7 @@ func (s *Scanner) addDamage(d codec.Damage) {
 		s.err = d.AsError(codec.PrometheusWAL)
 		s.done = true
 	}
-	if n := len(s.damage); n > 0 {
-		if p := &s.damage[n-1]; p.Kind == d.Kind && p.Err == d.Err && p.Off+p.Len == d.Off {
-			p.Len += d.Len
-			return
-		}
-	}
-	s.damage = append(s.damage, d)
-}
-
-// allZero reports whether b holds only zero bytes.
-func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	s.damage = codec.AddDamage(s.damage, d)
 }
 
 // Record returns the record found by the last successful Next. Its Frags
