@@ -97,7 +97,10 @@ func promCheck(t *testing.T, i int, rec []byte, lines []map[string]any, known ma
 		t.Helper()
 		t.Fatalf("record %d (%v): %s\nlines: %v", i, dec.Type(rec), fmt.Sprintf(format, args...), lines)
 	}
-	ref := func(l map[string]any) uint64 { v, _ := strconv.ParseUint(string(l["ref"].(json.Number)), 10, 64); return v }
+	ref := func(l map[string]any) uint64 {
+		v, _ := strconv.ParseUint(string(l["ref"].(json.Number)), 10, 64)
+		return v
+	}
 	ms := func(l map[string]any, k string) int64 { v, _ := l[k+"_ms"].(json.Number).Int64(); return v }
 	checkLabels := func(l map[string]any, r uint64) {
 		t.Helper()
