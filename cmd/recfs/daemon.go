@@ -269,22 +269,36 @@ func daemonChild() bool { return os.Getenv(envReadyFD) != "" && daemonStatus() !
 
 // statusPipe is the child's end of the status pipe.
 type statusPipe struct {
-	mu     sync.Mutex
-	f      *os.File
-	last   time.Time
-	closed bool
+	mu          sync.Mutex
+	f           *os.File
+	done, total int64 // the last progress, sent or not
+	pending     bool  // a send of the last progress is scheduled
+	closed      bool
 }
 
 // progress sends an indexing progress line, at most one per
-// daemonProgressInterval. It matches index.Options.Progress.
+// daemonProgressInterval: the last progress of each interval goes out at
+// its end, so the parent never keeps an older one while the build stalls.
+// It matches index.Options.Progress.
 func (s *statusPipe) progress(done, total int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || time.Since(s.last) < daemonProgressInterval {
+	s.done, s.total = done, total
+	if s.closed || s.pending {
 		return
 	}
-	s.last = time.Now()
-	fmt.Fprintf(s.f, "progress %d %d\n", done, total)
+	s.pending = true
+	time.AfterFunc(daemonProgressInterval, s.sendProgress)
+}
+
+// sendProgress writes the last progress on the pipe.
+func (s *statusPipe) sendProgress() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = false
+	if !s.closed {
+		fmt.Fprintf(s.f, "progress %d %d\n", s.done, s.total)
+	}
 }
 
 // verdict sends the final line, closes the pipe, and points standard error

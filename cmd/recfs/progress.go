@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -12,26 +13,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Progress bar tuning: nothing is drawn for quick jobs, and redraws are
-// rate-limited so a fast scanner does not flood the terminal.
+// Progress bar tuning: nothing is drawn for quick jobs, and the line is
+// redrawn on a clock, so a fast scanner does not flood the terminal and a
+// stalled one still shows its rate falling.
 const (
 	progressDelay    = 400 * time.Millisecond // first draw after this long
-	progressInterval = 100 * time.Millisecond // at most one redraw per interval
-	progressWidth    = 30                     // cells of the bar itself
-	progressLabelMax = 32                     // longer labels are shortened
+	progressInterval = 100 * time.Millisecond // one redraw per interval
+	progressWidth    = 30                     // cells of the bar at most
+	progressMinWidth = 8                      // cells of the bar at least
+	progressLabelMax = 32                     // label cells when the width is unknown
+	progressLabelMin = 16                     // label cells at least
+	progressLabelCap = 60                     // label cells at most
 )
 
-// progressBar draws a one-line progress bar on a terminal. Its Update method
-// matches index.Options.Progress and may be called from several goroutines.
+// progressBar draws a one-line progress bar on a terminal: the share done,
+// the bytes, the rate since the bar started and the time left at that
+// rate. Update records the state (it matches index.Options.Progress and
+// may be called from several goroutines); the line is drawn on each tick
+// of a clock, from progressDelay on, so a stall shows too.
 type progressBar struct {
-	mu     sync.Mutex
-	w      io.Writer
-	label  string
-	now    func() time.Time
-	start  time.Time
-	last   time.Time // time of the last draw
-	drawn  bool      // something is on the line and must be cleared
-	closed bool
+	mu          sync.Mutex
+	w           io.Writer
+	label       string
+	cols        int // the terminal's width; 0 when unknown
+	now         func() time.Time
+	start       time.Time
+	done, total int64
+	seen        bool // an Update arrived
+	drawn       bool // something is on the line and must be cleared
+	closed      bool
+	stop        chan struct{} // closed by Done; ends the ticking goroutine
 }
 
 // isTerminal reports whether w is a character device, such as a terminal.
@@ -45,36 +56,47 @@ func isTerminal(w io.Writer) bool {
 }
 
 // newProgressBar returns a bar drawing on w, or nil when w is not a
-// terminal (a log file or a pipe gets no carriage-return noise).
+// terminal (a log file or a pipe gets no carriage-return noise). It redraws
+// every progressInterval until Done.
 func newProgressBar(w io.Writer, label string) *progressBar {
 	if !isTerminal(w) {
 		return nil
 	}
-	return newProgressBarClock(w, label, time.Now)
+	p := newProgressBarClock(w, label, time.Now)
+	p.cols = termWidth(w)
+	p.stop = make(chan struct{})
+	go func() {
+		tk := time.NewTicker(progressInterval)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				p.tick()
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+	return p
 }
 
-// newProgressBarClock returns a bar on w that reads the time from now.
+// newProgressBarClock returns a bar on w that reads the time from now and
+// draws when tick is called (no clock of its own).
 func newProgressBarClock(w io.Writer, label string, now func() time.Time) *progressBar {
-	return &progressBar{w: w, label: shortenLabel(label, labelWidth(w)), now: now, start: now()}
+	return &progressBar{w: w, label: label, now: now, start: now()}
 }
 
-// progressRest is how many cells of a line the bar, percentage, sizes and
-// time take after the label.
-const progressRest = 2 + progressWidth + 34
-
-// labelWidth returns how many cells the label may take on w: what a
-// terminal's width leaves beside the rest of the line (at least 16, at most
-// 60), or progressLabelMax when the width is unknown.
-func labelWidth(w io.Writer) int {
+// termWidth returns the width of the terminal w, or 0 when unknown.
+func termWidth(w io.Writer) int {
 	f, ok := w.(*os.File)
 	if !ok {
-		return progressLabelMax
+		return 0
 	}
 	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
-		return progressLabelMax
+	if err != nil {
+		return 0
 	}
-	return max(16, min(60, int(ws.Col)-progressRest))
+	return int(ws.Col)
 }
 
 // shortenLabel fits label into n cells. A label "verb path" keeps its verb
@@ -95,43 +117,114 @@ func shortenLabel(label string, n int) string {
 	return verb + "…" + string(r[len(r)-keep:])
 }
 
-// Update records that done of total bytes are processed and redraws the bar
-// when it is due.
+// Update records that done of total bytes are processed; the next tick
+// draws it.
 func (p *progressBar) Update(done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.total, p.seen = done, total, true
+}
+
+// tick redraws the line with the last Update, once progressDelay has
+// passed since the bar started.
+func (p *progressBar) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || !p.seen {
+		return
+	}
+	elapsed := p.now().Sub(p.start)
+	if elapsed < progressDelay {
+		return
+	}
+	p.drawn = true
+	fmt.Fprint(p.w, "\r"+renderProgress(p.label, p.done, p.total, elapsed, p.cols)+"\x1b[K")
+}
+
+// Done erases the bar; nothing is drawn after it.
+func (p *progressBar) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
 	}
-	t := p.now()
-	if t.Sub(p.start) < progressDelay || (p.drawn && t.Sub(p.last) < progressInterval) {
-		return
-	}
-	p.last = t
-	p.drawn = true
-	fmt.Fprint(p.w, "\r"+renderProgress(p.label, done, total, t.Sub(p.start))+"\x1b[K")
-}
-
-// Done erases the bar; later Updates draw nothing.
-func (p *progressBar) Done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 	p.closed = true
+	if p.stop != nil {
+		close(p.stop)
+	}
 }
 
-// renderProgress formats one bar line (without control characters).
-func renderProgress(label string, done, total int64, elapsed time.Duration) string {
-	if total <= 0 {
-		return fmt.Sprintf("%s %s %.1fs", label, humanBytes(done), elapsed.Seconds())
+// renderProgress formats one line (without control characters) that fits
+// in cols cells (0: the width is unknown): the label, a bar, the share and
+// bytes done, the rate since the start and the time left at that rate.
+// Without a total (total <= 0) it says the bytes, the rate and the time
+// spent.
+func renderProgress(label string, done, total int64, elapsed time.Duration, cols int) string {
+	done = max(0, done)
+	if total > 0 {
+		done = min(done, total)
 	}
-	done = max(0, min(done, total))
+	var rate float64 // bytes per second
+	if secs := elapsed.Seconds(); secs > 0 && done > 0 {
+		rate = float64(done) / secs
+	}
+	speed := ""
+	if rate > 0 {
+		speed = " " + humanBytes(int64(rate)) + "/s"
+	}
+	if total <= 0 {
+		right := fmt.Sprintf(" %s%s %.1fs", humanBytes(done), speed, elapsed.Seconds())
+		return fitLabel(label, cols, utf8.RuneCountInString(right)) + right
+	}
 	frac := float64(done) / float64(total)
-	fill := int(frac * progressWidth)
-	bar := strings.Repeat("=", fill) + strings.Repeat(" ", progressWidth-fill)
-	return fmt.Sprintf("%s [%s] %3d%% %s/%s %.1fs", label, bar, int(frac*100), humanBytes(done), humanBytes(total), elapsed.Seconds())
+	right := fmt.Sprintf("] %3d%% %s/%s%s", int(frac*100), humanBytes(done), humanBytes(total), speed)
+	if rate > 0 && done < total {
+		right += " " + formatLeft(float64(total-done)/rate)
+	}
+	width, labelMax := progressWidth, progressLabelMax
+	if cols > 0 {
+		// What the figures leave (one cell spare, so the line never wraps)
+		// goes to the label first, then to the bar, each within bounds.
+		room := cols - 1 - utf8.RuneCountInString(right) - 2 // " ["
+		want := min(utf8.RuneCountInString(label), progressLabelCap)
+		width = max(progressMinWidth, min(progressWidth, room-want))
+		labelMax = max(progressLabelMin, min(progressLabelCap, room-width))
+	}
+	fill := int(frac * float64(width))
+	bar := strings.Repeat("=", fill) + strings.Repeat(" ", width-fill)
+	return shortenLabel(label, labelMax) + " [" + bar + right
+}
+
+// fitLabel shortens label to what cols cells leave beside rest cells (at
+// least progressLabelMin, at most progressLabelCap), or to
+// progressLabelMax when cols is 0 (unknown).
+func fitLabel(label string, cols, rest int) string {
+	n := progressLabelMax
+	if cols > 0 {
+		n = max(progressLabelMin, min(progressLabelCap, cols-1-rest))
+	}
+	return shortenLabel(label, n)
+}
+
+// formatLeft says how long secs seconds are, coarsely and rounded up:
+// "42s left", "3m05s left", "2h10m left", ">99h left".
+func formatLeft(secs float64) string {
+	if !(secs < 100*3600) { // also NaN
+		return ">99h left"
+	}
+	s := int64(math.Ceil(secs))
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds left", max(s, 1))
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds left", s/60, s%60)
+	case s < 100*3600:
+		return fmt.Sprintf("%dh%02dm left", s/3600, s%3600/60)
+	}
+	return ">99h left"
 }
 
 // humanBytes formats n bytes with a binary unit.

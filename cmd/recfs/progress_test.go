@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,37 +20,41 @@ func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newFakeClock() *fakeClock               { return &fakeClock{time.Unix(1_700_000_000, 0)} }
 func drawn(b *bytes.Buffer) string           { s := b.String(); b.Reset(); return s }
-func hasBar(s string, pct int) bool          { return strings.Contains(s, fmt.Sprintf("%3d%%", pct)) }
 func newTestBar(b *bytes.Buffer, c *fakeClock) *progressBar {
 	return newProgressBarClock(b, "indexing x", c.now)
 }
 
+// TestProgressBarTiming: nothing before progressDelay; then each tick
+// draws the last Update with its rate and time left, a stall included
+// (the rate falls, the time left grows); Done erases the line for good.
 func TestProgressBarTiming(t *testing.T) {
 	var out bytes.Buffer
 	c := newFakeClock()
 	p := newTestBar(&out, c)
+	p.tick()
+	const frame = "\rindexing x [%s]%s\x1b[K"
 	steps := []struct {
 		advance     time.Duration
+		update      bool
 		done, total int64
-		wantPct     int // -1: nothing drawn
+		want        string // "" for nothing drawn
 	}{
-		{0, 10, 100, -1}, // too early: quick jobs show nothing
-		{progressDelay - time.Millisecond, 20, 100, -1},
-		{time.Millisecond, 50, 100, 50},     // first draw
-		{progressInterval / 2, 60, 100, -1}, // rate-limited
-		{progressInterval, 75, 100, 75},
-		{progressInterval, 150, 100, 100}, // clamped
-		{progressInterval, -5, 100, 0},    // clamped
+		{0, true, 10, 100, ""}, // too early: quick jobs show nothing
+		{progressDelay - time.Millisecond, false, 0, 0, ""},
+		{time.Millisecond, false, 0, 0, fmt.Sprintf(frame, "===                           ", "  10% 10 B/100 B 25 B/s 4s left")},
+		{1600 * time.Millisecond, false, 0, 0, fmt.Sprintf(frame, "===                           ", "  10% 10 B/100 B 5 B/s 18s left")}, // stalled
+		{0, true, 60, 100, fmt.Sprintf(frame, "==================            ", "  60% 60 B/100 B 30 B/s 2s left")},
+		{time.Second, true, 150, 100, fmt.Sprintf(frame, strings.Repeat("=", progressWidth), " 100% 100 B/100 B 33 B/s")}, // clamped
+		{0, true, -5, 100, fmt.Sprintf(frame, strings.Repeat(" ", progressWidth), "   0% 0 B/100 B")},
 	}
 	for i, s := range steps {
 		c.advance(s.advance)
-		p.Update(s.done, s.total)
-		got := drawn(&out)
-		switch {
-		case s.wantPct < 0 && got != "":
-			t.Errorf("step %d: drew %q, want nothing", i, got)
-		case s.wantPct >= 0 && (!hasBar(got, s.wantPct) || !strings.HasPrefix(got, "\r") || !strings.HasSuffix(got, "\x1b[K")):
-			t.Errorf("step %d: drew %q, want a %d%% bar on a rewritten line", i, got, s.wantPct)
+		if s.update {
+			p.Update(s.done, s.total)
+		}
+		p.tick()
+		if got := drawn(&out); got != s.want {
+			t.Errorf("step %d: drew %q, want %q", i, got, s.want)
 		}
 	}
 	p.Done()
@@ -58,8 +63,10 @@ func TestProgressBarTiming(t *testing.T) {
 	}
 	c.advance(time.Second)
 	p.Update(99, 100)
+	p.tick()
+	p.Done()
 	if got := drawn(&out); got != "" {
-		t.Errorf("Update after Done drew %q", got)
+		t.Errorf("Update and tick after Done drew %q", got)
 	}
 }
 
@@ -68,33 +75,86 @@ func TestProgressBarQuickJobLeavesNoTrace(t *testing.T) {
 	c := newFakeClock()
 	p := newTestBar(&out, c)
 	p.Update(1, 2)
+	p.tick()
 	p.Done()
+	c.advance(time.Second)
+	p.tick()
 	if out.Len() != 0 {
 		t.Errorf("a job finished before the delay wrote %q", out.String())
+	}
+	// Nor is anything drawn before the first Update, however late.
+	q := newTestBar(&out, c)
+	c.advance(time.Minute)
+	q.tick()
+	if out.Len() != 0 {
+		t.Errorf("a bar without an Update drew %q", out.String())
 	}
 }
 
 func TestRenderProgress(t *testing.T) {
+	const mib = 1 << 20
 	for _, c := range []struct {
+		label       string
 		done, total int64
-		pct, fill   int
+		elapsed     time.Duration
+		cols        int
+		want        string
 	}{
-		{0, 1000, 0, 0},
-		{500, 1000, 50, progressWidth / 2},
-		{1000, 1000, 100, progressWidth},
-		{2000, 1000, 100, progressWidth},
+		{"indexing x", 0, 1000, time.Second, 0, "indexing x [                              ]   0% 0 B/1000 B"},
+		{"indexing x", 500, 1000, time.Second, 0, "indexing x [===============               ]  50% 500 B/1000 B 500 B/s 1s left"},
+		{"indexing x", 1000, 1000, time.Second, 0, "indexing x [==============================] 100% 1000 B/1000 B 1000 B/s"},
+		{"indexing x", 2000, 1000, time.Second, 0, "indexing x [==============================] 100% 1000 B/1000 B 1000 B/s"},
+		{"indexing x", 64 * mib, 128 * mib, 4 * time.Second, 0, "indexing x [===============               ]  50% 64.0 MiB/128.0 MiB 16.0 MiB/s 4s left"},
+		{"indexing x", 1 * mib, 301 * mib, 2 * time.Second, 0, "indexing x [                              ]   0% 1.0 MiB/301.0 MiB 512.0 KiB/s 10m00s left"},
+		{"indexing x", 1 << 10, 1 << 40, time.Second, 0, "indexing x [                              ]   0% 1.0 KiB/1.0 TiB 1.0 KiB/s >99h left"},
+		{"indexing x", 2048, 0, 2 * time.Second, 0, "indexing x 2.0 KiB 1.0 KiB/s 2.0s"},
+		{"indexing x", 0, -1, 0, 0, "indexing x 0 B 0.0s"},
+		// A terminal's width: the label keeps what it can, then the bar
+		// shrinks to fit, down to progressMinWidth cells.
+		{"indexing /data/logs/000123.log", 64 * mib, 128 * mib, 4 * time.Second, 120,
+			"indexing /data/logs/000123.log [===============               ]  50% 64.0 MiB/128.0 MiB 16.0 MiB/s 4s left"},
+		{"indexing /data/logs/000123.log", 64 * mib, 128 * mib, 4 * time.Second, 80,
+			"indexing …logs/000123.log [====    ]  50% 64.0 MiB/128.0 MiB 16.0 MiB/s 4s left"},
+		{"indexing /data/logs/000123.log", 64 * mib, 128 * mib, 4 * time.Second, 90,
+			"indexing /data/logs/000123.log [======       ]  50% 64.0 MiB/128.0 MiB 16.0 MiB/s 4s left"},
+		{"indexing " + strings.Repeat("d/", 50) + "x.log", 2048, 0, 2 * time.Second, 40, "indexing …/x.log 2.0 KiB 1.0 KiB/s 2.0s"},
 	} {
-		s := renderProgress("x", c.done, c.total, time.Second)
-		open, close := strings.Index(s, "["), strings.Index(s, "]")
-		if open < 0 || close-open-1 != progressWidth {
-			t.Fatalf("%q: bar is not %d cells wide", s, progressWidth)
+		got := renderProgress(c.label, c.done, c.total, c.elapsed, c.cols)
+		if got != c.want {
+			t.Errorf("renderProgress(%q, %d, %d, %v, %d) =\n%q, want\n%q", c.label, c.done, c.total, c.elapsed, c.cols, got, c.want)
 		}
-		if n := strings.Count(s[open:close], "="); n != c.fill || !hasBar(s, c.pct) {
-			t.Errorf("%d/%d: %q has %d filled cells; want %d and %d%%", c.done, c.total, s, n, c.fill, c.pct)
+		if c.cols > 0 && utf8.RuneCountInString(got) >= c.cols {
+			t.Errorf("%q takes %d cells of a %d-cell terminal", got, utf8.RuneCountInString(got), c.cols)
 		}
 	}
-	if s := renderProgress("x", 2048, 0, time.Second); !strings.Contains(s, "2.0 KiB") || strings.Contains(s, "[") {
-		t.Errorf("unknown total: %q", s)
+}
+
+// TestRenderProgressFits: on any terminal of 80 cells or more, a line
+// never reaches the last cell (where it would wrap), whatever the label.
+func TestRenderProgressFits(t *testing.T) {
+	label := "indexing " + strings.Repeat("/very/long/dir", 10) + "/000123.log"
+	for cols := 80; cols <= 200; cols++ {
+		for _, total := range []int64{0, 1023 << 30} {
+			got := renderProgress(label, 1000<<20, total, time.Second, cols)
+			if n := utf8.RuneCountInString(got); n >= cols || !strings.HasPrefix(got, "indexing …") || !strings.Contains(got, "23.log") {
+				t.Fatalf("%d cells: %q (%d cells)", cols, got, n)
+			}
+		}
+	}
+}
+
+func TestFormatLeft(t *testing.T) {
+	for _, c := range []struct {
+		secs float64
+		want string
+	}{
+		{0, "1s left"}, {0.2, "1s left"}, {1, "1s left"}, {41.1, "42s left"}, {59.5, "1m00s left"},
+		{185, "3m05s left"}, {3599, "59m59s left"}, {3600, "1h00m left"}, {7800, "2h10m left"},
+		{99*3600 + 3599, "99h59m left"}, {100 * 3600, ">99h left"}, {1e30, ">99h left"},
+	} {
+		if got := formatLeft(c.secs); got != c.want {
+			t.Errorf("formatLeft(%v) = %q, want %q", c.secs, got, c.want)
+		}
 	}
 }
 
@@ -124,13 +184,6 @@ func TestNoBarOffTerminal(t *testing.T) {
 	defer f.Close()
 	if newProgressBar(f, "x") != nil {
 		t.Error("a bar was made for a regular file")
-	}
-}
-
-func TestLongLabelShortened(t *testing.T) {
-	p := newProgressBarClock(&bytes.Buffer{}, strings.Repeat("d/", 40)+"events.log", time.Now)
-	if utf8.RuneCountInString(p.label) != progressLabelMax || !strings.HasSuffix(p.label, "events.log") {
-		t.Errorf("label %q", p.label)
 	}
 }
 
@@ -390,4 +443,37 @@ func FuzzWindowReader(f *testing.F) {
 			checkWindowRead(t, w, data, off, int(ops[i+1]%48))
 		}
 	})
+}
+
+// TestStatusPipeSendsLastProgress: a daemon child's progress calls within
+// one interval end in one line carrying the last of them, so the parent
+// shows where a build stands even when it stalls right after.
+func TestStatusPipeSendsLastProgress(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := &statusPipe{f: w}
+	for done := int64(1); done <= 3; done++ {
+		s.progress(done, 100)
+	}
+	// Usually one line, "progress 3 100"; a machine that paused between
+	// the calls for a whole interval may send an earlier one first.
+	if err := r.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(r)
+	last := int64(0)
+	for last != 3 && sc.Scan() {
+		var done, total int64
+		if _, err := fmt.Sscanf(sc.Text(), "progress %d %d", &done, &total); err != nil || done <= last || total != 100 {
+			t.Fatalf("line %q after progress %d (%v)", sc.Text(), last, err)
+		}
+		last = done
+	}
+	if last != 3 {
+		t.Fatalf("the last progress never reached the pipe (last sent: %d, %v)", last, sc.Err())
+	}
 }
