@@ -8,6 +8,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/grailbio/base v0.0.11
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/prometheus/prometheus v0.316.0
 	github.com/recfs/recfs v0.0.0-00010101000000-000000000000
 	github.com/syndtr/goleveldb v1.0.0

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -17,8 +16,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
-
-	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/test/internal/vgw"
 )
 
 // TestDaemonErrors: mount --daemon exits non-zero with the real reason
@@ -256,63 +254,50 @@ func TestDaemonSyslog(t *testing.T) {
 	}
 }
 
-// writeSlowLog writes a log of 6M tiny records (130 MiB), which takes a
-// few seconds to index on this machine.
-func writeSlowLog(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join(t.TempDir(), "big.log")
-	f, err := os.Create(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w := leveldb.NewWriter(bw, leveldb.WriterOptions{})
-	rec := []byte("0123456789abcdef")
-	for i := 0; i < 6_000_000; i++ {
-		if _, err := w.WriteRecord(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return src
-}
-
 // TestDaemonInterrupted: SIGINT to mount --daemon while the background
 // process indexes ends both: exit status non-zero, "interrupted" said,
 // nothing mounted, no server left.
 func TestDaemonInterrupted(t *testing.T) {
 	needFUSE(t)
-	src := writeSlowLog(t)
-	mnt := newMountDir(t)
-	t.Cleanup(func() {
-		if mountedAt(mnt) != "" {
-			runRecfs(t, "unmount", mnt)
-		}
-	})
-	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", "-", src, mnt)
-	var stderr strings.Builder
-	c.Stderr = &stderr
+	// A source whose reads the test holds: the background process is
+	// indexing when the signal comes, however fast the machine.
+	p := servePaced(t, "big.log", progressLog(t))
+	mnt := daemonMountDir(t)
+	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", "-", p.path, mnt)
+	stderr := &syncBuffer{}
+	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt as soon as the background process runs (it then indexes
-	// for a while): a fixed sleep raced the indexing on an idle machine.
-	deadline := time.Now().Add(mountTimeout)
-	for !childServes(c.Process.Pid, mnt) && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	t.Cleanup(func() {
+		// On failure: let the build finish and the command end before
+		// the mount's cleanup looks for a mount.
+		p.open()
+		select {
+		case <-exited:
+		case <-time.After(exitTimeout):
+			_ = c.Process.Kill()
+			<-exited
+		}
+	})
+	p.stepUntil(t, p.size/4)
+	if !childServes(c.Process.Pid, mnt) {
+		t.Fatalf("the file is read, but not by a background process")
 	}
 	if err := c.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	err := c.Wait()
+	// The build goes on (and sees the signal) as the source answers.
+	p.open()
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err // for the cleanup
+	case <-time.After(exitTimeout):
+		t.Fatalf("mount --daemon still runs %v after SIGINT; stderr %q", exitTimeout, stderr.String())
+	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted mount --daemon: %v, stderr %q", err, stderr.String())
@@ -330,30 +315,38 @@ func TestDaemonInterrupted(t *testing.T) {
 	}
 }
 
-// TestDaemonProgress runs mount --daemon on a pseudo-terminal (script(1))
-// over a log large enough to index for a while: the parent draws the
-// indexing progress the daemon reports, then prints the ready line.
+// TestDaemonProgress runs mount --daemon on a pseudo-terminal over a
+// paced source (a local file, an s3:// object): the parent draws the
+// indexing progress the daemon reports, with the rate and the time left,
+// then prints the ready line.
 func TestDaemonProgress(t *testing.T) {
 	needFUSE(t)
-	if _, err := exec.LookPath("script"); err != nil {
-		t.Skip("no script(1)")
-	}
-	src := writeSlowLog(t)
+	t.Run("file", func(t *testing.T) {
+		t.Parallel()
+		p := servePaced(t, "big.log", progressLog(t))
+		mnt := daemonMountDir(t)
+		checkPacedProgress(t, p.pacer, fmt.Sprintf("%s mount --daemon --no-cache --log-file - %s %s", bin, p.path, mnt), "ready: ")
+	})
+	t.Run("s3", func(t *testing.T) {
+		t.Parallel()
+		p, env := pacedS3(t, "big.log", progressLog(t))
+		mnt := daemonMountDir(t)
+		line := fmt.Sprintf("%s %s mount --daemon --no-cache --log-file - %s %s", env, bin, vgw.URL("big.log"), mnt)
+		checkPacedProgress(t, p, line, "ready: ")
+	})
+}
+
+// daemonMountDir returns a directory to mount on whose cleanup unmounts
+// what a daemon mounted there.
+func daemonMountDir(t *testing.T) string {
+	t.Helper()
 	mnt := newMountDir(t)
 	t.Cleanup(func() {
 		if mountedAt(mnt) != "" {
 			runRecfs(t, "unmount", mnt)
 		}
 	})
-	start := time.Now()
-	r := runCmd(t, "script", "-qfc", fmt.Sprintf("%s mount --daemon --no-cache --log-file - %s %s", bin, src, mnt), "/dev/null")
-	took := time.Since(start)
-	if r.code != 0 || !strings.Contains(r.stdout, "ready: ") {
-		t.Fatalf("script: %d\n%q\n%s", r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout, "indexing ") || !strings.Contains(r.stdout, "%") {
-		t.Errorf("no progress on the terminal (mount took %v):\n%q", took, r.stdout)
-	}
+	return mnt
 }
 
 // TestNotifySystemd: a foreground mount under a service manager that set

@@ -25,7 +25,17 @@ type Recorder struct {
 	Endpoint string
 	mu       sync.Mutex
 	reqs     []*Request
+	hold     func(*http.Request) bool
 	srv      *httptest.Server
+}
+
+// Hold makes the proxy call f with every request before passing it on; f
+// may block (a test pacing the server's answers). When f returns false the
+// request is answered 503 Service Unavailable instead.
+func (r *Recorder) Hold(f func(*http.Request) bool) {
+	r.mu.Lock()
+	r.hold = f
+	r.mu.Unlock()
 }
 
 // StartRecorder starts a recording proxy in front of s; the caller must
@@ -43,7 +53,12 @@ func (s *Server) StartRecorder() (*Recorder, error) {
 		q := &Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")}
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, q)
+		hold := rec.hold
 		rec.mu.Unlock()
+		if hold != nil && !hold(r) {
+			http.Error(w, "held", http.StatusServiceUnavailable)
+			return
+		}
 		cw := &countingWriter{ResponseWriter: w, rec: rec, q: q}
 		rp.ServeHTTP(cw, r)
 	}))
