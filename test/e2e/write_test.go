@@ -498,6 +498,10 @@ func writeCrash(t *testing.T, backend, format string) {
 	recs := genRecords(7, 100000, 3000)
 	var done [][]byte
 	stopped := make(chan struct{})
+	// The kill comes once some appends are closed, not after a fixed time
+	// (which a loaded machine could spend before the first close).
+	const before = 20
+	closed := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		for i, r := range recs {
@@ -505,9 +509,18 @@ func writeCrash(t *testing.T, backend, format string) {
 				return
 			}
 			done = append(done, r)
+			if len(done) == before {
+				close(closed)
+			}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-closed:
+	case <-stopped:
+		t.Fatalf("an append failed before the kill (%d closed)", len(done))
+	case <-time.After(mountTimeout):
+		t.Fatalf("fewer than %d appends closed in %v", before, mountTimeout)
+	}
 	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
