@@ -181,6 +181,18 @@ type mount struct {
 	err            error         // its Wait result, valid after done
 }
 
+// logSays waits up to d for the mount's stderr to hold s: the process
+// logs before it answers the kernel, but the test reads its stderr
+// through a pipe, so a line can arrive after the answer.
+func (m *mount) logSays(s string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); !strings.Contains(m.stderr.String(), s); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 // mountDirs holds every mount point the suite made, so TestMain can check
 // that none is left mounted (and touch no one else's mounts).
 var mountDirs sync.Map

@@ -88,7 +88,7 @@ func TestPrometheusLiveMount(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "new"), []byte("x"), 0o644); err == nil {
 		t.Fatal("a record written into a segment through --rw")
 	}
-	if !strings.Contains(m.stderr.String(), "Prometheus") {
+	if !m.logSays("Prometheus", 10*time.Second) {
 		t.Fatalf("the refusal does not say why: %s", m.stderr)
 	}
 	if after, _ := os.ReadFile(seg); string(after) != string(b) {
