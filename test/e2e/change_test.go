@@ -359,6 +359,7 @@ func sourceChange(t *testing.T, backend, format string, mode changeMode, follow 
 		}
 	}
 	if !mode.keepOld {
+		m.logSays("source file changed", 5*time.Second)
 		if got := strings.Count(m.stderr.String(), "source file changed"); got != 1 {
 			t.Errorf("%d log lines about the changed source, want 1:\n%s", got, m.stderr)
 		}
