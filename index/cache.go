@@ -25,7 +25,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 6 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity
+	cacheVersion = 7 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams
 )
 
 var errBadCache = errors.New("index: unusable cache file")

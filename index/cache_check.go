@@ -17,8 +17,12 @@ func (s *snapshot) checkTable() error {
 	if s.size != s.id.size || s.n < 0 || s.bytes < 0 {
 		return errBadCache
 	}
+	limit := s.size
+	if st, ok := s.tab.(interface{ streamSize(int64) int64 }); ok {
+		limit = st.streamSize(s.size) // offsets in a decompressed stream
+	}
 	for _, d := range s.damage {
-		if d.Off < 0 || d.Len < 0 || d.Off > s.size || d.Len > s.size-d.Off {
+		if d.Off < 0 || d.Len < 0 || d.Off > limit || d.Len > limit-d.Off {
 			return errBadCache
 		}
 	}

@@ -42,10 +42,11 @@ type tfrTable struct {
 	side   map[int64]int64 // lengths that do not fit ln
 	resume int64           // end of the last intact record: where appends and extensions go on
 	comp   tfrecord.Compression
-	dsize  int64 // decompressed size (compressed files)
+	dsize  int64               // decompressed size (compressed files)
+	seek   *tfrecord.SeekIndex // checkpoints into the stream (compressed files)
 
 	mu     sync.Mutex         // guards inf
-	inf    *tfrecord.Inflated // decompressing reader of a compressed source
+	inf    *tfrecord.Inflated // reader of a compressed source's stream
 	infSrc io.ReaderAt        // the source inf reads
 }
 
@@ -76,25 +77,17 @@ func (t *tfrTable) add(rec tfrecord.Record) {
 	t.side[n] = rec.Len
 }
 
-// readAt reads record n. A compressed source is read through one
-// decompressor kept per table (one version of the source): forward reads
-// continue its stream, a read behind it decompresses from the start again.
+// readAt reads record n. A compressed source is read through its
+// checkpoints (see inflated).
 func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
 	src := tb.src(s)
 	if t.comp == tfrecord.None {
 		return tfrecord.ReadRecord(src, t.get(n), p, off)
 	}
-	t.mu.Lock()
-	if t.inf == nil || t.infSrc != src {
-		inf, err := tfrecord.NewInflated(src, s.size, t.comp)
-		if err != nil {
-			t.mu.Unlock()
-			return 0, err
-		}
-		t.inf, t.infSrc = inf, src
+	inf, err := t.inflated(src, s.size)
+	if err != nil {
+		return 0, err
 	}
-	inf := t.inf
-	t.mu.Unlock()
 	return tfrecord.ReadRecord(inf, t.get(n), p, off)
 }
 
@@ -128,6 +121,9 @@ func (e *encoder) tfr(t *tfrTable) {
 		e.i64(k)
 		e.i64(v)
 	}
+	if t.comp != tfrecord.None {
+		e.seek(t.seek)
+	}
 }
 
 func (d *decoder) tfr(t *tfrTable, n int64) {
@@ -155,6 +151,10 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 			return
 		}
 	}
+	if t.comp != tfrecord.None {
+		t.seek = d.seek(t.comp)
+		t.seek.Size = t.dsize
+	}
 }
 
 // check verifies a decoded table: records in order, each inside the file
@@ -168,6 +168,9 @@ func (t *tfrTable) check(s *snapshot) error {
 	case tfrecord.None:
 	case tfrecord.Gzip, tfrecord.Zlib:
 		limit = t.dsize
+		if err := t.checkSeek(s.size); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("compression %d", t.comp)
 	}
@@ -223,7 +226,7 @@ const (
 
 // buildTFR indexes a TFRecord file: in parallel parts when it is plain and
 // large enough (tfrecord.ScanParallel checks the hand-over between parts),
-// sequentially through a decompressor when it is compressed.
+// in one pass of its decompressor when it is compressed.
 func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *snapshot, err error) {
 	comp := tfrecord.None
 	if size > 0 {
@@ -233,38 +236,12 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 	}
 	tt := &tfrTable{comp: comp}
 	s = &snapshot{format: codec.TFRecord, tab: tt, flavor: tfrFlavor(comp)}
-	prog := progress{fn: o.Progress, total: size}
-	to := tfrecord.Options{Strict: o.Strict}
 	if comp != tfrecord.None {
 		defer recoverFault(guardFault(), &err)
-		inf, err := tfrecord.NewInflated(r, size, comp)
-		if err != nil {
-			return nil, err
-		}
-		defer inf.Close()
-		dsize, err := inf.Size()
-		if err != nil {
-			return nil, err
-		}
-		tt.dsize = dsize
-		var done atomic.Int64
-		sc := tfrecord.NewScanner(inf, dsize, to)
-		limit := inflatedRecsPerByte*size + inflatedRecsFree
-		part := scanTFRPart(ctx, sc, 0, dsize, &done, progress{fn: o.Progress, total: dsize}, limit)
-		if err := sc.Err(); err != nil {
-			return nil, err
-		}
-		if int64(len(part.off)) > limit {
-			return nil, fmt.Errorf("%w: %v-compressed TFRecord file of %d bytes holds more than %d records (decompression bomb?)", codec.ErrLimit, comp, size, limit)
-		}
-		if err := canceled(ctx); err != nil {
-			return nil, err
-		}
-		*tt = tfrTable{comp: comp, dsize: dsize, off: part.off, ln: part.ln, side: part.side, resume: sc.Info().LastEnd}
-		s.n, s.bytes, s.damage, s.size = int64(len(part.off)), part.bytes, sc.Damage(), size
-		prog.report(size)
-		return s, nil
+		return buildTFRCompressed(ctx, r, size, comp, o, s)
 	}
+	prog := progress{fn: o.Progress, total: size}
+	to := tfrecord.Options{Strict: o.Strict}
 	p := partCount(size, o)
 	var done atomic.Int64
 	parts := make([]*tfrPart, p)
@@ -333,14 +310,17 @@ func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, do
 	return part
 }
 
-// canExtend: a grown plain file is taken in by scanning from the end of
-// its last intact record.
-func (t *tfrTable) canExtend() bool { return t.comp == tfrecord.None }
+// canExtend: a grown file is taken in by scanning from the end of its last
+// intact record (decompressing from the checkpoint before it).
+func (t *tfrTable) canExtend() bool { return t.comp == tfrecord.None || t.seek != nil }
 
 // extend scans only what follows the last intact record of a grown file:
 // records before it and damage before it are kept, everything from it on
 // (a torn tail that was being written included) is scanned afresh.
 func (ot *tfrTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
+	if ot.comp != tfrecord.None {
+		return ot.extendCompressed(ctx, t, src, old, size)
+	}
 	resume := ot.resume
 	sc := tfrecord.NewScanner(src, size, tfrecord.Options{Strict: t.opt.Strict, Start: resume, Aligned: true})
 	s := *old

@@ -247,3 +247,34 @@ func TestBigBlockStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockCacheOwners: values stored under an owner are found under that
+// owner and offset only, and count against the same budget as decoded
+// blocks.
+func TestBlockCacheOwners(t *testing.T) {
+	t.Parallel()
+	c := NewBlockCache(4 << 20)
+	a, b := c.NewOwner(), c.NewOwner()
+	if a == b {
+		t.Fatalf("two owners share key %d", a)
+	}
+	v := make([]byte, 9)
+	copy(v, "span of a")
+	c.Put(a, 0, v)
+	if v, ok := c.Get(a, 0); !ok || string(v) != "span of a" {
+		t.Fatalf("Get(a, 0) = %q, %v", v, ok)
+	}
+	for _, k := range [][2]int64{{int64(b), 0}, {int64(a), 1}} {
+		if _, ok := c.Get(uint64(k[0]), k[1]); ok {
+			t.Errorf("Get(%d, %d) found another owner's or offset's value", k[0], k[1])
+		}
+	}
+	if got := c.CachedBytes(); got != 9 {
+		t.Errorf("CachedBytes = %d after one value", got)
+	}
+	big := make([]byte, c.Budget())
+	c.Put(b, 0, big) // larger than the LRU's share: not stored
+	if _, ok := c.Get(b, 0); ok {
+		t.Error("a value larger than the budget was stored")
+	}
+}

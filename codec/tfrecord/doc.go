@@ -9,7 +9,10 @@
 // 0xa282ead8). There is no block structure, no padding and no file header: a
 // record is 16 bytes of framing around its data. A whole file may be
 // compressed with GZIP or ZLIB; records are then positions in the
-// decompressed stream.
+// decompressed stream. [IndexCompressed] reads such a file once, finding
+// its records and making checkpoints into its stream (a [SeekIndex]);
+// [Inflated] then reads any part of the stream by decompressing from the
+// checkpoint before it, checking what it decompressed against the index.
 //
 // As for the other formats of package codec, scanners take an
 // [io.ReaderAt] and a size, verify both checksums of every record, and yield record locations ([Record]), never

@@ -5,120 +5,312 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/recfs/recfs/codec"
 )
 
+// A SpanCache keeps decompressed bytes for Inflated readers under a byte
+// budget it shares with other decoders (recordio.BlockCache implements
+// it). Values are keyed by an owner, one per reader, so that the bytes of
+// one file (or version of a file) are never served for another.
+type SpanCache interface {
+	NewOwner() uint64
+	Get(owner uint64, off int64) ([]byte, bool)
+	Put(owner uint64, off int64, b []byte)
+}
+
+// InflatedOptions configure an Inflated.
+type InflatedOptions struct {
+	// Cache keeps verified decompressed units for every reader of the
+	// Inflated; nil gives the Inflated a small one of its own.
+	Cache SpanCache
+	// Done, when closed, stops decompression in progress: reads then fail
+	// with an error matching ErrStopped.
+	Done <-chan struct{}
+}
+
+// ErrStopped reports a read whose decompression was stopped (see
+// InflatedOptions.Done).
+var ErrStopped = errStopped
+
 // An Inflated is an io.ReaderAt over the decompressed stream of a GZIP or
 // ZLIB TFRecord file, so that a Scanner and ReadRecord work on it
-// unchanged. It keeps one decompressor and its position: reads at or after
-// that position cost decompressing the bytes in between, and a read before
-// it restarts decompression from the beginning of the file. A scan, which
-// reads forward, thus decompresses the file once; reading the last record
-// of a fresh Inflated costs decompressing the whole file (there are no
-// checkpoints). It is safe for concurrent use; reads are serialised.
+// unchanged. A read decompresses from the checkpoint at or before its
+// offset (see SeekIndex), never from the start of the file, and serves
+// bytes only once the unit they belong to has matched its checksum: a
+// checkpoint that does not fit the file gives an error wrapping
+// codec.ErrCorrupt, never other bytes. Verified units are kept in the
+// SpanCache. It is safe for concurrent use: reads of different spans
+// decompress in parallel; reads of the same span wait for the first.
 type Inflated struct {
 	src     io.ReaderAt
-	srcSize int64
-	c       Compression
-
-	mu   sync.Mutex
-	zr   io.ReadCloser
-	pos  int64 // decompressed offset of the next byte zr yields
-	size int64 // decompressed size, -1 until known
+	size    int64
+	x       *SeekIndex
+	o       InflatedOptions
+	owner   uint64
+	locks   [16]sync.Mutex // by span
+	decoded atomic.Int64
+	pool    sync.Pool // of *reader
 }
 
-// NewInflated returns an Inflated over the first size bytes of r,
-// compressed with c.
-func NewInflated(r io.ReaderAt, size int64, c Compression) (*Inflated, error) {
-	if c != Gzip && c != Zlib {
-		return nil, fmt.Errorf("%w: compression %v", codec.ErrUnsupported, c)
-	}
-	return &Inflated{src: r, srcSize: size, c: c, size: -1}, nil
+// reader is one decompressor of an Inflated with its window buffer.
+type reader struct {
+	d   *zdecoder
+	win []byte
+	wfr io.ReadCloser // inflates windows
 }
 
-// Size returns the decompressed size. The first call decompresses the
-// whole file unless a read already reached its end.
-func (z *Inflated) Size() (int64, error) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.size >= 0 {
-		return z.size, nil
+// NewInflated returns an Inflated over the first size bytes of r, which x
+// indexes.
+func NewInflated(r io.ReaderAt, size int64, x *SeekIndex, o InflatedOptions) (*Inflated, error) {
+	if x == nil || (x.Comp != Gzip && x.Comp != Zlib) || len(x.Points) == 0 {
+		return nil, fmt.Errorf("%w: no checkpoints of a compressed stream", codec.ErrUnsupported)
 	}
-	zr, err := newDecompressor(z.src, z.srcSize, z.c)
-	if err != nil {
-		return 0, z.streamErr(err)
+	if o.Cache == nil {
+		o.Cache = newSmallCache()
 	}
-	defer zr.Close()
-	n, err := io.Copy(io.Discard, zr)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return 0, z.streamErr(err)
-	}
-	z.size = n
-	return n, nil
+	z := &Inflated{src: r, size: size, x: x, o: o}
+	z.owner = o.Cache.NewOwner()
+	return z, nil
 }
+
+// Size returns the decompressed size.
+func (z *Inflated) Size() int64 { return z.x.Size }
+
+// Decompressed returns how many bytes reads have decompressed so far
+// (bytes served from the cache are not counted).
+func (z *Inflated) Decompressed() int64 { return z.decoded.Load() }
 
 // ReadAt reads decompressed bytes [off, off+len(p)).
 func (z *Inflated) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("tfrecord: read at negative offset %d", off)
 	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.size >= 0 && off >= z.size {
+	if off >= z.x.Size {
+		if len(p) == 0 {
+			return 0, nil
+		}
 		return 0, io.EOF
 	}
-	if z.zr == nil || off < z.pos {
-		if z.zr != nil {
-			z.zr.Close()
+	end := min(off+int64(len(p)), z.x.Size)
+	pos := off
+	for pos < end {
+		if k := z.cached(p[pos-off:end-off], pos); k > 0 {
+			pos += int64(k)
+			continue
 		}
-		zr, err := newDecompressor(z.src, z.srcSize, z.c)
+		k, err := z.decode(pos, p[pos-off:end-off])
+		pos += int64(k)
 		if err != nil {
-			z.zr = nil
-			return 0, z.streamErr(err)
-		}
-		z.zr, z.pos = zr, 0
-	}
-	if skip := off - z.pos; skip > 0 {
-		k, err := io.CopyN(io.Discard, z.zr, skip)
-		z.pos += k
-		if err != nil {
-			return 0, z.end(err)
+			return int(pos - off), err
 		}
 	}
-	n, err := io.ReadFull(z.zr, p)
-	z.pos += int64(n)
-	if err != nil {
-		return n, z.end(err)
+	if n := int(end - off); n < len(p) {
+		return n, io.EOF
 	}
-	return n, nil
+	return len(p), nil
 }
 
-// end turns the error that ended a read into io.EOF at the end of the
-// stream (learning the size), or into a stream error; either way the
-// decompressor is dropped. A stream cut short (a file still being written)
-// ends where its decompressed bytes end, as it does for Size.
-func (z *Inflated) end(err error) error {
-	z.zr.Close()
-	z.zr = nil
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		z.size = z.pos
-		return io.EOF
+// unit returns the span and the bounds of the unit holding offset pos.
+func (z *Inflated) unit(pos int64) (span int, start, end int64) {
+	i := z.x.span(pos)
+	cp := &z.x.Points[i]
+	start = cp.Out + (pos-cp.Out)>>cp.Unit<<cp.Unit
+	return i, start, min(start+1<<cp.Unit, z.x.spanEnd(i))
+}
+
+// cached copies into dst what the cache holds from pos on (stopping at
+// the first unit it lacks) and returns how much.
+func (z *Inflated) cached(dst []byte, pos int64) int {
+	n := 0
+	for n < len(dst) {
+		_, start, end := z.unit(pos)
+		b, ok := z.o.Cache.Get(z.owner, start)
+		if !ok || int64(len(b)) != end-start {
+			break
+		}
+		k := copy(dst[n:], b[pos-start:])
+		n += k
+		pos += int64(k)
 	}
-	return z.streamErr(err)
+	return n
 }
 
-func (z *Inflated) streamErr(err error) error {
-	return corrupt(z.pos, fmt.Sprintf("%s stream does not decompress (%v)", z.c, err), codec.ErrCorrupt)
+// decode decompresses from the checkpoint of pos's span (or from a
+// paused decoder between it and pos) through the end of the unit holding
+// pos+len(dst)-1, copies bytes [pos, pos+len(dst)) into dst and returns how
+// many it copied.
+func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
+	i, _, _ := z.unit(pos)
+	mu := &z.locks[i%len(z.locks)]
+	mu.Lock()
+	defer mu.Unlock()
+	if k := z.cached(dst, pos); k > 0 {
+		return k, nil // another reader decoded it meanwhile
+	}
+	v := verifier{z: z, dst: dst, dstOff: pos, want: pos + int64(len(dst))}
+	c := takeCursor(z, z.x.Points[i].Out, pos)
+	if c == nil {
+		r, _ := z.pool.Get().(*reader)
+		if r == nil {
+			r = &reader{d: newZDecoder(z.src, z.size, z.x.Comp), win: make([]byte, windowSize), wfr: flate.NewReader(nil)}
+			r.d.decoded = &z.decoded
+		}
+		r.d.src, r.d.done = z.src, z.o.Done
+		if err := z.startAt(r, i); err != nil {
+			z.pool.Put(r)
+			return 0, err
+		}
+		c = &cursor{z: z, r: r, span: i, pos: z.x.Points[i].Out, from: i}
+	}
+	v.span = c.span
+	v.begin(c.pos)
+	rest, err := v.feed(c.rest)
+	for err == nil && !v.done() {
+		var b []byte
+		b, err = c.r.d.next()
+		switch {
+		case err == io.EOF || err == errGap:
+			// The stream goes on only at a member the pass found after
+			// damage: a checkpoint where the output stopped.
+			j := z.resumeAt(c.from, c.r.d.out)
+			if j == 0 {
+				err = z.mismatch(v.span, fmt.Sprintf("the stream ends at decompressed offset %d, the index says %d", c.r.d.out, z.x.Size))
+				break
+			}
+			c.from = j
+			err = z.startAt(c.r, j)
+		case err != nil:
+			err = z.readErr(err)
+		default:
+			rest, err = v.feed(b)
+		}
+	}
+	if err != nil || v.pos >= z.x.Size {
+		z.pool.Put(c.r)
+		return v.copied, err
+	}
+	c.span, c.pos, c.rest = v.span, v.pos, append(c.rest[:0], rest...)
+	putCursor(c)
+	return v.copied, nil
 }
 
-// Close releases the decompressor.
-func (z *Inflated) Close() error {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.zr != nil {
-		z.zr.Close()
-		z.zr = nil
+// startAt starts r at checkpoint i.
+func (z *Inflated) startAt(r *reader, i int) error {
+	cp := &z.x.Points[i]
+	var win []byte
+	if !cp.Member {
+		var err error
+		if win, err = unpackWindow(cp, r.win, r.wfr); err != nil {
+			return z.mismatch(i, err.Error())
+		}
+	}
+	if err := r.d.start(cp, win, nil); err != nil {
+		if errors.Is(err, errGap) {
+			return z.mismatch(i, "no member header at the checkpoint")
+		}
+		return z.readErr(err)
 	}
 	return nil
+}
+
+// resumeAt returns the checkpoint after checkpoint i (where a decoder
+// started) where it goes on after stopping at decompressed offset out: a
+// member starting there, 0 if none.
+func (z *Inflated) resumeAt(i int, out int64) int {
+	for j := i + 1; j < len(z.x.Points) && z.x.Points[j].Out <= out; j++ {
+		if z.x.Points[j].Out == out && z.x.Points[j].Member {
+			return j
+		}
+	}
+	return 0
+}
+
+// readErr passes on a source's error, or stopped decompression.
+func (z *Inflated) readErr(err error) error {
+	if errors.Is(err, errStopped) {
+		return fmt.Errorf("tfrecord: %w", errStopped)
+	}
+	return err
+}
+
+// mismatch is the error of a span that does not decompress as the index
+// says.
+func (z *Inflated) mismatch(i int, why string) error {
+	cp := &z.x.Points[i]
+	return corrupt(cp.Out, fmt.Sprintf("%s stream does not match its index at the checkpoint at compressed bit %d: %s", z.x.Comp, cp.In, why), codec.ErrCorrupt)
+}
+
+// verifier checks decompressed output unit by unit against the index and
+// hands out the bytes a read wants once their unit checks.
+type verifier struct {
+	z      *Inflated
+	span   int
+	pos    int64 // decompressed offset of the next byte fed
+	ustart int64 // the current unit
+	uend   int64
+	crc    uint32
+	buf    []byte // the unit's bytes, for the cache
+	dst    []byte
+	dstOff int64
+	want   int64 // the read ends here
+	copied int
+}
+
+func (v *verifier) begin(pos int64) {
+	v.pos = pos
+	v.nextUnit()
+}
+
+// nextUnit starts the unit at v.pos.
+func (v *verifier) nextUnit() {
+	x := v.z.x
+	for v.span+1 < len(x.Points) && x.Points[v.span+1].Out <= v.pos {
+		v.span++
+	}
+	_, v.ustart, v.uend = v.z.unit(v.pos)
+	v.crc = 0
+	v.buf = make([]byte, 0, v.uend-v.ustart)
+}
+
+// done reports whether the unit holding the read's last byte has checked.
+func (v *verifier) done() bool { return v.pos >= v.want && v.pos == v.ustart }
+
+// feed checks b, the next decompressed bytes, and returns what it did
+// not take: the bytes after the read's last unit.
+func (v *verifier) feed(b []byte) ([]byte, error) {
+	for len(b) > 0 {
+		k := min(int64(len(b)), v.uend-v.pos)
+		v.crc = crc32cUpdate(v.crc, b[:k])
+		v.buf = append(v.buf, b[:k]...)
+		// Bytes the read wants go to dst now and count once checked.
+		if lo, hi := max(v.pos, v.dstOff), min(v.pos+k, v.want); lo < hi {
+			copy(v.dst[lo-v.dstOff:], b[lo-v.pos:hi-v.pos])
+		}
+		v.pos += k
+		b = b[k:]
+		if v.pos < v.uend {
+			continue
+		}
+		cp := &v.z.x.Points[v.span]
+		if u := (v.ustart - cp.Out) >> cp.Unit; v.crc != cp.Sums[u] {
+			return nil, v.z.mismatch(v.span, fmt.Sprintf("decompressed bytes [%d, %d) do not match their checksum", v.ustart, v.uend))
+		}
+		v.z.o.Cache.Put(v.z.owner, v.ustart, v.buf)
+		if v.uend > v.dstOff {
+			v.copied = int(min(v.uend, v.want) - v.dstOff)
+		}
+		if v.pos >= v.z.x.Size {
+			v.ustart = v.pos
+			return b, nil
+		}
+		v.nextUnit()
+		if v.pos >= v.want {
+			return b, nil
+		}
+	}
+	return nil, nil
 }

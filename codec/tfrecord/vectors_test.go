@@ -2,6 +2,7 @@ package tfrecord
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -84,14 +85,15 @@ func TestVectors(t *testing.T) {
 				t.Fatalf("Detect = %v, %v; want %v", c, err, tt.detect)
 			}
 			if c != None {
-				z, err := NewInflated(r, size, c)
+				res, err := IndexCompressed(context.Background(), r, size, c, IndexOptions{}, func(Record) bool { return true })
 				if err != nil {
 					t.Fatal(err)
 				}
-				if size, err = z.Size(); err != nil {
+				z, err := NewInflated(r, size, res.Index, InflatedOptions{})
+				if err != nil {
 					t.Fatal(err)
 				}
-				r = z
+				r, size = z, z.Size()
 			}
 			data, _, damage, err := scanAll(t, r, size, Options{})
 			if err != nil {

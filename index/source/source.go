@@ -11,6 +11,7 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"io"
 )
@@ -98,4 +99,13 @@ type Writer interface {
 	io.WriterAt
 	Truncate(size int64) error
 	Sync() error
+}
+
+// Streamer is implemented by sources whose bytes are cheaper to read as
+// one sequential stream than by ReadAt when all of them are read in order
+// (an object: one GET instead of a request per block). Stream returns the
+// bytes from off to the end of the version the source names; a change of
+// that version fails the stream with ErrChanged.
+type Streamer interface {
+	Stream(ctx context.Context, off int64) (io.ReadCloser, error)
 }

@@ -1,0 +1,192 @@
+package tfrecord
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// Seek points into a compressed stream (the zran model of zlib's examples
+// and of indexed_gzip). DEFLATE cannot be entered at an arbitrary byte: a
+// decoder can start only at a member header or at the first bit of a block,
+// and then only knowing the up to 32 KiB of output before it that the
+// block's back-references may copy. A Checkpoint records such a place, the
+// window (itself deflated, to keep it small), and CRC-32Cs of the output
+// that follows, so that a read started there can be checked before its
+// bytes are served: a checkpoint that is wrong (planted, or of another
+// version of the file) gives a corruption error, never other bytes.
+
+// Spacing of checkpoints. A checkpoint is made when at least
+// MinSpacing decompressed bytes and checkpointCost times its own encoded
+// size in compressed bytes follow the previous one: reads then decompress
+// about one MiB at most before the bytes they want (a few milliseconds),
+// and the checkpoints of a file take at most 1/checkpointCost of its
+// compressed size (one 32 KiB window deflates to about as much as a MiB of
+// the same data does, so highly compressible streams get sparser points).
+const (
+	MinSpacing     = 1 << 20
+	checkpointCost = 40
+	// windowSize is DEFLATE's back-reference reach.
+	windowSize = 32 << 10
+)
+
+// Bounds on a span's verification unit: 2^unitMin bytes normally, coarser
+// where the data compresses so well that four bytes of CRC a unit would
+// weigh on the saved table (see unitFor).
+const (
+	unitMin = 16
+	unitMax = 24
+)
+
+// A Checkpoint is a place where decompression can start.
+type Checkpoint struct {
+	// In is the compressed offset in bits: of a GZIP member's (the ZLIB
+	// stream's) header when Member is set, else of the first bit of a
+	// DEFLATE block.
+	In int64
+	// Out is the decompressed offset of the first byte decoded from In.
+	Out int64
+	// Member says In is a member header: no window is needed.
+	Member bool
+	// MemberOut is the decompressed offset where In's member began, and
+	// Sum the checksum of the member's output before Out (CRC-32 for
+	// GZIP, Adler-32 for ZLIB): a decoder started at In checks the
+	// member's trailer with them.
+	MemberOut int64
+	Sum       uint32
+	// Window is the DEFLATE-compressed window: the WindowLen bytes of
+	// output before Out (32 KiB, or the member's output so far when that
+	// is shorter). Empty at a member header.
+	Window    []byte
+	WindowLen int
+	// Unit is log2 of the verification unit of the span from Out to the
+	// next checkpoint (or the end of the stream), and Sums the CRC-32C of
+	// each of the span's units, the last one possibly short.
+	Unit uint8
+	Sums []uint32
+}
+
+// EncodedSize is about how many bytes c takes in a saved table.
+func (c *Checkpoint) EncodedSize() int64 {
+	return 40 + int64(len(c.Window)) + 4*int64(len(c.Sums))
+}
+
+// A SeekIndex is what a pass over a compressed stream learned: its
+// decompressed size and its checkpoints, in stream order, the first at the
+// start of the stream.
+type SeekIndex struct {
+	Comp   Compression
+	Size   int64 // decompressed bytes
+	Points []Checkpoint
+}
+
+// EncodedSize is about how many bytes the checkpoints take in a saved
+// table.
+func (x *SeekIndex) EncodedSize() int64 {
+	var n int64
+	for i := range x.Points {
+		n += x.Points[i].EncodedSize()
+	}
+	return n
+}
+
+// spanEnd returns the decompressed offset where span i ends.
+func (x *SeekIndex) spanEnd(i int) int64 {
+	if i+1 < len(x.Points) {
+		return x.Points[i+1].Out
+	}
+	return x.Size
+}
+
+// span returns the index of the checkpoint whose span holds decompressed
+// offset off (the last one at or before it).
+func (x *SeekIndex) span(off int64) int {
+	return sort.Search(len(x.Points), func(i int) bool { return x.Points[i].Out > off }) - 1
+}
+
+// unitCount returns how many verification units a span of n bytes with
+// units of 2^u bytes has.
+func unitCount(n int64, u uint8) int64 {
+	return (n + 1<<u - 1) >> u
+}
+
+// Check verifies that x describes a possible stream of a compressed file of
+// size bytes: checkpoints in increasing order inside the file, the first at
+// its start, windows no longer than DEFLATE's and as long as the output
+// before them, and a unit checksum for every unit of every span. It does
+// not read the file: a checkpoint that passes is still only a claim, which
+// reads check against the unit checksums.
+func (x *SeekIndex) Check(size int64) error {
+	if x.Comp != Gzip && x.Comp != Zlib {
+		return fmt.Errorf("compression %v has no checkpoints", x.Comp)
+	}
+	if x.Size < 0 || len(x.Points) == 0 {
+		return fmt.Errorf("decompressed size %d, %d checkpoints", x.Size, len(x.Points))
+	}
+	if p := x.Points[0]; p.In != 0 || p.Out != 0 || !p.Member {
+		return fmt.Errorf("first checkpoint at bit %d, output %d, member %v", p.In, p.Out, p.Member)
+	}
+	for i := range x.Points {
+		p := &x.Points[i]
+		if i > 0 && (p.In <= x.Points[i-1].In || p.Out < x.Points[i-1].Out) {
+			return fmt.Errorf("checkpoint %d (bit %d, output %d) not after the one before it", i, p.In, p.Out)
+		}
+		end := x.spanEnd(i)
+		if p.In < 0 || p.In >= 8*size || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
+			return fmt.Errorf("checkpoint %d at bit %d, output %d (member from %d, span end %d, file %d bytes)", i, p.In, p.Out, p.MemberOut, end, size)
+		}
+		if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || len(p.Window) != 0) {
+			return fmt.Errorf("checkpoint %d at a member header carries state", i)
+		}
+		if !p.Member && (p.WindowLen != int(min(windowSize, p.Out-p.MemberOut)) || len(p.Window) == 0 || len(p.Window) > maxWindowEncoded) {
+			return fmt.Errorf("checkpoint %d: window of %d bytes (%d deflated) after %d bytes of its member", i, p.WindowLen, len(p.Window), p.Out-p.MemberOut)
+		}
+		if p.Unit < unitMin || p.Unit > unitMax || int64(len(p.Sums)) != unitCount(end-p.Out, p.Unit) {
+			return fmt.Errorf("checkpoint %d: %d unit checksums of 2^%d bytes for %d bytes", i, len(p.Sums), p.Unit, end-p.Out)
+		}
+	}
+	return nil
+}
+
+// maxWindowEncoded bounds a deflated window: DEFLATE's stored blocks add a
+// few bytes to 32 KiB of incompressible data.
+const maxWindowEncoded = windowSize + 1024
+
+// initialSum is the checksum of no bytes in c's trailer's kind.
+func initialSum(c Compression) uint32 {
+	if c == Zlib {
+		return 1 // Adler-32
+	}
+	return 0
+}
+
+// packWindow deflates a window for a Checkpoint.
+func packWindow(w []byte) []byte {
+	var b bytes.Buffer
+	b.Grow(len(w) / 2)
+	fw, _ := flate.NewWriter(&b, flate.BestSpeed)
+	fw.Write(w)
+	fw.Close()
+	return b.Bytes()
+}
+
+// unpackWindow inflates c's window into dst (which must hold windowSize
+// bytes) and returns it; a window that does not inflate to exactly
+// c.WindowLen bytes is corrupt.
+func unpackWindow(c *Checkpoint, dst []byte, fr io.ReadCloser) ([]byte, error) {
+	fr.(flate.Resetter).Reset(bytes.NewReader(c.Window), nil)
+	n, err := io.ReadFull(fr, dst[:c.WindowLen])
+	if err == nil {
+		var one [1]byte
+		if k, _ := fr.Read(one[:]); k != 0 {
+			err = fmt.Errorf("window longer than %d bytes", c.WindowLen)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint at bit %d: window does not inflate (%d bytes: %v)", c.In, n, err)
+	}
+	return dst[:n], nil
+}

@@ -1,0 +1,205 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/index/source"
+)
+
+// GZIP- and ZLIB-compressed TFRecord files. Their table holds record
+// locations in the decompressed stream and the stream's checkpoints
+// (tfrecord.SeekIndex), made in the one pass that builds the table: a read
+// decompresses from the checkpoint before its record, never from the start
+// of the file, and checks what it decompressed against the checkpoint's
+// unit checksums. Decompressed bytes are kept in the process's decoded-data
+// cache (recordio.DefaultBlockCache), under the budget recordio blocks use.
+
+// decodedCache is the cache compressed TFRecord readers keep decompressed
+// units in.
+func decodedCache() tfrecord.SpanCache { return recordio.DefaultBlockCache() }
+
+// progressStep is how many compressed bytes go by between progress
+// reports of a compressed build.
+const progressStep = 1 << 20
+
+// buildTFRCompressed indexes a compressed TFRecord file into s (whose
+// table is a *tfrTable), reading it once, through one sequential stream
+// when the source offers one.
+func buildTFRCompressed(ctx context.Context, r io.ReaderAt, size int64, comp tfrecord.Compression, o Options, s *snapshot) (*snapshot, error) {
+	prog := progress{fn: o.Progress, total: size}
+	xo := tfrecord.IndexOptions{Strict: o.Strict, Cache: decodedCache()}
+	var next int64
+	xo.Progress = func(done int64) {
+		if done >= next {
+			prog.report(done)
+			next = done + progressStep
+		}
+	}
+	if st, ok := r.(source.Streamer); ok {
+		stream, err := st.Stream(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer stream.Close()
+		xo.Stream = stream
+	}
+	part, res, err := indexTFRCompressed(ctx, r, size, comp, xo)
+	if err != nil {
+		return nil, err
+	}
+	s.tab = &tfrTable{comp: comp, dsize: res.Index.Size, seek: res.Index, off: part.off, ln: part.ln, side: part.side, resume: res.Info.LastEnd}
+	s.n, s.bytes, s.damage, s.size = int64(len(part.off)), part.bytes, res.Damage, size
+	prog.report(size)
+	return s, nil
+}
+
+// indexTFRCompressed runs tfrecord.IndexCompressed and keeps the records
+// it finds, within the bound on a compressed file's table.
+func indexTFRCompressed(ctx context.Context, r io.ReaderAt, size int64, comp tfrecord.Compression, o tfrecord.IndexOptions) (*tfrPart, tfrecord.IndexResult, error) {
+	part := &tfrPart{}
+	limit := inflatedRecsPerByte*size + inflatedRecsFree
+	over := false
+	res, err := tfrecord.IndexCompressed(ctx, r, size, comp, o, func(rec tfrecord.Record) bool {
+		if int64(len(part.off)) >= limit {
+			over = true
+			return false
+		}
+		part.add(rec)
+		part.bytes += rec.Len
+		return true
+	})
+	if cerr := canceled(ctx); cerr != nil {
+		return nil, res, cerr
+	}
+	if err != nil {
+		return nil, res, err
+	}
+	if over {
+		return nil, res, fmt.Errorf("%w: %v-compressed TFRecord file of %d bytes holds more than %d records (decompression bomb?)", codec.ErrLimit, comp, size, limit)
+	}
+	return part, res, nil
+}
+
+// extendCompressed takes in what was appended to a compressed file (a
+// shard still being written): decompression restarts at the checkpoint
+// before the end of the last intact record, records are looked for from
+// there on; records and damage before it are kept.
+func (ot *tfrTable) extendCompressed(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
+	o := tfrecord.IndexOptions{Strict: t.opt.Strict, Cache: decodedCache(), From: ot.seek, Resume: ot.resume}
+	part, res, err := indexTFRCompressed(ctx, src, size, ot.comp, o)
+	if err != nil {
+		return nil, err
+	}
+	s := *old
+	s.size = size
+	tt := &tfrTable{comp: ot.comp, dsize: res.Index.Size, seek: res.Index, off: ot.off, ln: ot.ln, side: ot.side, resume: ot.resume}
+	s.tab = tt
+	cloned := false
+	for i := range part.off {
+		rec := part.get(int64(i))
+		if rec.Len >= lenInSide && !cloned {
+			tt.side, cloned = maps.Clone(ot.side), true
+		}
+		tt.add(rec)
+	}
+	s.n += int64(len(part.off))
+	s.bytes += part.bytes
+	var dmg []codec.Damage
+	for _, d := range old.damage {
+		if d.Off < ot.resume {
+			dmg = append(dmg, d)
+		}
+	}
+	for _, d := range res.Damage {
+		if d.Off >= ot.resume {
+			dmg = append(dmg, d)
+		}
+	}
+	s.damage = dmg
+	if res.Info.Records > 0 {
+		tt.resume = res.Info.LastEnd
+	}
+	s.source = "built"
+	return &s, nil
+}
+
+// inflated returns the reader of the decompressed stream of src, the
+// version of the source (size bytes) this table describes.
+func (t *tfrTable) inflated(src io.ReaderAt, size int64) (*tfrecord.Inflated, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inf != nil && t.infSrc == src {
+		return t.inf, nil
+	}
+	inf, err := tfrecord.NewInflated(src, size, t.seek, tfrecord.InflatedOptions{Cache: decodedCache()})
+	if err != nil {
+		return nil, err
+	}
+	t.inf, t.infSrc = inf, src
+	return inf, nil
+}
+
+// checkSeek verifies the checkpoints of a decoded table of a compressed
+// file of size bytes.
+func (t *tfrTable) checkSeek(size int64) error {
+	if t.seek == nil || t.seek.Comp != t.comp || t.seek.Size != t.dsize {
+		return fmt.Errorf("no checkpoints for the %d-byte %v stream", t.dsize, t.comp)
+	}
+	return t.seek.Check(size)
+}
+
+// streamSize is the size of the byte stream record and damage offsets are
+// in: the decompressed stream of a compressed file.
+func (t *tfrTable) streamSize(size int64) int64 {
+	if t.comp == tfrecord.None {
+		return size
+	}
+	return t.dsize
+}
+
+// seek writes the checkpoints of a compressed stream.
+func (e *encoder) seek(x *tfrecord.SeekIndex) {
+	e.u32(uint32(len(x.Points)))
+	for i := range x.Points {
+		c := &x.Points[i]
+		e.i64(c.In)
+		e.i64(c.Out)
+		e.bool(c.Member)
+		e.i64(c.MemberOut)
+		e.u32(c.Sum)
+		e.u32(uint32(c.WindowLen))
+		e.u8(c.Unit)
+		e.u32(uint32(len(c.Sums)))
+		e.u32s(c.Sums)
+		e.u32(uint32(len(c.Window)))
+		e.b = append(e.b, c.Window...)
+	}
+}
+
+// minCheckpoint is the fewest bytes a checkpoint takes in a saved table.
+const minCheckpoint = 8 + 8 + 1 + 8 + 4 + 4 + 1 + 4 + 4
+
+// seek reads what encoder.seek wrote; the structure is checked later
+// (tfrecord.SeekIndex.Check).
+func (d *decoder) seek(c tfrecord.Compression) *tfrecord.SeekIndex {
+	x := &tfrecord.SeekIndex{Comp: c}
+	n := d.count(minCheckpoint)
+	x.Points = make([]tfrecord.Checkpoint, 0, n)
+	for range n {
+		cp := tfrecord.Checkpoint{In: d.i64(), Out: d.i64(), Member: d.bool(), MemberOut: d.i64(),
+			Sum: d.u32(), WindowLen: int(d.u32()), Unit: d.u8()}
+		cp.Sums = d.u32s(int64(d.count(4)))
+		cp.Window = append([]byte(nil), d.bytes(d.count(1))...)
+		if d.err != nil {
+			return x
+		}
+		x.Points = append(x.Points, cp)
+	}
+	return x
+}
