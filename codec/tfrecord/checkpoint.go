@@ -135,7 +135,7 @@ func (x *SeekIndex) Check(size int64) error {
 			return fmt.Errorf("checkpoint %d (bit %d, output %d) not after the one before it", i, p.In, p.Out)
 		}
 		end := x.spanEnd(i)
-		if p.In < 0 || p.In >= 8*size || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
+		if p.In < 0 || (p.In >= 8*size && i > 0) || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
 			return fmt.Errorf("checkpoint %d at bit %d, output %d (member from %d, span end %d, file %d bytes)", i, p.In, p.Out, p.MemberOut, end, size)
 		}
 		if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || len(p.Window) != 0) {

@@ -133,9 +133,10 @@ func ignoreTrunc(err error) error {
 }
 
 // newDecompressor returns a reader of the decompressed bytes of the first
-// size bytes of r.
+// size bytes of r, for Detect: it reads ahead little, since Detect
+// decompresses at most the first MiB.
 func newDecompressor(r io.ReaderAt, size int64, c Compression) (io.ReadCloser, error) {
-	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 256<<10)
+	src := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 32<<10)
 	switch c {
 	case Gzip:
 		return gzip.NewReader(src)

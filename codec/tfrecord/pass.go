@@ -224,7 +224,13 @@ func (p *pass) begin(r io.ReaderAt, size int64) (int64, error) {
 	p.x.Points = append(p.x.Points, first)
 	p.cost = first.EncodedSize()
 	p.d.floor = 1
-	return 0, p.d.start(&first, nil, p.o.Stream)
+	if err := p.d.start(&first, nil, p.o.Stream); err != nil {
+		return 0, err
+	}
+	if p.d.ev.kind == evMember {
+		p.atMember(p.d.ev) // the first member after bytes that are none
+	}
+	return 0, nil
 }
 
 // run decompresses to the end of the stream.
