@@ -70,9 +70,9 @@ func TestTFRecordMount(t *testing.T) {
 
 // TestTFRecordMountGzip mounts a GZIP-compressed TFRecord file written by
 // @roboflow/tfrecords (then gzipped) on both backends and reads every
-// record, forward and then backward (each backward read decompresses the
-// stream from the start again); an append through a --rw mount fails and
-// leaves the file byte-identical.
+// record, forward and then backward (each backward read decompresses from
+// the checkpoint before its record); an append through a --rw mount fails
+// and leaves the file byte-identical.
 func TestTFRecordMountGzip(t *testing.T) {
 	needFUSE(t)
 	ex := tfrnode.MakeExamples(t, 25)
