@@ -250,7 +250,7 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		defer recoverFault(guardFault(), &err)
-		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog, 0)
+		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog)
 		return nil
 	})
 	if err := canceled(ctx); err != nil {
@@ -290,17 +290,13 @@ type tfrPart struct {
 	bytes int64
 }
 
-// scanTFRPart keeps the records sc yields, stopping after limit + 1 of
-// them when limit > 0.
-func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress, limit int64) *tfrPart {
+// scanTFRPart keeps the records sc yields.
+func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress) *tfrPart {
 	part := &tfrPart{}
 	pp := partProgress{ctx: ctx, done: done, prog: prog, last: start}
 	for sc.Next() {
 		rec := sc.Record()
 		part.add(rec)
-		if limit > 0 && int64(len(part.off)) > limit {
-			break
-		}
 		part.bytes += rec.Len
 		if !pp.step(rec.Off) {
 			break

@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/tfrecord"
 	"github.com/recfs/recfs/index/source"
 )
@@ -21,18 +20,11 @@ import (
 // gzipRecords returns recs as a gzipped TFRecord file, flushed every 64
 // records (as a writer that is still writing leaves it).
 func gzipRecords(recs [][]byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	w := tfrecord.NewWriter(zw, tfrecord.WriterOptions{})
+	frames := make([][]byte, len(recs))
 	for i, r := range recs {
-		w.WriteRecord(r)
-		if i%64 == 63 {
-			zw.Flush()
-		}
+		frames[i] = tfrecord.AppendRecord(nil, r)
 	}
-	w.Close()
-	zw.Close()
-	return z.Bytes()
+	return codectest.GzipFlushed(frames, 64)
 }
 
 // textPayloads returns n payloads of about size bytes of text that
@@ -76,7 +68,7 @@ func TestTFRecordGzipBuildReadsOnce(t *testing.T) {
 	t.Parallel()
 	zero := tfrecord.AppendRecord(nil, make([]byte, 1<<20))
 	for _, n := range []int{8, 16, 32, 64} {
-		z := gzipBytes(bytes.Repeat(zero, n))
+		z := codectest.Gzip(bytes.Repeat(zero, n))
 		src := &countedSource{data: z, key: "zeros"}
 		tb, err := Build(context.Background(), src, int64(len(z)), Options{})
 		if err != nil {
@@ -90,15 +82,6 @@ func TestTFRecordGzipBuildReadsOnce(t *testing.T) {
 			t.Errorf("%d records of 1 MiB (%d bytes gzipped): the build read %d bytes, want at most %d", n, len(z), read, limit)
 		}
 	}
-}
-
-// gzipBytes returns b as one gzip member.
-func gzipBytes(b []byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
 }
 
 // gzipFixture is a gzipped TFRecord file of text records, about 24 MB

@@ -146,7 +146,7 @@ directory: not listed, so that grep -r sees records only, but read by name.
 	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio", "tfrecord"))
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while mounted")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
-	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file of the mount")
+	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decompressed recordio and compressed TFRecord data, shared by every file of the mount")
 	fl.StringVar(&f.pendingMem, "pending-mem", "64M", "with --rw: memory for files being written, shared by all of them (beyond it they go to temporary files)")
 	fl.Uint32Var(&f.uid, "uid", 0, "owner of every file and directory of the mount (default: the source's)")
 	fl.Uint32Var(&f.gid, "gid", 0, "group of every file and directory of the mount (default: the source's)")

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // benchFile returns a TFRecord file of n records of recLen random bytes.
@@ -75,7 +77,7 @@ func BenchmarkWrite(b *testing.B) {
 // finds the records and makes checkpoints.
 func BenchmarkIndexCompressed(b *testing.B) {
 	file, _ := benchFile(b, 16<<10, 1024)
-	z := gz(b, file)
+	z := codectest.Gzip(file)
 	b.SetBytes(int64(len(file)))
 	for b.Loop() {
 		n := 0
@@ -92,7 +94,7 @@ func BenchmarkIndexCompressed(b *testing.B) {
 // from the checkpoint before the record (bytes/s counts the record).
 func BenchmarkInflatedLastRecord(b *testing.B) {
 	file, recs := benchFile(b, 64<<10, 1024)
-	z := gz(b, file)
+	z := codectest.Gzip(file)
 	res, err := IndexCompressed(context.Background(), bytes.NewReader(z), int64(len(z)), Gzip, IndexOptions{}, func(Record) bool { return true })
 	if err != nil {
 		b.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // FuzzScanner feeds arbitrary bytes to the scanner (with a small window,
@@ -99,7 +101,7 @@ func fuzzCompressed(t *testing.T, r io.ReaderAt, size int64, c Compression) {
 // every record it found reads back through the checkpoints.
 func FuzzIndexCompressed(f *testing.F) {
 	file := AppendRecord(AppendRecord(nil, []byte("first")), bytes.Repeat([]byte("zz"), 3000))
-	one := gzipBytes(file)
+	one := codectest.Gzip(file)
 	f.Add(one)
 	f.Add(append(append(bytes.Clone(one), one...), make([]byte, 9)...))
 	f.Add(one[:len(one)-7])

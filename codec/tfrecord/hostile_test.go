@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // countingReader counts the bytes read through it and fails once they
@@ -80,7 +81,7 @@ func scanCount(r io.ReaderAt, size int64, o Options) (int, []codec.Damage, error
 func TestResyncLinearCompressed(t *testing.T) {
 	t.Parallel()
 	file := headerRun(8192, 2<<20) // longer than a scan window
-	z := gz(t, file)
+	z := codectest.Gzip(file)
 	size := int64(len(file))
 	limit := 16*int64(len(z)) + 32<<20
 	cr := &countingReader{r: bytes.NewReader(z), limit: limit}

@@ -12,22 +12,11 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/flate"
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
-
-func gz(t testing.TB, b []byte) []byte { return gzipBytes(b) }
-
-// gzipBytes returns b as one gzip member.
-func gzipBytes(b []byte) []byte {
-	var out bytes.Buffer
-	w := gzip.NewWriter(&out)
-	w.Write(b)
-	w.Close()
-	return out.Bytes()
-}
 
 func zz(t testing.TB, b []byte) []byte {
 	t.Helper()
@@ -102,8 +91,8 @@ func TestIndexCompressedReadsBack(t *testing.T) {
 		c    Compression
 		z    []byte
 	}{
-		{"gzip", Gzip, gz(t, file)},
-		{"gzip members", Gzip, append(append(gz(t, file[:a]), gz(t, file[a:b])...), gz(t, file[b:])...)},
+		{"gzip", Gzip, codectest.Gzip(file)},
+		{"gzip members", Gzip, append(append(codectest.Gzip(file[:a]), codectest.Gzip(file[a:b])...), codectest.Gzip(file[b:])...)},
 		{"zlib", Zlib, zz(t, file)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +166,7 @@ var testStream = sync.OnceValue(func() (s struct {
 	cuts := []int{0, int(s.offs[200]), int(s.offs[400]) + 5, len(s.file)}
 	for i := range 3 {
 		s.starts = append(s.starts, len(s.z))
-		s.z = append(s.z, gzipBytes(s.file[cuts[i]:cuts[i+1]])...)
+		s.z = append(s.z, codectest.Gzip(s.file[cuts[i]:cuts[i+1]])...)
 	}
 	return s
 })
@@ -377,18 +366,11 @@ func TestIndexCompressedDamage(t *testing.T) {
 // growing returns a gzip stream of recs written with a flush after every
 // 50 records, as a writer of a shard still being written leaves it.
 func growing(recs [][]byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	w := NewWriter(zw, WriterOptions{})
+	frames := make([][]byte, len(recs))
 	for i, r := range recs {
-		w.WriteRecord(r)
-		if i%50 == 49 {
-			zw.Flush()
-		}
+		frames[i] = AppendRecord(nil, r)
 	}
-	w.Close()
-	zw.Close()
-	return z.Bytes()
+	return codectest.GzipFlushed(frames, 50)
 }
 
 // TestIndexCompressedExtend: a pass over a grown file that starts from the
@@ -501,7 +483,7 @@ func TestIndexCompressedLinear(t *testing.T) {
 		"1 MiB zero records": bytes.Repeat(zero, 24),
 		"small records":      func() []byte { f, _ := writeAll(t, small); return f }(),
 	} {
-		z := gzipBytes(file)
+		z := codectest.Gzip(file)
 		cr := &countingAt{r: bytes.NewReader(z)}
 		res, recs := indexAllFrom(t, cr, z, IndexOptions{Spacing: testSpacing})
 		if res.Index.Size != int64(len(file)) || len(res.Damage) != 0 || len(recs) == 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // randomRecords returns n payloads of random lengths up to maxLen.
@@ -219,7 +220,7 @@ func TestDetectRejects(t *testing.T) {
 		"text":        []byte("hello world, this is text\n"),
 		"zeros":       make([]byte, 4096),
 		"gzip junk":   {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7},
-		"gzip text":   gz(t, []byte("plain text, gzipped, not records")),
+		"gzip text":   codectest.Gzip([]byte("plain text, gzipped, not records")),
 	} {
 		if c, err := Detect(bytes.NewReader(b), int64(len(b))); !errors.Is(err, codec.ErrFormat) {
 			t.Errorf("%s: Detect = %v, %v", name, c, err)

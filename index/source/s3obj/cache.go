@@ -229,17 +229,7 @@ func (o *Object) get(bl []*block, start, stop int64) (int, error) {
 	if o.changed.Load() {
 		return 0, o.errChanged()
 	}
-	in := &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key,
-		Range: aws.String("bytes=" + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(stop-1, 10))}
-	if o.etag != "" {
-		in.IfMatch = aws.String(o.etag)
-	}
-	if o.versionID != "" {
-		in.VersionId = aws.String(o.versionID)
-	}
-	if o.etag == "" && o.versionID == "" && !o.modTime.IsZero() {
-		in.IfUnmodifiedSince = aws.Time(o.modTime)
-	}
+	in := o.getInput(start, stop)
 	o.stats.gets.Add(1)
 	out, err := o.api.GetObject(o.ctx, in)
 	if err != nil {
@@ -275,6 +265,22 @@ func (o *Object) get(bl []*block, start, stop int64) (int, error) {
 		o.publish(b)
 	}
 	return len(bl), nil
+}
+
+// getInput is a GET of bytes [start, stop) pinned to the opened version.
+func (o *Object) getInput(start, stop int64) *s3.GetObjectInput {
+	in := &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key,
+		Range: aws.String("bytes=" + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(stop-1, 10))}
+	if o.etag != "" {
+		in.IfMatch = aws.String(o.etag)
+	}
+	if o.versionID != "" {
+		in.VersionId = aws.String(o.versionID)
+	}
+	if o.etag == "" && o.versionID == "" && !o.modTime.IsZero() {
+		in.IfUnmodifiedSince = aws.Time(o.modTime)
+	}
+	return in
 }
 
 // checkRange verifies a Content-Range header "bytes a-b/total" against the

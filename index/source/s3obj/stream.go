@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/recfs/recfs/index/source"
 )
@@ -103,17 +101,7 @@ func (s *objectStream) open() error {
 		return o.errChanged()
 	}
 	s.attempts++
-	in := &s3.GetObjectInput{Bucket: &o.bucket, Key: &o.key,
-		Range: aws.String("bytes=" + strconv.FormatInt(s.off, 10) + "-" + strconv.FormatInt(o.size-1, 10))}
-	if o.etag != "" {
-		in.IfMatch = aws.String(o.etag)
-	}
-	if o.versionID != "" {
-		in.VersionId = aws.String(o.versionID)
-	}
-	if o.etag == "" && o.versionID == "" && !o.modTime.IsZero() {
-		in.IfUnmodifiedSince = aws.Time(o.modTime)
-	}
+	in := o.getInput(s.off, o.size)
 	o.stats.gets.Add(1)
 	out, err := o.api.GetObject(s.ctx, in)
 	if err != nil {
