@@ -243,3 +243,32 @@ func TestTFRecordGzipFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestTFRecordGzipProgress: building a compressed file's table reports
+// its progress in compressed bytes, as other formats report file bytes:
+// increasing, ending at the file's size.
+func TestTFRecordGzipProgress(t *testing.T) {
+	t.Parallel()
+	f := gzipFixture()
+	var mu sync.Mutex
+	var seen []int64
+	_, err := Build(context.Background(), &countedSource{data: f.z, key: "p"}, int64(len(f.z)), Options{Progress: func(done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if total != int64(len(f.z)) {
+			t.Errorf("progress total %d, want %d", total, len(f.z))
+		}
+		seen = append(seen, done)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 4 || seen[len(seen)-1] != int64(len(f.z)) {
+		t.Fatalf("progress %v over %d bytes", seen, len(f.z))
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Fatalf("progress went back: %v", seen)
+		}
+	}
+}

@@ -273,8 +273,16 @@ func (v *verifier) nextUnit() {
 	}
 	_, v.ustart, v.uend = v.z.unit(v.pos)
 	v.crc = 0
-	v.buf = make([]byte, 0, v.uend-v.ustart)
+	v.buf = nil
+	if v.uend > v.dstOff-cacheBehind {
+		v.buf = make([]byte, 0, v.uend-v.ustart)
+	}
 }
+
+// cacheBehind is how far before a read the units decompressed on the way
+// to it are kept in the cache: those further back are only checked, so a
+// read late in a long span does not churn through buffers for all of it.
+const cacheBehind = 1 << 20
 
 // done reports whether the unit holding the read's last byte has checked.
 func (v *verifier) done() bool { return v.pos >= v.want && v.pos == v.ustart }
@@ -285,7 +293,9 @@ func (v *verifier) feed(b []byte) ([]byte, error) {
 	for len(b) > 0 {
 		k := min(int64(len(b)), v.uend-v.pos)
 		v.crc = crc32cUpdate(v.crc, b[:k])
-		v.buf = append(v.buf, b[:k]...)
+		if v.buf != nil {
+			v.buf = append(v.buf, b[:k]...)
+		}
 		// Bytes the read wants go to dst now and count once checked.
 		if lo, hi := max(v.pos, v.dstOff), min(v.pos+k, v.want); lo < hi {
 			copy(v.dst[lo-v.dstOff:], b[lo-v.pos:hi-v.pos])
@@ -299,7 +309,9 @@ func (v *verifier) feed(b []byte) ([]byte, error) {
 		if u := (v.ustart - cp.Out) >> cp.Unit; v.crc != cp.Sums[u] {
 			return nil, v.z.mismatch(v.span, fmt.Sprintf("decompressed bytes [%d, %d) do not match their checksum", v.ustart, v.uend))
 		}
-		v.z.o.Cache.Put(v.z.owner, v.ustart, v.buf)
+		if v.buf != nil {
+			v.z.o.Cache.Put(v.z.owner, v.ustart, v.buf)
+		}
 		if v.uend > v.dstOff {
 			v.copied = int(min(v.uend, v.want) - v.dstOff)
 		}

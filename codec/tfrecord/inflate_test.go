@@ -7,6 +7,7 @@ import (
 	"hash/adler32"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -533,4 +534,37 @@ func TestAdler32Update(t *testing.T) {
 	if want := adler32.Checksum(b); sum != want || adler32Update(1, b) != want {
 		t.Fatalf("adler32Update = %08x, want %08x", sum, want)
 	}
+}
+
+// TestIndexCompressedBombBounded: a shard holding one record of 96 MiB of
+// zeros (a 100 KiB deflate bomb) is indexed, and its last bytes read,
+// without allocating anything near its decompressed size. Not parallel:
+// it measures the process's allocations.
+func TestIndexCompressedBombBounded(t *testing.T) {
+	const size = 96 << 20
+	file := AppendRecord(AppendRecord(nil, []byte("before")), make([]byte, size))
+	z := codectest.Gzip(file)
+	file = nil
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	res, recs := indexAll(t, z, Gzip, IndexOptions{})
+	runtime.ReadMemStats(&ms)
+	if len(recs) != 2 || recs[1].Len != size {
+		t.Fatalf("records %+v", recs)
+	}
+	if a := ms.TotalAlloc - before; a > 32<<20 {
+		t.Errorf("indexing %d bytes (%d compressed) allocated %d bytes", size, len(z), a)
+	}
+	in, _ := NewInflated(bytes.NewReader(z), int64(len(z)), res.Index, InflatedOptions{})
+	before = ms.TotalAlloc
+	tail := make([]byte, 4096)
+	if _, err := ReadRecord(in, recs[1], tail, size-4096); err != nil || !bytes.Equal(tail, make([]byte, 4096)) {
+		t.Fatalf("reading the bomb's last bytes: %v", err)
+	}
+	runtime.ReadMemStats(&ms)
+	if a := ms.TotalAlloc - before; a > cacheBehind+2*(1<<unitMax) {
+		t.Errorf("reading 4 KiB of it allocated %d bytes", a)
+	}
+	t.Logf("%d compressed bytes, %d checkpoints, read decompressed %d bytes", len(z), len(res.Index.Points), in.Decompressed())
 }
