@@ -1,5 +1,10 @@
 package tfrecord
 
+import (
+	"bytes"
+	"io"
+)
+
 // Starting a DEFLATE decoder on a bit. A block can start on any bit of a
 // byte, but a decoder starts on a byte, and a stored block inside the data
 // realigns to the byte boundaries of the stream it was written in, so the
@@ -81,4 +86,16 @@ func alignedHead(s uint, b byte) ([]byte, int64) {
 		}
 	}
 	return out, int64(len(out)*8) - int64(8-s)
+}
+
+// readerAt returns a reader of data's bits from bit on, for a decoder
+// started on a block boundary there (synthetic head first when bit is not
+// on a byte).
+func readerAt(data []byte, bit int64) io.Reader {
+	k, s := bit/8, uint(bit%8)
+	if s == 0 {
+		return bytes.NewReader(data[k:])
+	}
+	head, _ := alignedHead(s, data[k])
+	return io.MultiReader(bytes.NewReader(head), bytes.NewReader(data[k+1:]))
 }

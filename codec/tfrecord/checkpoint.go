@@ -14,20 +14,22 @@ import (
 // decoder can start only at a member header or at the first bit of a block,
 // and then only knowing the up to 32 KiB of output before it that the
 // block's back-references may copy. A Checkpoint records such a place, the
-// window (itself deflated, to keep it small), and CRC-32Cs of the output
+// window (sparse and deflated, to keep it small), and CRC-32Cs of the output
 // that follows, so that a read started there can be checked before its
 // bytes are served: a checkpoint that is wrong (planted, or of another
 // version of the file) gives a corruption error, never other bytes.
 
-// Spacing of checkpoints. A checkpoint is made when at least
-// MinSpacing decompressed bytes and checkpointCost times its own encoded
-// size in compressed bytes follow the previous one: reads then decompress
-// about one MiB at most before the bytes they want (a few milliseconds),
-// and the checkpoints of a file take at most 1/checkpointCost of its
-// compressed size (one 32 KiB window deflates to about as much as a MiB of
-// the same data does, so highly compressible streams get sparser points).
+// Spacing of checkpoints. A checkpoint is made when at least MinSpacing
+// decompressed bytes and checkpointCost times its own saved size in
+// compressed bytes follow the previous one: the checkpoints of a file then
+// take at most 1/checkpointCost of its compressed size, and reads
+// decompress a few hundred KiB on average before the bytes they want
+// (about 1 ms). A window is sparse (sparse.go): the bytes of it that
+// nothing after the checkpoint copies are stored as zeros, which leaves
+// about a third of a text window to deflate; very compressible data gets
+// sparser checkpoints, and decompresses fast.
 const (
-	MinSpacing     = 1 << 20
+	MinSpacing     = 256 << 10
 	checkpointCost = 40
 	// windowSize is DEFLATE's back-reference reach.
 	windowSize = 32 << 10
@@ -37,7 +39,7 @@ const (
 // where the data compresses so well that four bytes of CRC a unit would
 // weigh on the saved table (see unitFor).
 const (
-	unitMin = 16
+	unitMin = 14
 	unitMax = 24
 )
 

@@ -22,6 +22,7 @@ type cursor struct {
 	pos  int64
 	rest []byte
 	from int
+	safe int64 // it can go on up to here (the bytes it read into memory end there)
 }
 
 var cursors struct {
@@ -30,13 +31,13 @@ var cursors struct {
 }
 
 // takeCursor removes and returns z's paused decoder with the latest
-// position in [from, pos], nil if there is none.
-func takeCursor(z *Inflated, from, pos int64) *cursor {
+// position in [from, pos] that can go on to need, nil if there is none.
+func takeCursor(z *Inflated, from, pos, need int64) *cursor {
 	cursors.mu.Lock()
 	defer cursors.mu.Unlock()
 	best := -1
 	for i, c := range cursors.list {
-		if c.z == z && c.pos >= from && c.pos <= pos && (best < 0 || c.pos > cursors.list[best].pos) {
+		if c.z == z && c.pos >= from && c.pos <= pos && need <= c.safe && (best < 0 || c.pos > cursors.list[best].pos) {
 			best = i
 		}
 	}

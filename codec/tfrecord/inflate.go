@@ -151,8 +151,23 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 	if k := z.cached(dst, pos); k > 0 {
 		return k, nil // another reader decoded it meanwhile
 	}
+	k, err := z.fill(i, pos, dst, true)
+	if err == errShort {
+		k, err = z.fill(i, pos, dst, false)
+	}
+	return k, err
+}
+
+// errShort is fill's report that the compressed bytes it read into memory
+// for a decoder were too few: it is asked again to stream them.
+var errShort = errors.New("compressed bytes read ahead ran out")
+
+// fill is decode for span i, its decoder reading the compressed bytes it
+// needs into memory first when buffered.
+func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error) {
 	v := verifier{z: z, dst: dst, dstOff: pos, want: pos + int64(len(dst))}
-	c := takeCursor(z, z.x.Points[i].Out, pos)
+	need := z.x.spanEnd(z.x.span(v.want - 1))
+	c := takeCursor(z, z.x.Points[i].Out, pos, need)
 	if c == nil {
 		r, _ := z.pool.Get().(*reader)
 		if r == nil {
@@ -160,11 +175,11 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 			r.d.decoded = &z.decoded
 		}
 		r.d.src, r.d.done = z.src, z.o.Done
-		if err := z.startAt(r, i); err != nil {
+		c = &cursor{z: z, r: r, span: i, pos: z.x.Points[i].Out, from: i}
+		if err := z.startAt(c, i, v.want, buffered); err != nil {
 			z.pool.Put(r)
 			return 0, err
 		}
-		c = &cursor{z: z, r: r, span: i, pos: z.x.Points[i].Out, from: i}
 	}
 	v.span = c.span
 	v.begin(c.pos)
@@ -173,6 +188,8 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 		var b []byte
 		b, err = c.r.d.next()
 		switch {
+		case (err == io.EOF || err == errGap) && c.r.d.short():
+			err = errShort
 		case err == io.EOF || err == errGap:
 			// The stream goes on only at a member the pass found after
 			// damage: a checkpoint where the output stopped.
@@ -182,7 +199,7 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 				break
 			}
 			c.from = j
-			err = z.startAt(c.r, j)
+			err = z.startAt(c, j, v.want, buffered)
 		case err != nil:
 			err = z.readErr(err)
 		default:
@@ -198,9 +215,34 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 	return v.copied, nil
 }
 
-// startAt starts r at checkpoint i.
-func (z *Inflated) startAt(r *reader, i int) error {
+// readAhead is how many checkpoints past the span a read ends in its
+// decoder reads compressed bytes into memory for, and maxReadAhead the
+// most bytes it reads so (beyond, it streams them).
+const (
+	readAhead    = 1
+	maxReadAhead = 64 << 20
+)
+
+// startAt starts c's decoder at checkpoint i for a read ending at want.
+// When buffered, the compressed bytes through readAhead checkpoints past
+// want's span are read into memory first (the flate decoder reads a
+// bytes.Reader fastest), which bounds how far the decoder may go
+// (c.safe).
+func (z *Inflated) startAt(c *cursor, i int, want int64, buffered bool) error {
 	cp := &z.x.Points[i]
+	r := c.r
+	r.d.end, c.safe = 0, z.x.Size
+	if buffered {
+		end := z.size
+		if j := z.x.span(max(want, 1)-1) + 1 + readAhead; j < len(z.x.Points) {
+			end, c.safe = min(z.x.Points[j].In/8+1024, z.size), z.x.Points[j].Out
+		}
+		if end-cp.In/8 <= maxReadAhead {
+			r.d.end = end
+		} else {
+			c.safe = z.x.Size
+		}
+	}
 	var win []byte
 	if !cp.Member {
 		var err error

@@ -14,15 +14,18 @@ type peeker interface {
 	ReadByte() (byte, error)
 }
 
-// memInput reads a file held in memory, from a bytes.Reader that the flate
-// decoder reads too.
+// memInput reads compressed bytes held in memory (the whole file, or the
+// part of it a read needs), from a bytes.Reader that the flate decoder
+// reads too. base is the bit offset in the file that b's first bit stands
+// for.
 type memInput struct {
-	b []byte
-	r *bytes.Reader
+	b    []byte
+	r    *bytes.Reader
+	base int64
 }
 
-func (m *memInput) reset(b []byte, off int64) {
-	m.b = b
+func (m *memInput) reset(b []byte, off, base int64) {
+	m.b, m.base = b, base
 	if m.r == nil {
 		m.r = bytes.NewReader(nil)
 	}
@@ -30,7 +33,7 @@ func (m *memInput) reset(b []byte, off int64) {
 	m.r.Seek(min(off, int64(len(b))), io.SeekStart)
 }
 
-// pos returns the offset of the next byte.
+// pos returns the offset in b of the next byte.
 func (m *memInput) pos() int64 { return int64(len(m.b) - m.r.Len()) }
 
 func (m *memInput) Peek(n int) ([]byte, error) {

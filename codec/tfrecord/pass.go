@@ -54,7 +54,8 @@ type IndexResult struct {
 	Info Info
 }
 
-// validateLen is how much output a candidate checkpoint must reproduce.
+// validateLen is how much output a candidate checkpoint must reproduce
+// (its sparse window then reproduces all the output it can reach).
 const validateLen = 16 << 10
 
 // IndexCompressed reads the GZIP- or ZLIB-compressed TFRecord file r (size
@@ -262,7 +263,7 @@ func (p *pass) run() error {
 		case evBlock:
 			p.atBlock(d.ev)
 		}
-		if p.cand != nil && d.out >= p.cand.cp.Out+validateLen+1024 {
+		if p.cand != nil && d.out >= p.cand.cp.Out+reach+1024 {
 			p.validate()
 		}
 		if p.ch.stop {
@@ -336,7 +337,7 @@ func (p *pass) recentOut(from, to int64) []byte {
 // offset out would be far enough from the last one (see MinSpacing).
 func (p *pass) due(in, out int64) bool {
 	l := p.last()
-	return out-l.Out >= p.o.Spacing && (in-l.In)/8 >= checkpointCost*p.cost*p.o.Spacing/MinSpacing
+	return out-l.Out >= p.o.Spacing && (in-l.In)/8 >= checkpointCost*p.lastCost()*p.o.Spacing/MinSpacing
 }
 
 // atMember makes a member start a checkpoint when one is due there (a
@@ -380,7 +381,7 @@ func (p *pass) validate() {
 	if data == nil {
 		return
 	}
-	want := p.recentOut(c.cp.Out, c.cp.Out+validateLen)
+	want := p.recentOut(c.cp.Out, c.cp.Out+reach)
 	if cap(p.got) < validateLen {
 		p.got = make([]byte, validateLen)
 	}
@@ -390,17 +391,11 @@ func (p *pass) validate() {
 		if in < 8*lo {
 			continue
 		}
-		k := in/8 - lo
-		var src io.Reader = bytes.NewReader(data[k:])
-		if s := uint(in % 8); s > 0 {
-			head, _ := alignedHead(s, data[k])
-			src = io.MultiReader(bytes.NewReader(head), bytes.NewReader(data[k+1:]))
-		}
-		p.trialBR.Reset(src)
+		p.trialBR.Reset(readerAt(data, in-8*lo))
 		p.trialFR.(flate.Resetter).Reset(p.trialBR, c.window)
-		if n, _ := io.ReadFull(p.trialFR, got); n == len(got) && bytes.Equal(got, want) {
+		if n, _ := io.ReadFull(p.trialFR, got); n == len(got) && bytes.Equal(got, want[:validateLen]) {
 			p.seen[nb]++
-			p.accept(in)
+			p.accept(in, packJob{data: data, bit: in - 8*lo, want: want})
 			return
 		}
 	}
@@ -416,13 +411,15 @@ func (p *pass) lookaheads() []int {
 	return order
 }
 
-// accept makes the candidate, whose block starts at bit in, a checkpoint.
-func (p *pass) accept(in int64) {
+// accept makes the candidate, whose block starts at bit in, a checkpoint;
+// j holds what its window's job needs but the window.
+func (p *pass) accept(in int64, j packJob) {
 	c := p.cand
 	p.endSpan(c.nsums, c.ucrc, c.ufill)
 	cp := c.cp
 	cp.In = in
-	p.add(cp, c.window)
+	j.window = c.window
+	p.add(cp, &j)
 }
 
 // endSpan ends the current span where it had nsums full units and a
@@ -435,9 +432,9 @@ func (p *pass) endSpan(nsums int, ucrc uint32, ufill int64) {
 	}
 }
 
-// add appends checkpoint cp, whose window (raw) is window; the output from
-// cp.Out on is in p.recent.
-func (p *pass) add(cp Checkpoint, window []byte) {
+// add appends checkpoint cp, with the job that makes its window (nil at a
+// member header); the output from cp.Out on is in p.recent.
+func (p *pass) add(cp Checkpoint, j *packJob) {
 	l := p.last()
 	cp.Unit = unitFor(cp.Out-l.Out, (cp.In-l.In)/8)
 	p.x.Points = append(p.x.Points, cp)
@@ -446,19 +443,29 @@ func (p *pass) add(cp Checkpoint, window []byte) {
 		p.units(p.recentOut(cp.Out, p.d.out))
 	}
 	p.d.floor = cp.In/8 + 1
-	// The window is deflated by another goroutine; its size is estimated
-	// (from the stream's ratio so far) for the spacing rule, so that where
-	// checkpoints fall does not depend on timing.
-	p.cost = 40 + 4*unitCount(MinSpacing, cp.Unit)
-	if window != nil {
-		p.packer.add(len(p.x.Points)-1, window)
-		in := max(cp.In/8, 1)
-		p.cost += int64(len(window)) * in / max(cp.Out, 1) * 3 / 2
+	p.cost = -1 // known once the window is made
+	if j != nil {
+		j.i = len(p.x.Points) - 1
+		p.packer.add(*j)
 	}
 }
 
+// lastCost returns the saved size of the last checkpoint, waiting for its
+// window if another goroutine is still making it: where checkpoints fall
+// then does not depend on timing.
+func (p *pass) lastCost() int64 {
+	if p.cost < 0 {
+		i := len(p.x.Points) - 1
+		p.cost = 40 + 4*unitCount(p.o.Spacing, p.x.Points[i].Unit)
+		if !p.x.Points[i].Member {
+			p.cost += p.packer.size(i)
+		}
+	}
+	return p.cost
+}
+
 // unitFor returns the verification unit (log2) for a span after one of
-// out decompressed bytes from in compressed bytes: the smallest from 64
+// out decompressed bytes from in compressed bytes: the smallest from 16
 // KiB up whose checksum costs at most 1/400 of the unit's compressed size.
 func unitFor(out, in int64) uint8 {
 	ratio := max(out/max(in, 1), 1)
@@ -466,36 +473,60 @@ func unitFor(out, in int64) uint8 {
 	return min(max(u, unitMin), unitMax)
 }
 
-// packer deflates checkpoint windows on another goroutine.
+// packer makes checkpoint windows on another goroutine: sparse (see
+// sparse.go), then deflated.
 type packer struct {
 	jobs chan packJob
 	wg   sync.WaitGroup
 	mu   sync.Mutex
+	done *sync.Cond
 	out  map[int][]byte
 }
 
+// packJob is one window to make: checkpoint i's window, and what decodes
+// the output after it: bit of data, giving want.
 type packJob struct {
-	i int
-	w []byte
+	i      int
+	window []byte
+	data   []byte
+	bit    int64
+	want   []byte
 }
 
 func (k *packer) start() {
 	jobs := make(chan packJob, 16)
 	k.jobs = jobs
 	k.out = map[int][]byte{}
+	k.done = sync.NewCond(&k.mu)
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
+		sp := newSparser()
 		for j := range jobs {
-			b := packWindow(j.w)
+			w := sp.sparse(func() io.Reader { return readerAt(j.data, j.bit) }, j.window, j.want)
+			b := packWindow(w)
 			k.mu.Lock()
 			k.out[j.i] = b
+			k.done.Broadcast()
 			k.mu.Unlock()
 		}
 	}()
 }
 
-func (k *packer) add(i int, w []byte) { k.jobs <- packJob{i, w} }
+func (k *packer) add(j packJob) { k.jobs <- j }
+
+// size returns the deflated size of checkpoint i's window, waiting until
+// it is made; i must have had a job.
+func (k *packer) size(i int) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for {
+		if b, ok := k.out[i]; ok {
+			return int64(len(b))
+		}
+		k.done.Wait()
+	}
+}
 
 // stop ends the goroutine (idempotent).
 func (k *packer) stop() {

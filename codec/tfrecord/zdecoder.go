@@ -91,6 +91,8 @@ type zdecoder struct {
 	// use, flateIn what the flate decoder reads (bytes.Reader and
 	// bufio.Reader each have its fast path).
 	whole   []byte
+	end     int64  // a read's decoder reads the bytes before this offset into memory (0: it streams)
+	rbuf    []byte // those bytes
 	mem     memInput
 	tap     tap
 	cnt     counted // what br was fed (shifted bytes after a shifted start)
@@ -124,15 +126,17 @@ func newZDecoder(src io.ReaderAt, size int64, c Compression) *zdecoder {
 	return d
 }
 
-// open makes the decoder read src from bit 8·off+shift on, through stream
-// when given (a sequential reader of src from off, for shift 0).
+// open makes the decoder read src from bit 8·off+shift on: from the file
+// in memory (whole), through stream when given (a sequential reader of src
+// from off, for shift 0), from the bytes up to d.end read into memory when
+// d.end is set, else through a reader of src.
 func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 	if shift == 0 && d.whole != nil && stream == nil {
-		d.mem.reset(d.whole, off)
+		d.mem.reset(d.whole, off, 0)
 		d.in, d.flateIn = &d.mem, d.mem.r
 		return nil
 	}
-	d.base = 8 * off
+	base := 8 * off
 	var head []byte
 	if shift > 0 {
 		// Start on a bit: synthetic bytes first (see align.go).
@@ -142,8 +146,21 @@ func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 		}
 		var pre int64
 		head, pre = alignedHead(shift, b[0])
+		base = 8*off + int64(shift) - pre // the file bit the head's first bit stands for
 		off++
-		d.base += int64(shift) - pre
+	}
+	if d.end > off && stream == nil {
+		buf := append(d.rbuf[:0], head...)
+		n := len(buf)
+		buf = append(buf, make([]byte, d.end-off)...)
+		k, err := d.src.ReadAt(buf[n:], off)
+		if k < len(buf)-n && !errors.Is(err, io.EOF) {
+			return err
+		}
+		d.rbuf = buf[:n+k]
+		d.mem.reset(d.rbuf, 0, base)
+		d.in, d.flateIn = &d.mem, d.mem.r
+		return nil
 	}
 	if stream == nil {
 		stream = io.NewSectionReader(d.src, off, max(d.size-off, 0))
@@ -156,14 +173,21 @@ func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 	d.cnt = counted{r: in}
 	d.br.Reset(&d.cnt)
 	d.in, d.flateIn = d.br, d.br
+	d.base = base
 	return nil
+}
+
+// short reports whether the decoder ran out of the bytes read into memory
+// for it before the end of the file (its d.end was too near).
+func (d *zdecoder) short() bool {
+	return d.in == &d.mem && d.whole == nil && d.end < d.size && d.mem.pos() >= int64(len(d.mem.b))-8
 }
 
 // consumedBits returns the compressed bit offset up to which the flate
 // decoder (or the header and trailer parsing) has taken bits.
 func (d *zdecoder) consumedBits() int64 {
 	if d.in == &d.mem {
-		return 8 * d.mem.pos()
+		return d.mem.base + 8*d.mem.pos()
 	}
 	return d.base + 8*(d.cnt.n-int64(d.br.Buffered()))
 }
@@ -171,7 +195,7 @@ func (d *zdecoder) consumedBits() int64 {
 // kept returns the compressed bytes from offset at to those read so far,
 // nil if they are no longer at hand.
 func (d *zdecoder) kept(at int64) []byte {
-	if d.in == &d.mem {
+	if d.in == &d.mem && d.whole != nil {
 		return d.whole[min(at, int64(len(d.whole))):]
 	}
 	return d.tap.kept(at)
