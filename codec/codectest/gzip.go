@@ -2,6 +2,8 @@ package codectest
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"strconv"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -25,4 +27,18 @@ func GzipFlushed(frames [][]byte, every int) []byte {
 	}
 	zw.Close()
 	return z.Bytes()
+}
+
+// Text returns size bytes of words and random numbers from rng: data that
+// compresses about threefold, as tf.Example protos of tokens and ids do.
+func Text(rng *rand.Rand, size int) []byte {
+	words := []string{"image/encoded", "label", "feature", "int64_list", "bytes_list", "float_list", "the", "of", "and"}
+	b := make([]byte, 0, size+32)
+	for len(b) < size {
+		b = append(b, words[rng.IntN(len(words))]...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(rng.IntN(1<<20)), 10)
+		b = append(b, ' ')
+	}
+	return b[:size]
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -32,18 +31,9 @@ func zz(t testing.TB, b []byte) []byte {
 // threefold, as tf.Example protos of ids and tokens are) of up to maxLen
 // bytes.
 func textRecords(rng *rand.Rand, n, maxLen int) [][]byte {
-	words := []string{"image/encoded", "label", "feature", "int64_list", "bytes_list", "float_list", "the", "of", "and"}
 	out := make([][]byte, n)
 	for i := range out {
-		want := rng.IntN(maxLen + 1)
-		b := make([]byte, 0, want+32)
-		for len(b) < want {
-			b = append(b, words[rng.IntN(len(words))]...)
-			b = append(b, ' ')
-			b = strconv.AppendInt(b, int64(rng.IntN(1<<20)), 10)
-			b = append(b, ' ')
-		}
-		out[i] = b[:want]
+		out[i] = codectest.Text(rng, rng.IntN(maxLen+1))
 	}
 	return out
 }
