@@ -43,6 +43,12 @@ type Summarizer interface {
 	Summary(w *Writer) error
 }
 
+// Describer is a [Decoder] that says what it found out about its source
+// (which file named its column families); .recfs shows it.
+type Describer interface {
+	Describe() string
+}
+
 // Record is one record handed to a decoder.
 type Record struct {
 	// N is the record's number in its source (its name in a mount).

@@ -60,8 +60,19 @@ func NewSession(dec Decoder, o SessionOptions) *Session {
 // Name returns the decoder's name.
 func (s *Session) Name() string { return s.o.Name }
 
-// Why says how the decoder was chosen.
-func (s *Session) Why() string { return s.o.Why }
+// Why says how the decoder was chosen, and what it found out about its
+// source when it is a [Describer].
+func (s *Session) Why() string {
+	if d, ok := s.dec.(Describer); ok {
+		if more := d.Describe(); more != "" {
+			if s.o.Why == "" {
+				return more
+			}
+			return s.o.Why + "; " + more
+		}
+	}
+	return s.o.Why
+}
 
 // Output returns the session's output mode.
 func (s *Session) Output() Output { return s.o.Output }

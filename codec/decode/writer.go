@@ -3,7 +3,10 @@ package decode
 import (
 	"encoding/base64"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Output says how decoded records are written.
@@ -128,18 +131,32 @@ func AppendJSONBase64(dst, b []byte) []byte {
 }
 
 // AppendJSONString appends s, which must be valid UTF-8, as a JSON
-// string. Only what JSON requires is escaped: quotes, backslashes and
-// control characters (so "<" and "&" stay themselves for grep).
+// string. Only quotes, backslashes and characters that do not print
+// (control characters, DEL, U+2028...) are escaped, so that "<", "&" and
+// every printable character stay themselves for grep.
 func AppendJSONString(dst []byte, s string) []byte {
-	return appendJSONString(dst, s)
+	return appendJSONString(dst, unsafe.Slice(unsafe.StringData(s), len(s))) // read only
 }
 
-func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
+func appendJSONString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n <= 1 || unicode.IsPrint(r) {
+				i += n // invalid bytes pass (the caller checked), printing runes stay
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = appendUnicodeEscape(dst, r)
+			i += n
+			start = i
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -153,12 +170,22 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S) []byte {
 		case '\r':
 			dst = append(dst, '\\', 'r')
 		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			dst = appendUnicodeEscape(dst, rune(c))
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendUnicodeEscape appends r as \uXXXX (a surrogate pair past U+FFFF).
+func appendUnicodeEscape(dst []byte, r rune) []byte {
+	if r > 0xffff {
+		r1, r2 := utf16.EncodeRune(r)
+		return appendUnicodeEscape(appendUnicodeEscape(dst, r1), r2)
+	}
+	return append(dst, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 }
 
 const hexDigits = "0123456789abcdef"
