@@ -131,13 +131,16 @@ func (s *viewSource) Unwrap() Source { return s.Source }
 // decodeInfo returns the lines of .recfs about the view: the decoder and
 // how it was chosen.
 func (s *viewSource) decodeInfo() []string {
-	name := "raw"
+	name, why := "raw", s.why
 	if s.sess != nil {
 		name = s.sess.Name()
+		if w := s.sess.Why(); w != "" {
+			why = w // with what the decoder found out since
+		}
 	}
 	lines := []string{name}
-	if s.why != "" {
-		lines[0] += " (" + s.why + ")"
+	if why != "" {
+		lines[0] += " (" + why + ")"
 	}
 	if s.sess != nil && s.sess.HasSummary() {
 		lines = append(lines, SummaryName+" (not listed; read it by name)")

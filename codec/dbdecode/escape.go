@@ -3,6 +3,8 @@ package dbdecode
 import (
 	"errors"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrEscape is returned by [Unescape] for text that no escaped field can be.
@@ -10,29 +12,46 @@ var ErrEscape = errors.New("dbdecode: malformed escaped field")
 
 const hexDigits = "0123456789abcdef"
 
-// plain[c] is true for the bytes that print as themselves.
-var plain = func() (t [256]bool) {
+// asciiPlain[c] is true for the ASCII bytes that print as themselves in
+// any field: 0x21 to 0x7e except the backslash.
+var asciiPlain = func() (t [256]bool) {
 	for c := 0x21; c <= 0x7e; c++ {
 		t[c] = c != '\\'
 	}
 	return t
 }()
 
-// appendEscaped appends b escaped as the package documentation says.
-func appendEscaped(dst, b []byte) []byte {
+// appendEscaped appends b escaped as the package documentation says: a
+// space prints as itself only in the last field of a line (last).
+func appendEscaped(dst, b []byte, last bool) []byte {
 	start := 0
-	for i := 0; i < len(b); i++ {
+	for i := 0; i < len(b); {
 		c := b[i]
-		if plain[c] {
+		if asciiPlain[c] || c == ' ' && last {
+			i++
 			continue
 		}
-		dst = append(dst, b[start:i]...)
-		if c == '\\' {
-			dst = append(dst, '\\', '\\')
-		} else {
-			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+		size := 1
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRune(b[i:])
+			if r != utf8.RuneError && unicode.IsPrint(r) {
+				i += n
+				continue
+			}
+			if r != utf8.RuneError {
+				size = n // a non-printing character: every byte escaped
+			}
 		}
-		start = i + 1
+		dst = append(dst, b[start:i]...)
+		for _, c := range b[i : i+size] {
+			if c == '\\' {
+				dst = append(dst, '\\', '\\')
+			} else {
+				dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			}
+		}
+		i += size
+		start = i
 	}
 	return append(dst, b[start:]...)
 }
@@ -48,15 +67,17 @@ func appendHex(dst, b []byte) []byte {
 // appendUint appends a decimal number.
 func appendUint(dst []byte, v uint64) []byte { return strconv.AppendUint(dst, v, 10) }
 
-// Unescape returns the bytes an escaped field stands for.
+// Unescape returns the bytes an escaped field stands for: \\ is a
+// backslash, \xNN the byte NN, every other byte itself. It fails on a
+// backslash that starts neither, and on a line break (no field holds one).
 func Unescape(s string) ([]byte, error) {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '\n' || c == '\r' {
+			return nil, ErrEscape
+		}
 		if c != '\\' {
-			if !plain[c] {
-				return nil, ErrEscape
-			}
 			out = append(out, c)
 			continue
 		}

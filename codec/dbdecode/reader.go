@@ -58,30 +58,6 @@ func (r *reader) fixed(n int) ([]byte, bool) {
 	return s, true
 }
 
-// failText appends the error line: what failed, where, and every byte from
-// there to the end of the record in hex.
-func failText(dst []byte, what string, rec []byte, at int) []byte {
-	dst = append(dst, "error: "...)
-	dst = append(dst, what...)
-	dst = append(dst, " at byte "...)
-	dst = appendUint(dst, uint64(at))
-	dst = append(dst, ": "...)
-	dst = appendHex(dst, rec[at:])
-	return append(dst, '\n')
-}
-
-// unknownText appends the line for an unknown tag: the tag, where it is,
-// and every byte from it to the end of the record in hex.
-func unknownText(dst []byte, tag uint64, rec []byte, at int) []byte {
-	dst = append(dst, "unknown-tag "...)
-	dst = appendUint(dst, tag)
-	dst = append(dst, " at byte "...)
-	dst = appendUint(dst, uint64(at))
-	dst = append(dst, ": "...)
-	dst = appendHex(dst, rec[at:])
-	return append(dst, '\n')
-}
-
 // MaxTextLen bounds the length of the text [AppendBatch] or
-// [AppendVersionEdit] appends for a record of n bytes.
+// [AppendVersionEdit] appends for a record of n bytes, in any output.
 func MaxTextLen(n int) int { return 64*n + 256 }
