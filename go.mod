@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.14
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/aws/smithy-go v1.28.8
+	github.com/bufbuild/protocompile v0.14.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/klauspost/compress v1.17.11
 	github.com/sirupsen/logrus v1.10.2
@@ -33,4 +34,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.2 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	golang.org/x/sync v0.10.0 // indirect
 )
