@@ -22,7 +22,10 @@ import (
 // decodeFlags are --decode and the flags that give its decoder
 // parameters.
 type decodeFlags struct {
-	mode string
+	mode      string
+	manifest  string
+	proto     []string
+	protoPath []string
 }
 
 // decodeHelp is the --decode flag's usage line.
@@ -36,8 +39,12 @@ func decodersHelp() string {
 // addDecodeFlags registers --decode on cmd.
 func addDecodeFlags(cmd *cobra.Command) *decodeFlags {
 	f := &decodeFlags{}
-	cmd.Flags().StringVar(&f.mode, "decode", decoders.ModeNone, decodeHelp)
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "decode", decoders.ModeNone, decodeHelp)
 	_ = cmd.RegisterFlagCompletionFunc("decode", fixedCompletion(decoders.Names()...))
+	fl.StringVar(&f.manifest, "manifest", "", "with --decode batch: the MANIFEST that names the WAL's column families (default: the one beside the WAL)")
+	fl.StringArrayVar(&f.proto, "proto", nil, "with --decode protobuf:MESSAGE: a .proto file or a descriptor set (protoc -o) defining MESSAGE (repeatable)")
+	fl.StringArrayVar(&f.protoPath, "proto-path", nil, "with --proto: a directory to find imported .proto files in (repeatable; default: the directory of each --proto)")
 	return f
 }
 
@@ -57,7 +64,8 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{Open: openFile}})
+	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{
+		Manifest: f.manifest, Proto: f.proto, ProtoPath: f.protoPath, Open: openFile, OpenRecords: openRecords}})
 	if errors.Is(err, decoders.ErrUsage) {
 		return nil, usagef("%s", err)
 	}
@@ -66,6 +74,14 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 
 // openFile opens a file named on the command line.
 func openFile(path string) (io.ReadCloser, error) { return os.Open(path) }
+
+// openRecords opens a record file named on the command line.
+func openRecords(path string) (decode.RecordsCloser, error) {
+	if s3obj.IsURL(path) {
+		return nil, fmt.Errorf("%s: give a local file", path)
+	}
+	return index.Open(context.Background(), path, index.Options{CacheDir: "-"})
+}
 
 // decodeEnv describes the source at path (a file or an s3:// URL) to its
 // decoder.

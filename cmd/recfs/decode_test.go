@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // testBatch builds a WriteBatch of puts (even i) and deletes (odd i).
@@ -37,11 +39,11 @@ func testBatch(seq uint64, keys ...string) string {
 func TestCatDecode(t *testing.T) {
 	path := writeTestLog(t, []string{testBatch(1, "a", "b"), testBatch(3, "user00042"), "junk"})
 	want := []string{
-		"batch seq 1 count 2\nput a v\\x20a\ndelete b\n",
-		"batch seq 3 count 1\nput user00042 v\\x20user00042\n",
+		"batch seq 1 count 2\nput a v a\ndelete b\n",
+		"batch seq 3 count 1\nput user00042 v user00042\n",
 	}
 	r := recfs(t, "cat", "--decode", "batch", path)
-	if r.code != 1 || !strings.HasPrefix(r.stdout, want[0]+want[1]) || !strings.Contains(r.stderr, "record 2") {
+	if r.code != 1 || r.stdout != want[0]+want[1] || !strings.Contains(r.stderr, "decode batch: record 2 at byte 0: short batch header") {
 		t.Errorf("cat --decode batch: exit %d\n%s\nstderr %s\nwant exit 1 after:\n%s", r.code, r.stdout, r.stderr, want[0]+want[1])
 	}
 	good := writeTestLog(t, []string{testBatch(1, "a", "b"), testBatch(3, "user00042")})
@@ -62,7 +64,11 @@ func TestCatDecode(t *testing.T) {
 		t.Errorf("batch-rocksdb: exit %d, %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if got, want := mustRun(t, "cat", "--decode", "batch", "--number", path, "0-1"),
-		"000000\tbatch seq 1 count 2\n000000\tput a v\\x20a\n000000\tdelete b\n000001\tbatch seq 3 count 1\n000001\tput user00042 v\\x20user00042\n"; got != want {
+		"000000\tseq=1\tbatch seq 1 count 2\n000000\tseq=1\tput a v a\n000000\tseq=2\tdelete b\n000001\tseq=3\tbatch seq 3 count 1\n000001\tseq=3\tput user00042 v user00042\n"; got != want {
+		t.Errorf("cat --decode --number:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := mustRun(t, "cat", "--decode", "batch", "--json", path, "1"),
+		`{"n":1,"seq":3,"op":"batch","count":1}`+"\n"+`{"n":1,"seq":3,"op":"put","key":"user00042","value":"v user00042"}`+"\n"; got != want {
 		t.Errorf("cat --decode --number:\n%s\nwant:\n%s", got, want)
 	}
 	// A WAL under a name that says nothing: auto goes by content.
@@ -130,5 +136,57 @@ func BenchmarkCatDecode(b *testing.B) {
 		if code := run(b.Context(), []string{"cat", "--decode", "batch", path}, &out, &errb); code != 0 {
 			b.Fatal(errb.String())
 		}
+	}
+}
+
+// uv is a varint; str a length-prefixed string.
+func uv(v uint64) string     { return string(binary.AppendUvarint(nil, v)) }
+func str(s string) string    { return uv(uint64(len(s))) + s }
+func ikey(k string) string   { return str(k + "\x01\x01\x00\x00\x00\x00\x00\x00") }
+func putCF(cf uint64) string { return "\x05" + uv(cf) + str("k") + str("v w") }
+
+// TestCatDecodeColumnFamilies: a WAL's column families show by the name
+// the MANIFEST beside it gives (CURRENT names it), or the one --manifest
+// gives; cat --decode manifest ends with the live state.
+func TestCatDecodeColumnFamilies(t *testing.T) {
+	dir := t.TempDir()
+	wal := writeTestLog(t, []string{testBatch(7)[:8] + "\x02\x00\x00\x00" + putCF(1) + putCF(9)})
+	edits := []string{
+		"\x01" + str("leveldb.BytewiseComparator") + "\x02\x05\x03\x09",
+		"\xc9\x01" + str("user data") + "\xc8\x01\x01",              // add-column-family, column-family 1
+		"\x07\x00\x08\x64" + ikey("a") + ikey("m") + "\xc8\x01\x01", // add-file L0 8 to family 1
+	}
+	manifest := filepath.Join(filepath.Dir(wal), "MANIFEST-000003")
+	recfile.WriteLog(t, manifest, [][]byte{[]byte(edits[0]), []byte(edits[1]), []byte(edits[2])})
+	if err := os.WriteFile(filepath.Join(filepath.Dir(wal), "CURRENT"), []byte("MANIFEST-000003\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "batch seq 7 count 2\nput-cf user\\x20data k v w\nput-cf 9 k v w\n"
+	if got := mustRun(t, "cat", "--decode", "batch", wal); got != want {
+		t.Errorf("beside:\n%s\nwant:\n%s", got, want)
+	}
+	lone := filepath.Join(dir, "000042.log")
+	if err := os.Rename(wal, lone); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, "cat", "--decode", "batch", lone); got != strings.ReplaceAll(want, "user\\x20data", "1") {
+		t.Errorf("alone:\n%s", got)
+	}
+	if got := mustRun(t, "cat", "--decode", "batch", "--manifest", manifest, lone); got != want {
+		t.Errorf("--manifest:\n%s\nwant:\n%s", got, want)
+	}
+	if r := recfs(t, "cat", "--decode", "batch", "--manifest", filepath.Join(dir, "none"), lone); r.code == 0 {
+		t.Errorf("--manifest of a missing file: exit 0")
+	}
+	got := mustRun(t, "cat", "--decode", "manifest", manifest)
+	for _, l := range []string{"add-column-family user data\n", "add-file L0 000008 size=100 smallest=a#1,SET largest=m#1,SET\n",
+		"live edits=3\n", "live next-file=000009\n", "live column-family=1 name=user data\n",
+		"live cf=user\\x20data L0 000008 size=100 smallest=a#1,SET largest=m#1,SET\n"} {
+		if !strings.Contains(got, l) {
+			t.Errorf("cat --decode manifest lacks %q:\n%s", l, got)
+		}
+	}
+	if got := mustRun(t, "cat", "--decode", "manifest", manifest, "0"); strings.Contains(got, "live") {
+		t.Errorf("a selection ends with the live state:\n%s", got)
 	}
 }

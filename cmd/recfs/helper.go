@@ -60,6 +60,9 @@ var helperOptions = map[string]helperFlagOption{
 	"s3_region":           {"--s3-region", true},
 	"s3_cache":            {"--s3-cache", true},
 	"decode":              {"--decode", true},
+	"manifest":            {"--manifest", true},
+	"proto":               {"--proto", true},
+	"proto_path":          {"--proto-path", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},

@@ -104,12 +104,12 @@ func TestAutoAmbiguous(t *testing.T) {
 
 // TestModes: modes and their arguments are checked as usage errors.
 func TestModes(t *testing.T) {
-	for _, ok := range []string{"", "auto", "batch", "batch-rocksdb", "batch-pebble", "manifest"} {
+	for _, ok := range []string{"", "auto", "batch", "batch-rocksdb", "batch-pebble", "manifest", "example", "protobuf", "protobuf:pkg.Msg"} {
 		if err := Check(ok); err != nil {
 			t.Errorf("Check(%q): %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"wal", "batch:x", "auto:x", "BATCH"} {
+	for _, bad := range []string{"wal", "batch:x", "auto:x", "BATCH", "example:x"} {
 		if err := Check(bad); !errors.Is(err, ErrUsage) {
 			t.Errorf("Check(%q): %v, want ErrUsage", bad, err)
 		}

@@ -8,23 +8,33 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/syndtr/goleveldb/leveldb"
 )
 
-// escapeField escapes as recfs --decode documents it: bytes 0x21-0x7e as
-// themselves except the backslash (\\), every other byte as \xNN.
-func escapeField(b []byte) string {
+// escapeField escapes as recfs --decode documents it, grep first:
+// printable UTF-8 as itself (a space only in the last field of a line),
+// the backslash as \\, every other byte as \xNN.
+func escapeField(b []byte, last bool) string {
 	var s strings.Builder
-	for _, c := range b {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
 		switch {
-		case c == '\\':
+		case r == '\\':
 			s.WriteString(`\\`)
-		case c > ' ' && c < 0x7f:
-			s.WriteByte(c)
+		case r == ' ' && last || r != ' ' && r != utf8.RuneError && unicode.IsPrint(r):
+			s.Write(b[:n])
 		default:
-			fmt.Fprintf(&s, `\x%02x`, c)
+			if r == utf8.RuneError {
+				n = 1
+			}
+			for _, c := range b[:n] {
+				fmt.Fprintf(&s, `\x%02x`, c)
+			}
 		}
+		b = b[n:]
 	}
 	return s.String()
 }
@@ -52,14 +62,18 @@ func writeGoleveldbDB(t *testing.T, batches int) (string, []string) {
 			if rng.Intn(5) == 0 {
 				k = append(k, 0, ' ', 0xfe, '\\')
 			}
-			if rng.Intn(4) == 0 {
+			hello := b == batches/2 && i == 0 // the one batch that says hello world
+			if rng.Intn(4) == 0 && !hello {
 				batch.Delete(k)
-				text += "delete " + escapeField(k) + "\n"
+				text += "delete " + escapeField(k, true) + "\n"
 				continue
 			}
 			v := []byte(fmt.Sprintf("value of batch %d\n\t%d", b, i))
+			if hello {
+				v = []byte("hello world")
+			}
 			batch.Put(k, v)
-			text += "put " + escapeField(k) + " " + escapeField(v) + "\n"
+			text += "put " + escapeField(k, false) + " " + escapeField(v, true) + "\n"
 		}
 		if err := db.Write(&batch, nil); err != nil {
 			t.Fatal(err)
@@ -143,6 +157,11 @@ func TestDecodeMount(t *testing.T) {
 				if !holders[f] {
 					t.Fatalf("grep found %q in %s, which does not hold it", needle, f)
 				}
+			}
+			// A value with a space greps as it was written.
+			hello := names[len(want)/2]
+			if r := runCmd(t, "grep", "-rl", "hello world", mnt); r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(mnt, hello) {
+				t.Fatalf("grep -rl 'hello world': %q (exit %d, %s), want %s", r.stdout, r.code, r.stderr, hello)
 			}
 
 			// The directory, decoded by name.

@@ -56,12 +56,15 @@ func parseBatchText(t *testing.T, text []byte) decodedBatch {
 		t.Fatalf("header %q: %v", lines[0], err)
 	}
 	for _, l := range lines[1:] {
-		if strings.HasPrefix(l, "error: ") || strings.HasPrefix(l, "unknown-tag ") {
-			t.Fatalf("batch did not decode: %s", text)
+		name, rest, _ := strings.Cut(l, " ")
+		var parts []string
+		if n, ok := opArity[name]; !ok {
+			parts = strings.Split(rest, " ") // no field of these holds a space
+		} else if n > 0 {
+			parts = strings.SplitN(rest, " ", n) // the last field may
 		}
-		parts := strings.Split(l, " ")
-		o := dop{name: parts[0]}
-		for _, p := range parts[1:] {
+		o := dop{name: name}
+		for _, p := range parts {
 			f, err := dbdecode.Unescape(p)
 			if err != nil {
 				t.Fatalf("field %q of %q: %v", p, l, err)
@@ -72,6 +75,14 @@ func parseBatchText(t *testing.T, text []byte) decodedBatch {
 	}
 	return b
 }
+
+// opArity is the number of fields of the operations whose number is
+// fixed: their last field keeps its spaces. range-key-set and -unset
+// take any number, and then none does.
+var opArity = map[string]int{"put": 2, "delete": 1, "merge": 2, "log-data": 1, "single-delete": 1, "range-delete": 2,
+	"range-key-delete": 2, "ingest-sst": 1, "delete-sized": 2, "excise": 2, "put-cf": 3, "delete-cf": 2, "merge-cf": 3,
+	"single-delete-cf": 2, "range-delete-cf": 3, "blob-index": 2, "blob-index-cf": 3, "put-entity": 2, "put-entity-cf": 3,
+	"begin-prepare": 0, "end-prepare": 1, "commit": 1, "rollback": 1, "noop": 0, "begin-persisted-prepare": 0, "begin-unprepare": 0}
 
 // pebbleKindOp names pebble's batch kinds as dbdecode does.
 var pebbleKindOp = map[int]string{0: "delete", 1: "put", 2: "merge", 3: "log-data", 7: "single-delete", 15: "range-delete",
@@ -549,8 +560,8 @@ func TestDecodePebbleManifest(t *testing.T) {
 	for l, tables := range levels {
 		for _, ti := range tables {
 			want[uint64(ti.FileNum)] = liveFile{level: uint64(l), num: uint64(ti.FileNum), size: ti.Size,
-				smallest: fmt.Sprintf("%x#%d,%d", ti.Smallest.UserKey, ti.Smallest.SeqNum(), ti.Smallest.Kind()),
-				largest:  fmt.Sprintf("%x#%d,%d", ti.Largest.UserKey, ti.Largest.SeqNum(), ti.Largest.Kind())}
+				smallest: fmt.Sprintf("%x#%d,%s", ti.Smallest.UserKey, ti.Smallest.SeqNum(), ti.Smallest.Kind()),
+				largest:  fmt.Sprintf("%x#%d,%s", ti.Largest.UserKey, ti.Largest.SeqNum(), ti.Largest.Kind())}
 		}
 	}
 	if err := db.Close(); err != nil {
