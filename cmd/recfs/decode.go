@@ -93,6 +93,20 @@ func decodeEnv(path string, src fs.Source) decode.Env {
 	return env
 }
 
+// choice says which decoder the flags choose for the source at path, and
+// why; "raw" when none.
+func (f *decodeFlags) choice(src fs.Source, path string) (name, why string, err error) {
+	plan, err := f.plan(decode.Output{})
+	if err != nil {
+		return "", "", err
+	}
+	s, why, err := plan.Open(src, decodeEnv(path, src))
+	if err != nil || s == nil {
+		return "raw", why, err
+	}
+	return s.Name(), s.Why(), nil
+}
+
 // viewSource wraps src, the source at path, in the view plan makes for
 // it; src itself without a plan.
 func viewSource(plan *decoders.Plan, src fs.Source, path string) (fs.Source, error) {

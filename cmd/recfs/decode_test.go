@@ -79,6 +79,16 @@ func TestCatDecode(t *testing.T) {
 	if got := mustRun(t, "cat", "--decode", "auto", renamed, "0"); got != want[0] {
 		t.Errorf("cat --decode auto of wal-backup.bin: %q, want %q", got, want[0])
 	}
+	if got := mustRun(t, "info", "--decode", "auto", renamed); !strings.Contains(got, "decode:   batch (auto: the first 2 records are batch records)\n") {
+		t.Errorf("info --decode auto:\n%s", got)
+	}
+	if got := mustRun(t, "info", "--json", "--decode", "auto", path); !strings.Contains(got, `"decode": "raw",`) ||
+		!strings.Contains(got, `"decode_why": "auto: raw: no decoder fits the first 3 records"`) {
+		t.Errorf("info --json --decode auto of a WAL with junk:\n%s", got)
+	}
+	if got := mustRun(t, "info", "--json", path); strings.Contains(got, `"decode"`) {
+		t.Errorf("info without --decode says decode:\n%s", got)
+	}
 	manifest := filepath.Join(filepath.Dir(path), "MANIFEST-000001")
 	if err := os.Rename(path, manifest); err != nil {
 		t.Fatal(err)

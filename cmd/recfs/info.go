@@ -18,20 +18,22 @@ import (
 // infoJSON is the object `recfs info --json` prints. Its field names are a
 // stable interface: fields may be added, never renamed or removed.
 type infoJSON struct {
-	Path         string       `json:"path"`          // the FILE argument
-	Format       string       `json:"format"`        // leveldb, recordio, recordio-legacy or tfrecord
-	Flavor       string       `json:"flavor"`        // finer description, e.g. "pebble WAL (recyclable)"
-	Size         int64        `json:"size"`          // bytes of the file covered by the index
-	Records      int64        `json:"records"`       // number of records (items)
-	PayloadBytes int64        `json:"payload_bytes"` // sum of the record lengths
-	Header       []headerJSON `json:"header"`        // recordio header entries in file order; [] if none
-	HasTrailer   bool         `json:"has_trailer"`   // a grailbio trailer is present
-	TrailerBytes int64        `json:"trailer_bytes"` // its length; 0 when there is none
-	Damage       []damageJSON `json:"damage"`        // skipped byte ranges in offset order; [] if none
-	IndexSource  string       `json:"index_source"`  // "built" (scanned now) or "cached" (loaded)
-	IndexSeconds float64      `json:"index_seconds"` // time spent building or loading the index
-	CacheFile    string       `json:"cache_file"`    // the saved index used or written; "" if none
-	Version      string       `json:"version"`       // the recfs build that answered (recfs --version)
+	Path         string       `json:"path"`                 // the FILE argument
+	Format       string       `json:"format"`               // leveldb, recordio, recordio-legacy or tfrecord
+	Flavor       string       `json:"flavor"`               // finer description, e.g. "pebble WAL (recyclable)"
+	Size         int64        `json:"size"`                 // bytes of the file covered by the index
+	Records      int64        `json:"records"`              // number of records (items)
+	PayloadBytes int64        `json:"payload_bytes"`        // sum of the record lengths
+	Header       []headerJSON `json:"header"`               // recordio header entries in file order; [] if none
+	HasTrailer   bool         `json:"has_trailer"`          // a grailbio trailer is present
+	TrailerBytes int64        `json:"trailer_bytes"`        // its length; 0 when there is none
+	Damage       []damageJSON `json:"damage"`               // skipped byte ranges in offset order; [] if none
+	IndexSource  string       `json:"index_source"`         // "built" (scanned now) or "cached" (loaded)
+	IndexSeconds float64      `json:"index_seconds"`        // time spent building or loading the index
+	CacheFile    string       `json:"cache_file"`           // the saved index used or written; "" if none
+	Version      string       `json:"version"`              // the recfs build that answered (recfs --version)
+	Decode       string       `json:"decode,omitempty"`     // with --decode: the decoder chosen, or "raw"
+	DecodeWhy    string       `json:"decode_why,omitempty"` // with --decode: how it was chosen (auto's reason)
 }
 
 // headerJSON is one recordio header entry. Type is bool, int, uint or
@@ -190,6 +192,9 @@ func writeInfoText(w io.Writer, in infoJSON) error {
 	if in.CacheFile != "" {
 		row("cache", "%s", strconv.Quote(in.CacheFile))
 	}
+	if in.Decode != "" {
+		row("decode", "%s (%s)", in.Decode, in.DecodeWhy)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -216,7 +221,11 @@ index was built now or loaded from the cache.
 With --json it prints one object with the fields path, format, flavor, size,
 records, payload_bytes, header ([{key, type, value}]), has_trailer,
 trailer_bytes, damage ([{offset, length, reason, kind}]), index_source and
-index_seconds. Field names are stable.`,
+index_seconds. Field names are stable.
+
+With --decode (auto, or a decoder's name) it also says which decoder cat
+and mount would show the records with, and why: auto's choice by the
+first records, or why it leaves them raw ("decode", "decode_why").`,
 		Example: `  recfs info events.log
   recfs info --json data.rio | jq .records
   recfs info --format leveldb --strict 000123.log`,
@@ -224,9 +233,13 @@ index_seconds. Field names are stable.`,
 	}
 	src := addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	dec := addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
+			return err
+		}
+		if err := dec.check(); err != nil {
 			return err
 		}
 		t, err := openTable(cmd, args[0], o)
@@ -235,6 +248,11 @@ index_seconds. Field names are stable.`,
 		}
 		defer t.Close()
 		in := tableInfo(args[0], t)
+		if dec.decoding() {
+			if in.Decode, in.DecodeWhy, err = dec.choice(t, args[0]); err != nil {
+				return err
+			}
+		}
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), in)
 		}

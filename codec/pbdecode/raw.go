@@ -10,10 +10,14 @@ import (
 	"github.com/recfs/recfs/codec/decode"
 )
 
-// RawBudget is how deep the schemaless decoder guesses nested messages,
-// as protoc --decode_raw does (its unknown-field recursion limit): a
-// length-delimited field deeper than that shows as a string.
-const RawBudget = 10
+// Depths of the schemaless decoder, protoc --decode_raw's: RawBudget
+// length-delimited fields nest as messages (deeper ones show as strings),
+// and groups nest up to groupLimit levels in a record, and up to the
+// budget left inside a length-delimited field taken for a message.
+const (
+	RawBudget  = 10
+	groupLimit = 100
+)
 
 // rawField is one field of a message read without its schema.
 type rawField struct {
@@ -46,7 +50,7 @@ func eachRaw(b []byte, budget int, fn func(f *rawField)) (at int, ok bool) {
 // parseRawField reads one field; n < 0 when it is malformed (an end-group
 // tag outside its group is).
 func parseRawField(b []byte, budget int) (rawField, int) {
-	num, typ, n := protowire.ConsumeTag(b)
+	num, typ, n := consumeTag(b)
 	if n < 0 {
 		return rawField{}, -1
 	}
@@ -54,7 +58,7 @@ func parseRawField(b []byte, budget int) (rawField, int) {
 	var m int
 	switch typ {
 	case protowire.VarintType:
-		f.v, m = protowire.ConsumeVarint(b[n:])
+		f.v, m = consumeVarint(b[n:])
 	case protowire.Fixed32Type:
 		var v uint32
 		v, m = protowire.ConsumeFixed32(b[n:])
@@ -62,7 +66,14 @@ func parseRawField(b []byte, budget int) (rawField, int) {
 	case protowire.Fixed64Type:
 		f.v, m = protowire.ConsumeFixed64(b[n:])
 	case protowire.BytesType:
-		f.b, m = protowire.ConsumeBytes(b[n:])
+		var size uint64
+		size, m = consumeVarint(b[n:])
+		if m >= 0 && size <= uint64(len(b)-n-m) {
+			f.b = b[n+m : n+m+int(size)]
+			m += int(size)
+		} else {
+			m = -1
+		}
 	case protowire.StartGroupType:
 		if budget <= 0 {
 			return f, -1
@@ -77,11 +88,35 @@ func parseRawField(b []byte, budget int) (rawField, int) {
 	return f, n + m
 }
 
+// consumeVarint reads a varint as protoc does: at most ten bytes, the
+// bits past 64 dropped.
+func consumeVarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, -1
+}
+
+// consumeTag reads a tag as protoc does: a varint of at most ten bytes
+// cut to 32 bits, whose field number must not be 0.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	v, n := consumeVarint(b)
+	tag := uint32(v)
+	if n < 0 || tag>>3 == 0 {
+		return 0, 0, -1
+	}
+	return protowire.Number(tag >> 3), protowire.Type(tag & 7), n
+}
+
 // parseGroup reads the group f, whose start tag ends at b[n], up to its
 // end tag; f.b holds the fields between.
 func parseGroup(f rawField, b []byte, n, budget int) (rawField, int) {
 	for off := n; off < len(b); {
-		num, typ, k := protowire.ConsumeTag(b[off:])
+		num, typ, k := consumeTag(b[off:])
 		if k < 0 {
 			return f, -1
 		}
@@ -118,7 +153,7 @@ func isMessage(b []byte, budget int) bool {
 // fields up to the fault, then an error line with the rest of its bytes,
 // and is a misfit.
 func writeRaw(w *decode.Writer, rec []byte) error {
-	at, ok := eachRaw(rec, RawBudget, nil)
+	at, ok := eachRaw(rec, groupLimit, nil)
 	fields := rec[:at]
 	if w.JSON() {
 		w.Begin()
@@ -150,9 +185,10 @@ func writeRaw(w *decode.Writer, rec []byte) error {
 }
 
 // writeRawText writes the fields of msg (well formed) as protoc
-// --decode_raw does, at indent depth.
+// --decode_raw does, at indent depth, with budget levels of
+// length-delimited fields left to take for messages.
 func writeRawText(w *decode.Writer, msg []byte, depth, budget int) {
-	eachRaw(msg, budget, func(f *rawField) {
+	eachRaw(msg, groupLimit, func(f *rawField) {
 		w.Begin()
 		for range depth {
 			w.B = append(w.B, "  "...)
@@ -203,7 +239,7 @@ func writeRawText(w *decode.Writer, msg []byte, depth, budget int) {
 func appendRawJSON(dst []byte, msg []byte, budget int) []byte {
 	dst = append(dst, '[')
 	first := true
-	eachRaw(msg, budget, func(f *rawField) {
+	eachRaw(msg, groupLimit, func(f *rawField) {
 		if !first {
 			dst = append(dst, ',')
 		}

@@ -7,6 +7,7 @@ package interop
 // SSTables, ldb dump_wal) see them.
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -30,6 +31,9 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 
 	"github.com/recfs/recfs/codec/dbdecode"
+	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/decoders"
+	"github.com/recfs/recfs/index"
 )
 
 // dop is one decoded operation: its name and its fields, unescaped.
@@ -441,6 +445,72 @@ func replayManifest(t *testing.T, recs [][]byte, withKeys bool) (map[uint64]live
 	return live, comparator
 }
 
+// liveFiles learns recs with dbdecode's Manifest decoder and parses the
+// tables of its live-state summary ("live [cf=NAME] L1 000007 size=...
+// smallest=... largest=..."), by column family; it also returns the
+// summary's numbers (next-file, last-seq, ...).
+func liveFiles(t *testing.T, recs [][]byte, withKeys bool) (map[string]map[uint64]liveFile, map[string]string) {
+	t.Helper()
+	m := dbdecode.NewManifest(0)
+	for i, r := range recs {
+		if err := m.Learn(&decode.Record{N: int64(i), Payload: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := decode.NewWriter(nil, decode.Output{}, -1)
+	if err := m.Summary(w); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]map[uint64]liveFile{}
+	nums := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSuffix(string(w.B), "\n"), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "live" {
+			t.Fatalf("summary line %q", l)
+		}
+		f = f[1:]
+		cf := "default"
+		if v, ok := strings.CutPrefix(f[0], "cf="); ok {
+			name, err := dbdecode.Unescape(v)
+			if err != nil {
+				t.Fatalf("summary line %q: %v", l, err)
+			}
+			cf, f = string(name), f[1:]
+		}
+		if len(f) == 1 {
+			if k, v, ok := strings.Cut(f[0], "="); ok {
+				nums[k] = v
+			}
+			continue
+		}
+		if len(f) < 3 || !strings.HasPrefix(f[0], "L") || strings.Contains(f[1], "=") {
+			continue // a level's totals, a column family's name
+		}
+		var lf liveFile
+		fmt.Sscanf(f[0], "L%d", &lf.level)
+		lf.num, _ = strconv.ParseUint(f[1], 10, 64)
+		for _, kv := range f[2:] {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "size":
+				lf.size, _ = strconv.ParseUint(v, 10, 64)
+			case "smallest":
+				lf.smallest = ikeyHex(t, v)
+			case "largest":
+				lf.largest = ikeyHex(t, v)
+			}
+		}
+		if !withKeys {
+			lf.smallest, lf.largest = "", ""
+		}
+		if files[cf] == nil {
+			files[cf] = map[uint64]liveFile{}
+		}
+		files[cf][lf.num] = lf
+	}
+	return files, nums
+}
+
 // ikeyHex turns dbdecode's USERKEY#SEQ,KIND into hex(userkey)#SEQ,KIND.
 func ikeyHex(t *testing.T, s string) string {
 	i := strings.LastIndexByte(s, '#')
@@ -539,6 +609,9 @@ func TestDecodeGoLevelDBManifest(t *testing.T) {
 	if fmt.Sprint(sortedFiles(live)) != fmt.Sprint(sortedFiles(want)) {
 		t.Fatalf("MANIFEST replayed:\n%v\ngoleveldb's tables:\n%v", sortedFiles(live), sortedFiles(want))
 	}
+	if summary, _ := liveFiles(t, readJournal(t, path), false); fmt.Sprint(sortedFiles(summary["default"])) != fmt.Sprint(sortedFiles(want)) {
+		t.Fatalf("live state:\n%v\ngoleveldb's tables:\n%v", sortedFiles(summary["default"]), sortedFiles(want))
+	}
 	t.Logf("%d live tables agree with goleveldb's", len(want))
 }
 
@@ -578,12 +651,16 @@ func TestDecodePebbleManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, cmp := replayManifest(t, readPebbleLog(t, path, num), true)
+	recs := readPebbleLog(t, path, num)
+	live, cmp := replayManifest(t, recs, true)
 	if cmp != "leveldb.BytewiseComparator" {
 		t.Errorf("comparator %q", cmp)
 	}
 	if fmt.Sprint(sortedFiles(live)) != fmt.Sprint(sortedFiles(want)) {
 		t.Fatalf("MANIFEST replayed:\n%v\npebble's tables:\n%v", sortedFiles(live), sortedFiles(want))
+	}
+	if summary, _ := liveFiles(t, recs, true); fmt.Sprint(sortedFiles(summary["default"])) != fmt.Sprint(sortedFiles(want)) {
+		t.Fatalf("live state:\n%v\npebble's tables:\n%v", sortedFiles(summary["default"]), sortedFiles(want))
 	}
 	t.Logf("%d live tables agree with pebble's", len(want))
 }
@@ -764,5 +841,173 @@ func TestDecodeRocksDBManifest(t *testing.T) {
 	if strconv.FormatUint(n+1, 10) != wantNext || seq != wantSeq {
 		t.Fatalf("next file %s, last seq %s; ldb says %s (one past) and %s", next, seq, wantNext, wantSeq)
 	}
+	summary, nums := liveFiles(t, recs, false)
+	if fmt.Sprint(sortedFiles(summary["default"])) != fmt.Sprint(sortedFiles(want)) || nums["next-file"] != next || nums["last-seq"] != seq {
+		t.Fatalf("live state: %v, next file %s, last seq %s\nldb manifest_dump: %v, %s, %s", sortedFiles(summary["default"]), nums["next-file"], nums["last-seq"],
+			sortedFiles(want), wantNext, wantSeq)
+	}
 	t.Logf("%d live tables agree with ldb manifest_dump", len(want))
+}
+
+// osDir is the directory beside a WAL, for a decoder: what cmd/recfs
+// gives it.
+type osDir string
+
+func (d osDir) Names() ([]string, error) {
+	ents, err := os.ReadDir(string(d))
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out, err
+}
+
+func (d osDir) ReadFile(name string, max int64) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), name))
+}
+
+func (d osDir) OpenRecords(name string) (decode.RecordsCloser, error) {
+	return index.Open(context.Background(), filepath.Join(string(d), name), index.Options{CacheDir: "-"})
+}
+
+// ldbCFHeader starts a column family's section of ldb manifest_dump.
+var ldbCFHeader = regexp.MustCompile(`^-+ Column family "(.*)"  \(ID (\d+)\) -+$`)
+
+// TestDecodeRocksDBColumnFamilies: a RocksDB database with column families
+// (one named with a space), written with ldb. Its WALs decode with the
+// families' names, which the MANIFEST beside them gives, as ldb dump_wal
+// numbers them and ldb manifest_dump names those numbers; the MANIFEST's
+// live state lists, per family, the tables ldb manifest_dump lists.
+func TestDecodeRocksDBColumnFamilies(t *testing.T) {
+	ldb, err := exec.LookPath("ldb")
+	if err != nil {
+		t.Skip("ldb (Debian's rocksdb-tools) is not installed")
+	}
+	dir, walDir := t.TempDir(), t.TempDir()
+	run := func(args ...string) {
+		if out, err := exec.Command(ldb, append([]string{"--db=" + dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ldb %q: %v\n%s", args, err, out)
+		}
+	}
+	run("put", "--create_if_missing", "a", "1")
+	run("create_column_family", "user data")
+	run("create_column_family", "meta")
+	var wals []string
+	for i, args := range [][]string{
+		{"--column_family=user data", "batchput", "k1", "v 1", "k2", "v2"},
+		{"--column_family=meta", "put", "m1", "x y"},
+		{"--column_family=user data", "delete", "k1"},
+	} {
+		run(args...)
+		for _, p := range globOne(t, dir, "*.log") {
+			dst := filepath.Join(walDir, fmt.Sprintf("%06d.log", 100+i))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wals = append(wals, dst)
+		}
+	}
+	manifest, _ := currentManifest(t, dir)
+	out, err := exec.Command(ldb, "manifest_dump", "--path="+manifest).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ldb manifest_dump: %v\n%s", err, out)
+	}
+	names := map[string]string{}             // id -> name
+	want := map[string]map[uint64]liveFile{} // name -> tables
+	cf, level := "", uint64(0)
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := ldbCFHeader.FindStringSubmatch(l); m != nil {
+			cf, names[m[2]] = m[1], m[1]
+			want[cf] = map[uint64]liveFile{}
+			continue
+		}
+		if _, err := fmt.Sscanf(l, "--- level %d ---", &level); err == nil {
+			continue
+		}
+		if m := ldbTableLine.FindStringSubmatch(l); m != nil && cf != "" {
+			num, _ := strconv.ParseUint(m[1], 10, 64)
+			size, _ := strconv.ParseUint(m[2], 10, 64)
+			want[cf][num] = liveFile{level: level, num: num, size: size}
+		}
+	}
+	if len(names) != 3 {
+		t.Fatalf("ldb manifest_dump names %v", names)
+	}
+	// The WALs beside their database's MANIFEST (CURRENT names it).
+	for _, f := range []string{"CURRENT", filepath.Base(manifest)} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(walDir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := decoders.Prepare(decoders.Spec{Mode: "batch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, w := range wals {
+		dump, err := exec.Command(ldb, "dump_wal", "--walfile="+w, "--print_value").CombinedOutput()
+		if err != nil {
+			t.Fatalf("ldb dump_wal %s: %v\n%s", w, err, dump)
+		}
+		var ref []string
+		for _, m := range ldbOp.FindAllStringSubmatch(string(dump), -1) {
+			fields := []string{names[m[2]]}
+			for _, h := range m[3:] {
+				if h != "" {
+					b, _ := hex.DecodeString(strings.TrimPrefix(h, "0x"))
+					fields = append(fields, fmt.Sprintf("%q", b))
+				}
+			}
+			ref = append(ref, ldbNames[m[1]]+"-cf "+strings.Join(fields, " "))
+		}
+		tab, err := index.Open(context.Background(), w, index.Options{CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := plan.Open(tab, decode.Env{Path: w, Dir: osDir(walDir)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for n := int64(0); n < tab.Len(); n++ {
+			text, err := s.Render(nil, tab, 0, n)
+			if err != nil {
+				t.Fatalf("%s record %d: %v", w, n, err)
+			}
+			for _, o := range parseBatchText(t, text).ops {
+				var fields []string
+				for i, f := range o.fields {
+					if i == 0 {
+						fields = append(fields, string(f)) // the family's name
+						continue
+					}
+					fields = append(fields, fmt.Sprintf("%q", f))
+				}
+				got = append(got, o.name+" "+strings.Join(fields, " "))
+			}
+		}
+		tab.Close()
+		if strings.Join(got, "\n") != strings.Join(ref, "\n") || len(got) == 0 {
+			t.Fatalf("%s: decoded\n%s\nldb dump_wal, with manifest_dump's names\n%s", w, strings.Join(got, "\n"), strings.Join(ref, "\n"))
+		}
+		if !strings.Contains(s.Why(), "column families named by "+filepath.Base(manifest)) {
+			t.Errorf("the session says %q", s.Why())
+		}
+		checked += len(got)
+	}
+	live, _ := liveFiles(t, readJournal(t, manifest), false)
+	for name, files := range want {
+		if fmt.Sprint(sortedFiles(live[name])) != fmt.Sprint(sortedFiles(files)) {
+			t.Fatalf("column family %q: live state\n%v\nldb manifest_dump\n%v", name, sortedFiles(live[name]), sortedFiles(files))
+		}
+	}
+	t.Logf("%d operations on 3 column families agree with ldb", checked)
 }

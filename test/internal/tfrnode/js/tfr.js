@@ -1,6 +1,7 @@
 // Drives @roboflow/tfrecords for recfs's tests (test/internal/tfrnode).
 //   node tfr.js build OUT PAYLOADS.json   write the base64 payloads as a TFRecord file with TFRecordsBuilder.buildTFRecords
 //   node tfr.js examples N OUT.json       make N serialized Example messages with TFRecordsBuilder: {payloads, k, blob, n}
+//   node tfr.js labelled N OUT.json       make N Examples of several value lists: {payloads, features: [{NAME: values}]}
 //   node tfr.js read FILE                 read FILE with TFRecordsReader and print {count, k, blob, n} as JSON
 //   node tfr.js scan FILE                 walk FILE's framing with the package's crc32c/maskCrc/readInt64 helpers; print {count, bytes}
 "use strict";
@@ -37,6 +38,30 @@ switch (mode) {
       res.k.push("record-" + i);
       res.blob.push(blob.toString("base64"));
       res.n.push(i * 7);
+    }
+    fs.writeFileSync(a2, JSON.stringify(res));
+    break;
+  }
+  case "labelled": {
+    // Every feature type, lists of several values, UTF-8 text; bytes as base64.
+    const names = ["horse", "zebra", "café au lait", "tab\there", "ütf-8 ✓"];
+    const res = { payloads: [], features: [] };
+    for (let i = 0; i < Number(a1); i++) {
+      const f = {
+        label: [i % 10],
+        name: [names[i % names.length]],
+        weights: [i / 4, -1.5, 1e-3 * i],
+        ids: [i, -i * 1000003, 4096],
+        blob: [Buffer.from([i & 255, 0, 255, 10]).toString("base64")],
+      };
+      const b = new TFRecordsBuilder();
+      b.addArrayFeature("label", FeatureType.Int64, f.label);
+      b.addArrayFeature("name", FeatureType.String, f.name);
+      b.addArrayFeature("weights", FeatureType.Float, f.weights);
+      b.addArrayFeature("ids", FeatureType.Int64, f.ids);
+      b.addArrayFeature("blob", FeatureType.Binary, f.blob.map((s) => Buffer.from(s, "base64")));
+      res.payloads.push(b.build().toString("base64"));
+      res.features.push(f);
     }
     fs.writeFileSync(a2, JSON.stringify(res));
     break;
