@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/codec/decoders"
 )
 
 // testBatch builds a WriteBatch of puts (even i) and deletes (odd i).
@@ -198,5 +199,18 @@ func TestCatDecodeColumnFamilies(t *testing.T) {
 	}
 	if got := mustRun(t, "cat", "--decode", "manifest", manifest, "0"); strings.Contains(got, "live") {
 		t.Errorf("a selection ends with the live state:\n%s", got)
+	}
+}
+
+// TestHelpListsDecoders: recfs --help, cat --help and mount --help name
+// every decoder of the registry.
+func TestHelpListsDecoders(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"cat", "--help"}, {"mount", "--help"}} {
+		out := mustRun(t, args...)
+		for _, name := range decoders.Names() {
+			if !strings.Contains(out, "  "+name) {
+				t.Errorf("recfs %s does not list %s:\n%s", strings.Join(args, " "), name, out)
+			}
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
 )
@@ -145,8 +146,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 RocksDB/pebble write-ahead logs) and grailbio recordio files (current and
 legacy) — as read-only directories with one file per record, so ls, cat,
 grep -r and cp work on them. The info, ls, cat, verify and index commands
-read a record file directly, without FUSE.
+read a record file directly, without FUSE. cat and mount show records
+decoded as text with --decode NAME:
 
+` + decoders.Help() + `
 Exit status: 0 success, 1 runtime failure (or damage found by verify),
 2 usage error.`,
 		Example: `  recfs info events.log

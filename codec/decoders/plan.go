@@ -78,8 +78,11 @@ func Help() string {
 	var b strings.Builder
 	for _, e := range registry {
 		name := e.Name
-		if e.Arg != "" {
+		switch {
+		case e.Arg != "" && e.Required:
 			name += ":" + e.Arg
+		case e.Arg != "":
+			name += "[:" + e.Arg + "]"
 		}
 		fmt.Fprintf(&b, "  %-18s %s\n", name, e.Help)
 	}

@@ -37,6 +37,7 @@ var sections = []section{
 	{"Compressed TFRecord", gzIDs, runGzip},
 	{"S3", s3IDs, runS3},
 	{"WAL", walIDs, runWAL},
+	{"Decode", decodeIDs, runDecode},
 }
 
 // add records a row, unless -only excludes it.
