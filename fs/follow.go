@@ -21,7 +21,8 @@ var _ Follower = (*index.Table)(nil)
 // Change says that records were added to (or, after a rewrite of the
 // source, removed from) a record directory. Adapters use it to invalidate
 // what the kernel cached: the directory's listing and attributes, the names
-// of the new records (negative entries), and the .recfs file.
+// of the new records (negative entries), and the .recfs and .recfs-summary
+// files.
 //
 // When Rewritten is set the source was rewritten, truncated or replaced,
 // not just appended to: every record may have changed (the source's
@@ -31,6 +32,7 @@ var _ Follower = (*index.Table)(nil)
 type Change struct {
 	Dir            Node  // the record directory, as Lookup returns it
 	Info           Node  // its .recfs file
+	Summary        Node  // its .recfs-summary file (which exists only for some decoded views)
 	OldLen, NewLen int64 // record counts before and after
 	Rewritten      bool  // existing records may have changed
 }
@@ -132,7 +134,7 @@ func (t *Tree) followOpened(rd *recDir, src Source) {
 	if t.root.rd == rd {
 		dir = t.root
 	}
-	ch := Change{Dir: dir, Info: Node{Kind: KindInfo, rd: rd}}
+	ch := Change{Dir: dir, Info: Node{Kind: KindInfo, rd: rd}, Summary: Node{Kind: KindSummary, rd: rd}}
 	ver, _ := src.(Versioned)
 	var gen uint64
 	if ver != nil {

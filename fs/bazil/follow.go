@@ -12,7 +12,8 @@ import (
 
 // startFollow makes tree follow its record files and, after every change,
 // invalidates what the kernel cached about the record directory: the
-// entries of the new names, its listing and attributes, and .recfs. Nodes
+// entries of the new names, its listing and attributes, .recfs and
+// .recfs-summary. Nodes
 // are comparable values, so the directory's node is rebuilt from the
 // change; the server answers fuse.ErrNotCached (ignored) for nodes the
 // kernel does not hold.
@@ -28,9 +29,11 @@ func startFollow(srv *bazilfs.Server, fsys *fileSystem, tree *fs.Tree, interval 
 		_ = srv.InvalidateNodeData(dir)
 		_ = srv.InvalidateNodeAttr(dir)
 		time.AfterFunc(fs.RelistDelay, func() { _ = srv.InvalidateNodeData(dir) })
-		info := node{m: fsys.root.m, n: c.Info}
-		_ = srv.InvalidateNodeData(info)
-		_ = srv.InvalidateNodeAttr(info)
+		for _, n := range []fs.Node{c.Info, c.Summary} {
+			f := node{m: fsys.root.m, n: n}
+			_ = srv.InvalidateNodeData(f)
+			_ = srv.InvalidateNodeAttr(f)
+		}
 	})
 }
 

@@ -12,7 +12,8 @@ import (
 
 // startFollow makes tree follow its record files and, after every change,
 // invalidates what the kernel cached about the record directory: the
-// entries of the new names, its listing and attributes, and .recfs. root is
+// entries of the new names, its listing and attributes, .recfs and
+// .recfs-summary. root is
 // the mount's root inode.
 func startFollow(root *fusefs.Inode, m *mount, interval time.Duration) (stop func()) {
 	return m.t.Follow(interval, func(c fs.Change) { invalidate(root, m.records, c) })
@@ -41,8 +42,10 @@ func invalidate(root *fusefs.Inode, r *recordFS, c fs.Change) {
 	}
 	dir.NotifyContent(0, 0)
 	time.AfterFunc(fs.RelistDelay, func() { dir.NotifyContent(0, 0) })
-	if info := dir.GetChild(fs.InfoName); info != nil {
-		info.NotifyContent(0, 0)
+	for _, name := range []string{fs.InfoName, fs.SummaryName} {
+		if f := dir.GetChild(name); f != nil {
+			f.NotifyContent(0, 0)
+		}
 	}
 }
 

@@ -220,6 +220,26 @@ func TestDecodeFollow(t *testing.T) {
 			if r := runCmd(t, "grep", "-rl", "hello world", mnt); strings.TrimSpace(r.stdout) != filepath.Join(mnt, "000002") {
 				t.Fatalf("grep -rl 'hello world': %q", r.stdout)
 			}
+
+			// A followed MANIFEST's summary follows its edits.
+			man := filepath.Join(t.TempDir(), "MANIFEST-000001")
+			recfile.WriteLog(t, man, [][]byte{[]byte("\x02\x03\x03\x05")}) // log-number 3, next-file 5
+			mm := newMountDir(t)
+			startMount(t, man, mm, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "manifest")
+			sum := filepath.Join(mm, ".recfs-summary")
+			if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000005\n") {
+				t.Fatalf("summary: %q %v", b, err)
+			}
+			if err := os.WriteFile(in, []byte("\x03\x09"), 0o644); err != nil { // next-file 9
+				t.Fatal(err)
+			}
+			if r := runRecfs(t, "append", man, in); r.code != 0 {
+				t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+			}
+			waitRecords(t, mm, 2)
+			if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000009\n") || !strings.HasPrefix(string(b), "live edits=2\n") {
+				t.Fatalf("summary after an appended edit: %q %v", b, err)
+			}
 		})
 	}
 }
