@@ -2,6 +2,7 @@ package dbdecode
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -264,6 +265,6 @@ func newest(list []string, prefix string) string {
 	return slices.MaxFunc(cands, func(a, b string) int {
 		x, _ := strconv.ParseUint(a[len(prefix):], 10, 64)
 		y, _ := strconv.ParseUint(b[len(prefix):], 10, 64)
-		return cmpU(x, y)
+		return cmp.Compare(x, y)
 	})
 }

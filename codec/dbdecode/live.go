@@ -2,6 +2,7 @@ package dbdecode
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -298,14 +299,14 @@ func (s *liveState) write(w *decode.Writer) {
 		}
 		slices.SortFunc(files, func(a, b *liveFile) int {
 			if a.level != b.level {
-				return cmpU(a.level, b.level)
+				return cmp.Compare(a.level, b.level)
 			}
 			if a.level > 0 {
 				if c := bytes.Compare(userKey(a.smallest), userKey(b.smallest)); c != 0 {
 					return c
 				}
 			}
-			return cmpU(a.num, b.num)
+			return cmp.Compare(a.num, b.num)
 		})
 		for i := 0; i < len(files); {
 			j, size := i, uint64(0)
@@ -325,16 +326,6 @@ func (s *liveState) write(w *decode.Writer) {
 			i = j
 		}
 	}
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // userKey returns the user key of internal key k.

@@ -486,20 +486,28 @@ func appendPart(dst []byte, p *part, kinds *[256]string, last bool) []byte {
 		dst = append(dst, '-')
 		return appendUint(dst, p.num2)
 	case sRefs:
-		r := reader{b: p.b}
-		n, _ := r.uvarint()
-		for i := uint64(0); i < n; i++ {
-			id, _ := r.uvarint()
-			size, _ := r.uvarint()
+		eachRef(p.b, func(i int, id, size uint64) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = appendUint(dst, id)
 			dst = append(dst, ':')
 			dst = appendUint(dst, size)
-		}
+		})
 	}
 	return dst
+}
+
+// eachRef calls fn with each blob reference of refs (a count, then per
+// reference a blob file id and a value size, checked when read).
+func eachRef(refs []byte, fn func(i int, id, size uint64)) {
+	r := reader{b: refs}
+	n, _ := r.uvarint()
+	for i := uint64(0); i < n; i++ {
+		id, _ := r.uvarint()
+		size, _ := r.uvarint()
+		fn(int(i), id, size)
+	}
 }
 
 // writePartJSON writes a part as a JSON key and value.
@@ -536,11 +544,7 @@ func writePartJSON(w *decode.Writer, p *part, kinds *[256]string) {
 		w.B = append(w.B, '}')
 	case sRefs:
 		w.B = append(w.B, '[')
-		r := reader{b: p.b}
-		n, _ := r.uvarint()
-		for i := uint64(0); i < n; i++ {
-			id, _ := r.uvarint()
-			size, _ := r.uvarint()
+		eachRef(p.b, func(i int, id, size uint64) {
 			if i > 0 {
 				w.B = append(w.B, ',')
 			}
@@ -549,21 +553,14 @@ func writePartJSON(w *decode.Writer, p *part, kinds *[256]string) {
 			w.B = append(w.B, `,"size":`...)
 			w.B = appendUint(w.B, size)
 			w.B = append(w.B, '}')
-		}
+		})
 		w.B = append(w.B, ']')
 	}
 }
 
 // appendFileNum appends a file number as its file is named: at least six
 // digits, zero-padded.
-func appendFileNum(dst []byte, v uint64) []byte {
-	var tmp [20]byte
-	d := strconv.AppendUint(tmp[:0], v, 10)
-	for i := len(d); i < 6; i++ {
-		dst = append(dst, '0')
-	}
-	return append(dst, d...)
-}
+func appendFileNum(dst []byte, v uint64) []byte { return decode.AppendPadded(dst, v, 6) }
 
 // appendIKey shows an internal key: user key, then the 8-byte trailer as
 // #SEQ,KIND with the kind's name (its number when it has none); a key too

@@ -98,6 +98,28 @@ type Records interface {
 	ReadAt(n int64, p []byte, off int64) (int, error)
 }
 
+// Slice is [Records] held in memory, one []byte a record: tests and
+// callers that have the records already (a Beam IO's bundle) use it.
+type Slice [][]byte
+
+// Len returns the number of records.
+func (s Slice) Len() int64 { return int64(len(s)) }
+
+// Size returns the length of record n.
+func (s Slice) Size(n int64) int64 { return int64(len(s[n])) }
+
+// ReadAt reads bytes of record n with io.ReaderAt semantics.
+func (s Slice) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if off >= int64(len(s[n])) {
+		return 0, io.EOF
+	}
+	k := copy(p, s[n][off:])
+	if k < len(p) {
+		return k, io.EOF
+	}
+	return k, nil
+}
+
 // MetaReader is a [Records] whose format keeps fields beside payloads.
 type MetaReader interface {
 	// RecordMeta fills m with record n's metadata.

@@ -105,8 +105,13 @@ func AppendRecordNumber(dst []byte, n int64, width int) []byte {
 	if width <= 0 {
 		width = 6
 	}
+	return AppendPadded(dst, uint64(n), width)
+}
+
+// AppendPadded appends v in decimal, zero-padded to width digits.
+func AppendPadded(dst []byte, v uint64, width int) []byte {
 	var tmp [20]byte
-	d := strconv.AppendInt(tmp[:0], n, 10)
+	d := strconv.AppendUint(tmp[:0], v, 10)
 	for i := len(d); i < width; i++ {
 		dst = append(dst, '0')
 	}

@@ -3,7 +3,6 @@ package decoders
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -11,17 +10,7 @@ import (
 	"github.com/recfs/recfs/codec/decode"
 )
 
-type recs [][]byte
-
-func (r recs) Len() int64         { return int64(len(r)) }
-func (r recs) Size(n int64) int64 { return int64(len(r[n])) }
-func (r recs) ReadAt(n int64, p []byte, off int64) (int, error) {
-	k := copy(p, r[n][off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
-}
+type recs = decode.Slice
 
 // batch is a WriteBatch of one put.
 func batch(seq uint64, k, v string) []byte {

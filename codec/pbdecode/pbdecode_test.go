@@ -241,17 +241,7 @@ func nestingBomb(depth int, num protowire.Number) []byte {
 	return b
 }
 
-type recs [][]byte
-
-func (r recs) Len() int64         { return int64(len(r)) }
-func (r recs) Size(n int64) int64 { return int64(len(r[n])) }
-func (r recs) ReadAt(n int64, p []byte, off int64) (int, error) {
-	k := copy(p, r[n][off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
-}
+type recs = decode.Slice
 
 // TestPrepare: the registry's constructor checks its parameters.
 func TestPrepare(t *testing.T) {

@@ -205,24 +205,10 @@ func writeRawText(w *decode.Writer, msg []byte, depth, budget int) {
 			w.B = append(w.B, ": 0x"...)
 			w.B = appendHexPadded(w.B, f.v, 16)
 		case protowire.StartGroupType:
-			w.B = append(w.B, " {"...)
-			w.End()
-			writeRawText(w, f.b, depth+1, budget-1)
-			w.Begin()
-			for range depth {
-				w.B = append(w.B, "  "...)
-			}
-			w.B = append(w.B, '}')
+			writeRawNested(w, f.b, depth, budget)
 		case protowire.BytesType:
 			if isMessage(f.b, budget) {
-				w.B = append(w.B, " {"...)
-				w.End()
-				writeRawText(w, f.b, depth+1, budget-1)
-				w.Begin()
-				for range depth {
-					w.B = append(w.B, "  "...)
-				}
-				w.B = append(w.B, '}')
+				writeRawNested(w, f.b, depth, budget)
 			} else {
 				w.B = append(w.B, ": \""...)
 				w.B = appendCEscaped(w.B, f.b)
@@ -231,6 +217,19 @@ func writeRawText(w *decode.Writer, msg []byte, depth, budget int) {
 		}
 		w.End()
 	})
+}
+
+// writeRawNested ends the line of a field with " {", writes the fields of
+// msg one level deeper, and begins the line of the closing "}".
+func writeRawNested(w *decode.Writer, msg []byte, depth, budget int) {
+	w.B = append(w.B, " {"...)
+	w.End()
+	writeRawText(w, msg, depth+1, budget-1)
+	w.Begin()
+	for range depth {
+		w.B = append(w.B, "  "...)
+	}
+	w.B = append(w.B, '}')
 }
 
 // appendRawJSON appends fields as a JSON array of {"field":N,"TYPE":V},

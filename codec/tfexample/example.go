@@ -185,41 +185,18 @@ func mapEntries(msgs [][]byte, what string) ([]entry, error) {
 
 // appendFeatures appends a Features map as an object.
 func appendFeatures(dst []byte, msgs [][]byte, s style) ([]byte, error) {
-	es, err := mapEntries(msgs, "Features")
-	if err != nil {
-		return dst, err
-	}
-	dst = append(dst, '{')
-	for i, e := range es {
-		if i > 0 {
-			dst = append(dst, s.comma...)
-		}
-		dst = decode.AppendJSONBytes(dst, e.name) // UTF-8: a string
-		dst = append(dst, s.colon...)
-		if dst, err = appendFeature(dst, [][]byte{e.value}, s); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
+	return appendMap(dst, msgs, "Features", s, func(dst, value []byte) ([]byte, error) {
+		return appendFeature(dst, [][]byte{value}, s)
+	})
 }
 
 // appendFeatureLists appends a FeatureLists map: per name, a list of
 // value lists.
 func appendFeatureLists(dst []byte, msgs [][]byte, s style) ([]byte, error) {
-	es, err := mapEntries(msgs, "FeatureLists")
-	if err != nil {
-		return dst, err
-	}
-	dst = append(dst, '{')
-	for i, e := range es {
-		if i > 0 {
-			dst = append(dst, s.comma...)
-		}
-		dst = decode.AppendJSONBytes(dst, e.name) // UTF-8: a string
-		dst = append(dst, s.colon...)
+	return appendMap(dst, msgs, "FeatureLists", s, func(dst, value []byte) ([]byte, error) {
 		dst = append(dst, '[')
 		n := 0
-		err := eachField(e.value, func(num protowire.Number, typ protowire.Type, v []byte, at int) error {
+		err := eachField(value, func(num protowire.Number, typ protowire.Type, v []byte, at int) error {
 			if num != fMapEntries || typ != protowire.BytesType {
 				return misfit(at, "field %d (wire type %d) in a FeatureList", num, typ)
 			}
@@ -231,10 +208,27 @@ func appendFeatureLists(dst []byte, msgs [][]byte, s style) ([]byte, error) {
 			dst, err = appendFeature(dst, [][]byte{v}, s)
 			return err
 		})
-		if err != nil {
+		return append(dst, ']'), err
+	})
+}
+
+// appendMap appends the map of messages msgs (called what) as an object
+// of its entries sorted by name, each value appended by value.
+func appendMap(dst []byte, msgs [][]byte, what string, s style, value func(dst, v []byte) ([]byte, error)) ([]byte, error) {
+	es, err := mapEntries(msgs, what)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, '{')
+	for i, e := range es {
+		if i > 0 {
+			dst = append(dst, s.comma...)
+		}
+		dst = decode.AppendJSONBytes(dst, e.name) // UTF-8: a string
+		dst = append(dst, s.colon...)
+		if dst, err = value(dst, e.value); err != nil {
 			return dst, err
 		}
-		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
 }

@@ -421,23 +421,7 @@ func replayManifest(t *testing.T, recs [][]byte, withKeys bool) (map[uint64]live
 				}
 				delete(live, num)
 			case "add-file":
-				var lf liveFile
-				fmt.Sscanf(f[1], "L%d", &lf.level)
-				lf.num, _ = strconv.ParseUint(f[2], 10, 64)
-				for _, kv := range f[3:] {
-					k, v, _ := strings.Cut(kv, "=")
-					switch k {
-					case "size":
-						lf.size, _ = strconv.ParseUint(v, 10, 64)
-					case "smallest":
-						lf.smallest = ikeyHex(t, v)
-					case "largest":
-						lf.largest = ikeyHex(t, v)
-					}
-				}
-				if !withKeys {
-					lf.smallest, lf.largest = "", ""
-				}
+				lf := parseTable(t, f[1:], withKeys)
 				live[lf.num] = lf
 			}
 		}
@@ -486,29 +470,37 @@ func liveFiles(t *testing.T, recs [][]byte, withKeys bool) (map[string]map[uint6
 		if len(f) < 3 || !strings.HasPrefix(f[0], "L") || strings.Contains(f[1], "=") {
 			continue // a level's totals, a column family's name
 		}
-		var lf liveFile
-		fmt.Sscanf(f[0], "L%d", &lf.level)
-		lf.num, _ = strconv.ParseUint(f[1], 10, 64)
-		for _, kv := range f[2:] {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "size":
-				lf.size, _ = strconv.ParseUint(v, 10, 64)
-			case "smallest":
-				lf.smallest = ikeyHex(t, v)
-			case "largest":
-				lf.largest = ikeyHex(t, v)
-			}
-		}
-		if !withKeys {
-			lf.smallest, lf.largest = "", ""
-		}
+		lf := parseTable(t, f, withKeys)
 		if files[cf] == nil {
 			files[cf] = map[uint64]liveFile{}
 		}
 		files[cf][lf.num] = lf
 	}
 	return files, nums
+}
+
+// parseTable parses a table of an add-file or live line: "L1", the file
+// number, then key=value parts (keys as hex unless !withKeys).
+func parseTable(t *testing.T, f []string, withKeys bool) liveFile {
+	t.Helper()
+	var lf liveFile
+	fmt.Sscanf(f[0], "L%d", &lf.level)
+	lf.num, _ = strconv.ParseUint(f[1], 10, 64)
+	for _, kv := range f[2:] {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "size":
+			lf.size, _ = strconv.ParseUint(v, 10, 64)
+		case "smallest":
+			lf.smallest = ikeyHex(t, v)
+		case "largest":
+			lf.largest = ikeyHex(t, v)
+		}
+	}
+	if !withKeys {
+		lf.smallest, lf.largest = "", ""
+	}
+	return lf
 }
 
 // ikeyHex turns dbdecode's USERKEY#SEQ,KIND into hex(userkey)#SEQ,KIND.
@@ -697,13 +689,7 @@ func TestDecodeRocksDBWAL(t *testing.T) {
 		}
 		for _, p := range globOne(t, dir, "*.log") {
 			dst := filepath.Join(walDir, fmt.Sprintf("%02d-%s", i, filepath.Base(p)))
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			copyFile(t, p, dst)
 			wals = append(wals, dst)
 		}
 	}
@@ -849,6 +835,18 @@ func TestDecodeRocksDBManifest(t *testing.T) {
 	t.Logf("%d live tables agree with ldb manifest_dump", len(want))
 }
 
+// copyFile copies the file src to dst.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // osDir is the directory beside a WAL, for a decoder: what cmd/recfs
 // gives it.
 type osDir string
@@ -901,13 +899,7 @@ func TestDecodeRocksDBColumnFamilies(t *testing.T) {
 		run(args...)
 		for _, p := range globOne(t, dir, "*.log") {
 			dst := filepath.Join(walDir, fmt.Sprintf("%06d.log", 100+i))
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			copyFile(t, p, dst)
 			wals = append(wals, dst)
 		}
 	}
@@ -939,13 +931,7 @@ func TestDecodeRocksDBColumnFamilies(t *testing.T) {
 	}
 	// The WALs beside their database's MANIFEST (CURRENT names it).
 	for _, f := range []string{"CURRENT", filepath.Base(manifest)} {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(walDir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		copyFile(t, filepath.Join(dir, f), filepath.Join(walDir, f))
 	}
 	plan, err := decoders.Prepare(decoders.Spec{Mode: "batch"})
 	if err != nil {
