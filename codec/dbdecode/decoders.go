@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/recfs/recfs/codec/decode"
 )
@@ -27,11 +28,13 @@ func misfit(err error) error {
 // (--manifest), else from the MANIFEST (or OPTIONS file) beside the WAL,
 // read the first time an operation names a column family.
 type BatchDecoder struct {
-	o    Options
-	dir  decode.Dir // where to look for names; nil: nowhere
-	once sync.Once
-	mu   sync.Mutex
-	from string // what named the column families
+	o      Options
+	dir    decode.Dir // where to look for names; nil: nowhere
+	once   sync.Once
+	loaded atomic.Bool       // names were looked for beside the WAL
+	names  map[uint64]string // what was found, once loaded
+	mu     sync.Mutex
+	from   string // what named the column families
 }
 
 // NewBatch returns the decoder of WriteBatches with options o; with a
@@ -43,9 +46,13 @@ func NewBatch(o Options, dir decode.Dir) *BatchDecoder {
 // Decode writes the lines of one WriteBatch.
 func (b *BatchDecoder) Decode(w *decode.Writer, rec *decode.Record) error {
 	o := b.o
-	if b.dir != nil && hasCF(rec.Payload) {
-		b.once.Do(b.loadNames)
-		o.CFNames = b.o.CFNames
+	if b.dir != nil && o.CFNames == nil {
+		if !b.loaded.Load() && hasCF(rec.Payload) {
+			b.once.Do(b.loadNames)
+		}
+		if b.loaded.Load() {
+			o.CFNames = b.names
+		}
 	}
 	return misfit(writeBatch(w, rec.Payload, o))
 }
@@ -62,15 +69,14 @@ func (b *BatchDecoder) Describe() string {
 
 // loadNames reads column family names beside the WAL; once.
 func (b *BatchDecoder) loadNames() {
-	if b.o.CFNames != nil {
-		return
-	}
 	names, from, err := CFNamesBeside(b.dir)
 	if err == nil && names != nil {
+		b.names = names
 		b.mu.Lock()
-		b.o.CFNames, b.from = names, from
+		b.from = from
 		b.mu.Unlock()
 	}
+	b.loaded.Store(true)
 }
 
 // hasCF reports whether a batch may hold an operation naming a column

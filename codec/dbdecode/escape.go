@@ -1,6 +1,7 @@
 package dbdecode
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"unicode"
@@ -21,11 +22,43 @@ var asciiPlain = func() (t [256]bool) {
 	return t
 }()
 
+// Masks of bytes repeated eight times, for plainPrefix.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainPrefix returns the length of b's longest prefix, in whole words of
+// eight bytes, of ASCII that prints as itself: bytes from 0x21 (0x20 with
+// space) to 0x7e, no backslash. It tests eight bytes at a time.
+func plainPrefix(b []byte, space bool) int {
+	low := uint64(0x21)
+	if space {
+		low = 0x20
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		less := (x - ones*low) &^ x & highs         // a byte below low
+		more := ((x + ones*(127-0x7e)) | x) & highs // a byte above 0x7e
+		bs := x ^ (ones * '\\')
+		slash := (bs - ones) &^ bs & highs // a backslash
+		if less|more|slash != 0 {
+			break
+		}
+	}
+	return i
+}
+
 // appendEscaped appends b escaped as the package documentation says: a
 // space prints as itself only in the last field of a line (last).
 func appendEscaped(dst, b []byte, last bool) []byte {
 	start := 0
 	for i := 0; i < len(b); {
+		if k := plainPrefix(b[i:], last); k > 0 {
+			i += k
+			continue
+		}
 		c := b[i]
 		if asciiPlain[c] || c == ' ' && last {
 			i++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/recfs/recfs/codec/decode"
@@ -92,6 +93,46 @@ func FuzzVersionEdit(f *testing.F) {
 				t.Fatal(err)
 			}
 			checkText(t, b, w.B, nil, decode.Output{JSON: o.JSON})
+		}
+	})
+}
+
+// naiveEscaped is appendEscaped written byte by byte, as the package
+// documentation states the rule.
+func naiveEscaped(b []byte, last bool) string {
+	var out []byte
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == '\\':
+			out = append(out, '\\', '\\')
+		case r == ' ' && last, r != ' ' && r != utf8.RuneError && unicode.IsPrint(r):
+			out = append(out, b[:n]...)
+		default:
+			if r == utf8.RuneError {
+				n = 1
+			}
+			for _, c := range b[:n] {
+				out = append(out, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			}
+		}
+		b = b[n:]
+	}
+	return string(out)
+}
+
+// FuzzEscape: the word-at-a-time escaping agrees with the rule applied
+// byte by byte, and Unescape reverses it.
+func FuzzEscape(f *testing.F) {
+	f.Add([]byte("plain text with spaces and a \\ backslash"), true)
+	f.Add([]byte("0123456789abcdef\x00\x7f\x80\xffé中 \t\n~!"), false)
+	f.Fuzz(func(t *testing.T, b []byte, last bool) {
+		got := string(appendEscaped(nil, b, last))
+		if want := naiveEscaped(b, last); got != want {
+			t.Fatalf("%q (last %t): %q, want %q", b, last, got, want)
+		}
+		if back, err := Unescape(got); err != nil || !bytes.Equal(back, b) {
+			t.Fatalf("%q -> %q -> %q, %v", b, got, back, err)
 		}
 	})
 }

@@ -83,8 +83,16 @@ func (s *Session) MaxRecord() int64 { return s.o.MaxRecord }
 // HasSummary reports whether the decoder renders a summary.
 func (s *Session) HasSummary() bool { return s.summ != nil }
 
-// rawPool holds read buffers of records up to 1 MiB.
-var rawPool = sync.Pool{New: func() any { return new([]byte) }}
+// scratch is what rendering one record needs besides its output: the
+// record's bytes (kept for records up to 1 MiB), the record and the
+// writer, pooled so that rendering allocates nothing per record.
+type scratch struct {
+	raw []byte
+	rec Record
+	w   Writer
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Render appends the view of record n of src to dst. gen is the source's
 // generation (0 for a source that is never replaced): learned state of
@@ -92,33 +100,38 @@ var rawPool = sync.Pool{New: func() any { return new([]byte) }}
 // what the decoder wrote before the fault (cat shows it; a mount does
 // not), and the error is an *Error.
 func (s *Session) Render(dst []byte, src Records, gen uint64, n int64) ([]byte, error) {
-	bp := rawPool.Get().(*[]byte)
-	raw, err := ReadRecord(src, n, *bp, s.o.MaxRecord)
-	if cap(raw) <= 1<<20 {
-		*bp = raw[:0]
-		defer rawPool.Put(bp)
-	}
+	sc := scratchPool.Get().(*scratch)
+	defer func() {
+		sc.rec, sc.w = Record{}, Writer{}
+		if cap(sc.raw) > 1<<20 {
+			sc.raw = nil
+		}
+		scratchPool.Put(sc)
+	}()
+	raw, err := ReadRecord(src, n, sc.raw, s.o.MaxRecord)
+	sc.raw = raw[:0]
 	if err != nil {
 		return dst, s.wrap(n, err)
 	}
-	rec := Record{N: n, Payload: raw}
+	rec := &sc.rec
+	*rec = Record{N: n, Payload: raw}
 	if err := readMeta(src, n, &rec.Meta); err != nil {
 		return dst, s.wrap(n, err)
 	}
 	if s.learner != nil {
 		s.learnTo(src, gen, n)
 	}
-	out, err := s.decode(dst, &rec)
+	out, err := s.decode(&sc.w, dst, rec)
 	if s.learner != nil {
-		s.learnOne(gen, &rec)
+		s.learnOne(gen, rec)
 	}
 	return out, err
 }
 
-// decode renders rec, checking the output bound.
-func (s *Session) decode(dst []byte, rec *Record) ([]byte, error) {
-	w := Writer{B: dst, out: s.o.Output, n: rec.N}
-	err := s.dec.Decode(&w, rec)
+// decode renders rec with w, checking the output bound.
+func (s *Session) decode(w *Writer, dst []byte, rec *Record) ([]byte, error) {
+	*w = Writer{B: dst, out: s.o.Output, n: rec.N}
+	err := s.dec.Decode(w, rec)
 	if len(w.B)-len(dst) > MaxOutput(len(rec.Payload)) {
 		return dst, s.wrap(rec.N, &Error{At: -1, Reason: fmt.Sprintf("%d bytes of text for %d bytes of record", len(w.B)-len(dst), len(rec.Payload)), Err: ErrLimit})
 	}

@@ -311,3 +311,34 @@ func FuzzSchema(f *testing.F) {
 		}
 	})
 }
+
+// benchOrder is a serialized Order of several field kinds.
+func benchOrder(b *testing.B, md protoreflect.MessageDescriptor, s *Schema) []byte {
+	m := dynamicpb.NewMessage(md)
+	if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.files)}).Unmarshal([]byte(orders[2]), m); err != nil {
+		b.Fatal(err)
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+func BenchmarkDecode(b *testing.B) {
+	s, md := shop(b)
+	rec := &decode.Record{Payload: benchOrder(b, md, s)}
+	for name, d := range map[string]decode.Decoder{"raw": Raw, "schema": NewDecoder(s, md)} {
+		b.Run(name, func(b *testing.B) {
+			w := decode.NewWriter(nil, decode.Output{}, 0)
+			b.SetBytes(int64(len(rec.Payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				w.B = w.B[:0]
+				if err := d.Decode(w, rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -193,3 +193,18 @@ func FuzzExample(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkExample(b *testing.B) {
+	rec := msg(1, features("label", int64F(7), "name", bytesF("image-0000042.jpg"), "weight", floatF(0.5, 0.25, 1, 2),
+		"blob", bytesF(string(bytes.Repeat([]byte{0xff, 0xd8}, 32)))))
+	w := decode.NewWriter(nil, decode.Output{}, 0)
+	r := &decode.Record{Payload: rec}
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w.B = w.B[:0]
+		if err := Decode(w, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
