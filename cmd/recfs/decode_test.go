@@ -214,3 +214,38 @@ func TestHelpListsDecoders(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalDir: a decoder reads plain names beside its source only: no
+// path that leaves the directory, no symbolic link, no special file.
+func TestLocalDir(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("MANIFEST-000001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "MANIFEST-000001")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := localDir{dir: dir}
+	if b, err := d.ReadFile("CURRENT", 100); err != nil || string(b) != "MANIFEST-000001\n" {
+		t.Fatalf("CURRENT: %q, %v", b, err)
+	}
+	if _, err := d.ReadFile("CURRENT", 3); err == nil {
+		t.Error("a file past max was read")
+	}
+	for _, bad := range []string{"../" + filepath.Base(filepath.Dir(outside)) + "/secret", "MANIFEST-000001", "sub", "..", "", "a/b"} {
+		if b, err := d.ReadFile(bad, 100); err == nil {
+			t.Errorf("ReadFile(%q) read %q", bad, b)
+		}
+		if r, err := d.OpenRecords(bad); err == nil {
+			r.Close()
+			t.Errorf("OpenRecords(%q) opened it", bad)
+		}
+	}
+}
