@@ -64,8 +64,19 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	// Absolute paths: a daemon or a later reopen reads them from elsewhere.
+	abs := func(ps ...string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p
+			if a, err := filepath.Abs(p); err == nil && p != "" && !s3obj.IsURL(p) {
+				out[i] = a
+			}
+		}
+		return out
+	}
 	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{
-		Manifest: f.manifest, Proto: f.proto, ProtoPath: f.protoPath, Open: openFile, OpenRecords: openRecords}})
+		Manifest: abs(f.manifest)[0], Proto: abs(f.proto...), ProtoPath: abs(f.protoPath...), Open: openFile, OpenRecords: openRecords}})
 	if errors.Is(err, decoders.ErrUsage) {
 		return nil, usagef("%s", err)
 	}

@@ -249,3 +249,38 @@ func TestLocalDir(t *testing.T) {
 		}
 	}
 }
+
+// TestCatDecodeProtobuf: --decode protobuf:MESSAGE with a .proto given by a
+// relative path and an import path, and without a schema.
+func TestCatDecodeProtobuf(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"shop.proto", "item.proto"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "codec", "pbdecode", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// id "o-1", count 2, items [{sku "tea"}]
+	order := "\x0a\x03o-1\x10\x02\x8a\x01\x05\x0a\x03tea"
+	path := writeTestLog(t, []string{order})
+	t.Chdir(dir)
+	if got, want := mustRun(t, "cat", "--decode", "protobuf:Order", "--proto", "shop.proto", "--proto-path", ".", path),
+		`{"id": "o-1", "count": 2, "items": [{"sku": "tea"}]}`+"\n"; got != want {
+		t.Errorf("by schema: %q, want %q", got, want)
+	}
+	if got, want := mustRun(t, "cat", "--decode", "protobuf", path), "1: \"o-1\"\n2: 2\n17 {\n  1: \"tea\"\n}\n"; got != want {
+		t.Errorf("schemaless: %q, want %q", got, want)
+	}
+	for _, bad := range [][]string{
+		{"cat", "--decode", "protobuf:Nope", "--proto", "shop.proto", path},
+		{"cat", "--decode", "protobuf:Order", path},
+		{"cat", "--decode", "protobuf", "--proto", "shop.proto", path},
+	} {
+		if r := recfs(t, bad...); r.code == 0 {
+			t.Errorf("recfs %q: exit 0", bad)
+		}
+	}
+}
