@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,15 @@ const (
 // viewLargeRecord is the raw size above which records are rendered one
 // at a time in the process (largeRender).
 const viewLargeRecord = 1 << 20
+
+// Memory of the store of renderings made to size records (sizedStore):
+// renderings up to viewSizedMax bytes, viewSizedBudget in all, each
+// counted with viewSizedOverhead bytes of bookkeeping.
+const (
+	viewSizedBudget   = 64 << 20
+	viewSizedMax      = 64 << 10
+	viewSizedOverhead = 96
+)
 
 // largeRender serialises the renderings of large records.
 var largeRender sync.Mutex
@@ -69,12 +79,80 @@ func (c *renderCache) put(e viewEntry) {
 	c.entries = keep
 }
 
+// viewKey names a rendering: record n of vs at generation gen.
+type viewKey struct {
+	vs  *viewSource
+	gen uint64
+	n   int64
+}
+
+// sizedStore keeps the renderings made to size records that were not
+// read yet. A listing sizes every record of a directory before grep or
+// cp reads them in the same order, which the few renderings of
+// renderCache cannot serve: the store keeps them, oldest dropped first,
+// within its budget, so that a read after a listing renders nothing
+// again. A read does not take the rendering out: it ages out like the
+// rest.
+type sizedStore struct {
+	budget int
+
+	mu    sync.Mutex
+	m     map[viewKey][]byte
+	queue []viewKey // in the order stored, from head on
+	head  int
+	bytes int // of the renderings held, with their overhead
+}
+
+// sized is the process's store of renderings made to size records.
+var sized = sizedStore{budget: viewSizedBudget}
+
+// get returns the stored rendering of record k.
+func (c *sizedStore) get(k viewKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	text, ok := c.m[k]
+	return text, ok
+}
+
+// put stores text as the rendering of k, dropping the oldest renderings
+// beyond the budget.
+func (c *sizedStore) put(k viewKey, text []byte) {
+	cost := len(text) + viewSizedOverhead
+	if cost > c.budget {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[viewKey][]byte)
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for c.bytes+cost > c.budget {
+		old := c.queue[c.head]
+		c.queue[c.head] = viewKey{}
+		c.head++
+		c.bytes -= len(c.m[old]) + viewSizedOverhead
+		delete(c.m, old)
+	}
+	if c.head > 1024 && c.head > len(c.queue)/2 {
+		c.queue = append(c.queue[:0], c.queue[c.head:]...)
+		c.head = 0
+	}
+	c.m[k] = text
+	c.queue = append(c.queue, k)
+	c.bytes += cost
+}
+
 // View returns src with each record shown through the decoding session
 // s (package codec/decode): Size is the length of the rendering, ReadAt
 // reads it. The sizes of rendered records are remembered (8 bytes a
 // record, per generation of a Versioned source) so that ls -l and reads
 // agree; the renderings of the last records read are cached so that
-// reading one in pieces renders it once. A record the decoder does not
+// reading one in pieces renders it once, and small renderings made to
+// size records are kept (sizedStore) so that reading a directory after
+// listing it renders each record once. A record the decoder does not
 // fit fails to size and to read (EIO, logged once). With a nil s the
 // records stay as they are. why, if not empty, says in .recfs how the
 // decoder (or none) was chosen. A source that is a Follower stays one.
@@ -182,13 +260,17 @@ func (a atGeneration) RecordMeta(n int64, m *decode.Meta) error {
 	return nil
 }
 
-// render returns the rendering of record n at generation gen.
-func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
+// render returns the rendering of record n at generation gen; forSize
+// says it is made to size the record (kept in sized when small).
+func (s *viewSource) render(gen uint64, n int64, forSize bool) ([]byte, error) {
 	if s.ver != nil && gen != s.ver.Generation() {
 		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.sess.Name(), n, gen, index.ErrChanged)
 	}
 	if e, ok := renderings.get(s, gen, n); ok {
 		return e.text, e.err
+	}
+	if text, ok := sized.get(viewKey{s, gen, n}); ok {
+		return text, nil
 	}
 	if n < 0 || n >= s.Source.Len() {
 		return nil, fmt.Errorf("record %d of %d: %w", n, s.Source.Len(), io.ErrUnexpectedEOF)
@@ -206,7 +288,13 @@ func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 			return e.text, e.err // made while this one waited
 		}
 	}
-	text, err := s.sess.Render(nil, atGeneration{s, gen}, gen, n)
+	buf := renderBufs.Get().(*[]byte)
+	text, err := s.sess.Render((*buf)[:0], atGeneration{s, gen}, gen, n)
+	if cap(text) <= viewSizedMax {
+		*buf = text
+		text = slices.Clone(text) // at its size: kept, and read later
+	}
+	renderBufs.Put(buf)
 	if err != nil {
 		if errors.Is(err, index.ErrChanged) || !errors.Is(err, decode.ErrMisfit) && !errors.Is(err, decode.ErrLimit) {
 			return nil, err // not the record's fault: not remembered
@@ -220,10 +308,18 @@ func (s *viewSource) render(gen uint64, n int64) ([]byte, error) {
 		if err == nil {
 			s.setSize(n, int64(len(text)))
 		}
-		renderings.put(viewEntry{vs: s, gen: gen, n: n, text: text, err: err})
+		if forSize && err == nil && len(text) <= viewSizedMax {
+			sized.put(viewKey{s, gen, n}, text)
+		} else {
+			renderings.put(viewEntry{vs: s, gen: gen, n: n, text: text, err: err})
+		}
 	}
 	return text, err
 }
+
+// renderBufs holds buffers renderings are made in before they are
+// copied out at their size.
+var renderBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // resetIfNew drops the sizes of an older generation (cached renderings
 // are found by generation); s.mu held.
@@ -259,7 +355,7 @@ func (s *viewSource) SizeErr(n int64) (int64, error) {
 			return size, nil
 		}
 		s.mu.Unlock()
-		text, err := s.render(gen, n)
+		text, err := s.render(gen, n, true)
 		if err != nil && tries < 2 && s.generation() != gen {
 			continue // the source changed under the read: size the new one
 		}
@@ -288,7 +384,7 @@ func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) 
 	if off < 0 {
 		return 0, errors.New("fs: negative offset")
 	}
-	text, err := s.render(gen, n)
+	text, err := s.render(gen, n, false)
 	if err != nil {
 		return 0, err
 	}

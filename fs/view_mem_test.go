@@ -2,7 +2,10 @@ package fs
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,5 +80,70 @@ func TestViewLargeRendersOneAtATime(t *testing.T) {
 	wg.Wait()
 	if m := most.Load(); m != 1 {
 		t.Errorf("%d large renderings at once, want 1", m)
+	}
+}
+
+// TestViewListThenRead: sizing every record of a view (what a listing
+// does, before grep reads the files in the same order), then reading
+// each, renders each record once, for more records than renderCache
+// holds.
+func TestViewListThenRead(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	const n = 20 * viewCacheEntries
+	src := &fakeSource{}
+	for i := range n {
+		src.recs = append(src.recs, fmt.Appendf(nil, "record %d", i))
+	}
+	v := View(src, upperView(&calls), "")
+	sizes := make([]int64, n)
+	for i := range int64(n) {
+		size, err := v.(sizeErrer).SizeErr(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[i] = size
+	}
+	buf := make([]byte, 64)
+	for i := range int64(n) {
+		k, err := v.ReadAt(i, buf, 0)
+		if err != io.EOF {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if want := "<" + strings.ToUpper(string(src.recs[i])) + ">\n"; string(buf[:k]) != want || int64(k) != sizes[i] {
+			t.Fatalf("record %d: read %q (size %d), want %q", i, buf[:k], sizes[i], want)
+		}
+	}
+	if c := calls.Load(); c != n {
+		t.Errorf("%d renders for %d records sized then read", c, n)
+	}
+}
+
+// TestSizedStoreBounded: the store of renderings made to size records
+// keeps within its budget by dropping the oldest, and keeps no rendering
+// larger than its budget.
+func TestSizedStoreBounded(t *testing.T) {
+	t.Parallel()
+	const each = 1000
+	c := sizedStore{budget: 10 * (each + viewSizedOverhead)}
+	vs := &viewSource{}
+	text := bytes.Repeat([]byte("t"), each)
+	for i := range int64(5000) {
+		c.put(viewKey{vs, 1, i}, text)
+		if c.bytes > c.budget {
+			t.Fatalf("after %d renderings: %d bytes held, budget %d", i+1, c.bytes, c.budget)
+		}
+	}
+	if len(c.m) != 10 || len(c.queue)-c.head != 10 || len(c.queue) > 2048 {
+		t.Errorf("%d renderings held, %d queued (%d with the dropped)", len(c.m), len(c.queue)-c.head, len(c.queue))
+	}
+	for i := range int64(5000) {
+		if _, ok := c.get(viewKey{vs, 1, i}); ok != (i >= 4990) {
+			t.Errorf("rendering %d held: %v", i, ok)
+		}
+	}
+	c.put(viewKey{vs, 2, 0}, make([]byte, c.budget))
+	if _, ok := c.get(viewKey{vs, 2, 0}); ok || len(c.m) != 10 {
+		t.Errorf("a rendering above the budget was kept (or emptied the store): %v, %d held", ok, len(c.m))
 	}
 }
