@@ -2,25 +2,38 @@ package s3obj
 
 import (
 	"container/list"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/index/source"
 )
 
 // block is one BlockSize slice of the object. done closes when data or err
-// is set; the block is in the LRU (elem != nil) only when filled.
+// is set; the block is in the LRU (elem != nil) only when filled. A block
+// that failed stays in the map until failed+failMemory, so that the read
+// the kernel retries at once fails at once too; a read after it fetches
+// again.
 type block struct {
-	idx  int64
-	done chan struct{}
-	data []byte
-	err  error
-	elem *list.Element
+	idx    int64
+	done   chan struct{}
+	data   []byte
+	err    error
+	failed time.Time
+	elem   *list.Element
 }
+
+// failMemory is how long a failed block fails reads without a new fetch.
+const failMemory = time.Second
 
 // stream is one sequential reader the object is following: start is where
 // its run of adjacent reads began, next where its last read ended, window
@@ -57,10 +70,8 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	need := o.plan(off, end, b0, b1)
 	n := 0
 	for _, b := range need {
-		select {
-		case <-b.done:
-		case <-o.ctx.Done():
-			return n, fmt.Errorf("s3obj: %s: closed", o.url)
+		if err := o.wait(b); err != nil {
+			return n, err
 		}
 		if b.err != nil {
 			return n, b.err
@@ -76,6 +87,27 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// wait waits for block b to be filled or to fail, at most RetryBudget (a
+// fetch that brings no block within it fails anyway; this bounds a read
+// of a block deep in a long GET that crawls).
+func (o *Object) wait(b *block) error {
+	select {
+	case <-b.done:
+		return nil
+	default:
+	}
+	t := time.NewTimer(o.opt.RetryBudget)
+	defer t.Stop()
+	select {
+	case <-b.done:
+		return nil
+	case <-o.ctx.Done():
+		return fmt.Errorf("s3obj: %s: closed", o.url)
+	case <-t.C:
+		return fmt.Errorf("s3obj: %s: block at %d: %w", o.url, b.idx*o.opt.BlockSize, &TimeoutError{Op: opBudget, After: o.opt.RetryBudget})
+	}
 }
 
 // plan returns the blocks b0..b1 (existing or placeholders) and starts the
@@ -104,6 +136,9 @@ func (o *Object) plan(off, end, b0, b1 int64) []*block {
 	}
 	for i := b0; i <= b1; i++ {
 		b, ok := o.blocks[i]
+		if ok && b.err != nil && time.Since(b.failed) >= failMemory {
+			ok = false
+		}
 		if !ok {
 			b = &block{idx: i, done: make(chan struct{})}
 			o.blocks[i] = b
@@ -176,26 +211,107 @@ func (o *Object) follow(off, end int64) int64 {
 // fetch GETs the consecutive blocks bl with one ranged request; each block
 // is ready for its readers as soon as its bytes have arrived (get publishes
 // it), so that a sequential reader consumes a large GET while it streams.
-// On failure the blocks not filled yet fail and are forgotten, so a later
-// read retries.
+// A failed attempt (a stall past a deadline, a cut connection, a 5xx) is
+// abandoned and retried from the first block not yet filled, after a
+// backoff pause, on another connection. The fetch gives up when
+// MaxAttempts attempts in a row filled no block, or RetryBudget passed
+// without one; the blocks not filled then fail their readers, and reads
+// for failMemory more, after which a read fetches them again.
 func (o *Object) fetch(bl []*block) {
-	bs := o.opt.BlockSize
-	start := bl[0].idx * bs
-	stop := min((bl[len(bl)-1].idx+1)*bs, o.size) // exclusive
-	filled, err := o.get(bl, start, stop)
-	if err == nil {
-		return
+	ctx, cancel := context.WithCancelCause(o.ctx)
+	defer cancel(nil)
+	p := newProgressWatch(o.opt.RetryBudget, cancel)
+	defer p.stop()
+	filled, fails := 0, 0
+	var err, prev error
+	budgetErr := func() bool {
+		te, ok := context.Cause(ctx).(*TimeoutError)
+		if ok {
+			err = &TimeoutError{Op: te.Op, After: te.After}
+			if prev != nil {
+				err.(*TimeoutError).Last = prev.Error()
+			}
+		}
+		return ok
+	}
+	for {
+		var n int
+		n, err = o.get(ctx, bl[filled:], p)
+		filled += n
+		if n > 0 {
+			fails = 0
+		}
+		if err == nil {
+			return
+		}
+		if budgetErr() {
+			break
+		}
+		prev = err
+		if o.ctx.Err() != nil || !retryableGet(err) {
+			break
+		}
+		if fails++; fails >= o.opt.MaxAttempts {
+			err = fmt.Errorf("%w (after %d attempts)", err, fails)
+			break
+		}
+		d := backoff(fails)
+		logrus.WithFields(logrus.Fields{"object": o.url, "attempt": fails, "retry_in": d}).WithError(err).Debug("s3: GET failed; retrying")
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+			continue
+		case <-ctx.Done():
+			t.Stop()
+		}
+		budgetErr()
+		break
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	now := time.Now()
 	for _, b := range bl[filled:] {
-		b.err = err
-		if o.blocks[b.idx] == b {
-			delete(o.blocks, b.idx)
-		}
+		b.err, b.failed = err, now
 		close(b.done)
 	}
 }
+
+// retryableGet tells whether another attempt of a failed GET may succeed:
+// not when the object changed or the store answered beside the range, nor
+// on a 4xx other than 429.
+func retryableGet(err error) bool {
+	if errors.Is(err, source.ErrChanged) || errors.Is(err, errNoRange) {
+		return false
+	}
+	s := httpStatus(err)
+	return s == 0 || s == 429 || s >= 500
+}
+
+// progressWatch cancels a fetch when budget passes without a block.
+type progressWatch struct {
+	budget time.Duration
+	last   atomic.Int64 // unix nanoseconds of the last block (or the start)
+	timer  *time.Timer
+}
+
+func newProgressWatch(budget time.Duration, cancel context.CancelCauseFunc) *progressWatch {
+	p := &progressWatch{budget: budget}
+	p.last.Store(time.Now().UnixNano())
+	p.timer = time.AfterFunc(budget, func() {
+		due := time.Unix(0, p.last.Load()).Add(budget)
+		if d := time.Until(due); d > 0 {
+			p.timer.Reset(d)
+			return
+		}
+		cancel(&TimeoutError{Op: opBudget, After: budget})
+	})
+	return p
+}
+
+// block records that a block arrived.
+func (p *progressWatch) block() { p.last.Store(time.Now().UnixNano()) }
+
+func (p *progressWatch) stop() { p.timer.Stop() }
 
 // publish makes the filled block b ready: cached (unless it was dropped
 // meanwhile), its readers woken, and the cache trimmed to its budget.
@@ -217,21 +333,25 @@ func (o *Object) publish(b *block) {
 	}
 }
 
-// get performs one GET of [start, stop) into the blocks' buffers,
+// get performs one attempt: a GET of the blocks bl into their buffers,
 // publishing each as it is filled; it returns how many were.
-func (o *Object) get(bl []*block, start, stop int64) (int, error) {
+func (o *Object) get(ctx context.Context, bl []*block, p *progressWatch) (int, error) {
 	select {
 	case o.sem <- struct{}{}:
-	case <-o.ctx.Done():
-		return 0, fmt.Errorf("s3obj: %s: closed", o.url)
+	case <-ctx.Done():
+		return 0, fmt.Errorf("s3obj: %s: %w", o.url, context.Cause(ctx))
 	}
 	defer func() { <-o.sem }()
 	if o.changed.Load() {
 		return 0, o.errChanged()
 	}
+	bs := o.opt.BlockSize
+	start := bl[0].idx * bs
+	stop := min((bl[len(bl)-1].idx+1)*bs, o.size) // exclusive
 	in := o.getInput(start, stop)
 	o.stats.gets.Add(1)
-	out, err := o.api.GetObject(o.ctx, in)
+	// fetch retries, each time from the first block still missing.
+	out, err := o.api.GetObject(ctx, in, func(so *s3.Options) { so.Retryer = aws.NopRetryer{} })
 	if err != nil {
 		switch httpStatus(err) {
 		case 412:
@@ -253,7 +373,6 @@ func (o *Object) get(bl []*block, start, stop int64) (int, error) {
 	if err := o.checkRange(aws.ToString(out.ContentRange), start, stop); err != nil {
 		return 0, err
 	}
-	bs := o.opt.BlockSize
 	for i, b := range bl {
 		n := min(bs, o.size-b.idx*bs)
 		buf := make([]byte, n)
@@ -263,6 +382,7 @@ func (o *Object) get(bl []*block, start, stop int64) (int, error) {
 		b.data = buf
 		o.stats.bytes.Add(n)
 		o.publish(b)
+		p.block()
 	}
 	return len(bl), nil
 }

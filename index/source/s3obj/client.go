@@ -13,15 +13,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Defaults for the zero values of Options.
@@ -30,6 +33,19 @@ const (
 	DefaultCacheBytes  = 64 << 20
 	DefaultMaxInFlight = 4
 	DefaultMaxRequest  = 16 << 20
+	// Deadlines (see deadline.go): a connection within 10 s, a response
+	// within 30 s of its request, no pause of 30 s between bytes, each
+	// MiB of a body and all the attempts of one request within a minute,
+	// at most 4 attempts.
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultFirstByteTimeout = 30 * time.Second
+	DefaultIdleTimeout      = 30 * time.Second
+	DefaultRetryBudget      = time.Minute
+	DefaultMaxAttempts      = 4
+	// A directory listing stops after 1,000 pages (a million keys) or
+	// 64 MiB of names, whichever comes first.
+	DefaultListMaxPages = 1000
+	DefaultListMaxBytes = 64 << 20
 	// DefaultRegion is used when neither the options nor the AWS
 	// configuration chain name a region (S3-compatible stores ignore it).
 	DefaultRegion = "us-east-1"
@@ -54,7 +70,8 @@ type Options struct {
 	PathStyle bool
 	// Credentials replaces the chain's credentials (tests; nil = chain).
 	Credentials aws.CredentialsProvider
-	// HTTPClient replaces the SDK's HTTP client (nil = SDK default).
+	// HTTPClient is the HTTP client to use (nil: one of ours); its
+	// transport is wrapped in the deadlines below either way.
 	HTTPClient *http.Client
 
 	// BlockSize is the cache's unit (default 1 MiB).
@@ -67,6 +84,25 @@ type Options struct {
 	MaxInFlight int
 	// MaxRequest caps one GET of a sequential reader (default 16 MiB).
 	MaxRequest int64
+
+	// ConnectTimeout bounds opening a connection (TCP and TLS).
+	ConnectTimeout time.Duration
+	// FirstByteTimeout bounds the wait for a response once its request is
+	// sent.
+	FirstByteTimeout time.Duration
+	// IdleTimeout bounds any pause in a request's or response's bytes.
+	IdleTimeout time.Duration
+	// RetryBudget bounds one request: its attempts and the pauses between
+	// them, and then each MiB of its body. A read of an object waits no
+	// longer than this for each block it needs.
+	RetryBudget time.Duration
+	// MaxAttempts caps the attempts of one request (a failed attempt is
+	// retried after a pause of 100 ms, 200 ms, 400 ms... at most 5 s).
+	MaxAttempts int
+	// ListMaxPages and ListMaxBytes bound one directory listing: past
+	// either, the listing ends there and says so in the log.
+	ListMaxPages int
+	ListMaxBytes int64
 }
 
 // Client opens objects of one store.
@@ -103,6 +139,7 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 		endpoint = *cfg.BaseEndpoint
 	}
 	c := &Client{opt: o.withDefaults()}
+	hc := newHTTPClient(&c.opt)
 	pathStyle := o.PathStyle
 	if endpoint != "" {
 		u, err := url.Parse(endpoint)
@@ -121,9 +158,13 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 			so.BaseEndpoint = aws.String(endpoint)
 		}
 		so.UsePathStyle = pathStyle
-		if o.HTTPClient != nil {
-			so.HTTPClient = o.HTTPClient
-		}
+		so.HTTPClient = hc
+		so.Retryer = newRetryer(&c.opt)
+		// Failures reach callers as errors; the SDK's own warnings (such as
+		// a body not drained after an abandoned attempt) would be noise on
+		// a command's stderr and in a mount's log.
+		so.Logger = logging.Nop{}
+		so.APIOptions = append(so.APIOptions, budgetMiddleware(&c.opt))
 	})
 	return c, nil
 }
@@ -134,22 +175,26 @@ func autoPathStyle(host string) bool {
 }
 
 func (o Options) withDefaults() Options {
-	if o.BlockSize <= 0 {
-		o.BlockSize = DefaultBlockSize
-	}
-	if o.CacheBytes <= 0 {
-		o.CacheBytes = DefaultCacheBytes
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = DefaultMaxInFlight
-	}
-	if o.MaxRequest <= 0 {
-		o.MaxRequest = DefaultMaxRequest
-	}
-	if o.MaxRequest < o.BlockSize {
-		o.MaxRequest = o.BlockSize
-	}
+	orDefault(&o.BlockSize, DefaultBlockSize)
+	orDefault(&o.CacheBytes, DefaultCacheBytes)
+	orDefault(&o.MaxInFlight, DefaultMaxInFlight)
+	orDefault(&o.MaxRequest, DefaultMaxRequest)
+	o.MaxRequest = max(o.MaxRequest, o.BlockSize)
+	orDefault(&o.ConnectTimeout, DefaultConnectTimeout)
+	orDefault(&o.FirstByteTimeout, DefaultFirstByteTimeout)
+	orDefault(&o.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&o.RetryBudget, DefaultRetryBudget)
+	orDefault(&o.MaxAttempts, DefaultMaxAttempts)
+	orDefault(&o.ListMaxPages, DefaultListMaxPages)
+	orDefault(&o.ListMaxBytes, DefaultListMaxBytes)
 	return o
+}
+
+// orDefault sets *p to v unless it is above zero.
+func orDefault[T int | int64 | time.Duration](p *T, v T) {
+	if *p <= 0 {
+		*p = v
+	}
 }
 
 // Endpoint is the host[:port] the client's identities name.
@@ -173,4 +218,30 @@ func ParseURL(s string) (bucket, key string, err error) {
 		return "", "", fmt.Errorf("%w: %q", ErrBadURL, s)
 	}
 	return bucket, key, nil
+}
+
+// Body is an object's bytes as a stream.
+type Body struct {
+	io.ReadCloser
+	// Size is the length the store declared (-1: none), known before any
+	// of the body is read.
+	Size int64
+}
+
+// Get GETs the object bucket/key whole, as a stream under the client's
+// deadlines (a stall fails a Read; it is not retried). A missing key gives
+// ErrNotFound.
+func (c *Client) Get(ctx context.Context, bucket, key string) (*Body, error) {
+	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		if httpStatus(err) == 404 {
+			return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, bucket, key)
+		}
+		return nil, fmt.Errorf("s3obj: GET s3://%s/%s: %w", bucket, key, err)
+	}
+	n := int64(-1)
+	if out.ContentLength != nil {
+		n = *out.ContentLength
+	}
+	return &Body{ReadCloser: out.Body, Size: n}, nil
 }

@@ -33,6 +33,11 @@ type fakeS3 struct {
 	// it is closed.
 	stall      chan struct{}
 	stallAfter int
+	// hostile, when set, may take over a request: it returns true when it
+	// answered (or stalled) it itself.
+	hostile func(w http.ResponseWriter, r *http.Request, n int) bool
+	// listExtra, when set, changes every listing page.
+	listExtra func(res *listResult)
 
 	inFlight, maxInFlight atomic.Int64
 }
@@ -84,6 +89,8 @@ type statusWriter struct {
 	i int
 }
 
+func (w *statusWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
 func (w *statusWriter) WriteHeader(s int) {
 	w.f.mu.Lock()
 	w.f.reqs[w.i].status = s
@@ -95,7 +102,11 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	sw := &statusWriter{ResponseWriter: w, f: f, i: len(f.reqs)}
 	f.reqs = append(f.reqs, fakeReq{method: r.Method, path: r.URL.Path, rng: r.Header.Get("Range")})
+	hostile, n := f.hostile, len(f.reqs)
 	f.mu.Unlock()
+	if hostile != nil && hostile(sw, r, n) {
+		return
+	}
 	p := strings.TrimPrefix(r.URL.Path, "/")
 	bucket, key, _ := strings.Cut(p, "/")
 	if r.URL.Query().Get("list-type") == "2" {
@@ -238,6 +249,12 @@ func (f *fakeS3) list(w http.ResponseWriter, bucket string, r *http.Request) {
 	}
 	if !res.IsTruncated {
 		res.NextContinuationToken = ""
+	}
+	f.mu.Lock()
+	extra := f.listExtra
+	f.mu.Unlock()
+	if extra != nil {
+		extra(&res)
 	}
 	w.Header().Set("Content-Type", "application/xml")
 	xml.NewEncoder(w).Encode(res)

@@ -136,6 +136,9 @@ func (o *Object) Size() int64 { return o.size }
 // its ETag and size (size and Last-Modified when the store gives no ETag).
 func (o *Object) Identity() source.Identity { return o.id }
 
+// Key is the object's key in its bucket.
+func (o *Object) Key() string { return o.key }
+
 // URL is the object's s3://endpoint/bucket/key name.
 func (o *Object) URL() string { return o.url }
 
@@ -144,9 +147,7 @@ func (o *Object) ModTime() time.Time { return o.modTime }
 
 // Stat HEADs the object again: its current identity and size.
 func (o *Object) Stat() (source.Identity, int64, error) {
-	ctx, cancel := context.WithTimeout(o.ctx, time.Minute)
-	defer cancel()
-	h, err := o.head(ctx)
+	h, err := o.head(o.ctx)
 	if err != nil {
 		return source.Identity{}, 0, err
 	}
