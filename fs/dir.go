@@ -79,7 +79,7 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 	case KindTrailerDir:
 		d.count, d.width = 1, minNameWidth
 	case KindDir:
-		ents, err := t.listSource(n)
+		ents, err := t.listSource(ctx, n)
 		if err != nil {
 			return nil, err
 		}
@@ -115,9 +115,16 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 
 // listSource lists the mirrored directory n through the source file
 // system, after checking that the directory it opened is still the one n
-// was looked up as.
-func (t *Tree) listSource(n Node) ([]iofs.DirEntry, error) {
-	f, err := t.fsys.Open(fsName(n.rel))
+// was looked up as. A source file system with a WithContext method (a
+// remote one) lists under ctx, so that an interrupted request stops it.
+func (t *Tree) listSource(ctx context.Context, n Node) ([]iofs.DirEntry, error) {
+	fsys := t.fsys
+	if c, ok := fsys.(interface {
+		WithContext(context.Context) iofs.FS
+	}); ok {
+		fsys = c.WithContext(ctx)
+	}
+	f, err := fsys.Open(fsName(n.rel))
 	if err != nil {
 		return nil, t.srcErr("opendir", n.rel, err)
 	}

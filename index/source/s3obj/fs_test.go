@@ -2,10 +2,14 @@ package s3obj
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	logtest "github.com/sirupsen/logrus/hooks/test"
 )
 
 // The FS over a prefix passes io/fs's own conformance test, with list pages
@@ -91,5 +95,130 @@ func TestIdentityFallback(t *testing.T) {
 	h.etag = `"x"`
 	if v := h.identity("s3://e/b/k").Version; v != `etag="x" size=5` {
 		t.Errorf("version %q", v)
+	}
+}
+
+// Listings keep every entry a kernel can name, once: a name longer than
+// 255 bytes is left out (one log line), a key the store lists twice or
+// outside the prefix is not listed again, and when an object and a prefix
+// share a name the directory keeps it and the object is NAME.recfs-object
+// (unless a key has that name: one log line) — in listings and in Open,
+// whether or not the directory was listed first. io/fs's conformance test
+// agrees.
+func TestListingNames(t *testing.T) {
+	f, srv := newFake(t)
+	f.pageSize = 2 // twins fall on different pages
+	long := strings.Repeat("L", 300)
+	for _, k := range []string{"a.log", long, "q", "q/in", "q" + ObjectSuffix, "x", "x/in"} {
+		f.put("b/d/"+k, pattern(100+len(k), 1))
+	}
+	// The store repeats each page's last entry on the next page, and
+	// lists keys outside the prefix and with names no kernel takes.
+	var last listResult
+	f.listExtra = func(res *listResult) {
+		if res.Prefix != "d/" {
+			return
+		}
+		prev := last
+		last = listResult{}
+		if n := len(res.Contents); n > 0 {
+			last.Contents = res.Contents[n-1:]
+		}
+		if n := len(res.CommonPrefixes); n > 0 {
+			last.CommonPrefixes = res.CommonPrefixes[n-1:]
+		}
+		res.Contents = append(res.Contents, prev.Contents...)
+		res.CommonPrefixes = append(res.CommonPrefixes, prev.CommonPrefixes...)
+		for _, k := range []string{"e/outside", "outside", "d/..", "d/a//b"} {
+			res.Contents = append(res.Contents, listContent{Key: k, LastModified: "2025-01-01T00:00:00.000Z"})
+		}
+		res.CommonPrefixes = append(res.CommonPrefixes, listCPrefix{Prefix: "d//"}, listCPrefix{Prefix: "zzz/"})
+	}
+	logs := logtest.NewGlobal()
+	defer logs.Reset()
+	c := testClient(t, srv, Options{})
+	fsys := c.FS(context.Background(), "b", "")
+	ents, err := fs.ReadDir(fsys, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, fmt.Sprintf("%s:%v", e.Name(), e.IsDir()))
+	}
+	if got, want := strings.Join(names, " "), "a.log:false q:true q.recfs-object:false x:true x.recfs-object:false"; got != want {
+		t.Errorf("listing:\n%s\nwant\n%s", got, want)
+	}
+	var long1, taken int
+	for _, e := range logs.AllEntries() {
+		long1 += strings.Count(e.Message, "longer than 255")
+		taken += strings.Count(e.Message, "cannot be listed")
+	}
+	if long1 != 1 || taken != 1 {
+		t.Errorf("%d log lines about long names, %d about taken names; want 1 and 1", long1, taken)
+	}
+	if err := fstest.TestFS(fsys, "d/a.log", "d/x/in", "d/x.recfs-object", "d/q/in"); err != nil {
+		t.Error(err)
+	}
+	// A fresh FS, nothing listed: Open finds the same.
+	for _, fresh := range []bool{false, true} {
+		if fresh {
+			fsys = c.FS(context.Background(), "b", "")
+		}
+		if fi, err := fs.Stat(fsys, "d/x"); err != nil || !fi.IsDir() {
+			t.Errorf("fresh %v: d/x: %v, want the directory", fresh, err)
+		}
+		if fi, err := fs.Stat(fsys, "d/x"+ObjectSuffix); err != nil || fi.IsDir() || fi.Size() != 101 {
+			t.Errorf("fresh %v: d/x%s: %v, want the object x", fresh, ObjectSuffix, err)
+		}
+		if fi, err := fs.Stat(fsys, "d/q"+ObjectSuffix); err != nil || fi.Size() != int64(100+len("q"+ObjectSuffix)) {
+			t.Errorf("fresh %v: d/q%s: %v, want the key of that name", fresh, ObjectSuffix, err)
+		}
+		if _, err := fs.Stat(fsys, "d/a.log"+ObjectSuffix); err == nil {
+			t.Errorf("fresh %v: an object without a twin has a second name", fresh)
+		}
+	}
+}
+
+// A listing ends after ListMaxPages pages or ListMaxBytes of names with one
+// log line and the entries so far; a repeated continuation token fails it;
+// a cancelled caller's context (WithContext) stops it.
+func TestListingBounds(t *testing.T) {
+	f, srv := newFake(t)
+	f.pageSize = 2
+	for i := range 10 {
+		f.put(fmt.Sprintf("b/k%02d", i), []byte("x"))
+	}
+	logs := logtest.NewGlobal()
+	defer logs.Reset()
+	for _, c := range []struct {
+		o    Options
+		want int
+	}{
+		{Options{ListMaxPages: 3}, 6},
+		{Options{ListMaxBytes: 300}, 4}, // 2 entries of 131 bytes a page
+		{Options{}, 10},
+	} {
+		logs.Reset()
+		ents, err := fs.ReadDir(testClient(t, srv, c.o).FS(context.Background(), "b", ""), ".")
+		cut := 0
+		for _, e := range logs.AllEntries() {
+			cut += strings.Count(e.Message, "listing too long")
+		}
+		if err != nil || len(ents) != c.want || cut != min(1, 10-c.want) {
+			t.Errorf("%+v: %d entries, %v, %d log lines; want %d", c.o, len(ents), err, cut, c.want)
+		}
+	}
+	fsys := testClient(t, srv, Options{}).FS(context.Background(), "b", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := fs.ReadDir(fsys.WithContext(ctx), "."); !errors.Is(err, context.Canceled) {
+		t.Errorf("listing under a cancelled context: %v", err)
+	}
+	f.mu.Lock()
+	f.listExtra = func(res *listResult) { res.IsTruncated, res.NextContinuationToken = true, "same" }
+	f.mu.Unlock()
+	if _, err := fs.ReadDir(fsys, "."); !errors.Is(err, ErrListLoop) {
+		t.Errorf("a repeated token: %v", err)
 	}
 }
