@@ -1,10 +1,12 @@
 package index
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -169,6 +171,12 @@ func openCacheFile(path string, bound int64) (*os.File, int64, string, error) {
 // writeCacheFile writes b to the cache file at path atomically: to a new
 // 0600 temporary file (O_EXCL) in the same directory, renamed into place.
 func writeCacheFile(path string, b []byte) (string, error) {
+	return writeCacheFileFrom(path, bytes.NewReader(b))
+}
+
+// writeCacheFileFrom is writeCacheFile of what r reads; when r fails, no
+// file is left.
+func writeCacheFileFrom(path string, r io.Reader) (string, error) {
 	d, err := openCacheDir(filepath.Dir(path), true)
 	if err != nil {
 		return "", err
@@ -185,7 +193,7 @@ func writeCacheFile(path string, b []byte) (string, error) {
 		return "", &os.PathError{Op: "create", Path: filepath.Join(d.Name(), tmp), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	_, werr := f.Write(b)
+	_, werr := io.Copy(f, r)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -67,21 +68,48 @@ func SourceCacheFile(o Options, sid source.Identity) string {
 // could need.
 var ErrSavedTooLarge = errors.New("index: saved table too large for its source")
 
-// ImportSource stores b, a saved table published next to a source (the
-// bytes of the cache file BuildSource wrote for it, wherever it ran), as
-// the cache file of sid, so that BuildSource loads it — if it passes every
-// check a saved table must (checksum, version and size of the source,
-// options, structure); otherwise BuildSource scans as usual.
-func ImportSource(o Options, sid source.Identity, size int64, b []byte) error {
+// ImportSource stores what r reads, a saved table published next to a
+// source (the bytes of the cache file BuildSource wrote for it, wherever it
+// ran), as the cache file of sid, so that BuildSource loads it — if it
+// passes every check a saved table must (checksum, version and size of the
+// source, options, structure); otherwise BuildSource scans as usual. n is
+// the length the publisher declared (-1: unknown): a table larger than any
+// its source could need is refused before a byte of it is read, and r is
+// streamed to the file, never held in memory, and cut past that bound.
+func ImportSource(o Options, sid source.Identity, size int64, r io.Reader, n int64) error {
 	cf := versionCachePath(o.CacheDir, sid)
 	if cf == "" {
 		return nil
 	}
-	if int64(len(b)) > cacheFileBound(size) {
-		return ErrSavedTooLarge
+	bound := cacheFileBound(size)
+	if n > bound {
+		return fmt.Errorf("%w (%d bytes for a %d-byte source, at most %d)", ErrSavedTooLarge, n, size, bound)
 	}
-	_, err := writeCacheFile(cf, b)
+	_, err := writeCacheFileFrom(cf, &cappedReader{r: r, left: bound, want: n})
 	return err
+}
+
+// cappedReader fails with ErrSavedTooLarge once more than left bytes came,
+// and at the end when want (unless -1) were not read.
+type cappedReader struct {
+	r                io.Reader
+	left, read, want int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	c.read += int64(n)
+	switch {
+	case c.left < 0:
+		return n, ErrSavedTooLarge
+	case err == io.EOF && c.want >= 0 && c.read != c.want:
+		return n, fmt.Errorf("index: published table of %d bytes, %d declared: %w", c.read, c.want, io.ErrUnexpectedEOF)
+	}
+	return n, err
 }
 
 // versionCachePath is the cache file of one version of a source, or ""

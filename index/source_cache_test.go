@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/recfs/recfs/index/source"
@@ -99,7 +101,7 @@ func TestImportSource(t *testing.T) {
 	} {
 		ob := Options{CacheDir: t.TempDir()}
 		b := source.Identity{Key: "s3://another-name/b/k", Version: c.version}
-		if err := ImportSource(ob, b, int64(len(data)), c.b); err != nil {
+		if err := ImportSource(ob, b, int64(len(data)), bytes.NewReader(c.b), int64(len(c.b))); err != nil {
 			t.Fatal(err)
 		}
 		tb, err := BuildSource(ctx, memSource{bytes.NewReader(data), b}, ob)
@@ -110,7 +112,53 @@ func TestImportSource(t *testing.T) {
 			t.Errorf("%s: %s with %d records, want %s", c.name, tb.Info().Source, tb.Len(), c.want)
 		}
 	}
-	if err := ImportSource(Options{CacheDir: t.TempDir()}, a, 10, make([]byte, cacheFileBound(10)+1)); !errors.Is(err, ErrSavedTooLarge) {
-		t.Errorf("import of a table larger than a 10-byte source could need: %v", err)
+}
+
+// A published table is refused, and leaves no cache file, when it is
+// larger than its source could need: from its declared length before a
+// byte of it is read, else as it streams (past the bound, or short of
+// its declared length).
+func TestImportSourceBounds(t *testing.T) {
+	a := source.Identity{Key: "s3://e/b/k", Version: `etag="7" size=10`}
+	bound := cacheFileBound(10)
+	for _, c := range []struct {
+		name string
+		r    io.Reader
+		n    int64
+		want error
+	}{
+		{"declared too large", failReader{t}, bound + 1, ErrSavedTooLarge},
+		{"endless, undeclared", zeroReader{}, -1, ErrSavedTooLarge},
+		{"longer than declared", zeroReader{}, 100, ErrSavedTooLarge},
+		{"shorter than declared", bytes.NewReader(make([]byte, 50)), 100, io.ErrUnexpectedEOF},
+	} {
+		o := Options{CacheDir: t.TempDir()}
+		if err := ImportSource(o, a, 10, c.r, c.n); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if _, err := os.Stat(SourceCacheFile(o, a)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: cache file left: %v", c.name, err)
+		}
+		left, _ := filepath.Glob(filepath.Join(o.CacheDir, "*", ".tmp-*"))
+		left2, _ := filepath.Glob(filepath.Join(o.CacheDir, ".tmp-*"))
+		if len(left)+len(left2) > 0 {
+			t.Errorf("%s: temporary files left: %v %v", c.name, left, left2)
+		}
 	}
+}
+
+// failReader fails the test when it is read.
+type failReader struct{ t *testing.T }
+
+func (r failReader) Read([]byte) (int, error) {
+	r.t.Error("read before the declared length was checked")
+	return 0, io.EOF
+}
+
+// zeroReader reads zeros for ever.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

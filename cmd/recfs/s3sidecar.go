@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,15 +18,13 @@ import (
 
 // Published indexes: `recfs index --publish s3://b/k` uploads the saved
 // index as the object k.recfs-idx; opening s3://b/k without a saved index
-// of its own fetches that object into the cache first, where the checks of
-// every saved table decide whether it is used (the object's ETag and size
-// are recorded inside).
+// of its own streams that object into the cache first (one larger than its
+// source could need is refused from its length, before it is read), where
+// the checks of every saved table decide whether it is used (the object's
+// ETag and size are recorded inside).
 const (
 	flagPublish   = "publish"
 	sidecarSuffix = ".recfs-idx"
-	// sidecarMax bounds a sidecar download; a table larger than its
-	// source could need is refused by ImportSource anyway.
-	sidecarMax = 1 << 30
 )
 
 // publishIndex uploads the saved index file cacheFile next to url's object.
@@ -72,23 +69,17 @@ func importSidecar(ctx context.Context, c *s3obj.Client, bucket, key string, obj
 	if _, err := os.Stat(cf); err == nil {
 		return
 	}
-	out, err := c.API().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key + sidecarSuffix)})
+	body, err := c.Get(ctx, bucket, key+sidecarSuffix)
 	if err != nil {
-		var nf interface{ ErrorCode() string }
-		if !errors.As(err, &nf) || (nf.ErrorCode() != "NoSuchKey" && nf.ErrorCode() != "NotFound") {
+		if !errors.Is(err, s3obj.ErrNotFound) {
 			logrus.WithError(err).WithField("object", obj.URL()).Debug("no published index")
 		}
 		return
 	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, sidecarMax+1))
-	if err != nil || len(b) > sidecarMax {
-		logrus.WithError(err).WithField("object", obj.URL()).Warn("published index unreadable; scanning the object")
-		return
-	}
-	if err := index.ImportSource(o, obj.Identity(), obj.Size(), b); err != nil {
+	defer body.Close()
+	if err := index.ImportSource(o, obj.Identity(), obj.Size(), body, body.Size); err != nil {
 		logrus.WithError(err).WithField("object", obj.URL()).Warn("published index not usable; scanning the object")
 		return
 	}
-	logrus.WithFields(logrus.Fields{"object": obj.URL(), "bytes": len(b)}).Debug("published index fetched")
+	logrus.WithFields(logrus.Fields{"object": obj.URL(), "bytes": body.Size}).Debug("published index fetched")
 }
