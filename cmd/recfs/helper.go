@@ -66,6 +66,15 @@ var helperOptions = map[string]helperFlagOption{
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},
+
+	// S3 deadlines and listing bounds.
+	"s3_connect_timeout":    {"--s3-connect-timeout", true},
+	"s3_first_byte_timeout": {"--s3-first-byte-timeout", true},
+	"s3_idle_timeout":       {"--s3-idle-timeout", true},
+	"s3_retry_budget":       {"--s3-retry-budget", true},
+	"s3_attempts":           {"--s3-attempts", true},
+	"s3_list_max_pages":     {"--s3-list-max-pages", true},
+	"s3_list_max_bytes":     {"--s3-list-max-bytes", true},
 }
 
 // ignoredOptions are generic mount(8) options that say nothing to recfs:

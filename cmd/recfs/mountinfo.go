@@ -130,13 +130,12 @@ var errNotMounted = errors.New("not a mount point")
 func describeMount(m mountEntry) string { return fmt.Sprintf("%s (%s)", m.FSType, m.Source) }
 
 // isStale reports whether the FUSE mount at dir has lost its server. It
-// opens the directory rather than stat-ing it: the kernel may answer a stat
-// from its attribute cache, but an open always reaches the server (and fails
-// with ENOTCONN once the server is gone).
+// asks for the file system's statistics rather than stat-ing it: the kernel
+// may answer a stat from its attribute cache, but statfs always reaches the
+// server (and fails with ENOTCONN once the server is gone), and unlike an
+// open of the directory it does not make the server list it (a listing of
+// a large S3 prefix takes long).
 func isStale(dir string) bool {
-	f, err := os.Open(dir)
-	if err == nil {
-		f.Close()
-	}
-	return errors.Is(err, syscall.ENOTCONN)
+	var st syscall.Statfs_t
+	return errors.Is(syscall.Statfs(dir, &st), syscall.ENOTCONN)
 }

@@ -92,6 +92,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	code := exitCode(err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// SIGINT or SIGTERM: the command stopped where it was.
+		err, code = errInterrupted, exitFailure
+	}
 	var ee *exitError
 	if jsonRequested(args) {
 		if !errors.As(err, &ee) || !ee.silent {
@@ -107,6 +111,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// errInterrupted is what a command stopped by SIGINT or SIGTERM reports.
+var errInterrupted = errors.New("interrupted")
 
 // isCommand returns a test of whether a word names a command of root
 // (cobra adds help and completion only when it executes).

@@ -25,6 +25,14 @@ const (
 	flagS3PathStyle = "s3-path-style"
 	flagS3Region    = "s3-region"
 	flagS3Cache     = "s3-cache"
+	// Deadlines and bounds (s3obj.Options says what each bounds).
+	flagS3ConnectTimeout   = "s3-connect-timeout"
+	flagS3FirstByteTimeout = "s3-first-byte-timeout"
+	flagS3IdleTimeout      = "s3-idle-timeout"
+	flagS3RetryBudget      = "s3-retry-budget"
+	flagS3Attempts         = "s3-attempts"
+	flagS3ListMaxPages     = "s3-list-max-pages"
+	flagS3ListMaxBytes     = "s3-list-max-bytes"
 )
 
 // registerS3Flags adds the S3 flags to a command's flag set.
@@ -33,6 +41,13 @@ func registerS3Flags(fs *pflag.FlagSet) {
 	fs.Bool(flagS3PathStyle, false, "path-style S3 addressing (automatic for an IP address or localhost endpoint)")
 	fs.String(flagS3Region, "", "S3 region (default from the AWS configuration, else us-east-1)")
 	fs.String(flagS3Cache, "64M", "memory cache of an s3:// object's bytes (1 MiB blocks)")
+	fs.Duration(flagS3ConnectTimeout, s3obj.DefaultConnectTimeout, "S3: longest wait for a connection")
+	fs.Duration(flagS3FirstByteTimeout, s3obj.DefaultFirstByteTimeout, "S3: longest wait for a response once the request is sent")
+	fs.Duration(flagS3IdleTimeout, s3obj.DefaultIdleTimeout, "S3: longest pause between the bytes of a request or response")
+	fs.Duration(flagS3RetryBudget, s3obj.DefaultRetryBudget, "S3: longest time for one request, all its attempts included, and for each MiB of a response; a read waits no longer (then EIO)")
+	fs.Int(flagS3Attempts, s3obj.DefaultMaxAttempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
+	fs.Int(flagS3ListMaxPages, s3obj.DefaultListMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
+	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
 }
 
 // s3Client builds the client of a command's S3 flags.
@@ -48,6 +63,25 @@ func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
 		return nil, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
 	}
 	o.CacheBytes = n
+	for _, d := range []struct {
+		flag string
+		to   *time.Duration
+	}{{flagS3ConnectTimeout, &o.ConnectTimeout}, {flagS3FirstByteTimeout, &o.FirstByteTimeout},
+		{flagS3IdleTimeout, &o.IdleTimeout}, {flagS3RetryBudget, &o.RetryBudget}} {
+		if *d.to, _ = fl.GetDuration(d.flag); *d.to <= 0 {
+			return nil, usagef("--%s %v: want a duration above 0", d.flag, *d.to)
+		}
+	}
+	if o.MaxAttempts, _ = fl.GetInt(flagS3Attempts); o.MaxAttempts < 1 {
+		return nil, usagef("--%s %d: want at least 1", flagS3Attempts, o.MaxAttempts)
+	}
+	if o.ListMaxPages, _ = fl.GetInt(flagS3ListMaxPages); o.ListMaxPages < 1 {
+		return nil, usagef("--%s %d: want at least 1", flagS3ListMaxPages, o.ListMaxPages)
+	}
+	lb, _ := fl.GetString(flagS3ListMaxBytes)
+	if o.ListMaxBytes, err = parseSize(lb); err != nil || o.ListMaxBytes <= 0 {
+		return nil, usagef("--%s %q: want a size above 0", flagS3ListMaxBytes, lb)
+	}
 	return s3obj.NewClient(cmd.Context(), o)
 }
 

@@ -49,17 +49,14 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, plan *decoders.P
 	if err != nil {
 		return nil, err
 	}
-	bucket, prefix, _ := s3obj.ParseURL(url)
-	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
+	bucket, _, _ := s3obj.ParseURL(url)
 	open := func(ctx context.Context, name string, f iofs.File) (rfs.Source, error) {
 		sf, ok := f.(*s3obj.File)
 		if !ok {
 			return nil, fmt.Errorf("%s: not an object", name)
 		}
 		obj := sf.Object
-		key := prefix + name
+		key := obj.Key() // name may be an alias (see s3obj.FS)
 		ourl := "s3://" + bucket + "/" + key
 		logrus.WithField("object", obj.URL()).Debug("indexing")
 		importSidecar(ctx, c, bucket, key, obj, o)
