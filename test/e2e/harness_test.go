@@ -216,7 +216,14 @@ func newMountDir(t *testing.T) string {
 // until dir is a recfs mount in mountinfo. Cleanup unmounts it.
 func startMount(t *testing.T, src, dir string, args ...string) *mount {
 	t.Helper()
-	m := launchMount(t, src, dir, args...)
+	return startMountEnv(t, nil, src, dir, args...)
+}
+
+// startMountEnv is startMount of a process with env added to the
+// environment.
+func startMountEnv(t *testing.T, env []string, src, dir string, args ...string) *mount {
+	t.Helper()
+	m := launchMountEnv(t, env, src, dir, args...)
 	deadline := time.Now().Add(mountTimeout)
 	for mountedAt(dir) != "fuse.recfs" {
 		select {
@@ -235,9 +242,18 @@ func startMount(t *testing.T, src, dir string, args ...string) *mount {
 // launchMount starts the process without waiting for the mount.
 func launchMount(t *testing.T, src, dir string, args ...string) *mount {
 	t.Helper()
+	return launchMountEnv(t, nil, src, dir, args...)
+}
+
+// launchMountEnv is launchMount with env added to the environment.
+func launchMountEnv(t *testing.T, env []string, src, dir string, args ...string) *mount {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
 	m := &mount{dir: dir, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	m.cmd = exec.CommandContext(ctx, bin, append(append([]string{"mount"}, args...), src, dir)...)
+	if env != nil {
+		m.cmd.Env = append(os.Environ(), env...)
+	}
 	m.cmd.Stdout, m.cmd.Stderr = m.stdout, m.stderr
 	m.cmd.WaitDelay = 5 * time.Second
 	if err := m.cmd.Start(); err != nil {

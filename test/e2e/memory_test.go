@@ -298,8 +298,17 @@ func TestPendingFilesMemory(t *testing.T) {
 func runMeasured(t *testing.T, stdout io.Writer, args ...string) (int64, string) {
 	t.Helper()
 	c := exec.Command(bin, args...)
+	c.Stdout = stdout
+	return runMeasuredCmd(t, c)
+}
+
+// runMeasuredCmd is runMeasured of a prepared recfs command (its stderr is
+// returned).
+func runMeasuredCmd(t *testing.T, c *exec.Cmd) (int64, string) {
+	t.Helper()
+	args := c.Args[1:]
 	var errb bytes.Buffer
-	c.Stdout, c.Stderr = stdout, &errb
+	c.Stderr = &errb
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
