@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -62,6 +63,22 @@ func stallFirst(f *fakeS3, n int, how string) *atomic.Int64 {
 	return &gets
 }
 
+// openStalling opens a 4 MiB object with the fast deadlines, its first n
+// GETs misbehaving as stallFirst says; it returns the object, its bytes
+// and the GET count. The object is closed when the test ends.
+func openStalling(t *testing.T, n int, how string) (*Object, []byte, *atomic.Int64) {
+	t.Helper()
+	f, srv := newFake(t)
+	data := pattern(4*mib, 9)
+	f.put("b/k", data)
+	o, err := testClient(t, srv, fast).Open(context.Background(), "b", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o, data, stallFirst(f, n, how)
+}
+
 // A GET that stalls, before its headers or in its body, is abandoned at
 // its deadline and retried; one that never succeeds fails the read after
 // MaxAttempts attempts (or the budget) with an error that is not a
@@ -84,18 +101,10 @@ func TestGetDeadlines(t *testing.T) {
 	} {
 		t.Run(c.how+"/"+map[bool]string{true: "always", false: "then fine"}[c.n < 0], func(t *testing.T) {
 			t.Parallel()
-			f, srv := newFake(t)
-			data := pattern(4*mib, 9)
-			f.put("b/k", data)
-			o, err := testClient(t, srv, fast).Open(context.Background(), "b", "k")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer o.Close()
-			gets := stallFirst(f, c.n, c.how)
+			o, data, gets := openStalling(t, c.n, c.how)
 			buf := make([]byte, 1000)
 			start := time.Now()
-			_, err = o.ReadAt(buf, mib+5)
+			_, err := o.ReadAt(buf, mib+5)
 			took := time.Since(start)
 			if took > fast.RetryBudget+late {
 				t.Errorf("read took %v; budget %v", took, fast.RetryBudget)
@@ -220,5 +229,54 @@ func TestSlowReaderNotCut(t *testing.T) {
 	}
 	if !bytes.Equal(got, data) {
 		t.Errorf("read %d bytes of %d", len(got), len(data))
+	}
+}
+
+// A stream (Object.Stream, one GET for a pass) is under the same
+// deadlines: a body that stalls is abandoned at the idle timeout and asked
+// for again from where it stopped; one that always stalls fails the stream
+// after its GETs with a *TimeoutError, within their idle timeouts.
+func TestStreamDeadlines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		how      string
+		n        int
+		wantGets int64
+	}{
+		{"body", 1, 2},
+		{"headers", 1, 2},
+		{"body", -1, streamAttempts},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", c.how, c.n), func(t *testing.T) {
+			t.Parallel()
+			o, data, gets := openStalling(t, c.n, c.how)
+			st, err := o.Stream(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			start := time.Now()
+			got, err := io.ReadAll(st)
+			took := time.Since(start)
+			if g := gets.Load(); g != c.wantGets {
+				t.Errorf("%d GETs, want %d", g, c.wantGets)
+			}
+			if c.n < 0 {
+				var te *TimeoutError
+				if !errors.As(err, &te) || te.Op != opIdle || took > streamAttempts*fast.IdleTimeout+late {
+					t.Errorf("a stream whose body always stalls: %v after %v", err, took)
+				}
+				return
+			}
+			// The stalling server's 100 bytes before the stall are its own
+			// (zeros); what follows must be the object's.
+			skip := 0
+			if c.how == "body" {
+				skip = 100
+			}
+			if err != nil || len(got) != len(data) || !bytes.Equal(got[skip:], data[skip:]) {
+				t.Errorf("stream: %d bytes of %d, %v", len(got), len(data), err)
+			}
+		})
 	}
 }
