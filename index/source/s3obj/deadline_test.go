@@ -14,8 +14,8 @@ import (
 )
 
 // fast are deadlines short enough for tests.
-var fast = Options{ConnectTimeout: time.Second, FirstByteTimeout: 200 * time.Millisecond,
-	IdleTimeout: 200 * time.Millisecond, RetryBudget: 4 * time.Second, MaxAttempts: 3}
+var fast = Options{ConnectTimeout: time.Second, FirstByteTimeout: 750 * time.Millisecond,
+	IdleTimeout: 750 * time.Millisecond, RetryBudget: 6 * time.Second, MaxAttempts: 3}
 
 // late is how much longer than its bound a wait may take on a loaded
 // machine under the race detector.
@@ -94,8 +94,8 @@ func TestGetDeadlines(t *testing.T) {
 		{"headers", 1, 2, ""},
 		{"body", 2, 3, ""},
 		{"503", 1, 2, ""},
-		{"headers", -1, 3, "no response within 200ms"},
-		{"body", -1, 3, "no bytes for 200ms"},
+		{"headers", -1, 3, "no response within 750ms"},
+		{"body", -1, 3, "no bytes for 750ms"},
 		{"drip", -1, 1, "retry budget"},
 		{"503", -1, 3, "503"},
 	} {
