@@ -36,6 +36,15 @@ type Options struct {
 	// database has locked (recfs --force). By default that is refused with
 	// ErrDBLocked.
 	IgnoreDBLock bool
+	// MoveDamagedTail lets Append (and the repairs of a Writable open)
+	// move bytes after the last record that are not a torn record out of
+	// the file as it moves a torn one, saved aside first, instead of
+	// refusing with a *TailError (recfs --force).
+	MoveDamagedTail bool
+	// TailMoved, when set, is told of every tail an append or a Writable
+	// open moved out of the file (where its bytes went); when nil, each
+	// is logged.
+	TailMoved func(MovedTail)
 }
 
 // HeaderEntry is one key/value of a recordio header. Value is a bool, int64,

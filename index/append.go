@@ -135,7 +135,7 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	}
 	if rp, ok := drv.(repairer); ok {
 		// Only under the lock is a journal or torn tail provably a crash's.
-		if fixed, err := rp.repair(f, t.path); err != nil {
+		if fixed, err := rp.repair(f, t.path, t.opt.tails()); err != nil {
 			return 0, err
 		} else if fixed {
 			if err := t.catchUp(ctx); err != nil {
@@ -161,6 +161,9 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	}
 	if err != nil {
 		return 0, err
+	}
+	if u.moved != nil {
+		t.opt.tails().tell(*u.moved)
 	}
 	return s.n, nil
 }
@@ -215,27 +218,14 @@ type appendReq struct {
 func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
 	recs, streams, o := a.recs, a.streams, a.o
 	lt := s.tab.(*logTable)
-	size := s.size
-	end := size
-	if torn := s.tornTail(); torn >= 0 {
-		end = torn
-	}
 	if err := lt.info.CheckAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written
 	}
-
 	// A torn tail is saved aside, then cut off; a failure later writes it
 	// back from the saved copy.
-	u := undo{size: size, off: size, tail: []byte{}}
-	if end < size {
-		backup, err := t.saveTorn(f, end, size)
-		if err != nil {
-			return undo{}, err
-		}
-		u = undo{size: size, off: end, backup: backup}
-		if err := f.Truncate(end); err != nil {
-			return u, err
-		}
+	end, u, err := t.clearTail(f, s)
+	if err != nil {
+		return u, err
 	}
 	// Writer options.
 	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour

@@ -40,7 +40,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	// may not write) is not repaired here: the next append repairs it
 	// under its lock, through a writable descriptor.
 	if o.Writable && readWrite(f) && (o.IgnoreDBLock || checkDBLock(path) == nil) {
-		if err := repair(f, path); err != nil {
+		if err := repair(f, path, o.tails()); err != nil {
 			return nil, err
 		}
 	}
@@ -156,15 +156,14 @@ func canceled(ctx context.Context) error {
 	return nil
 }
 
-var _ = errors.Is
-
 // repair undoes what a crashed append of ours left behind, for formats
 // whose driver is a repairer (recordio: see RepairRecordIO), holding
 // the file's append lock so that an append running in another process is
-// never taken for a crashed one.
+// never taken for a crashed one. A tail it may not cut stays: the file is
+// served as it is, and appends refuse it.
 // Other formats need nothing here: a torn leveldb tail is dealt with by
 // repairLogTail and by the next Append.
-func repair(f *os.File, path string) error {
+func repair(f *os.File, path string, p tailPolicy) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -186,6 +185,9 @@ func repair(f *os.File, path string) error {
 		return err
 	}
 	defer unlock()
-	_, err = rp.repair(f, path)
+	_, err = rp.repair(f, path, p)
+	if errors.Is(err, ErrDamagedTail) {
+		return nil
+	}
 	return err
 }

@@ -65,7 +65,7 @@ type (
 	// repairer is a driver whose files a crashed append of ours can leave
 	// half-done; repair puts f back whole, under the append lock.
 	repairer interface {
-		repair(f *os.File, path string) (bool, error)
+		repair(f *os.File, path string, p tailPolicy) (bool, error)
 	}
 	// appender is a driver of a format recfs appends to: it writes recs
 	// (or streams) at the end of f, which s describes and whose lock the

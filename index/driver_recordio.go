@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/recfs/recfs/codec"
@@ -40,7 +41,9 @@ func (rioDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 func (rioDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
 
 // repair undoes what a crashed append left behind; see RepairRecordIO.
-func (rioDriver) repair(f *os.File, path string) (bool, error) { return repairRecordIOFile(f, path) }
+func (rioDriver) repair(f *os.File, path string, p tailPolicy) (bool, error) {
+	return repairRecordIOFile(f, path, p)
+}
 
 // legacyDriver is the driver of grailbio legacy recordio files, which recfs
 // only reads.
@@ -287,6 +290,22 @@ func (t *rioTable) check(s *snapshot) error {
 		return fmt.Errorf("trailer at %d", t.trailer.Block)
 	}
 	return nil
+}
+
+// tail returns where the bytes after the last block of the recordio file
+// src (which s describes) start when its scan found damage reaching the
+// end of the file (-1 otherwise), whether they are a torn block, and when
+// not, what they are instead (see repairRecordIO).
+func (t *rioTable) tail(src io.ReaderAt, s *snapshot) (off int64, torn bool, reason string) {
+	if s.format != codec.RecordIO || !slices.ContainsFunc(s.damage, func(d codec.Damage) bool { return d.Off+d.Len == s.size }) {
+		return -1, false, ""
+	}
+	end, err := recordio.ConsistentEnd(src, s.size)
+	if err != nil || end >= s.size {
+		return -1, false, ""
+	}
+	torn, reason = recordio.TornTail(src, end, s.size)
+	return end, torn, reason
 }
 
 // The capabilities of recordio v2 files; legacy files have none.

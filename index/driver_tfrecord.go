@@ -355,28 +355,16 @@ func (ot *tfrTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *
 
 // append writes recs (or streams) after the last intact record of a plain
 // TFRecord file through f, whose lock the caller holds and which s
-// describes. A torn tail is saved aside and cut off first, as for leveldb
-// logs. It returns what puts the file back.
+// describes. A torn tail is saved aside and cut off first (clearTail), as
+// for leveldb logs. It returns what puts the file back.
 func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
 	tt := s.tab.(*tfrTable)
 	if err := tt.checkAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written
 	}
-	size := s.size
-	end := size
-	if torn := s.tornTail(); torn >= 0 {
-		end = torn
-	}
-	u := undo{size: size, off: size, tail: []byte{}}
-	if end < size {
-		backup, err := t.saveTorn(f, end, size)
-		if err != nil {
-			return undo{}, err
-		}
-		u = undo{size: size, off: end, backup: backup}
-		if err := f.Truncate(end); err != nil {
-			return u, err
-		}
+	end, u, err := t.clearTail(f, s)
+	if err != nil {
+		return u, err
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
 	for _, r := range a.recs {

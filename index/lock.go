@@ -134,6 +134,7 @@ type undo struct {
 	off    int64
 	tail   []byte
 	backup string
+	moved  *MovedTail // a tail cut before the append, reported once it succeeded
 }
 
 // set reports whether u describes a state (the zero undo means nothing was

@@ -69,7 +69,8 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	torn.Write(bytes.Repeat([]byte{0xfe}, 100)) // a crashed append's first bytes
+	nb, _ := os.ReadFile(next)
+	torn.Write(tornOf(t, nb, 100)) // a crashed append's first bytes
 	torn.Close()
 	if err := os.Rename(next, path); err != nil {
 		t.Fatal(err)

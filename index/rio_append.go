@@ -120,23 +120,27 @@ func decodeJournal(b []byte) (origSize, trailerOff int64, trailer []byte, ok boo
 
 // RepairRecordIO brings a recordio v2 file back to a consistent state after
 // an append crashed: it rolls back an interrupted trailer-rewriting append
-// using its journal, deletes a torn journal, and truncates a torn tail after
-// the last cleanly decoding block. It reports whether it changed the file.
-// It holds an exclusive flock of the file while it works, the lock every
-// appender holds, so it never mistakes a running append for a crashed one.
+// using its journal, deletes a torn journal, and moves a torn block after
+// the last cleanly decoding block out of the file (saved in the torn-tail
+// directory of the user's cache directory first). Bytes there that are not
+// the start of a block (recordio.TornTail) stay, and the error is a
+// *TailError. Every move is logged. It reports whether it changed the
+// file. It holds an exclusive flock of the file while it works, the lock
+// every appender holds, so it never mistakes a running append for a
+// crashed one.
 func RepairRecordIO(path string) (repaired bool, err error) {
-	return repairPath(osFS{}, path)
+	return repairPath(osFS{}, path, tailPolicy{})
 }
 
 // repairRecordIOFile is RepairRecordIO through f, an open read-write
-// descriptor of the file at path (path names the journal). The caller must
-// hold an exclusive flock of f.
-func repairRecordIOFile(f *os.File, path string) (repaired bool, err error) {
-	return repairRecordIO(osFS{}, osFile{f}, path)
+// descriptor of the file at path (path names the journal), under p. The
+// caller must hold an exclusive flock of f.
+func repairRecordIOFile(f *os.File, path string, p tailPolicy) (repaired bool, err error) {
+	return repairRecordIO(osFS{}, osFile{f}, path, p)
 }
 
 // repairPath opens and locks the file at path, then repairs it.
-func repairPath(fsys appendFS, path string) (bool, error) {
+func repairPath(fsys appendFS, path string, p tailPolicy) (bool, error) {
 	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return false, err
@@ -145,15 +149,16 @@ func repairPath(fsys appendFS, path string) (bool, error) {
 	if err := f.Lock(); err != nil {
 		return false, err
 	}
-	repaired, err := repairRecordIO(fsys, f, path)
+	repaired, err := repairRecordIO(fsys, f, path, p)
 	if err != nil {
 		return repaired, err
 	}
 	return repaired, f.Close()
 }
 
-// repairRecordIO repairs the file f (at path) with its lock held.
-func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
+// repairRecordIO repairs the file f (at path) with its lock held, under
+// p.
+func repairRecordIO(fsys appendFS, f appendFile, path string, p tailPolicy) (bool, error) {
 	jpath := path + RecordIOJournalSuffix
 	dir := filepath.Dir(path)
 	repaired := false
@@ -162,9 +167,14 @@ func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
 	case err == nil:
 		if _, toff, trailer, ok := decodeJournal(j); ok && !journaledAppendCompleted(f, toff, trailer) {
 			// Torn anywhere after the journal was made durable: roll back.
+			size, err := f.Size()
+			if err != nil {
+				return false, err
+			}
 			if err := rollBack(f, toff, trailer); err != nil {
 				return false, err
 			}
+			defer p.tell(MovedTail{Path: path, Off: toff, Len: max(size-toff, 0), Reason: MovedRollback})
 		}
 		// Else the append got as far as rewriting the trailer (keep it), or
 		// the journal itself is torn (the file was not touched yet).
@@ -190,19 +200,25 @@ func repairRecordIO(fsys appendFS, f appendFile, path string) (bool, error) {
 		return repaired, err
 	}
 	end, err := recordio.ConsistentEnd(f, size)
+	if err != nil || end == size {
+		return repaired, err
+	}
+	torn, why := recordio.TornTail(f, end, size)
+	if !torn && !p.force {
+		return repaired, &TailError{Path: path, Off: end, Len: size - end, Reason: why}
+	}
+	m, err := p.move(f, path, end, size, torn)
 	if err != nil {
 		return repaired, err
 	}
-	if end < size {
-		if err := f.Truncate(end); err != nil {
-			return repaired, err
-		}
-		if err := f.Sync(); err != nil {
-			return repaired, err
-		}
-		repaired = true
+	if err := f.Truncate(end); err != nil {
+		return repaired, err
 	}
-	return repaired, nil
+	if err := f.Sync(); err != nil {
+		return repaired, err
+	}
+	p.tell(m)
+	return true, nil
 }
 
 // rollBack puts the saved trailer block back at toff and cuts the file
@@ -266,7 +282,7 @@ func openAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIO
 	if err := f.Lock(); err != nil {
 		return nil, err
 	}
-	if _, err := repairRecordIO(o.fsys, f, path); err != nil {
+	if _, err := repairRecordIO(o.fsys, f, path, tailPolicy{}); err != nil {
 		return nil, err
 	}
 	return newAppender(f, path, o)

@@ -286,7 +286,7 @@ func TestRecordIOAppendCrash(t *testing.T) {
 				done := run(m, cr.bytes, cr.ops)
 				// Reboot: no more crashes.
 				m.crashed, m.bytesLeft, m.opsLeft = false, -1, -1
-				if _, err := repairPath(m, path); err != nil {
+				if _, err := repairPath(m, path, tailPolicy{}); err != nil {
 					t.Fatalf("crash %+v: repair: %v", cr, err)
 				}
 				if _, ok := m.files[path+RecordIOJournalSuffix]; ok {
@@ -339,7 +339,7 @@ func TestRepairRecordIOJournal(t *testing.T) {
 		m := newMemFS()
 		m.files["/f"] = slices.Clone(data)
 		m.files["/f"+RecordIOJournalSuffix] = j[:cut]
-		if ok, err := repairPath(m, "/f"); err != nil || !ok {
+		if ok, err := repairPath(m, "/f", tailPolicy{}); err != nil || !ok {
 			t.Fatalf("cut %d: repaired=%v err=%v", cut, ok, err)
 		}
 		if !bytes.Equal(m.files["/f"], data) {
@@ -352,13 +352,30 @@ func TestRepairRecordIOJournal(t *testing.T) {
 	// A clean file needs no repair.
 	m := newMemFS()
 	m.files["/f"] = slices.Clone(data)
-	if ok, err := repairPath(m, "/f"); err != nil || ok {
+	if ok, err := repairPath(m, "/f", tailPolicy{}); err != nil || ok {
 		t.Fatalf("clean file: repaired=%v err=%v", ok, err)
 	}
-	// Garbage after the last block is cut off.
-	m.files["/f"] = append(slices.Clone(data[:len(data)-rioChunk]), 1, 2, 3)
-	if ok, err := repairPath(m, "/f"); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunk {
+	// Garbage after the last block is no torn block: it stays, and the
+	// error says where it starts; forced, it is saved and cut off.
+	garbage := append(slices.Clone(data[:len(data)-rioChunk]), 1, 2, 3)
+	m.files["/f"] = slices.Clone(garbage)
+	var te *TailError
+	if ok, err := repairPath(m, "/f", tailPolicy{}); !errors.As(err, &te) || ok || !bytes.Equal(m.files["/f"], garbage) {
 		t.Fatalf("tail garbage: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
+	}
+	if te.Off != int64(len(data)-rioChunk) || te.Len != 3 {
+		t.Fatalf("tail garbage: error names %d bytes at %d", te.Len, te.Off)
+	}
+	var moved []MovedTail
+	p := tailPolicy{cacheDir: t.TempDir(), force: true, told: func(mt MovedTail) { moved = append(moved, mt) }}
+	if ok, err := repairPath(m, "/f", p); err != nil || !ok || len(m.files["/f"]) != len(data)-rioChunk {
+		t.Fatalf("forced: repaired=%v err=%v size %d", ok, err, len(m.files["/f"]))
+	}
+	if len(moved) != 1 || moved[0].Reason != MovedForced || moved[0].Len != 3 {
+		t.Fatalf("forced: told %+v", moved)
+	}
+	if b, err := os.ReadFile(moved[0].SavedTo); err != nil || !bytes.Equal(b, []byte{1, 2, 3}) {
+		t.Fatalf("forced: saved %q, %v", b, err)
 	}
 }
 

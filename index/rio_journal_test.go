@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -175,11 +176,14 @@ func TestRepairIgnoresUntrustedJournal(t *testing.T) {
 		})
 	}
 	// The same journal owned by us is applied: the check is the owner.
-	path, _ := trailerFile(t)
+	// (What it writes back is no block, so the repair then refuses to
+	// cut it as a torn tail.)
+	path, data := trailerFile(t)
 	os.WriteFile(path+RecordIOJournalSuffix, j, 0o600)
-	if ok, err := RepairRecordIO(path); err != nil || !ok {
+	if ok, err := RepairRecordIO(path); !errors.Is(err, ErrDamagedTail) || !ok {
 		t.Fatalf("own journal: repaired=%v err=%v", ok, err)
 	}
+	mustEqualFile(t, path, append(slices.Clone(data[:rioChunk]), evil...), "record file after its journal")
 }
 
 // TestRepairWaitsForAppender: a repair never runs while an appender holds

@@ -39,12 +39,16 @@ pebble, grailbio's or TensorFlow's writer would produce). Each INPUT file become
 no INPUT reads standard input. With --lines every line (without its newline)
 becomes one record.
 
-A torn tail left by a crashed writer is moved aside first (its bytes are
-saved under <user cache dir>/recfs/torn, which must be private: with no
-$HOME or $XDG_CACHE_HOME the append is refused), App Engine padding is
-kept, and a recordio trailer is rewritten after the new blocks,
-crash-safely. Legacy recordio files and compressed TFRecord files are
-read-only.
+A torn tail left by a crashed writer (a record, or recordio block, cut
+short at the end of the file) is moved aside first: its bytes are saved
+under <user cache dir>/recfs/torn, which must be private (with no $HOME or
+$XDG_CACHE_HOME the append is refused), and a line on standard error (and
+"moved" in --json) says where they went. Any other bytes after the last
+record are not cut: the append is refused, naming their offset, and FILE is
+left as it was; "recfs verify FILE" shows them, and --force moves them aside
+the same way. App Engine padding is kept, and a recordio trailer is
+rewritten after the new blocks, crash-safely. Legacy recordio files and
+compressed TFRecord files are read-only.
 
 Concurrent appends (other recfs append processes, --rw mounts) take turns
 by an exclusive flock of FILE; each lands after the others. The exit status
@@ -70,7 +74,7 @@ appends anyway.`,
 	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
 	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord)")
 	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
-	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory")
+	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory, or FILE ends in bytes that are not a torn record (they are saved aside)")
 	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio", "tfrecord"))
 	return cmd
 }
@@ -117,7 +121,12 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		streams = nil
 	}
 	count := max(len(recs), len(streams))
-	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force}
+	moved := []movedJSON{}
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force,
+		TailMoved: func(m index.MovedTail) {
+			moved = append(moved, movedJSON{Offset: m.Off, Bytes: m.Len, SavedTo: m.SavedTo, Reason: m.Reason})
+			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", movedText(m))
+		}}
 	var (
 		t   *index.Table
 		err error
@@ -154,11 +163,29 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{
 			"status": "appended", "file": path, "records": count, "first": first, "last": t.Len() - 1, "total": t.Len(),
+			"moved": moved,
 		})
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil
+}
+
+// movedJSON is a tail an append moved out of the file, in --json.
+type movedJSON struct {
+	Offset  int64  `json:"offset"`
+	Bytes   int64  `json:"bytes"`
+	SavedTo string `json:"saved_to"` // "" when a recordio journal rolled back an interrupted append
+	Reason  string `json:"reason"`
+}
+
+// movedText says what was moved out of a file, and where it went.
+func movedText(m index.MovedTail) string {
+	s := fmt.Sprintf("moved the %d bytes at offset %d out of %s (%s)", m.Len, m.Off, m.Path, m.Reason)
+	if m.SavedTo != "" {
+		s += "; saved in " + m.SavedTo
+	}
+	return s
 }
 
 // forceHint adds the way out to a refusal because of a running database.

@@ -98,7 +98,11 @@ directory mount makes a new, empty record file (--new-format; .rio and
 .recordio names are recordio). Existing records stay immutable (EPERM).
 Appends to a log its writer closed (pebble's end-of-log marker) fail with
 EPERM, and appends to a log whose directory holds a database LOCK file that a
-running database has locked fail with EBUSY unless --force is given.
+running database has locked fail with EBUSY unless --force is given. A torn
+record a crashed writer left at the end of a file is moved aside (saved under
+<user cache dir>/recfs/torn; the log says where); other bytes after the last
+record make appends fail with EIO and a log line naming their offset, unless
+--force is given (then they are moved aside the same way).
 
 mount runs in the foreground and prints "ready" once the mount answers;
 SIGINT or SIGTERM unmount it. With --daemon it returns once the mount is
@@ -140,7 +144,7 @@ directory: not listed, so that grep -r sees records only, but read by name.
 	_ = fl.MarkDeprecated("max-inodes", "the server keeps nothing per record inode the kernel holds, so there is nothing to bound")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (in a directory only you or root may write to), rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
-	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked")
+	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked, and to files that end in bytes that are not a torn record (moved aside)")
 	fl.StringVar(&f.newFormat, "new-format", "leveldb", "with --rw: format of record files made by mkdir (leveldb, recordio or tfrecord; .rio and .recordio names are always recordio, .tfrecord and .tfrecords names tfrecord)")
 	fl.BoolVar(&f.newTrailer, "new-trailer", false, "with --rw: recordio files made by mkdir get an (empty) trailer")
 	_ = cmd.RegisterFlagCompletionFunc("new-format", fixedCompletion("leveldb", "recordio", "tfrecord"))
@@ -204,6 +208,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	// a crashed recordio append first).
 	iopts.Writable = f.rw
 	iopts.IgnoreDBLock = f.force
+	iopts.MoveDamagedTail = f.force
 	srcAbs, srcInfo, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
 	if err != nil {
 		return err

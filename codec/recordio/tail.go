@@ -201,7 +201,8 @@ func AppendCompleted(f io.ReaderAt, size, toff int64, trailer []byte) bool {
 
 // ConsistentEnd returns the size the file should have: its size when it
 // ends with a valid trailer or a cleanly decoding block, else the end of
-// the last cleanly decoding block.
+// the last cleanly decoding block, or of the whole trailer block right
+// after it.
 func ConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 	s, err := NewScanner(r, size, codec.RecordIO, Options{})
 	if err != nil {
@@ -229,7 +230,97 @@ func ConsistentEnd(r io.ReaderAt, size int64) (int64, error) {
 	if s.Err() != nil {
 		return 0, s.Err()
 	}
+	if s.pos == s.goodEnd && s.goodEnd < size {
+		// The scan stopped at a trailer block: what follows it is the
+		// tail, when it is whole.
+		var buf []byte
+		isTrailer := func(m [8]byte) bool { return m == trailerMagic }
+		if _, chunks, f := readWholeBlock(&s.cr, s.pos, isTrailer, s.opts.maxBlock(), &buf); f == nil && chunks > 0 {
+			return s.pos + int64(chunks)*chunkSize, nil
+		}
+	}
 	return s.goodEnd, nil
+}
+
+// TornTail reports whether the bytes [off, size) of r are what a writer
+// that stopped in the middle of a block leaves behind: the first chunks of
+// one body (or trailer) block, each whole chunk intact (checksum, magic,
+// index following the one before, same chunk count), the last one perhaps
+// cut short (its header bytes, as far as they go, agree), and fewer chunks
+// than the block has. When they are not, reason says what is there instead
+// and at which offset.
+func TornTail(r io.ReaderAt, off, size int64) (torn bool, reason string) {
+	if off < 0 || off >= size {
+		return false, fmt.Sprintf("no bytes at offset %d", off)
+	}
+	cr := chunkReader{r: r, size: size}
+	var first chunkHdr
+	for i := uint32(0); ; i++ {
+		at := off + int64(i)*chunkSize
+		if at >= size {
+			return true, "" // the block's first i chunks
+		}
+		if size-at < chunkSize {
+			return tornChunk(r, at, size, i, first)
+		}
+		h, _, f := cr.chunk(at)
+		if f != nil {
+			return false, fmt.Sprintf("%s at offset %d", f.reason, at)
+		}
+		if why := chunkFollows(h, i, first); why != "" {
+			return false, fmt.Sprintf("%s at offset %d", why, at)
+		}
+		if i == 0 {
+			first = h
+		}
+		if h.index+1 == h.total {
+			return false, fmt.Sprintf("a whole block at offset %d that does not decode", off)
+		}
+	}
+}
+
+// chunkFollows says what is wrong with h as chunk i of a block whose first
+// chunk is first (ignored for i == 0), or "" when nothing is.
+func chunkFollows(h chunkHdr, i uint32, first chunkHdr) string {
+	switch {
+	case i == 0 && h.magic != bodyMagic && h.magic != trailerMagic:
+		return fmt.Sprintf("not a block (magic % x)", h.magic)
+	case i > 0 && h.magic != first.magic:
+		return fmt.Sprintf("chunk %d of a block with another magic (% x)", i, h.magic)
+	case h.index != i:
+		return fmt.Sprintf("chunk index %d where %d follows", h.index, i)
+	case h.total == 0 || h.index >= h.total:
+		return fmt.Sprintf("chunk %d of %d", h.index, h.total)
+	case i > 0 && h.total != first.total:
+		return fmt.Sprintf("a block of %d chunks continued as one of %d", first.total, h.total)
+	case h.size > maxChunkPayload:
+		return fmt.Sprintf("invalid chunk size %d", h.size)
+	}
+	return ""
+}
+
+// tornChunk checks the partial chunk i at the end of the file (at, size):
+// the header bytes it has must be those chunk i of the block would have.
+func tornChunk(r io.ReaderAt, at, size int64, i uint32, first chunkHdr) (bool, string) {
+	b := make([]byte, min(size-at, chunkHeader))
+	if _, err := readFullAt(r, b, at); err != nil {
+		return false, fmt.Sprintf("read error at offset %d: %v", at, err)
+	}
+	m := b[:min(len(b), 8)]
+	body, trailer := bytes.HasPrefix(bodyMagic[:], m), bytes.HasPrefix(trailerMagic[:], m)
+	if i > 0 {
+		body, trailer = bytes.HasPrefix(first.magic[:], m), false
+	}
+	if !body && !trailer {
+		return false, fmt.Sprintf("not a block (magic % x) at offset %d", m, at)
+	}
+	if len(b) < chunkHeader {
+		return true, ""
+	}
+	if why := chunkFollows(parseChunkHdr(b), i, first); why != "" {
+		return false, fmt.Sprintf("%s at offset %d", why, at)
+	}
+	return true, ""
 }
 
 // ItemSource is an item to append given as a stream: Size bytes read from R.
