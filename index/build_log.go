@@ -52,7 +52,7 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		defer recoverFault(guardFault(), &err)
-		parts[i] = scanLogPart(ctx, sc, start, end, &done, prog)
+		parts[i] = scanLogPart(ctx, r, sc, start, end, &done, prog)
 		return nil
 	})
 	if err := canceled(ctx); err != nil {
@@ -68,11 +68,11 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 }
 
 // scanLogPart keeps the records sc yields, those whose first chunk starts
-// in [start, end).
-func scanLogPart(ctx context.Context, sc *leveldb.Scanner, start, end int64, done *atomic.Int64, prog progress) *logPart {
+// in [start, end) of r.
+func scanLogPart(ctx context.Context, r io.ReaderAt, sc *leveldb.Scanner, start, end int64, done *atomic.Int64, prog progress) *logPart {
 	part := &logPart{}
 	part.t.side = map[int64]oddLog{}
-	pp := partProgress{ctx: ctx, done: done, prog: prog, last: start}
+	pp := newPartProgress(ctx, r, done, prog, start)
 	for sc.Next() {
 		rec := sc.Record()
 		part.t.add(rec)
@@ -87,13 +87,19 @@ func scanLogPart(ctx context.Context, sc *leveldb.Scanner, start, end int64, don
 
 // partProgress reports the progress of one part of a parallel scan: every
 // 4096 records it adds the bytes scanned since its last report to the
-// shared count, and it stops the scan once ctx is done.
+// shared count, lets go of the mapped pages the part has passed, and it
+// stops the scan once ctx is done.
 type partProgress struct {
 	ctx  context.Context
 	done *atomic.Int64
 	prog progress
 	last int64 // offset up to which done counts this part
 	n    int
+	rel  behind
+}
+
+func newPartProgress(ctx context.Context, r io.ReaderAt, done *atomic.Int64, prog progress, start int64) partProgress {
+	return partProgress{ctx: ctx, done: done, prog: prog, last: start, rel: newBehind(r, start)}
 }
 
 // step counts one record starting at off; false means the scan is
@@ -109,24 +115,69 @@ func (p *partProgress) step(off int64) bool {
 	p.done.Add(off - p.last)
 	p.last = off
 	p.prog.report(p.done.Load())
+	p.rel.passed(off)
 	return true
 }
 
 // finish counts the rest of the part, up to end.
-func (p *partProgress) finish(end int64) { p.done.Add(end - p.last) }
+func (p *partProgress) finish(end int64) {
+	p.done.Add(end - p.last)
+	p.rel.finish(end)
+}
+
+// releaser is a mapped source whose pages a scan can let go of once it
+// has passed them (source.Mapping from MapFile).
+type releaser interface{ Release(off, n int64) }
+
+// Pages a scan lets go of: those more than releaseLag behind it, in steps
+// of releaseStep.
+const (
+	releaseLag  = 2 << 20
+	releaseStep = 8 << 20
+)
+
+// behind lets go of the mapped pages of a source that one scan has
+// passed, so that a scan keeps a few megabytes of a mapped file resident,
+// not the whole file (the pages stay in the page cache).
+type behind struct {
+	r    releaser // nil when the source is not mapped
+	done int64    // released up to here
+}
+
+func newBehind(r io.ReaderAt, start int64) behind {
+	rel, _ := r.(releaser)
+	return behind{r: rel, done: start}
+}
+
+// passed says the scan is at off: the pages more than releaseLag behind
+// it go, a releaseStep at a time.
+func (b *behind) passed(off int64) {
+	if to := off - releaseLag; to-b.done >= releaseStep {
+		b.release(to)
+	}
+}
+
+// finish says the scan is done with everything before end.
+func (b *behind) finish(end int64) { b.release(end) }
+
+func (b *behind) release(to int64) {
+	if b.r != nil && to > b.done {
+		b.r.Release(b.done, to-b.done)
+		b.done = to
+	}
+}
 
 // add appends one record to the compact table.
 func (t *logTable) add(rec leveldb.Record) {
-	n := int64(len(t.off))
+	n := t.locs.len()
 	if n == 0 && len(t.side) == 0 && t.hdr == 0 {
 		t.hdr = rec.Hdr
 	}
-	t.off = append(t.off, rec.Off)
 	if rec.Chunks == nil && rec.Hdr == t.hdr && rec.Len < lenInSide {
-		t.ln = append(t.ln, uint32(rec.Len))
+		t.locs.add(rec.Off, uint32(rec.Len))
 		return
 	}
-	t.ln = append(t.ln, lenInSide)
+	t.locs.add(rec.Off, lenInSide)
 	if t.side == nil {
 		t.side = map[int64]oddLog{}
 	}
@@ -139,22 +190,24 @@ func (t *logTable) add(rec leveldb.Record) {
 
 // get returns record i of the table as a codec location.
 func (t *logTable) get(i int64) leveldb.Record {
-	if t.ln[i] != lenInSide {
-		return leveldb.Record{Off: t.off[i], Len: int64(t.ln[i]), Hdr: t.hdr}
+	s, j := t.locs.seg(i)
+	off, ln := s.off.at(j), s.ln.at(j)
+	if ln != lenInSide {
+		return leveldb.Record{Off: off, Len: int64(ln), Hdr: t.hdr}
 	}
 	o := t.side[i]
-	return leveldb.Record{Off: t.off[i], Len: o.len, Hdr: o.hdr, Chunks: o.chunks}
+	return leveldb.Record{Off: off, Len: o.len, Hdr: o.hdr, Chunks: o.chunks}
 }
 
-// appendTable appends every record of u to t.
+// appendTable appends every record of u to t (u's columns become t's:
+// nothing is copied when both share a header size).
 func (t *logTable) appendTable(u *logTable) {
-	if u.hdr == t.hdr || len(t.off) == 0 && len(t.side) == 0 || len(u.off) == 0 {
-		if len(t.off) == 0 && u.hdr != 0 {
+	if u.hdr == t.hdr || t.locs.len() == 0 && len(t.side) == 0 || u.locs.len() == 0 {
+		if t.locs.len() == 0 && u.hdr != 0 {
 			t.hdr = u.hdr
 		}
-		base := int64(len(t.off))
-		t.off = append(t.off, u.off...)
-		t.ln = append(t.ln, u.ln...)
+		base := t.locs.len()
+		t.locs.join(&u.locs)
 		for k, v := range u.side {
 			if t.side == nil {
 				t.side = map[int64]oddLog{}
@@ -163,7 +216,7 @@ func (t *logTable) appendTable(u *logTable) {
 		}
 		return
 	}
-	for i := range int64(len(u.off)) {
+	for i := range u.locs.len() {
 		t.add(u.get(i))
 	}
 }
@@ -173,16 +226,10 @@ func (t *logTable) appendTable(u *logTable) {
 func mergeLogParts(parts []*logPart, res leveldb.ParallelResult, o Options) *snapshot {
 	lt := &logTable{unmask: o.Unmasked}
 	s := &snapshot{format: codec.LevelDB, tab: lt}
-	// Size the merged arrays exactly: growth slack would cost up to a
-	// quarter more memory per record for the table's whole life.
-	var total int
 	for _, p := range parts {
-		total += len(p.t.off)
-	}
-	lt.off, lt.ln = make([]int64, 0, total), make([]uint32, 0, total)
-	for _, p := range parts {
+		p.t.locs.trim()
 		lt.appendTable(&p.t)
-		s.n += int64(len(p.t.off))
+		s.n += p.t.locs.len()
 		s.bytes += p.bytes
 	}
 	s.damage = res.Damage
@@ -194,7 +241,7 @@ func mergeLogParts(parts []*logPart, res leveldb.ParallelResult, o Options) *sna
 
 // lastEnd returns the offset just past the last chunk of the last record.
 func (t *logTable) lastEnd() int64 {
-	n := int64(len(t.off))
+	n := t.locs.len()
 	if n == 0 {
 		return 0
 	}

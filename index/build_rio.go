@@ -32,14 +32,16 @@ func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 		rt.header = append(rt.header, HeaderEntry{Key: h.Key, Value: h.Value})
 	}
 	prog := progress{fn: o.Progress, total: size}
+	rel := newBehind(r, 0)
 	lastBlock := int64(-1)
 	for sc.Next() {
 		loc := sc.Item()
-		n := int64(len(rt.ioff))
+		n := rt.ioff.len()
 		if loc.Block != lastBlock || loc.Item == 0 {
 			rt.blocks = append(rt.blocks, rioBlock{off: loc.Block, first: n})
 			lastBlock = loc.Block
 			prog.report(loc.Block)
+			rel.passed(loc.Block)
 			if ctx.Err() != nil {
 				break
 			}
@@ -47,11 +49,11 @@ func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 		if loc.Off > 1<<32-1 {
 			return nil, fmt.Errorf("%w: item %d lies %d bytes into its block (limit 4 GiB)", codec.ErrLimit, n, loc.Off)
 		}
-		rt.ioff = append(rt.ioff, uint32(loc.Off))
+		rt.ioff.add(uint32(loc.Off))
 		if loc.Len < lenInSide {
-			rt.ilen = append(rt.ilen, uint32(loc.Len))
+			rt.ilen.add(uint32(loc.Len))
 		} else {
-			rt.ilen = append(rt.ilen, lenInSide)
+			rt.ilen.add(lenInSide)
 			if rt.big == nil {
 				rt.big = map[int64]int64{}
 			}
@@ -65,7 +67,9 @@ func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	s.n = int64(len(rt.ioff))
+	s.n = rt.ioff.len()
+	rt.ioff.trim()
+	rt.ilen.trim()
 	s.damage = append(s.damage, sc.Damage()...)
 	if f == codec.RecordIO && sc.HasTrailer() {
 		loc, ok, err := sc.Trailer()

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -58,14 +59,13 @@ func cacheFileIn(dir, name string) string {
 }
 
 // saveCache writes s to file atomically (see cache_file.go for how the
-// directory and the file are made safe). A table too large for the bound
-// loadCache applies is not saved.
+// directory and the file are made safe), encoding it as it is written: a
+// window of it in memory at a time, not a copy of the table. A table too
+// large for the bound loadCache applies is not saved.
 func saveCache(file string, s *snapshot, o Options) error {
-	b := encodeCache(s, o)
-	if int64(len(b)) > cacheFileBound(s.id.size) {
-		return errCacheTooLarge
-	}
-	saved, err := writeCacheFile(file, b)
+	saved, err := writeCacheFile(file, func(w io.Writer) error {
+		return encodeCacheTo(w, s, o, cacheFileBound(s.id.size))
+	})
 	if err != nil {
 		return err
 	}
@@ -76,15 +76,25 @@ func saveCache(file string, s *snapshot, o Options) error {
 
 // encodeCache returns the cache file contents for s made with options o.
 func encodeCache(s *snapshot, o Options) []byte {
-	var e encoder
+	var b bytes.Buffer
+	_ = encodeCacheTo(&b, s, o, math.MaxInt64)
+	return b.Bytes()
+}
+
+// encodeCacheTo writes the cache file contents for s made with options o
+// to w, or fails with errCacheTooLarge once they pass bound bytes.
+func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64) error {
+	e := encoder{w: w, bound: bound}
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
 	e.identity(s.id)
 	e.str(s.origin)
 	e.options(o)
 	e.snapshot(s)
-	e.u32(crc32.Checksum(e.b, crc32.MakeTable(crc32.Castagnoli)))
-	return e.b
+	e.flush()
+	e.u32(e.crc)
+	e.flush()
+	return e.err
 }
 
 // loadCache reads the table saved in file if it was made for source id with
@@ -103,7 +113,7 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 	// The file is decoded as it is read, so that loading a table takes
 	// the table's memory and a window, not twice the table; its checksum
 	// is checked at the end, before anything decoded is used.
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	crc := crc32.New(castagnoli)
 	d := streamDecoder(io.TeeReader(f, crc), size-4)
 	if d.str() != cacheMagic || d.u32() != cacheVersion {
 		return nil, errBadCache
@@ -135,8 +145,39 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 	return s, nil
 }
 
-// encoder appends little-endian values to a byte slice.
-type encoder struct{ b []byte }
+// encoder appends little-endian values to a byte slice; with w set, it
+// writes the slice out (and sums it) whenever it holds streamWindow bytes.
+type encoder struct {
+	b     []byte
+	w     io.Writer
+	bound int64  // most bytes w may get
+	n     int64  // bytes written to w
+	crc   uint32 // CRC-32C of those bytes
+	err   error
+}
+
+// spill writes the encoded bytes out once they fill a window.
+func (e *encoder) spill() {
+	if e.w != nil && len(e.b) >= streamWindow {
+		e.flush()
+	}
+}
+
+// flush writes the encoded bytes out.
+func (e *encoder) flush() {
+	if e.err == nil && e.n+int64(len(e.b)) > e.bound {
+		e.err = errCacheTooLarge
+	}
+	if e.err == nil {
+		e.crc = crc32.Update(e.crc, castagnoli, e.b)
+		e.n += int64(len(e.b))
+		_, e.err = e.w.Write(e.b)
+	}
+	e.b = e.b[:0]
+}
+
+// castagnoli is the CRC-32C table of cache files.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (e *encoder) u8(v uint8)   { e.b = append(e.b, v) }
 func (e *encoder) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
@@ -150,15 +191,46 @@ func (e *encoder) bool(v bool) {
 	}
 }
 func (e *encoder) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+
+// locs writes every record's offset, then every record's length field.
+func (e *encoder) locs(l *recLocs) {
+	for i := range l.segs {
+		l.segs[i].off.each(func(vs []int64) {
+			for _, v := range vs {
+				e.i64(v)
+			}
+			e.spill()
+		})
+	}
+	for i := range l.segs {
+		e.u32col(&l.segs[i].ln)
+	}
+}
+
+// i64s writes vs.
 func (e *encoder) i64s(vs []int64) {
 	for _, v := range vs {
 		e.i64(v)
 	}
+	e.spill()
 }
+
+// u32s writes vs.
 func (e *encoder) u32s(vs []uint32) {
 	for _, v := range vs {
 		e.u32(v)
 	}
+	e.spill()
+}
+
+// u32col writes the values of c.
+func (e *encoder) u32col(c *column[uint32]) {
+	c.each(func(vs []uint32) {
+		for _, v := range vs {
+			e.u32(v)
+		}
+		e.spill()
+	})
 }
 
 func (e *encoder) identity(id identity) {
@@ -193,6 +265,7 @@ func (e *encoder) snapshot(s *snapshot) {
 		e.str(d.Reason)
 		e.u8(damageKind(d.Err))
 		e.u8(uint8(d.Kind))
+		e.spill()
 	}
 	s.tab.encode(e)
 }
@@ -288,6 +361,22 @@ func (d *decoder) i64() int64  { return int64(d.u64()) }
 func (d *decoder) bool() bool  { return d.u8() != 0 }
 func (d *decoder) str() string { return string(d.bytes(int(d.u32()))) }
 
+// locs reads the locations of n records, as encoder.locs writes them, in
+// one segment (empty, with d.err set, when the input is shorter).
+func (d *decoder) locs(n int64) recLocs {
+	off := decodeColumn(d, n, 8, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+	ln := d.u32col(n)
+	if d.err != nil {
+		return recLocs{}
+	}
+	return recLocs{segs: []locSeg{{off: off, ln: ln}}}
+}
+
+// u32col reads n little-endian uint32s, as encoder.u32col writes them.
+func (d *decoder) u32col(n int64) column[uint32] {
+	return decodeColumn(d, n, 4, binary.LittleEndian.Uint32)
+}
+
 // i64s reads n little-endian int64s, as encoder.i64s writes them (nil,
 // with d.err set, when the input is shorter).
 func (d *decoder) i64s(n int64) []int64 {
@@ -299,25 +388,57 @@ func (d *decoder) u32s(n int64) []uint32 {
 	return decodeArray(d, n, 4, binary.LittleEndian.Uint32)
 }
 
-// decodeArray reads n values of size bytes each, a window at a time.
+// decodeArray reads n values of size bytes each into a slice.
 func decodeArray[T any](d *decoder, n int64, size int, get func([]byte) T) []T {
+	var vs []T
+	if decodeEach(d, n, size, func(b []byte) { vs = append(vs, get(b)) }, func() { vs = make([]T, 0, n) }) {
+		return vs
+	}
+	return nil
+}
+
+// decodeColumn reads n values of size bytes each into a column.
+func decodeColumn[T any](d *decoder, n int64, size int, get func([]byte) T) column[T] {
+	var c column[T]
+	if !decodeEach(d, n, size, func(b []byte) { c.add(get(b)) }, func() {}) {
+		return column[T]{}
+	}
+	c.trim()
+	return c
+}
+
+// decodeEach reads n values of size bytes each, a window at a time,
+// handing each one's bytes to put (after start, once n is known to fit).
+// It reports false, with d.err set, when the input is shorter.
+func decodeEach(d *decoder, n int64, size int, put func([]byte), start func()) bool {
 	if d.err != nil || n < 0 || n*int64(size) > d.remaining() {
 		d.err = errBadCache
-		return nil
+		return false
 	}
-	vs := make([]T, n)
-	for i := 0; i < len(vs); {
-		k := min(len(vs)-i, streamWindow/size)
-		raw := d.bytes(k * size)
+	start()
+	for left := n; left > 0; {
+		k := min(left, int64(streamWindow/size))
+		raw := d.bytes(int(k) * size)
 		if raw == nil {
-			return nil // d.err is set
+			return false // d.err is set
 		}
-		for j := range k {
-			vs[i+j] = get(raw[j*size:])
+		for j := range int(k) {
+			put(raw[j*size:])
 		}
-		i += k
+		left -= k
 	}
-	return vs
+	return true
+}
+
+// sideComplete reports whether every record of l whose length field says
+// lenInSide has its length elsewhere (has reports whether record k has).
+func sideComplete(l *recLocs, has func(k int64) bool) bool {
+	for k := range l.len() {
+		if l.ln(k) == lenInSide && !has(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // count reads a length and checks that at least per bytes remain for each.

@@ -92,8 +92,9 @@ func TestCacheHostileFile(t *testing.T) {
 	}{
 		{"log record 0 at record 13's bytes", "log", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.tab.(*logTable).off[0], s.tab.(*logTable).ln[0] = s.tab.(*logTable).off[13], s.tab.(*logTable).ln[13]
-			s.bytes += int64(s.tab.(*logTable).ln[13]) - 30
+			lt := s.tab.(*logTable)
+			lt.locs.set(0, lt.locs.off(13), lt.locs.ln(13))
+			s.bytes += int64(lt.locs.ln(13)) - 30
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"log table of another file", "log", false, func(t *testing.T, path, cf string, o Options) {
@@ -105,16 +106,19 @@ func TestCacheHostileFile(t *testing.T) {
 		}},
 		{"rio item 0 at item 1's bytes", "rio", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
-			s.tab.(*rioTable).ioff[0], s.tab.(*rioTable).ilen[0] = s.tab.(*rioTable).ioff[1], s.tab.(*rioTable).ilen[1]
+			rt := s.tab.(*rioTable)
+			rt.ioff.set(0, rt.ioff.at(1))
+			rt.ilen.set(0, rt.ilen.at(1))
 			writePlanted(t, cf, encodeCache(s, o))
 		}},
 		{"zstd rio items shifted", "rio-zstd", false, func(t *testing.T, path, cf string, o Options) {
 			s := builtSnapshot(t, path)
 			// Every item of the first block one byte further: structurally
 			// sound, wrong bytes.
-			s.tab.(*rioTable).ioff[0]++
-			for i := 1; i < int(s.tab.(*rioTable).blocks[1].first); i++ {
-				s.tab.(*rioTable).ioff[i] = s.tab.(*rioTable).ioff[i-1] + s.tab.(*rioTable).ilen[i-1]
+			rt := s.tab.(*rioTable)
+			rt.ioff.set(0, rt.ioff.at(0)+1)
+			for i := int64(1); i < rt.blocks[1].first; i++ {
+				rt.ioff.set(i, rt.ioff.at(i-1)+rt.ilen.at(i-1))
 			}
 			writePlanted(t, cf, encodeCache(s, o))
 		}},

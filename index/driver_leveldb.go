@@ -35,8 +35,7 @@ func (logDriver) decode(d *decoder, f codec.Format, n int64) table {
 // logTable stores leveldb record locations: 12 bytes a record, plus a side
 // table for the few records that need more.
 type logTable struct {
-	off    []int64          // first chunk header of each record
-	ln     []uint32         // payload length; lenInSide means "see side"
+	locs   recLocs          // first chunk header of each record, payload length (lenInSide means "see side")
 	hdr    uint8            // chunk header size shared by most records
 	side   map[int64]oddLog // records that are not canonical, too long, or of another header size
 	resume int64            // where an incremental scan continues (end of the last good data)
@@ -52,13 +51,13 @@ type oddLog struct {
 }
 
 func (t *logTable) size(n int64) int64 {
-	if l := t.ln[n]; l != lenInSide {
+	if l := t.locs.ln(n); l != lenInSide {
 		return int64(l)
 	}
 	return t.side[n].len
 }
 
-func (t *logTable) offset(n int64) int64 { return t.off[n] }
+func (t *logTable) offset(n int64) int64 { return t.locs.off(n) }
 
 func (t *logTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
 	return leveldb.ReadRecord(tb.src(s), t.get(n), p, off, leveldb.Options{Unmasked: t.unmask})
@@ -93,8 +92,7 @@ func (e *encoder) log(t *logTable) {
 	e.u32(t.info.LogNum)
 	e.i64(t.info.EOFMarker)
 	e.i64(t.info.End)
-	e.i64s(t.off)
-	e.u32s(t.ln)
+	e.locs(&t.locs)
 	e.u32(uint32(len(t.side)))
 	for k, v := range t.side {
 		e.i64(k)
@@ -105,6 +103,7 @@ func (e *encoder) log(t *logTable) {
 			e.i64(c.Off)
 			e.u32(uint32(c.Len))
 		}
+		e.spill()
 	}
 }
 
@@ -118,7 +117,7 @@ func (d *decoder) log(t *logTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	t.off, t.ln = d.i64s(n), d.u32s(n)
+	t.locs = d.locs(n)
 	ns := d.count(21)
 	t.side = make(map[int64]oddLog, ns)
 	for range ns {
@@ -128,17 +127,14 @@ func (d *decoder) log(t *logTable, n int64) {
 		for range nc {
 			o.chunks = append(o.chunks, leveldb.Chunk{Off: d.i64(), Len: int32(d.u32())})
 		}
-		if k < 0 || k >= n || t.ln[k] != lenInSide {
+		if k < 0 || k >= t.locs.len() || t.locs.ln(k) != lenInSide {
 			d.err = errBadCache
 			return
 		}
 		t.side[k] = o
 	}
-	for i, l := range t.ln {
-		if _, ok := t.side[int64(i)]; l == lenInSide && !ok {
-			d.err = errBadCache
-			return
-		}
+	if !sideComplete(&t.locs, func(k int64) bool { _, ok := t.side[k]; return ok }) {
+		d.err = errBadCache
 	}
 }
 
@@ -148,8 +144,8 @@ func validHdr(h uint8) bool { return h == 7 || h == 11 || h == 19 }
 // checkLog checks a leveldb table: each record's chunks lie inside the file
 // after the end of the previous record.
 func (t *logTable) check(s *snapshot) error {
-	if int64(len(t.off)) != s.n || int64(len(t.ln)) != s.n {
-		return fmt.Errorf("%d records, %d offsets, %d lengths", s.n, len(t.off), len(t.ln))
+	if t.locs.len() != s.n {
+		return fmt.Errorf("%d records, %d locations", s.n, t.locs.len())
 	}
 	if s.n > 0 && !validHdr(t.hdr) || t.resume < 0 || t.resume > s.size {
 		return fmt.Errorf("header size %d, resume %d", t.hdr, t.resume)

@@ -74,8 +74,8 @@ func decodeRIO(d *decoder, n int64) table {
 // per block (recordio items share their block's entry).
 type rioTable struct {
 	blocks  []rioBlock
-	ioff    []uint32 // item offset inside its decoded block
-	ilen    []uint32 // item length; lenInSide means "see big"
+	ioff    column[uint32] // item offset inside its decoded block
+	ilen    column[uint32] // item length; lenInSide means "see big"
 	big     map[int64]int64
 	header  []HeaderEntry
 	transf  []string
@@ -103,7 +103,7 @@ func (s *snapshot) rioT() *rioTable {
 }
 
 func (t *rioTable) size(n int64) int64 {
-	if l := t.ilen[n]; l != lenInSide {
+	if l := t.ilen.at(n); l != lenInSide {
 		return int64(l)
 	}
 	return t.big[n]
@@ -120,7 +120,7 @@ func (r *rioTable) blockOf(n int64) int {
 func (t *rioTable) loc(n int64) recordio.ItemLoc {
 	b := t.blockOf(n)
 	blk := t.blocks[b]
-	return recordio.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(t.ioff[n]), Len: t.size(n)}
+	return recordio.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(t.ioff.at(n)), Len: t.size(n)}
 }
 
 func (t *rioTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
@@ -151,9 +151,10 @@ func (e *encoder) rio(t *rioTable) {
 	for _, b := range t.blocks {
 		e.i64(b.off)
 		e.i64(b.first)
+		e.spill()
 	}
-	e.u32s(t.ioff)
-	e.u32s(t.ilen)
+	e.u32col(&t.ioff)
+	e.u32col(&t.ilen)
 	e.u32(uint32(len(t.big)))
 	for k, v := range t.big {
 		e.i64(k)
@@ -211,7 +212,7 @@ func (d *decoder) rio(t *rioTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	t.ioff, t.ilen = d.u32s(n), d.u32s(n)
+	t.ioff, t.ilen = d.u32col(n), d.u32col(n)
 	nbig := d.count(16)
 	for range nbig {
 		if t.big == nil {
@@ -224,8 +225,8 @@ func (d *decoder) rio(t *rioTable, n int64) {
 		}
 		t.big[k] = v
 	}
-	for i, l := range t.ilen {
-		if _, ok := t.big[int64(i)]; l == lenInSide && !ok {
+	for i := range t.ilen.len() {
+		if _, ok := t.big[i]; t.ilen.at(i) == lenInSide && !ok {
 			d.err = errBadCache
 			return
 		}
@@ -260,8 +261,8 @@ func (d *decoder) rio(t *rioTable, n int64) {
 // checkRIO checks a recordio table: blocks in increasing file order inside
 // the file, and (v2) the items of a block packed back to back.
 func (t *rioTable) check(s *snapshot) error {
-	if int64(len(t.ioff)) != s.n || int64(len(t.ilen)) != s.n {
-		return fmt.Errorf("%d items, %d offsets, %d lengths", s.n, len(t.ioff), len(t.ilen))
+	if t.ioff.len() != s.n || t.ilen.len() != s.n {
+		return fmt.Errorf("%d items, %d offsets, %d lengths", s.n, t.ioff.len(), t.ilen.len())
 	}
 	for b, blk := range t.blocks {
 		if blk.off < 0 || blk.off >= s.size || b > 0 && blk.off <= t.blocks[b-1].off {
@@ -279,8 +280,8 @@ func (t *rioTable) check(s *snapshot) error {
 		if b < 0 {
 			return fmt.Errorf("item %d in no block", i)
 		}
-		if s.format == codec.RecordIO && t.blocks[b].first != i && int64(t.ioff[i]) != int64(t.ioff[i-1])+t.size(i-1) {
-			return fmt.Errorf("item %d at %d, not after item %d", i, t.ioff[i], i-1)
+		if s.format == codec.RecordIO && t.blocks[b].first != i && int64(t.ioff.at(i)) != int64(t.ioff.at(i-1))+t.size(i-1) {
+			return fmt.Errorf("item %d at %d, not after item %d", i, t.ioff.at(i), i-1)
 		}
 	}
 	if total != s.bytes {

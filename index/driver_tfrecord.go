@@ -37,9 +37,8 @@ func (tfrDriver) decode(d *decoder, f codec.Format, n int64) table {
 // tfrTable stores TFRecord locations: 12 bytes a record, plus a side map
 // for records of 4 GiB or more.
 type tfrTable struct {
-	off    []int64         // offset of each record's length field
-	ln     []uint32        // data length; lenInSide means "see side"
-	side   map[int64]int64 // lengths that do not fit ln
+	locs   recLocs         // offset of each record's length field, data length (lenInSide means "see side")
+	side   map[int64]int64 // lengths that do not fit a length field
 	resume int64           // end of the last intact record: where appends and extensions go on
 	comp   tfrecord.Compression
 	dsize  int64               // decompressed size (compressed files)
@@ -51,26 +50,30 @@ type tfrTable struct {
 }
 
 func (t *tfrTable) size(n int64) int64 {
-	if l := t.ln[n]; l != lenInSide {
+	if l := t.locs.ln(n); l != lenInSide {
 		return int64(l)
 	}
 	return t.side[n]
 }
 
-func (t *tfrTable) offset(n int64) int64 { return t.off[n] }
+func (t *tfrTable) offset(n int64) int64 { return t.locs.off(n) }
 
 func (t *tfrTable) get(n int64) tfrecord.Record {
-	return tfrecord.Record{Off: t.off[n], Len: t.size(n)}
+	s, i := t.locs.seg(n)
+	rec := tfrecord.Record{Off: s.off.at(i), Len: int64(s.ln.at(i))}
+	if rec.Len == lenInSide {
+		rec.Len = t.side[n]
+	}
+	return rec
 }
 
 func (t *tfrTable) add(rec tfrecord.Record) {
-	n := int64(len(t.off))
-	t.off = append(t.off, rec.Off)
+	n := t.locs.len()
 	if rec.Len < lenInSide {
-		t.ln = append(t.ln, uint32(rec.Len))
+		t.locs.add(rec.Off, uint32(rec.Len))
 		return
 	}
-	t.ln = append(t.ln, lenInSide)
+	t.locs.add(rec.Off, lenInSide)
 	if t.side == nil {
 		t.side = map[int64]int64{}
 	}
@@ -110,16 +113,12 @@ func (e *encoder) tfr(t *tfrTable) {
 	e.u8(uint8(t.comp))
 	e.i64(t.resume)
 	e.i64(t.dsize)
-	for _, v := range t.off {
-		e.i64(v)
-	}
-	for _, v := range t.ln {
-		e.u32(v)
-	}
+	e.locs(&t.locs)
 	e.u32(uint32(len(t.side)))
 	for k, v := range t.side {
 		e.i64(k)
 		e.i64(v)
+		e.spill()
 	}
 	if t.comp != tfrecord.None {
 		e.seek(t.seek)
@@ -134,22 +133,19 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	t.off, t.ln = d.i64s(n), d.u32s(n)
+	t.locs = d.locs(n)
 	ns := d.count(16)
 	t.side = make(map[int64]int64, ns)
 	for range ns {
 		k, v := d.i64(), d.i64()
-		if k < 0 || k >= n || t.ln[k] != lenInSide || v < lenInSide {
+		if k < 0 || k >= t.locs.len() || t.locs.ln(k) != lenInSide || v < lenInSide {
 			d.err = errBadCache
 			return
 		}
 		t.side[k] = v
 	}
-	for i, l := range t.ln {
-		if _, ok := t.side[int64(i)]; l == lenInSide && !ok {
-			d.err = errBadCache
-			return
-		}
+	if !sideComplete(&t.locs, func(k int64) bool { _, ok := t.side[k]; return ok }) {
+		d.err = errBadCache
 	}
 	if t.comp != tfrecord.None {
 		t.seek = d.seek(t.comp)
@@ -160,8 +156,8 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 // check verifies a decoded table: records in order, each inside the file
 // (the decompressed stream) after the end of the previous one.
 func (t *tfrTable) check(s *snapshot) error {
-	if int64(len(t.off)) != s.n || int64(len(t.ln)) != s.n {
-		return fmt.Errorf("%d records, %d offsets, %d lengths", s.n, len(t.off), len(t.ln))
+	if t.locs.len() != s.n {
+		return fmt.Errorf("%d records, %d locations", s.n, t.locs.len())
 	}
 	limit := s.size
 	switch t.comp {
@@ -250,7 +246,7 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		defer recoverFault(guardFault(), &err)
-		parts[i] = scanTFRPart(ctx, sc, start, end, &done, prog)
+		parts[i] = scanTFRPart(ctx, r, sc, start, end, &done, prog)
 		return nil
 	})
 	if err := canceled(ctx); err != nil {
@@ -259,15 +255,10 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 	if err != nil {
 		return nil, err
 	}
-	var total int
 	for _, pt := range parts[:res.Parts] {
-		total += len(pt.off)
-	}
-	tt.off, tt.ln = make([]int64, 0, total), make([]uint32, 0, total)
-	for _, pt := range parts[:res.Parts] {
-		base := int64(len(tt.off))
-		tt.off = append(tt.off, pt.off...)
-		tt.ln = append(tt.ln, pt.ln...)
+		base := tt.locs.len()
+		pt.locs.trim()
+		tt.locs.join(&pt.locs)
 		for k, v := range pt.side {
 			if tt.side == nil {
 				tt.side = map[int64]int64{}
@@ -276,7 +267,7 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 		}
 		s.bytes += pt.bytes
 	}
-	s.n = int64(len(tt.off))
+	s.n = tt.locs.len()
 	s.damage = res.Damage
 	tt.resume = res.LastEnd
 	s.size = size
@@ -290,10 +281,10 @@ type tfrPart struct {
 	bytes int64
 }
 
-// scanTFRPart keeps the records sc yields.
-func scanTFRPart(ctx context.Context, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress) *tfrPart {
+// scanTFRPart keeps the records sc (a scanner of r) yields.
+func scanTFRPart(ctx context.Context, r io.ReaderAt, sc *tfrecord.Scanner, start, end int64, done *atomic.Int64, prog progress) *tfrPart {
 	part := &tfrPart{}
-	pp := partProgress{ctx: ctx, done: done, prog: prog, last: start}
+	pp := newPartProgress(ctx, r, done, prog, start)
 	for sc.Next() {
 		rec := sc.Record()
 		part.add(rec)
@@ -321,7 +312,7 @@ func (ot *tfrTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *
 	sc := tfrecord.NewScanner(src, size, tfrecord.Options{Strict: t.opt.Strict, Start: resume, Aligned: true})
 	s := *old
 	s.size = size
-	tt := &tfrTable{comp: ot.comp, off: ot.off, ln: ot.ln, side: ot.side, resume: ot.resume}
+	tt := &tfrTable{comp: ot.comp, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}
 	s.tab = tt
 	cloned := false
 	for sc.Next() {

@@ -230,6 +230,7 @@ func (ot *logTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *
 	s := *old
 	s.size = size
 	lt := *ot
+	lt.locs = ot.locs.grown()
 	s.tab = &lt
 	cloned := false
 	for sc.Next() {

@@ -53,8 +53,9 @@ func buildTFRCompressed(ctx context.Context, r io.ReaderAt, size int64, comp tfr
 	if err != nil {
 		return nil, err
 	}
-	s.tab = &tfrTable{comp: comp, dsize: res.Index.Size, seek: res.Index, off: part.off, ln: part.ln, side: part.side, resume: res.Info.LastEnd}
-	s.n, s.bytes, s.damage, s.size = int64(len(part.off)), part.bytes, res.Damage, size
+	part.locs.trim()
+	s.tab = &tfrTable{comp: comp, dsize: res.Index.Size, seek: res.Index, locs: part.locs, side: part.side, resume: res.Info.LastEnd}
+	s.n, s.bytes, s.damage, s.size = part.locs.len(), part.bytes, res.Damage, size
 	prog.report(size)
 	return s, nil
 }
@@ -66,7 +67,7 @@ func indexTFRCompressed(ctx context.Context, r io.ReaderAt, size int64, comp tfr
 	limit := inflatedRecsPerByte*size + inflatedRecsFree
 	over := false
 	res, err := tfrecord.IndexCompressed(ctx, r, size, comp, o, func(rec tfrecord.Record) bool {
-		if int64(len(part.off)) >= limit {
+		if part.locs.len() >= limit {
 			over = true
 			return false
 		}
@@ -98,17 +99,17 @@ func (ot *tfrTable) extendCompressed(ctx context.Context, t *Table, src io.Reade
 	}
 	s := *old
 	s.size = size
-	tt := &tfrTable{comp: ot.comp, dsize: res.Index.Size, seek: res.Index, off: ot.off, ln: ot.ln, side: ot.side, resume: ot.resume}
+	tt := &tfrTable{comp: ot.comp, dsize: res.Index.Size, seek: res.Index, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}
 	s.tab = tt
 	cloned := false
-	for i := range part.off {
-		rec := part.get(int64(i))
+	for i := range part.locs.len() {
+		rec := part.get(i)
 		if rec.Len >= lenInSide && !cloned {
 			tt.side, cloned = maps.Clone(ot.side), true
 		}
 		tt.add(rec)
 	}
-	s.n += int64(len(part.off))
+	s.n += part.locs.len()
 	s.bytes += part.bytes
 	var dmg []codec.Damage
 	for _, d := range old.damage {

@@ -171,7 +171,7 @@ func TestTFRecordGzipPlantedCheckpoint(t *testing.T) {
 	x := *tt.seek
 	x.Points = append([]tfrecord.Checkpoint(nil), x.Points...)
 	x.Points[k].In += 8 // a byte further on
-	planted := &tfrTable{off: tt.off, ln: tt.ln, side: tt.side, resume: tt.resume, comp: tt.comp, dsize: tt.dsize, seek: &x}
+	planted := &tfrTable{locs: tt.locs, side: tt.side, resume: tt.resume, comp: tt.comp, dsize: tt.dsize, seek: &x}
 	ps := *s
 	ps.tab = planted
 	file := versionCachePath(cache, src.Identity())

@@ -16,6 +16,9 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/codec/tfrecord"
 )
 
 // vectorDir holds the reference vectors (see codectest.VectorDir).
@@ -260,36 +263,67 @@ func sameTable(a, b *snapshot) bool {
 	for _, s := range []*snapshot{&x, &y} {
 		switch t := s.tab.(type) {
 		case *logTable:
-			c := *t
+			c := flatLog{hdr: t.hdr, resume: t.resume, info: t.info, unmask: t.unmask, side: t.side}
+			c.off, c.ln = t.locs.flat()
 			if len(c.side) == 0 {
 				c.side = nil
-			}
-			if len(c.off) == 0 {
-				c.off, c.ln = nil, nil
 			}
 			s.tab = &c
 		case *tfrTable:
-			c := &tfrTable{off: t.off, ln: t.ln, side: t.side, resume: t.resume, comp: t.comp, dsize: t.dsize}
+			c := flatTFR{side: t.side, resume: t.resume, comp: t.comp, dsize: t.dsize}
+			c.off, c.ln = t.locs.flat()
 			if len(c.side) == 0 {
 				c.side = nil
 			}
-			if len(c.off) == 0 {
-				c.off, c.ln = nil, nil
-			}
-			s.tab = c
+			s.tab = &c
 		case *rioTable:
-			c := *t
+			c := flatRIO{blocks: t.blocks, ioff: t.ioff.values(), ilen: t.ilen.values(), big: t.big, header: t.header,
+				transf: t.transf, trailer: t.trailer, hasTrl: t.hasTrl, legacyT: t.legacyT}
 			if len(c.big) == 0 {
 				c.big = nil
 			}
 			if len(c.ioff) == 0 {
-				c.ioff, c.ilen, c.blocks = nil, nil, nil
+				c.blocks = nil
 			}
 			s.tab = &c
 		}
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// Tables with plain slices for their columns, which sameTable compares.
+type (
+	flatLog struct {
+		table
+		off    []int64
+		ln     []uint32
+		hdr    uint8
+		side   map[int64]oddLog
+		resume int64
+		info   leveldb.Info
+		unmask bool
+	}
+	flatTFR struct {
+		table
+		off    []int64
+		ln     []uint32
+		side   map[int64]int64
+		resume int64
+		comp   tfrecord.Compression
+		dsize  int64
+	}
+	flatRIO struct {
+		table
+		blocks     []rioBlock
+		ioff, ilen []uint32
+		big        map[int64]int64
+		header     []HeaderEntry
+		transf     []string
+		trailer    recordio.ItemLoc
+		hasTrl     bool
+		legacyT    string
+	}
+)
 
 func TestFormatsDetected(t *testing.T) {
 	for _, w := range loadWants(t) {

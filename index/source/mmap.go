@@ -52,5 +52,21 @@ func (m *mapped) Slice(off, n int64) ([]byte, error) {
 	return m.data[off : off+n : off+n], nil
 }
 
+// Release drops the pages that lie wholly inside [off, off+n) from the
+// process's resident memory (madvise MADV_DONTNEED): the bytes stay
+// mapped and are read again from the page cache if touched. A scan
+// releases what it has passed, so that scanning a large mapped file does
+// not make all of it resident at once.
+func (m *mapped) Release(off, n int64) {
+	ps := int64(os.Getpagesize())
+	lo := max(off, 0) + ps - 1
+	lo -= lo % ps
+	hi := min(off+n, int64(len(m.data)))
+	hi -= hi % ps
+	if hi > lo {
+		_ = syscall.Madvise(m.data[lo:hi], syscall.MADV_DONTNEED)
+	}
+}
+
 // Close unmaps the file.
 func (m *mapped) Close() error { return syscall.Munmap(m.data) }
