@@ -59,13 +59,14 @@ func cacheFileIn(dir, name string) string {
 }
 
 // saveCache writes s to file atomically (see cache_file.go for how the
-// directory and the file are made safe), encoding it as it is written: a
-// window of it in memory at a time, not a copy of the table. A table too
-// large for the bound loadCache applies is not saved.
+// directory and the file are made safe), encoding it as it is written
+// (through a pipe): a window of it in memory at a time, not a copy of the
+// table. A table too large for the bound loadCache applies is not saved.
 func saveCache(file string, s *snapshot, o Options) error {
-	saved, err := writeCacheFile(file, func(w io.Writer) error {
-		return encodeCacheTo(w, s, o, cacheFileBound(s.id.size))
-	})
+	pr, pw := io.Pipe()
+	defer pr.Close() // ends the encoder if the file fails first
+	go func() { pw.CloseWithError(encodeCacheTo(pw, s, o, cacheFileBound(s.id.size))) }()
+	saved, err := writeCacheFileFrom(file, pr)
 	if err != nil {
 		return err
 	}
