@@ -182,12 +182,13 @@ func (p *Policy) Tree() *Tree { return p.t }
 func (p *Policy) Mount() MountPolicy { return p.m }
 
 // AttrTTL returns how long the kernel may trust the attributes of n: not
-// at all for nodes that change while mounted ([Tree.Mutable]), a second for
+// at all for nodes that change while mounted ([Tree.Mutable]) and records
+// whose size is a saved index's claim not proven yet ([Prover]), a second for
 // passed-through files (a new size or mtime then drops the pages the
 // kernel kept), the mount's attribute timeout otherwise.
 func (p *Policy) AttrTTL(n Node) time.Duration {
 	switch {
-	case p.t.Mutable(n):
+	case p.t.Mutable(n), n.Kind == KindRecord && !p.t.proven(n):
 		return noTimeout
 	case n.Kind == KindFile:
 		return PlainAttrTimeout

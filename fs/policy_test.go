@@ -186,3 +186,29 @@ func TestOpensForWrite(t *testing.T) {
 		}
 	}
 }
+
+// provingSource is a fakeSource whose records from proven on are a saved
+// index's claims not proven yet.
+type provingSource struct {
+	*fakeSource
+	proven int64
+}
+
+func (p *provingSource) Proven(n int64) bool { return n < p.proven }
+
+// TestPolicyUnprovenRecords: the kernel is not let cache the attributes of
+// a record whose size is still a saved index's claim.
+func TestPolicyUnprovenRecords(t *testing.T) {
+	src := &provingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("a"), []byte("b"), []byte("c")}}, proven: 2}
+	tr, _ := newFileTree(t, src)
+	p := NewPolicy(tr, MountOptions{})
+	for n, want := range []time.Duration{time.Hour, time.Hour, noTimeout} {
+		if got := p.AttrTTL(Node{Kind: KindRecord, N: int64(n), rd: tr.Root().rd}); got != want {
+			t.Errorf("record %d: attribute timeout %v, want %v", n, got, want)
+		}
+	}
+	src.proven = 3
+	if got := p.AttrTTL(Node{Kind: KindRecord, N: 2, rd: tr.Root().rd}); got != time.Hour {
+		t.Errorf("record 2 once proven: attribute timeout %v", got)
+	}
+}

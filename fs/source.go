@@ -52,6 +52,27 @@ type Versioned interface {
 
 var _ Versioned = (*index.Table)(nil)
 
+// Prover is a Source whose record sizes may be claims of a saved index,
+// proven as records are read: the kernel is not let cache the attributes
+// of a record not proven yet, which change if the claim was a lie.
+// *index.Table implements it.
+type Prover interface {
+	// Proven reports whether record n's place and size are proven.
+	Proven(n int64) bool
+}
+
+var _ Prover = (*index.Table)(nil)
+
+// proven reports whether the attributes of the record n may be cached:
+// unless its source is a Prover that has not proven it yet.
+func (t *Tree) proven(n Node) bool {
+	n.rd.mu.Lock()
+	src := n.rd.src
+	n.rd.mu.Unlock()
+	p, ok := src.(Prover)
+	return !ok || p.Proven(n.N)
+}
+
 // OpenFunc returns the table of a record file of a directory tree, which
 // the tree opened (see SourceFile). Tree mounts call it lazily, the first
 // time a record directory is looked into. It must not open f.Path itself.

@@ -123,6 +123,9 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	if err := t.catchUp(ctx); err != nil {
 		return 0, err
 	}
+	if err := t.scannedLocked(ctx); err != nil {
+		return 0, err
+	}
 	if f := t.s().format; f != format {
 		// The table was made from an empty file, in which another
 		// writer has put records of this format since.

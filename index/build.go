@@ -60,7 +60,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	if cf != "" && !o.Rebuild {
 		if s, err := loadCache(cf, id, o); err == nil {
 			s.setSource(src, t.fref)
-			if t.verifySource(s) == nil {
+			if t.loaded(ctx, s, cf, true) == nil {
 				s.source, s.elapsed = "cached", time.Since(start)
 				t.snap.Store(s)
 				return t, nil

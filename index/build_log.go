@@ -245,7 +245,12 @@ func (t *logTable) lastEnd() int64 {
 	if n == 0 {
 		return 0
 	}
-	rec := t.get(n - 1)
+	return t.endOf(n - 1)
+}
+
+// endOf returns the offset just past the last chunk of record k.
+func (t *logTable) endOf(k int64) int64 {
+	rec := t.get(k)
 	var end int64
 	for i := 0; ; i++ {
 		c, ok := leveldb.ChunkAt(rec, i)

@@ -34,7 +34,8 @@ func (s *snapshot) checkTable() error {
 
 // verifySource reads a byte of the first and of the last record of s from
 // src through the checksum-verifying readers (for recordio, decoding their
-// blocks and checking the items' places in them).
+// blocks and checking the items' places in them). A record that does not
+// read back makes the table a lie.
 func (t *Table) verifySource(s *snapshot) error {
 	for _, n := range []int64{0, s.n - 1} {
 		if n < 0 || n >= s.n || s.size1(n) == 0 {
@@ -42,7 +43,7 @@ func (t *Table) verifySource(s *snapshot) error {
 		}
 		var b [1]byte
 		if _, err := t.readSnap(s, n, b[:], 0); err != nil && err != io.EOF {
-			return fmt.Errorf("%w: %v", errBadCache, err)
+			return lieOr(err, fmt.Sprintf("record %d does not read back", n))
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/leveldb"
@@ -189,8 +190,47 @@ func (t *logTable) check(s *snapshot) error {
 // writer closed or one that ends before a recycled file's stale data.
 func (t *logTable) checkAppend(size int64) error { return t.info.CheckAppend(size) }
 
+// proveFrom scans src from the block holding the end of record k-1 (the
+// whole log for k == 0) and yields the records from there on.
+func (t *logTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
+	var from int64
+	if k > 0 {
+		from = t.endOf(k - 1)
+	}
+	sc := leveldb.NewScanner(src, s.size, leveldb.Options{Strict: o.Strict, Unmasked: t.unmask,
+		Start: from / blockSize * blockSize, End: s.size})
+	return &logProof{sc: sc, t: t, from: from}, k, nil
+}
+
+// logProof proves a leveldb table's records.
+type logProof struct {
+	sc   *leveldb.Scanner
+	t    *logTable
+	from int64 // records starting before it belong to the part already proven
+	rec  leveldb.Record
+}
+
+func (p *logProof) next() bool {
+	for p.sc.Next() {
+		if p.rec = p.sc.Record(); p.rec.Off >= p.from {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *logProof) is(k int64) bool {
+	want := p.t.get(k)
+	return want.Off == p.rec.Off && want.Len == p.rec.Len && want.Hdr == p.rec.Hdr && slices.Equal(want.Chunks, p.rec.Chunks)
+}
+
+func (p *logProof) at() int64  { return p.rec.Off }
+func (p *logProof) err() error { return p.sc.Err() }
+func (p *logProof) close()     {}
+
 // The capabilities of leveldb logs.
 var (
+	_ prover        = (*logTable)(nil)
 	_ appender      = logDriver{}
 	_ creator       = logDriver{}
 	_ extender      = (*logTable)(nil)

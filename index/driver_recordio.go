@@ -309,8 +309,47 @@ func (t *rioTable) tail(src io.ReaderAt, s *snapshot) (off int64, torn bool, rea
 	return end, torn, reason
 }
 
+// proveFrom scans src from the block holding item k-1 (the whole file for
+// k == 0) and yields the items after it.
+func (t *rioTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
+	ro := recordio.Options{Strict: o.Strict, LegacyTransform: t.legacyT}
+	p := &rioProof{t: t, skip: recordio.ItemLoc{Block: -1}}
+	if k > 0 {
+		p.skip = t.loc(k - 1)
+		ro.Start = p.skip.Block
+	}
+	sc, err := recordio.NewScanner(src, s.size, s.format, ro)
+	if err != nil {
+		return nil, 0, err
+	}
+	p.sc = sc
+	return p, k, nil
+}
+
+// rioProof proves a recordio table's items.
+type rioProof struct {
+	sc   *recordio.Scanner
+	t    *rioTable
+	skip recordio.ItemLoc // the last item already proven: it and the items before it in its block are not yielded
+}
+
+func (p *rioProof) next() bool {
+	for p.sc.Next() {
+		if loc := p.sc.Item(); loc.Block != p.skip.Block || loc.Item > p.skip.Item {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *rioProof) is(k int64) bool { return p.t.loc(k) == p.sc.Item() }
+func (p *rioProof) at() int64       { return p.sc.Item().Block }
+func (p *rioProof) err() error      { return p.sc.Err() }
+func (p *rioProof) close()          {}
+
 // The capabilities of recordio v2 files; legacy files have none.
 var (
+	_ prover     = (*rioTable)(nil)
 	_ appender   = rioDriver{}
 	_ creator    = rioDriver{}
 	_ repairer   = rioDriver{}

@@ -380,8 +380,45 @@ func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 // create writes nothing: an empty file is an empty TFRecord file.
 func (tfrDriver) create(w io.Writer, trailer bool) error { return nil }
 
+// proveFrom scans a plain src from the end of record k-1 (the whole file
+// for k == 0), a compressed one from its start, and yields the records
+// found.
+func (t *tfrTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
+	to := tfrecord.Options{Strict: o.Strict}
+	if t.comp == tfrecord.None {
+		if k > 0 {
+			to.Start, to.Aligned = t.get(k-1).End(), true
+		}
+		return &tfrProof{sc: tfrecord.NewScanner(src, s.size, to), t: t}, k, nil
+	}
+	inf, err := tfrecord.NewInflated(src, s.size, t.comp)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &tfrProof{sc: tfrecord.NewScanner(inf, t.dsize, to), t: t, inf: inf}, 0, nil
+}
+
+// tfrProof proves a TFRecord table's records.
+type tfrProof struct {
+	sc  *tfrecord.Scanner
+	t   *tfrTable
+	inf *tfrecord.Inflated // the decompressor a compressed file is scanned through
+}
+
+func (p *tfrProof) next() bool      { return p.sc.Next() }
+func (p *tfrProof) is(k int64) bool { return p.t.get(k) == p.sc.Record() }
+func (p *tfrProof) at() int64       { return p.sc.Record().Off }
+func (p *tfrProof) err() error      { return p.sc.Err() }
+
+func (p *tfrProof) close() {
+	if p.inf != nil {
+		p.inf.Close()
+	}
+}
+
 // The capabilities of TFRecord files.
 var (
+	_ prover        = (*tfrTable)(nil)
 	_ appender      = tfrDriver{}
 	_ creator       = tfrDriver{}
 	_ extender      = (*tfrTable)(nil)

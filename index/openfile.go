@@ -21,7 +21,16 @@ func OpenFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	}
 	if o.Writable {
 		// A leveldb log left torn by a crashed writer is repaired before
-		// anyone appends to it (recordio files were repaired in openFile).
+		// anyone appends to it (recordio files were repaired in openFile),
+		// as a scan of it says, not a saved table.
+		if off, _, _ := t.s().tail(); off >= 0 {
+			t.mu.Lock()
+			err := t.scannedLocked(ctx)
+			t.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+		}
 		fixed, err := t.repairLogTail()
 		switch {
 		case errors.Is(err, ErrNoPrivateDir):

@@ -42,7 +42,7 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 	t := &Table{path: sid.Key, r: src, source: src, opt: o}
 	cf := cachePath(o.CacheDir, sid.Key)
 	if cf != "" && !o.Rebuild {
-		if s, err := loadCache(cf, id, o); err == nil && t.verifySource(s) == nil {
+		if s, err := loadCache(cf, id, o); err == nil && t.loaded(ctx, s, cf, true) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil

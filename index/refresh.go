@@ -66,17 +66,30 @@ func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed 
 			return true, t.reopen(ctx)
 		}
 	}
-	return t.rescanWith(ctx, settle)
+	return t.rescanWith(ctx, settle, false)
 }
 
 // rescanLocked brings the table up to date with the file it has open
 // (never another one at its path), with t.mu held.
 func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
-	return t.rescanWith(ctx, 0)
+	return t.rescanWith(ctx, 0, false)
 }
 
-// rescanWith is rescanLocked with refreshWith's settle rule.
-func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
+// scannedLocked makes sure, t.mu held, that the table was made by a scan
+// of the file, not loaded from a saved table whose claims are not proven
+// yet: an append decides where to write, what to cut and how to frame
+// from them.
+func (t *Table) scannedLocked(ctx context.Context) error {
+	if t.s().proof == nil {
+		return nil
+	}
+	_, err := t.rescanWith(ctx, 0, true)
+	return err
+}
+
+// rescanWith is rescanLocked with refreshWith's settle rule; afresh
+// scans the whole file even when it did not change.
+func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh bool) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
 	done, err := t.hold()
@@ -88,7 +101,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	if err != nil {
 		return false, err
 	}
-	if id == old.id {
+	if id == old.id && !afresh {
 		return false, nil
 	}
 	var s *snapshot
@@ -98,7 +111,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	// writer put there since is detected, not read in that format, lest
 	// an appender take the other's records for a torn tail and cut them.
 	fromEmpty := old.size == 0
-	if ex, ok := old.tab.(extender); ok && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
+	if ex, ok := old.tab.(extender); ok && !afresh && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
 		s, err = ex.extend(ctx, t, src, old, id.size)
 		extended = true
 	} else {
@@ -127,9 +140,16 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration) (changed b
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
 	s.setSource(src, t.fref)
+	s.proof = nil
+	if extended {
+		s.proof = old.proof.carried() // old's records are s's: what was proven of them holds
+	}
 	s.gen = old.gen
 	if !t.appendedTo(old, s, extended) {
 		s.gen++
+		if afresh {
+			t.dropSaved(old, fmt.Errorf("%w: a scan of the source finds other records", errLie))
+		}
 	}
 	t.snap.Store(s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
@@ -198,6 +218,7 @@ func (t *Table) reopen(ctx context.Context) error {
 	t.rioMu.Lock()
 	t.file, t.fref = f, nt.fref
 	t.rioMu.Unlock()
+	t.cf = nt.cf
 	ns := nt.s()
 	ns.gen = t.s().gen + 1 // another file: every record may differ
 	t.snap.Store(ns)

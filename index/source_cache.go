@@ -27,7 +27,7 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 		// An entity tag names the bytes: a table saved for it is used
 		// without reading the source. A weaker version (size and time)
 		// is checked against the first and last records first.
-		if s, err := loadCache(cf, id, o); err == nil && (strongVersion(sid) || t.verifySource(s) == nil) {
+		if s, err := loadCache(cf, id, o); err == nil && t.loaded(ctx, s, cf, !strongVersion(sid)) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,11 @@ type Table struct {
 
 	writing atomic.Int32              // appends of ours in progress (see checkSource)
 	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
+
+	cf       string // the saved table a proven snapshot was loaded from, resaved when it lies (proof.go)
+	lifeOnce sync.Once
+	life     context.Context // ends with Close (see lifetime)
+	endLife  context.CancelFunc
 }
 
 // snapshot is one immutable state of a table. Refresh publishes a new one;
@@ -54,6 +60,7 @@ type snapshot struct {
 	gen     uint64        // content generation: moves when records may have changed (not on pure appends)
 	origin  string        // absolute source path, saved in the cache file (for pruning)
 	cached  string        // the cache file this table was loaded from or saved to, if any
+	proof   *proof        // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
 
 	tab table // the format's record table (see driver.go)
 }
@@ -95,8 +102,20 @@ func (s *snapshot) size1(n int64) int64 { return s.tab.size(n) }
 // made (other than by a pure append) yields ErrChanged, never its bytes:
 // every read checks, after reading, that the source is still the version
 // the table describes (see checkSource).
+//
+// A table loaded from a saved one proves record n's place before its first
+// read (see proof.go). When that finds the saved table wrong, the source is
+// scanned afresh and the read is served from the new table if record n
+// has the size there that Size gave before (a read of nothing always is:
+// it proves n, so that Size(n) after it is the truth); otherwise it fails
+// with ErrChanged, and the caller asks Size again.
 func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
-	return t.readAt(t.s(), n, p, off)
+	s := t.s()
+	k, err := t.readAt(s, n, p, off)
+	if ns := t.s(); errors.Is(err, errLie) && ns != s && n < ns.n && (len(p) == 0 || ns.size1(n) == s.size1(n)) {
+		return t.readAt(ns, n, p, off)
+	}
+	return k, err
 }
 
 // Generation returns the table's content generation. It moves when a
@@ -149,13 +168,20 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 	if off < 0 {
 		return 0, fmt.Errorf("index: record %d: negative offset %d", n, off)
 	}
-	size := s.size1(n)
-	want, done, err := window(p, off, size)
-	if done {
-		return 0, err
-	}
 	var k int
-	k, err = s.tab.readAt(t, s, n, want, off)
+	err := t.prove(s, n)
+	if errors.Is(err, errLie) {
+		t.distrust(s, err)
+		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
+	}
+	if err == nil {
+		size := s.size1(n)
+		want, done, werr := window(p, off, size)
+		if done {
+			return 0, werr
+		}
+		k, err = s.tab.readAt(t, s, n, want, off)
+	}
 	if errors.Is(err, source.ErrChanged) {
 		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
 	}
@@ -229,6 +255,8 @@ func (t *Table) Info() Info {
 // Close releases the source file of a table made by Open.
 // The file is closed once reads still running on it end.
 func (t *Table) Close() error {
+	t.lifetime()
+	t.endLife()
 	t.rioMu.Lock()
 	ref := t.fref
 	t.rioMu.Unlock()

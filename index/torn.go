@@ -182,7 +182,9 @@ func (t *Table) repairLogTail() (bool, error) {
 	s := t.s()
 	off, torn, _ := s.tail()
 	p := t.opt.tails()
-	if off < 0 || !torn && !p.force {
+	if off < 0 || !torn && !p.force || s.proof != nil {
+		// Nothing to cut, or a saved table's claim of a tail: the next
+		// append scans the file and repairs it.
 		return false, nil
 	}
 	if !readWrite(t.file) {

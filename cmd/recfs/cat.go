@@ -150,9 +150,22 @@ func countRecords(rs []recordRange) int64 {
 // copyBufSize is the read size used to stream payloads.
 const copyBufSize = 256 << 10
 
+// recordSize returns the size of record n of t, proven first: a table
+// loaded from a saved one that lies about it is replaced by a scan (see
+// index.Table.ReadAt), and the size given is the source's.
+func recordSize(t *index.Table, n int64) (int64, error) {
+	if _, err := t.ReadAt(n, nil, 0); err != nil {
+		return 0, fmt.Errorf("record %d (file offset %d): %w", n, t.Offset(n), err)
+	}
+	return t.Size(n), nil
+}
+
 // copyRecord writes record n of t to w.
 func copyRecord(w io.Writer, t *index.Table, n int64, buf []byte) error {
-	size := t.Size(n)
+	size, err := recordSize(t, n)
+	if err != nil {
+		return err
+	}
 	for off := int64(0); off < size; {
 		m, err := t.ReadAt(n, buf[:min(int64(len(buf)), size-off)], off)
 		if m > 0 {
@@ -197,7 +210,10 @@ const maxTextRecord = 64 << 20
 // text when asked and valid UTF-8, else base64 (streamed, so a record of
 // any size costs one buffer).
 func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool) error {
-	size := t.Size(n)
+	size, err := recordSize(t, n)
+	if err != nil {
+		return err
+	}
 	if text && size <= maxTextRecord {
 		var b bytes.Buffer
 		b.Grow(int(size))
@@ -216,7 +232,7 @@ func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text 
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	_, err := w.WriteString(`","encoding":"base64"}` + "\n")
+	_, err = w.WriteString(`","encoding":"base64"}` + "\n")
 	return err
 }
 

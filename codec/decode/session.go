@@ -239,6 +239,11 @@ func ReadRecord(src Records, n int64, buf []byte, max int64) ([]byte, error) {
 	if n < 0 || n >= src.Len() {
 		return nil, fmt.Errorf("record %d of %d: %w", n, src.Len(), io.ErrUnexpectedEOF)
 	}
+	// A read of nothing first: a source whose sizes are claims until a
+	// record is read (an index loaded from a saved one) proves record n.
+	if _, err := src.ReadAt(n, nil, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
 	size := src.Size(n)
 	if size < 0 {
 		return nil, fmt.Errorf("record %d: %w", n, io.ErrUnexpectedEOF)

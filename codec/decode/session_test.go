@@ -13,7 +13,8 @@ import (
 	"unicode/utf8"
 )
 
-// memRecords is a Records over byte slices, counting reads.
+// memRecords is a Records over byte slices, counting reads of bytes (not
+// the reads of nothing that prove a record, see ReadRecord).
 type memRecords struct {
 	recs  [][]byte
 	mu    sync.Mutex
@@ -27,7 +28,9 @@ func (m *memRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 	if m.reads == nil {
 		m.reads = map[int64]int{}
 	}
-	m.reads[n]++
+	if len(p) > 0 {
+		m.reads[n]++
+	}
 	m.mu.Unlock()
 	k := copy(p, m.recs[n][off:])
 	if k < len(p) {

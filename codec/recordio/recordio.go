@@ -38,6 +38,12 @@ type Options struct {
 	// DefaultBlockCache, shared by the whole process. Its StreamWindow is
 	// also the largest zstd window the scanner accepts.
 	Cache *BlockCache
+
+	// Start, when past the header, makes the scan begin there: at the
+	// first chunk of a v2 block, or the header of a legacy record, whose
+	// offset a scan from the start found (the header block is still read
+	// for the transformers).
+	Start int64
 }
 
 // streamWindow is the largest zstd window the scanner and readers accept:

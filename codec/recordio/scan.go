@@ -99,6 +99,9 @@ func NewScanner(r io.ReaderAt, size int64, f codec.Format, o Options) (*Scanner,
 	default:
 		return nil, fmt.Errorf("%w: %s is not a recordio format", codec.ErrFormat, f)
 	}
+	if o.Start > s.pos {
+		s.pos = min(o.Start, size)
+	}
 	return s, nil
 }
 

@@ -49,11 +49,13 @@ func TestMappingRelease(t *testing.T) {
 	if err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("slice: %v", err)
 	}
+	// (The kernel may already have reclaimed some of the pages touched:
+	// the mapping is advised sequential.)
 	touched := rssFileKB(t)
 	m.(*mapped).Release(0, size)
 	released := rssFileKB(t)
 	t.Logf("resident file pages: %d MB touched, %d MB released", touched>>10, released>>10)
-	if touched-released < size>>10/2 {
+	if touched < 8<<10 || released > touched/4 {
 		t.Errorf("release left %d of %d KB resident", released, touched)
 	}
 	if b, err := m.Slice(size/2, 4096); err != nil || !bytes.Equal(b, want[size/2:size/2+4096]) {
