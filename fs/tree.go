@@ -192,6 +192,9 @@ type Tree struct {
 	spillMu  sync.Mutex   // guards spillDir
 	spillDir string       // private directory of spill files, made on first use
 	bigMu    sync.Mutex   // one spilled record is read back into memory at a time
+
+	builds     context.Context // the index builds of record files run under it
+	stopBuilds context.CancelFunc
 }
 
 // NewFile returns the tree of a single record file: the root is the record
@@ -244,8 +247,16 @@ func newTree(abs string, o Options) *Tree {
 	if lg == nil {
 		lg = logrus.StandardLogger()
 	}
-	return &Tree{o: o, src: abs, elog: &errLog{log: lg}, files: make(map[string]*plainEntry)}
+	builds, stop := context.WithCancel(context.Background())
+	return &Tree{o: o, src: abs, elog: &errLog{log: lg}, files: make(map[string]*plainEntry), builds: builds, stopBuilds: stop}
 }
+
+// Interrupt ends the index builds of record files in progress, and fails
+// those asked for later, with context.Canceled: the requests waiting for
+// them return (EINTR) instead of keeping the mount busy. Records already
+// indexed are still served. A mount asked to stop calls it before it
+// unmounts; Close calls it too.
+func (t *Tree) Interrupt() { t.stopBuilds() }
 
 // Root returns the root node.
 func (t *Tree) Root() Node { return t.root }
@@ -262,6 +273,7 @@ func (t *Tree) Report(err error) syscall.Errno { return t.elog.report(err) }
 // Close closes every record file the tree opened (and the one given to
 // NewFile). The tree must not be used afterwards.
 func (t *Tree) Close() error {
+	t.Interrupt()
 	t.mu.Lock()
 	opens := t.opens
 	t.opens = nil
@@ -382,8 +394,13 @@ func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, err
 		rd.mu.Unlock()
 		return src, err
 	}
-	// One request's interruption must not fail the index for everyone.
-	src, err := t.openRecordFile(context.WithoutCancel(ctx), rd)
+	// One request's interruption must not fail the index for everyone;
+	// the tree's interruption does.
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(t.builds, cancel)
+	src, err := t.openRecordFile(bctx, rd)
+	stop()
+	cancel()
 	if err != nil {
 		rd.err = err
 		rd.mu.Unlock()

@@ -58,7 +58,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	t := &Table{path: path, opened: true, file: f, fref: newFileRef(src), opt: o}
 	cf := cachePath(o.CacheDir, src.Identity().Key)
 	if cf != "" && !o.Rebuild {
-		if s, err := loadCache(cf, id, o); err == nil {
+		if s, err := loadCache(ctx, cf, id, o); err == nil {
 			s.setSource(src, t.fref)
 			if t.loaded(ctx, s, cf, true) == nil {
 				s.source, s.elapsed = "cached", time.Since(start)
@@ -81,7 +81,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	t.snap.Store(s)
 	if cf != "" {
 		// A failure to save costs only speed next time; the table is good.
-		_ = saveCache(cf, s, o)
+		_ = saveCache(ctx, cf, s, o)
 	}
 	return t, nil
 }
@@ -103,8 +103,11 @@ func Build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*Table, e
 	return t, nil
 }
 
-// build detects the format and runs the matching builder.
+// build detects the format and runs the matching builder, over r made to
+// fail once ctx is done (interruptible): every scanner then stops within a
+// read of an interruption, in records or in damage alike.
 func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
+	r = interruptible(ctx, r)
 	f := o.Format
 	if f == codec.Unknown {
 		if size == 0 {
@@ -121,6 +124,9 @@ func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot
 		return nil, err
 	}
 	s, err := drv.build(ctx, r, size, f, o)
+	if cerr := canceled(ctx); cerr != nil {
+		return nil, cerr // whatever the scan made of its failed reads
+	}
 	if err != nil {
 		return nil, err
 	}

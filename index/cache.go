@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -61,11 +62,12 @@ func cacheFileIn(dir, name string) string {
 // saveCache writes s to file atomically (see cache_file.go for how the
 // directory and the file are made safe), encoding it as it is written
 // (through a pipe): a window of it in memory at a time, not a copy of the
-// table. A table too large for the bound loadCache applies is not saved.
-func saveCache(file string, s *snapshot, o Options) error {
+// table. A table too large for the bound loadCache applies is not saved;
+// nor is one whose save ctx interrupts.
+func saveCache(ctx context.Context, file string, s *snapshot, o Options) error {
 	pr, pw := io.Pipe()
 	defer pr.Close() // ends the encoder if the file fails first
-	go func() { pw.CloseWithError(encodeCacheTo(pw, s, o, cacheFileBound(s.id.size))) }()
+	go func() { pw.CloseWithError(encodeCacheTo(ctxWriter{w: pw, ctx: ctx}, s, o, cacheFileBound(s.id.size))) }()
 	saved, err := writeCacheFileFrom(file, pr)
 	if err != nil {
 		return err
@@ -99,15 +101,16 @@ func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64) error {
 }
 
 // loadCache reads the table saved in file if it was made for source id with
-// options o. The file must be ours and within the size bound; the table it
+// options o, or stops with ctx. The file must be ours and within the size bound; the table it
 // holds is checked for consistency (checkTable) but not against the source
 // bytes: the caller does that (verifySource) before serving from it.
-func loadCache(file string, id identity, o Options) (*snapshot, error) {
-	f, size, used, err := openCacheFile(file, cacheFileBound(id.size))
+func loadCache(ctx context.Context, file string, id identity, o Options) (*snapshot, error) {
+	cf, size, used, err := openCacheFile(file, cacheFileBound(id.size))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer cf.Close()
+	f := ctxStream{r: cf, ctx: ctx}
 	if size < int64(len(cacheMagic))+8 {
 		return nil, errBadCache
 	}
@@ -138,6 +141,9 @@ func loadCache(file string, id identity, o Options) (*snapshot, error) {
 	}
 	if n, _ := f.Read(sum[:1]); n != 0 {
 		return nil, errBadCache // grew since its stat
+	}
+	if err := canceled(ctx); err != nil {
+		return nil, err
 	}
 	s.id, s.origin, s.cached = id, origin, used
 	if err := s.checkTable(); err != nil {

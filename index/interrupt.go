@@ -46,6 +46,32 @@ func (c ctxReader) Release(off, n int64) {
 	}
 }
 
+// ctxStream is an io.Reader that fails once its context is done.
+type ctxStream struct {
+	r   io.Reader
+	ctx context.Context
+}
+
+func (c ctxStream) Read(p []byte) (int, error) {
+	if err := canceled(c.ctx); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// ctxWriter is an io.Writer that fails once its context is done.
+type ctxWriter struct {
+	w   io.Writer
+	ctx context.Context
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := canceled(c.ctx); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
 // ctxSlicer is a ctxReader over a codec.ByteSlicer.
 type ctxSlicer struct {
 	ctxReader

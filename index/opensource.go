@@ -42,7 +42,7 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 	t := &Table{path: sid.Key, r: src, source: src, opt: o}
 	cf := cachePath(o.CacheDir, sid.Key)
 	if cf != "" && !o.Rebuild {
-		if s, err := loadCache(cf, id, o); err == nil && t.loaded(ctx, s, cf, true) == nil {
+		if s, err := loadCache(ctx, cf, id, o); err == nil && t.loaded(ctx, s, cf, true) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil
@@ -63,7 +63,7 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 	t.snap.Store(s)
 	if cf != "" {
 		// A failure to save costs only speed next time; the table is good.
-		_ = saveCache(cf, s, o)
+		_ = saveCache(ctx, cf, s, o)
 	}
 	return t, nil
 }

@@ -311,7 +311,7 @@ func (t *Table) distrust(s *snapshot, why error) {
 	ns.gen = s.gen + 1
 	t.snap.Store(ns)
 	if t.cf != "" {
-		_ = saveCache(t.cf, ns, t.opt) // a failure to save costs only speed next time
+		_ = saveCache(t.lifetime(), t.cf, ns, t.opt) // a failure to save costs only speed next time
 	}
 }
 

@@ -112,7 +112,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 	// an appender take the other's records for a torn tail and cut them.
 	fromEmpty := old.size == 0
 	if ex, ok := old.tab.(extender); ok && !afresh && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
-		s, err = ex.extend(ctx, t, src, old, id.size)
+		s, err = ex.extend(ctx, t, interruptible(ctx, src), old, id.size)
 		extended = true
 	} else {
 		if settle > 0 && young(id.ctime, settle) {
@@ -153,7 +153,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 	}
 	t.snap.Store(s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
-		_ = saveCache(cf, s, t.opt)
+		_ = saveCache(ctx, cf, s, t.opt)
 	}
 	return true, nil
 }

@@ -27,7 +27,7 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 		// An entity tag names the bytes: a table saved for it is used
 		// without reading the source. A weaker version (size and time)
 		// is checked against the first and last records first.
-		if s, err := loadCache(cf, id, o); err == nil && t.loaded(ctx, s, cf, !strongVersion(sid)) == nil {
+		if s, err := loadCache(ctx, cf, id, o); err == nil && t.loaded(ctx, s, cf, !strongVersion(sid)) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil
@@ -41,7 +41,7 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 	s.id, s.elapsed, s.origin = id, time.Since(start), ""
 	t.snap.Store(s)
 	if cf != "" {
-		_ = saveCache(cf, s, o) // a failure to save costs only speed next time
+		_ = saveCache(ctx, cf, s, o) // a failure to save costs only speed next time
 	}
 	return t, nil
 }

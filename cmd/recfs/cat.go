@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -160,13 +161,17 @@ func recordSize(t *index.Table, n int64) (int64, error) {
 	return t.Size(n), nil
 }
 
-// copyRecord writes record n of t to w.
-func copyRecord(w io.Writer, t *index.Table, n int64, buf []byte) error {
+// copyRecord writes record n of t to w, a buffer at a time until ctx
+// ends.
+func copyRecord(ctx context.Context, w io.Writer, t *index.Table, n int64, buf []byte) error {
 	size, err := recordSize(t, n)
 	if err != nil {
 		return err
 	}
 	for off := int64(0); off < size; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		m, err := t.ReadAt(n, buf[:min(int64(len(buf)), size-off)], off)
 		if m > 0 {
 			if _, werr := w.Write(buf[:m]); werr != nil {
@@ -209,7 +214,7 @@ const maxTextRecord = 64 << 20
 // writeRecordJSON writes record n of t as one JSON line: the payload as
 // text when asked and valid UTF-8, else base64 (streamed, so a record of
 // any size costs one buffer).
-func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool) error {
+func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool) error {
 	size, err := recordSize(t, n)
 	if err != nil {
 		return err
@@ -217,7 +222,7 @@ func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text 
 	if text && size <= maxTextRecord {
 		var b bytes.Buffer
 		b.Grow(int(size))
-		if err := copyRecord(&b, t, n, buf); err != nil {
+		if err := copyRecord(ctx, &b, t, n, buf); err != nil {
 			return err
 		}
 		if utf8.Valid(b.Bytes()) {
@@ -226,7 +231,7 @@ func writeRecordJSON(w *bufio.Writer, t *index.Table, n int64, buf []byte, text 
 	}
 	fmt.Fprintf(w, `{"n":%d,"offset":%d,"length":%d,"data":"`, n, t.Offset(n), size)
 	enc := base64.NewEncoder(base64.StdEncoding, w)
-	if err := copyRecord(enc, t, n, buf); err != nil {
+	if err := copyRecord(ctx, enc, t, n, buf); err != nil {
 		return err
 	}
 	if err := enc.Close(); err != nil {
@@ -427,13 +432,13 @@ one warning line on standard error naming the first damaged offset.`,
 				var err error
 				switch {
 				case asJSON:
-					err = writeRecordJSON(w, t, n, buf, data == "text")
+					err = writeRecordJSON(ctx, w, t, n, buf, data == "text")
 				case number:
 					if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil {
-						err = copyRecord(w, t, n, buf)
+						err = copyRecord(ctx, w, t, n, buf)
 					}
 				default:
-					err = copyRecord(w, t, n, buf)
+					err = copyRecord(ctx, w, t, n, buf)
 				}
 				if err != nil {
 					w.Flush()

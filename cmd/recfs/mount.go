@@ -336,7 +336,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", srcAbs, mntAbs)); err != nil {
 		logrus.WithError(err).Warn("systemd readiness notification failed")
 	}
-	return serve(cmd.Context(), srv, mntAbs, ended)
+	return serve(cmd.Context(), srv, tree, mntAbs, ended)
 }
 
 // ownership turns --uid, --gid, --umask and --noexec into the tree's
@@ -499,7 +499,7 @@ func waitReady(mnt string, timeout time.Duration, ended chan error) error {
 
 // serve waits until the mount ends: unmounted from elsewhere (exit 0), or
 // ctx is cancelled by SIGINT/SIGTERM, and then unmounts it.
-func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) error {
+func serve(ctx context.Context, srv fs.Server, tree *fs.Tree, mnt string, done chan error) error {
 	select {
 	case err := <-done:
 		logrus.WithField("mountpoint", mnt).Info("unmounted")
@@ -507,6 +507,8 @@ func serve(ctx context.Context, srv fs.Server, mnt string, done chan error) erro
 	case <-ctx.Done():
 	}
 	logrus.WithField("mountpoint", mnt).Info("signal received, unmounting")
+	// Requests waiting for an index keep the mount busy: end the builds.
+	tree.Interrupt()
 	if _, err := notifyStopping("unmounting " + mnt); err != nil {
 		logrus.WithError(err).Warn("systemd stopping notification failed")
 	}

@@ -55,7 +55,7 @@ func verifyTable(cmd *cobra.Command, path string, t *index.Table, progress func(
 			return v, err
 		}
 		before := sink.n
-		if err := copyRecord(&sink, t, n, buf); err != nil {
+		if err := copyRecord(ctx, &sink, t, n, buf); err != nil {
 			v.ReadErrors = append(v.ReadErrors, readErrorJSON{N: n, Offset: t.Offset(n), Error: err.Error()})
 		} else if got := sink.n - before; got != t.Size(n) {
 			v.ReadErrors = append(v.ReadErrors, readErrorJSON{N: n, Offset: t.Offset(n),
