@@ -75,7 +75,7 @@ func signalBusy(t *testing.T, c *exec.Cmd, done <-chan error, busy time.Duration
 
 // bigInputs writes, once per test, the inputs the interrupted commands
 // work on: 512 MiB of random bytes (every scan is all damage) and a
-// leveldb log of 6M records.
+// leveldb log of 6M records, alone in its directory.
 func bigInputs(t *testing.T) (garbage, log string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -91,11 +91,8 @@ func bigInputs(t *testing.T) (garbage, log string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	log = filepath.Join(dir, "tree", "big.log")
-	if err := os.Mkdir(filepath.Dir(log), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeSeqLog(t, log, 6_000_000)
+	log = filepath.Join(t.TempDir(), "big.log")
+	writeLogOf(t, log, 6_000_000, func(b []byte, _ int) []byte { return append(b[:0], "0123456789abcdef"...) })
 	return garbage, log
 }
 

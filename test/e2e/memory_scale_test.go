@@ -20,6 +20,13 @@ const scaleBudgetKB = 300 << 10
 // --lines` makes) as a leveldb log at path.
 func writeSeqLog(t *testing.T, path string, n int) {
 	t.Helper()
+	writeLogOf(t, path, n, func(b []byte, i int) []byte { return strconv.AppendInt(b[:0], int64(i+1), 10) })
+}
+
+// writeLogOf writes n records as a leveldb log at path, record i made by
+// rec (into the buffer it is given back).
+func writeLogOf(t *testing.T, path string, n int, rec func(b []byte, i int) []byte) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -27,8 +34,8 @@ func writeSeqLog(t *testing.T, path string, n int) {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := leveldb.NewWriter(bw, leveldb.WriterOptions{})
 	var b []byte
-	for i := 1; i <= n; i++ {
-		b = strconv.AppendInt(b[:0], int64(i), 10)
+	for i := range n {
+		b = rec(b, i)
 		if _, err := w.WriteRecord(b); err != nil {
 			t.Fatal(err)
 		}
