@@ -98,6 +98,17 @@ func (t *etcdTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64)
 	return readWhole(t.wid, n, p, off, func() ([]byte, error) { return etcdwal.Read(src, rec, nil) })
 }
 
+// proveFrom scans src from its start (each record's checksum continues
+// the one before it) and yields its records.
+func (t *etcdTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
+	sc := etcdwal.NewScanner(src, s.size, etcdwal.Options{Strict: o.Strict})
+	return &scanProof[etcdwal.Record]{more: sc.Next, record: sc.Record, fail: sc.Err,
+		same:   func(k int64, r etcdwal.Record) bool { return t.get(k) == r },
+		offset: func(r etcdwal.Record) int64 { return r.Off }}, 0, nil
+}
+
+var _ prover = (*etcdTable)(nil)
+
 func (t *etcdTable) samePrefix(old table, n int64) bool {
 	o, ok := old.(*etcdTable)
 	if !ok || int64(len(o.off)) < n || int64(len(t.off)) < n {

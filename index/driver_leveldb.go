@@ -199,34 +199,17 @@ func (t *logTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (
 	}
 	sc := leveldb.NewScanner(src, s.size, leveldb.Options{Strict: o.Strict, Unmasked: t.unmask,
 		Start: from / blockSize * blockSize, End: s.size})
-	return &logProof{sc: sc, t: t, from: from}, k, nil
+	return &scanProof[leveldb.Record]{more: sc.Next, record: sc.Record, fail: sc.Err,
+		skip:   func(r leveldb.Record) bool { return r.Off < from },
+		same:   func(k int64, r leveldb.Record) bool { return t.sameRecord(k, r) },
+		offset: func(r leveldb.Record) int64 { return r.Off }}, k, nil
 }
 
-// logProof proves a leveldb table's records.
-type logProof struct {
-	sc   *leveldb.Scanner
-	t    *logTable
-	from int64 // records starting before it belong to the part already proven
-	rec  leveldb.Record
+// sameRecord reports whether r is record k of the table.
+func (t *logTable) sameRecord(k int64, r leveldb.Record) bool {
+	want := t.get(k)
+	return want.Off == r.Off && want.Len == r.Len && want.Hdr == r.Hdr && slices.Equal(want.Chunks, r.Chunks)
 }
-
-func (p *logProof) next() bool {
-	for p.sc.Next() {
-		if p.rec = p.sc.Record(); p.rec.Off >= p.from {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *logProof) is(k int64) bool {
-	want := p.t.get(k)
-	return want.Off == p.rec.Off && want.Len == p.rec.Len && want.Hdr == p.rec.Hdr && slices.Equal(want.Chunks, p.rec.Chunks)
-}
-
-func (p *logProof) at() int64  { return p.rec.Off }
-func (p *logProof) err() error { return p.sc.Err() }
-func (p *logProof) close()     {}
 
 // The capabilities of leveldb logs.
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"github.com/recfs/recfs/codec"
@@ -151,6 +152,24 @@ func promFlavor(in wlog.Info) string {
 	}
 	return "Prometheus WAL segment"
 }
+
+// proveFrom scans src from the end of record k-1 (the whole segment for
+// k == 0) and yields the records from there on.
+func (t *promTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
+	var start int64
+	if k > 0 {
+		start = t.get(k - 1).End()
+	}
+	sc := wlog.NewScanner(src, s.size, wlog.Options{Strict: o.Strict, Start: start})
+	return &scanProof[wlog.Record]{more: sc.Next, record: sc.Record, fail: sc.Err,
+		same: func(k int64, r wlog.Record) bool {
+			w := t.get(k)
+			return w.Off == r.Off && w.Len == r.Len && w.Size == r.Size && w.Comp == r.Comp && slices.Equal(w.Frags, r.Frags)
+		},
+		offset: func(r wlog.Record) int64 { return r.Off }}, k, nil
+}
+
+var _ prover = (*promTable)(nil)
 
 func (t *promTable) encode(e *encoder) { e.prom(t) }
 

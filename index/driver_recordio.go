@@ -313,39 +313,20 @@ func (t *rioTable) tail(src io.ReaderAt, s *snapshot) (off int64, torn bool, rea
 // k == 0) and yields the items after it.
 func (t *rioTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
 	ro := recordio.Options{Strict: o.Strict, LegacyTransform: t.legacyT}
-	p := &rioProof{t: t, skip: recordio.ItemLoc{Block: -1}}
+	last := recordio.ItemLoc{Block: -1} // the last item proven: it and the ones before it in its block are passed over
 	if k > 0 {
-		p.skip = t.loc(k - 1)
-		ro.Start = p.skip.Block
+		last = t.loc(k - 1)
+		ro.Start = last.Block
 	}
 	sc, err := recordio.NewScanner(src, s.size, s.format, ro)
 	if err != nil {
 		return nil, 0, err
 	}
-	p.sc = sc
-	return p, k, nil
+	return &scanProof[recordio.ItemLoc]{more: sc.Next, record: sc.Item, fail: sc.Err,
+		skip:   func(l recordio.ItemLoc) bool { return l.Block == last.Block && l.Item <= last.Item },
+		same:   func(k int64, l recordio.ItemLoc) bool { return t.loc(k) == l },
+		offset: func(l recordio.ItemLoc) int64 { return l.Block }}, k, nil
 }
-
-// rioProof proves a recordio table's items.
-type rioProof struct {
-	sc   *recordio.Scanner
-	t    *rioTable
-	skip recordio.ItemLoc // the last item already proven: it and the items before it in its block are not yielded
-}
-
-func (p *rioProof) next() bool {
-	for p.sc.Next() {
-		if loc := p.sc.Item(); loc.Block != p.skip.Block || loc.Item > p.skip.Item {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *rioProof) is(k int64) bool { return p.t.loc(k) == p.sc.Item() }
-func (p *rioProof) at() int64       { return p.sc.Item().Block }
-func (p *rioProof) err() error      { return p.sc.Err() }
-func (p *rioProof) close()          {}
 
 // The capabilities of recordio v2 files; legacy files have none.
 var (

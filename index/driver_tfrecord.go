@@ -385,35 +385,23 @@ func (tfrDriver) create(w io.Writer, trailer bool) error { return nil }
 // found.
 func (t *tfrTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
 	to := tfrecord.Options{Strict: o.Strict}
+	p := &scanProof[tfrecord.Record]{same: func(k int64, r tfrecord.Record) bool { return t.get(k) == r },
+		offset: func(r tfrecord.Record) int64 { return r.Off }}
+	var sc *tfrecord.Scanner
 	if t.comp == tfrecord.None {
 		if k > 0 {
 			to.Start, to.Aligned = t.get(k-1).End(), true
 		}
-		return &tfrProof{sc: tfrecord.NewScanner(src, s.size, to), t: t}, k, nil
+		sc = tfrecord.NewScanner(src, s.size, to)
+	} else {
+		inf, err := tfrecord.NewInflated(src, s.size, t.comp)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc, p.release, k = tfrecord.NewScanner(inf, t.dsize, to), func() { inf.Close() }, 0
 	}
-	inf, err := tfrecord.NewInflated(src, s.size, t.comp)
-	if err != nil {
-		return nil, 0, err
-	}
-	return &tfrProof{sc: tfrecord.NewScanner(inf, t.dsize, to), t: t, inf: inf}, 0, nil
-}
-
-// tfrProof proves a TFRecord table's records.
-type tfrProof struct {
-	sc  *tfrecord.Scanner
-	t   *tfrTable
-	inf *tfrecord.Inflated // the decompressor a compressed file is scanned through
-}
-
-func (p *tfrProof) next() bool      { return p.sc.Next() }
-func (p *tfrProof) is(k int64) bool { return p.t.get(k) == p.sc.Record() }
-func (p *tfrProof) at() int64       { return p.sc.Record().Off }
-func (p *tfrProof) err() error      { return p.sc.Err() }
-
-func (p *tfrProof) close() {
-	if p.inf != nil {
-		p.inf.Close()
-	}
+	p.more, p.record, p.fail = sc.Next, sc.Record, sc.Err
+	return p, k, nil
 }
 
 // The capabilities of TFRecord files.

@@ -85,6 +85,40 @@ func (t *Table) Proven(n int64) bool {
 	return p == nil || n < p.upto.Load()
 }
 
+// scanProof is the provingScan of a format scanner (sc.Next, sc.Record,
+// sc.Err as more, record, fail): the records skip says belong to the
+// proven part are passed over, same compares a record found with the
+// table's record k.
+type scanProof[R any] struct {
+	more    func() bool
+	record  func() R
+	fail    func() error
+	skip    func(R) bool // nil: none
+	same    func(k int64, r R) bool
+	offset  func(R) int64
+	release func() // nil: nothing
+	cur     R
+}
+
+func (p *scanProof[R]) next() bool {
+	for p.more() {
+		if p.cur = p.record(); p.skip == nil || !p.skip(p.cur) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *scanProof[R]) is(k int64) bool { return p.same(k, p.cur) }
+func (p *scanProof[R]) at() int64       { return p.offset(p.cur) }
+func (p *scanProof[R]) err() error      { return p.fail() }
+
+func (p *scanProof[R]) close() {
+	if p.release != nil {
+		p.release()
+	}
+}
+
 // carried returns the proof of a snapshot that extends the one p belongs
 // to: what p proved holds for it too (nil when nothing is to be proved).
 func (p *proof) carried() *proof {

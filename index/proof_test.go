@@ -13,6 +13,7 @@ import (
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/codec/wlog"
 )
 
 // A lie is a record file and a saved table for it made from other bytes of
@@ -244,5 +245,68 @@ func TestSavedTableForgedRecords(t *testing.T) {
 			}
 		}
 		tb.Close()
+	}
+}
+
+// TestSavedTableWALProofs: the read-only WAL formats' saved tables are
+// used (their tables are provers), an honest one is proven by reads, and
+// one forged to skip record 5 (no damage to show for it) is caught by the
+// first read past it.
+func TestSavedTableWALProofs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	promRecs := hostileRecords(40, 'a')
+	etcdBytes, etcdRecs := etcdFile(t, 40, 0)
+	for _, c := range []struct {
+		name string
+		file []byte
+		recs [][]byte
+		skip func(s *snapshot) // drops record 5 from the table
+	}{
+		{"prometheus", promSegment(t, promRecs, wlog.None), promRecs, func(s *snapshot) {
+			pt := s.tab.(*promTable)
+			pt.off, pt.ln = slices.Delete(pt.off, 5, 6), slices.Delete(pt.ln, 5, 6)
+			pt.dlen, pt.comp = slices.Delete(pt.dlen, 5, 6), slices.Delete(pt.comp, 5, 6)
+		}},
+		{"etcd", etcdBytes, etcdRecs, func(s *snapshot) {
+			et := s.tab.(*etcdTable)
+			et.off, et.ln = slices.Delete(et.off, 5, 6), slices.Delete(et.ln, 5, 6)
+			et.seed, et.kind = slices.Delete(et.seed, 5, 6), slices.Delete(et.kind, 5, 6)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for _, forged := range []bool{false, true} {
+				path, cache := filepath.Join(t.TempDir(), "00000001"), t.TempDir()
+				recfile.WriteFile(t, path, c.file)
+				s, want := builtSnapshot(t, path), int64(len(c.recs))
+				if forged {
+					s.bytes -= s.tab.size(5)
+					c.skip(s)
+					s.n--
+					if err := s.checkTable(); err != nil {
+						t.Fatalf("forged table fails its checks: %v", err)
+					}
+					want--
+				}
+				writePlanted(t, cacheFileOf(t, cache, path), encodeCache(s, Options{}))
+				tb, err := Open(ctx, path, Options{CacheDir: cache})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tb.Close()
+				if tb.Info().Source != "cached" || tb.Len() != want || tb.Proven(0) {
+					t.Fatalf("forged %v: %s table of %d records, record 0 proven %v", forged, tb.Info().Source, tb.Len(), tb.Proven(0))
+				}
+				for i, r := range c.recs {
+					if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, r) {
+						t.Fatalf("forged %v: record %d: %.20q, want %.20q", forged, i, got, r)
+					}
+				}
+				if tb.Len() != int64(len(c.recs)) || tb.Generation() != map[bool]uint64{false: 0, true: 1}[forged] {
+					t.Fatalf("forged %v: %d records, generation %d after reading", forged, tb.Len(), tb.Generation())
+				}
+			}
+		})
 	}
 }
