@@ -44,7 +44,7 @@ type tfrTable struct {
 	dsize  int64               // decompressed size (compressed files)
 	seek   *tfrecord.SeekIndex // checkpoints into the stream (compressed files)
 
-	mu     sync.Mutex         // guards inf
+	mu     sync.Mutex         // guards inf, and seek once the table is shared (a proof replaces it)
 	inf    *tfrecord.Inflated // reader of a compressed source's stream
 	infSrc io.ReaderAt        // the source inf reads
 }
@@ -299,7 +299,14 @@ func scanTFRPart(ctx context.Context, r io.ReaderAt, sc *tfrecord.Scanner, start
 
 // canExtend: a grown file is taken in by scanning from the end of its last
 // intact record (decompressing from the checkpoint before it).
-func (t *tfrTable) canExtend() bool { return t.comp == tfrecord.None || t.seek != nil }
+func (t *tfrTable) canExtend() bool {
+	if t.comp == tfrecord.None {
+		return true
+	}
+	t.mu.Lock() // a proof may replace seek (proveCompressed)
+	defer t.mu.Unlock()
+	return t.seek != nil
+}
 
 // extend scans only what follows the last intact record of a grown file:
 // records before it and damage before it are kept, everything from it on
@@ -381,27 +388,20 @@ func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 func (tfrDriver) create(w io.Writer, trailer bool) error { return nil }
 
 // proveFrom scans a plain src from the end of record k-1 (the whole file
-// for k == 0), a compressed one from its start, and yields the records
-// found.
+// for k == 0) and yields the records found; a compressed one is proven in
+// one pass from its start (proveCompressed).
 func (t *tfrTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (provingScan, int64, error) {
-	to := tfrecord.Options{Strict: o.Strict}
-	p := &scanProof[tfrecord.Record]{same: func(k int64, r tfrecord.Record) bool { return t.get(k) == r },
-		offset: func(r tfrecord.Record) int64 { return r.Off }}
-	var sc *tfrecord.Scanner
-	if t.comp == tfrecord.None {
-		if k > 0 {
-			to.Start, to.Aligned = t.get(k-1).End(), true
-		}
-		sc = tfrecord.NewScanner(src, s.size, to)
-	} else {
-		inf, err := tfrecord.NewInflated(src, s.size, t.comp)
-		if err != nil {
-			return nil, 0, err
-		}
-		sc, p.release, k = tfrecord.NewScanner(inf, t.dsize, to), func() { inf.Close() }, 0
+	if t.comp != tfrecord.None {
+		return t.proveCompressed(src, s, o), 0, nil
 	}
-	p.more, p.record, p.fail = sc.Next, sc.Record, sc.Err
-	return p, k, nil
+	to := tfrecord.Options{Strict: o.Strict}
+	if k > 0 {
+		to.Start, to.Aligned = t.get(k-1).End(), true
+	}
+	sc := tfrecord.NewScanner(src, s.size, to)
+	return &scanProof[tfrecord.Record]{more: sc.Next, record: sc.Record, fail: sc.Err,
+		same:   func(k int64, r tfrecord.Record) bool { return t.get(k) == r },
+		offset: func(r tfrecord.Record) int64 { return r.Off }}, k, nil
 }
 
 // The capabilities of TFRecord files.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
@@ -73,6 +74,9 @@ func fileOf(t *testing.T, name string, recs [][]byte) []byte {
 		var b []byte
 		for _, r := range recs {
 			b = tfrecord.AppendRecord(b, r)
+		}
+		if bytes.HasPrefix([]byte(name), []byte("tfrecord-gzip")) {
+			return codectest.Gzip(b)
 		}
 		return b
 	}
@@ -147,7 +151,7 @@ func TestSavedTableTrueIsProven(t *testing.T) {
 	for i := range recs {
 		recs[i] = fmt.Appendf(nil, "record %d", i)
 	}
-	for _, name := range []string{"leveldb", "tfrecord", "recordio"} {
+	for _, name := range []string{"leveldb", "tfrecord", "tfrecord-gzip", "recordio"} {
 		path := filepath.Join(t.TempDir(), "f")
 		recfile.WriteFile(t, path, fileOf(t, name, recs))
 		cache := t.TempDir()
@@ -182,6 +186,20 @@ func TestSavedTableTrueIsProven(t *testing.T) {
 	}
 }
 
+// forgeTFR drops record 5 from a TFRecord snapshot's table.
+func forgeTFR(s *snapshot) {
+	tt := s.tab.(*tfrTable)
+	s.bytes -= tt.size(5)
+	var l recLocs
+	for k := range tt.locs.len() {
+		if k != 5 {
+			l.add(tt.locs.off(k), tt.locs.ln(k))
+		}
+	}
+	tt.locs = l
+	s.n--
+}
+
 // TestSavedTableForgedRecords: tables forged to skip a record with no
 // damage to show for it (a TFRecord record, the last item of a recordio
 // block) are caught by the first read past the skipped record.
@@ -193,18 +211,7 @@ func TestSavedTableForgedRecords(t *testing.T) {
 		name string
 		skip func(s *snapshot)
 	}{
-		{"tfrecord", func(s *snapshot) {
-			tt := s.tab.(*tfrTable)
-			var l recLocs
-			for k := range tt.locs.len() {
-				if k != 5 {
-					l.add(tt.locs.off(k), tt.locs.ln(k))
-				}
-			}
-			tt.locs = l
-			s.n--
-			s.bytes -= int64(len(recs[5]))
-		}},
+		{"tfrecord", forgeTFR}, {"tfrecord-gzip", forgeTFR},
 		{"recordio", func(s *snapshot) {
 			rt := s.tab.(*rioTable) // blocks of 4 items: drop item 7, the second block's last
 			var off, ln column[uint32]

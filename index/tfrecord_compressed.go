@@ -92,7 +92,10 @@ func indexTFRCompressed(ctx context.Context, r io.ReaderAt, size int64, comp tfr
 // before the end of the last intact record, records are looked for from
 // there on; records and damage before it are kept.
 func (ot *tfrTable) extendCompressed(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
-	o := tfrecord.IndexOptions{Strict: t.opt.Strict, Cache: decodedCache(), From: ot.seek, Resume: ot.resume}
+	ot.mu.Lock()
+	from := ot.seek // a proof may replace it (proveCompressed)
+	ot.mu.Unlock()
+	o := tfrecord.IndexOptions{Strict: t.opt.Strict, Cache: decodedCache(), From: from, Resume: ot.resume}
 	part, res, err := indexTFRCompressed(ctx, src, size, ot.comp, o)
 	if err != nil {
 		return nil, err
@@ -204,3 +207,61 @@ func (d *decoder) seek(c tfrecord.Compression) *tfrecord.SeekIndex {
 	}
 	return x
 }
+
+// proveCompressed proves the table of a compressed file, loaded from a
+// saved table, in one pass of its own over the file
+// (tfrecord.IndexCompressed from the start, trusting none of the saved
+// checkpoints): the records the pass finds are compared with the table's
+// as they come, and when every one holds the table takes the pass's
+// checkpoints in place of the saved ones, so that no record is ever read
+// through a checkpoint only the saved table vouched for. The whole pass
+// runs at the first proof; the scan returned replays its outcome.
+func (t *tfrTable) proveCompressed(src io.ReaderAt, s *snapshot, o Options) provingScan {
+	p := &passProof{}
+	xo := tfrecord.IndexOptions{Strict: o.Strict, Cache: decodedCache()}
+	res, err := tfrecord.IndexCompressed(context.Background(), src, s.size, t.comp, xo, func(rec tfrecord.Record) bool {
+		if p.held < s.n && t.get(p.held) == rec {
+			p.held++
+			return true
+		}
+		p.stray, p.strayAt = true, rec.Off
+		return false
+	})
+	switch {
+	case err != nil:
+		p.fail = err
+	case p.stray:
+	case res.Index.Size != t.dsize:
+		p.fail = fmt.Errorf("%w: the stream decompresses to %d bytes, the table says %d", errLie, res.Index.Size, t.dsize)
+	case p.held == s.n:
+		t.mu.Lock()
+		t.seek, t.inf, t.infSrc = res.Index, nil, nil
+		t.mu.Unlock()
+	}
+	return p
+}
+
+// passProof is the provingScan of a finished pass over a compressed file:
+// it yields the records that held, then the stray one (a record found
+// where the table has another, or none) if any, then ends with the pass's
+// error.
+type passProof struct {
+	held    int64 // records found as the table says, from the first
+	stray   bool  // the pass found a record the table does not have there
+	strayAt int64 // its offset in the stream
+	fail    error
+	yielded int64
+}
+
+func (p *passProof) next() bool {
+	if p.yielded < p.held || p.yielded == p.held && p.stray {
+		p.yielded++
+		return true
+	}
+	return false
+}
+
+func (p *passProof) is(k int64) bool { return k < p.held && k == p.yielded-1 }
+func (p *passProof) at() int64       { return p.strayAt } // asked only of the stray record
+func (p *passProof) err() error      { return p.fail }
+func (p *passProof) close()          {}

@@ -340,8 +340,9 @@ func interruptDuring(t *testing.T, c *exec.Cmd, sig os.Signal) {
 
 // TestS3TFRecordGzip: a gzipped shard in a store is indexed with its
 // bytes fetched once (whatever --s3-cache is); with the index published
-// next to it, a fresh machine reads the last record fetching the sidecar
-// and the checkpoint spans it needs, not the object.
+// next to it, a fresh machine uses the sidecar, and reads the last record
+// once the sidecar's records are proven: one more pass over the object,
+// never more (a published index is a hint: index/proof.go).
 func TestS3TFRecordGzip(t *testing.T) {
 	srv := startS3(t)
 	rec := srv.Recorder(t)
@@ -379,8 +380,8 @@ func TestS3TFRecordGzip(t *testing.T) {
 	if got := getBytes(q, ""); got == getBytes(q, ".recfs-idx") {
 		t.Errorf("the published index was not fetched: %v", q)
 	}
-	if got := getBytes(q, ".recfs-idx"); got > int64(len(s.z))/2 {
-		t.Errorf("reading the last record with the published index fetched %d bytes of the %d-byte object", got, len(s.z))
+	if got := getBytes(q, ".recfs-idx"); got > limit+int64(len(s.z))/2 {
+		t.Errorf("reading the last record with the published index fetched %d bytes of the %d-byte object, want at most %d", got, len(s.z), limit+int64(len(s.z))/2)
 	}
 	t.Logf("cat of the last record with the published index: %d bytes of the object, %d of the sidecar", getBytes(q, ".recfs-idx"), getBytes(q, "")-getBytes(q, ".recfs-idx"))
 }
