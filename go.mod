@@ -12,6 +12,7 @@ require (
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/klauspost/compress v1.17.11
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/sirupsen/logrus v1.10.2
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

@@ -18,6 +18,7 @@ const (
 	TFRecord              // TFRecord (TensorFlow, JAX, Beam), plain or GZIP/ZLIB-compressed
 	PrometheusWAL         // Prometheus TSDB write-ahead log segment (tsdb/wlog: Prometheus, Agent, Mimir, Cortex, Thanos, Loki)
 	EtcdWAL               // etcd write-ahead log file (member/wal/*.wal)
+	Kafka                 // Kafka log segment: record batches (v2) and message sets (v0/v1)
 )
 
 var formatNames = [...]string{
@@ -28,6 +29,7 @@ var formatNames = [...]string{
 	TFRecord:       "tfrecord",
 	PrometheusWAL:  "prometheus-wal",
 	EtcdWAL:        "etcd-wal",
+	Kafka:          "kafka",
 }
 
 // String returns the format's short name, as ParseFormat accepts it.
@@ -40,8 +42,8 @@ func (f Format) String() string {
 
 // ParseFormat parses a format name: "leveldb" (alias "log"), "recordio"
 // (alias "rio"), "recordio-legacy", "tfrecord" (alias "tfrecords"),
-// "prometheus-wal" (aliases "prometheus", "wlog") or "etcd-wal" (alias
-// "etcd").
+// "prometheus-wal" (aliases "prometheus", "wlog"), "etcd-wal" (alias
+// "etcd") or "kafka".
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "leveldb", "log", "appengine", "rocksdb", "pebble":
@@ -56,8 +58,10 @@ func ParseFormat(s string) (Format, error) {
 		return PrometheusWAL, nil
 	case "etcd-wal", "etcd":
 		return EtcdWAL, nil
+	case "kafka":
+		return Kafka, nil
 	}
-	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio, recordio-legacy, tfrecord, prometheus-wal or etcd-wal)", s)
+	return Unknown, fmt.Errorf("codec: unknown format %q (want leveldb, recordio, recordio-legacy, tfrecord, prometheus-wal, etcd-wal or kafka)", s)
 }
 
 // ByteSlicer is an io.ReaderAt that can also hand out its bytes without

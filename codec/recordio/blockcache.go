@@ -175,6 +175,13 @@ func (c *BlockCache) evictLocked() {
 	}
 }
 
+// MaxEntry returns the largest value the cache keeps.
+func (c *BlockCache) MaxEntry() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxBytes
+}
+
 // len reports the number of cached entries.
 func (c *BlockCache) len() int {
 	c.mu.Lock()
