@@ -24,6 +24,7 @@ var formats = []struct {
 	{codec.TFRecord, tfrDriver{}},
 	{codec.PrometheusWAL, promDriver{}},
 	{codec.EtcdWAL, etcdDriver{}},
+	{codec.Kafka, kafkaDriver{}},
 	{codec.LevelDB, logDriver{}},
 }
 

@@ -1,0 +1,261 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/kafka"
+)
+
+// kafkaSegment returns a segment of batches of n records each, zstd
+// batches and plain ones in turn, a transaction marker after every third,
+// and the values of its data records in order.
+func kafkaSegment(t testing.TB, batches, n int) ([]byte, [][]byte) {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file []byte
+	var values [][]byte
+	off := int64(1000)
+	for b := range batches {
+		rs := make([]codectest.KafkaRecord, n)
+		for i := range rs {
+			v := fmt.Appendf(nil, "value %d.%d %s", b, i, strings.Repeat("z", (b*7+i)%50))
+			if i%9 == 4 {
+				v = nil // a tombstone: reads as empty
+			}
+			rs[i] = codectest.KafkaRecord{Key: fmt.Appendf(nil, "k%d", i), Value: v}
+			values = append(values, v)
+		}
+		spec := codectest.KafkaBatchSpec{BaseOffset: off, Records: rs, ProducerID: 5, Attr: 0x10}
+		if b%2 == 1 {
+			spec.Attr |= int16(kafka.Zstd)
+			spec.Compress = func(p []byte) []byte { return enc.EncodeAll(p, nil) }
+		}
+		file = append(file, codectest.KafkaBatch(spec)...)
+		off += int64(n)
+		if b%3 == 2 {
+			file = append(file, codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: off, Attr: 0x30, ProducerID: 5,
+				Records: []codectest.KafkaRecord{{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 0}}}})...)
+			off++
+		}
+	}
+	return file, values
+}
+
+// readAll reads every record of tb.
+func readAll(t testing.TB, tb *Table) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for i := range tb.Len() {
+		b := make([]byte, tb.Size(i))
+		if n, err := tb.ReadAt(i, b, 0); n != len(b) || (err != nil && err != io.EOF) {
+			t.Fatalf("record %d: %d bytes, %v", i, n, err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestKafkaTable: a segment opens as a table of its data records (control
+// records left out) whose payloads are the values; a reopen loads the
+// saved table; appends are refused with the reason.
+func TestKafkaTable(t *testing.T) {
+	file, values := kafkaSegment(t, 7, 20)
+	if f, err := Detect(bytes.NewReader(file), int64(len(file))); err != nil || f != codec.Kafka {
+		t.Fatalf("Detect = %v, %v", f, err)
+	}
+	o := Options{CacheDir: t.TempDir()}
+	tb, path := openTemp(t, file, o)
+	if got := readAll(t, tb); len(got) != len(values) || !equalItems(got, normal(values)) {
+		t.Fatalf("%d records read back, want %d equal to the values written", len(got), len(values))
+	}
+	in := tb.Info()
+	if in.Format != codec.Kafka || !strings.Contains(in.Flavor, "v2; none+zstd") || in.Source != "built" {
+		t.Fatalf("info %+v", in)
+	}
+	tb2, err := Open(context.Background(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb2.Close()
+	if tb2.Info().Source != "cached" || !equalItems(readAll(t, tb2), normal(values)) {
+		t.Fatalf("reopened: %+v", tb2.Info())
+	}
+	for _, err := range []error{tb.CheckAppend(), func() error {
+		_, err := tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
+		return err
+	}()} {
+		if !errors.Is(err, ErrReadOnlyFormat) || !strings.Contains(err.Error(), "written by their broker") {
+			t.Fatalf("append: %v, want ErrReadOnlyFormat with the reason", err)
+		}
+	}
+	if st, _ := os.Stat(path); st.Size() != int64(len(file)) {
+		t.Fatal("the refused append changed the file")
+	}
+}
+
+// normal returns values with nil (null) values as empty ones, as the
+// table serves them.
+func normal(values [][]byte) [][]byte {
+	out := make([][]byte, len(values))
+	for i, v := range values {
+		out[i] = append([]byte{}, v...)
+	}
+	return out
+}
+
+// TestKafkaBatchReadOnce: reading every record of a segment in order, in
+// pieces, reads each batch once (compressed ones decompressed once), not
+// once per record or per read; a second pass reads none again.
+func TestKafkaBatchReadOnce(t *testing.T) {
+	file, values := kafkaSegment(t, 6, 50)
+	tb, _ := openTemp(t, file, Options{CacheDir: "-"})
+	before := kafkaBatchReads.Load()
+	for i := range tb.Len() {
+		b := make([]byte, tb.Size(i))
+		for off := 0; off < len(b); off += 3 {
+			if _, err := tb.ReadAt(i, b[off:min(off+3, len(b))], int64(off)); err != nil && err != io.EOF {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(b, values[i]) {
+			t.Fatalf("record %d: %q, want %q", i, b, values[i])
+		}
+	}
+	if n := kafkaBatchReads.Load() - before; n != 6 {
+		t.Fatalf("%d batch reads for 6 data batches", n)
+	}
+	readAll(t, tb)
+	if n := kafkaBatchReads.Load() - before; n != 6 {
+		t.Fatalf("%d batch reads after a second pass, want still 6", n)
+	}
+}
+
+// TestKafkaLargeBatchInPlace: an uncompressed batch larger than the cache
+// keeps is verified once and its values read in place, and a damaged one
+// fails its reads instead of serving bytes.
+func TestKafkaLargeBatchInPlace(t *testing.T) {
+	prev := kafkaMaxCached
+	kafkaMaxCached = func() int64 { return 100 }
+	defer func() { kafkaMaxCached = prev }()
+	file, values := kafkaSegment(t, 1, 30)
+	tb, path := openTemp(t, file, Options{CacheDir: "-"})
+	if !equalItems(readAll(t, tb), normal(values)) {
+		t.Fatal("values differ")
+	}
+	// Damage the batch's last byte in place (same size, same times
+	// would not do: the table notices a changed file); a fresh table of
+	// the damaged file skips the batch.
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tb2, err := Build(context.Background(), &flipAt{r: f, at: int64(len(file) - 1)}, int64(len(file)), Options{Format: codec.Kafka})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb2.Len() != 0 || len(tb2.Damage()) != 1 {
+		t.Fatalf("damaged: %d records, damage %v", tb2.Len(), tb2.Damage())
+	}
+	// Reads through a table built before the damage fail.
+	tb3, err := Build(context.Background(), f, int64(len(file)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{file[len(file)-1] ^ 1}, int64(len(file)-1)); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, tb3.Size(0))
+	if _, err := tb3.ReadAt(0, b, 0); !errors.Is(err, codec.ErrCorrupt) {
+		t.Fatalf("read of a damaged batch: %v, want ErrCorrupt", err)
+	}
+}
+
+// flipAt reads r with the byte at at flipped.
+type flipAt struct {
+	r  io.ReaderAt
+	at int64
+}
+
+func (f *flipAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.r.ReadAt(p, off)
+	if i := f.at - off; i >= 0 && i < int64(n) {
+		p[i] ^= 0xff
+	}
+	return n, err
+}
+
+// TestKafkaGrowing: a broker's active segment, read while a batch is half
+// written, shows the whole batches; once the batch is complete, a refresh
+// adds its records by scanning only the tail, in the same generation.
+func TestKafkaGrowing(t *testing.T) {
+	file, values := kafkaSegment(t, 5, 10)
+	cut := len(file) - 40
+	tb, path := openTemp(t, file[:cut], Options{CacheDir: "-"})
+	n0 := tb.Len()
+	if n0 >= int64(len(values)) || len(tb.Damage()) != 1 || !errors.Is(tb.Damage()[0], codec.ErrTruncated) {
+		t.Fatalf("torn: %d records, damage %v", n0, tb.Damage())
+	}
+	gen := tb.Generation()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(file[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := tb.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tb.Generation() != gen || len(tb.Damage()) != 0 || !equalItems(readAll(t, tb), normal(values)) {
+		t.Fatalf("grown: %d records, gen %d→%d, damage %v", tb.Len(), gen, tb.Generation(), tb.Damage())
+	}
+}
+
+// TestKafkaCacheHostile: saved tables whose batches or records were
+// changed are refused (the table is built again), never served.
+func TestKafkaCacheHostile(t *testing.T) {
+	file, _ := kafkaSegment(t, 3, 4)
+	s, err := build(context.Background(), bytes.NewReader(file), int64(len(file)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kt := s.tab.(*kafkaTable)
+	if err := kt.check(s); err != nil {
+		t.Fatalf("check of a good table: %v", err)
+	}
+	for name, edit := range map[string]func(k *kafkaTable){
+		"value-past-data": func(k *kafkaTable) { k.voff[3] = k.batches[0].dlen },
+		"batch-overlap":   func(k *kafkaTable) { k.batches[1].off-- },
+		"offsets-back":    func(k *kafkaTable) { k.batches[1].base = k.batches[0].base },
+		"records-shift":   func(k *kafkaTable) { k.batches[1].first++ },
+		"delta-repeat":    func(k *kafkaTable) { k.delta[2] = k.delta[1] },
+	} {
+		var e encoder
+		e.kafka(kt)
+		d := &decoder{b: e.b}
+		c := &kafkaTable{}
+		d.kafka(c, s.n)
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		edit(c)
+		if err := c.check(s); err == nil {
+			t.Errorf("%s: check accepted the table", name)
+		}
+	}
+}
