@@ -239,11 +239,11 @@ func TestKafkaCacheHostile(t *testing.T) {
 		t.Fatalf("check of a good table: %v", err)
 	}
 	for name, edit := range map[string]func(k *kafkaTable){
-		"value-past-data": func(k *kafkaTable) { k.voff[3] = k.batches[0].dlen },
-		"batch-overlap":   func(k *kafkaTable) { k.batches[1].off-- },
-		"offsets-back":    func(k *kafkaTable) { k.batches[1].base = k.batches[0].base },
-		"records-shift":   func(k *kafkaTable) { k.batches[1].first++ },
-		"delta-repeat":    func(k *kafkaTable) { k.delta[2] = k.delta[1] },
+		"value-past-data":  func(k *kafkaTable) { k.voff[3] = k.batches[0].dlen },
+		"batch-overlap":    func(k *kafkaTable) { k.batches[1].off-- },
+		"offsets-inverted": func(k *kafkaTable) { k.batches[1].last = k.batches[1].base - 1 },
+		"records-shift":    func(k *kafkaTable) { k.batches[1].first++ },
+		"delta-repeat":     func(k *kafkaTable) { k.delta[2] = k.delta[1] },
 	} {
 		var e encoder
 		e.kafka(kt)

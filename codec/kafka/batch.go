@@ -151,6 +151,7 @@ func parseHeader(h []byte, off int64) (Batch, string) {
 			b.BaseTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
 			b.MaxTimestamp = b.BaseTimestamp
 		}
+		keyLen := int64(int32(binary.BigEndian.Uint32(h[LogHeaderSize+min-8:])))
 		switch {
 		case n < LogHeaderSize+min:
 			return b, ReasonLength
@@ -158,6 +159,8 @@ func parseHeader(h []byte, off int64) (Batch, string) {
 			return b, ReasonAttributes
 		case b.BaseOffset < 0:
 			return b, ReasonOffset
+		case keyLen < -1 || keyLen > n-LogHeaderSize-min:
+			return b, ReasonHeader
 		}
 		return b, ""
 	}
@@ -179,6 +182,8 @@ func parseHeader(h []byte, off int64) (Batch, string) {
 		return b, ReasonAttributes
 	case b.BaseOffset < 0 || lastDelta < 0:
 		return b, ReasonOffset
+	case b.LeaderEpoch < -1 || b.ProducerID < -1 || b.ProducerEpoch < -1 || b.BaseSequence < -1:
+		return b, ReasonHeader
 	case b.Count < 0 || int64(b.Count) > int64(lastDelta)+1:
 		return b, ReasonCount
 	case !b.Compressed() && int64(b.Count)*minRecordSize > n-BatchHeaderSize:

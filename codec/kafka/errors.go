@@ -15,7 +15,7 @@ const (
 	ReasonLength      = "impossible batch length"
 	ReasonAttributes  = "unknown attributes"
 	ReasonOffset      = "impossible offset"
-	ReasonOrder       = "offsets go backwards"
+	ReasonHeader      = "impossible header field"
 	ReasonCount       = "record count does not match the batch"
 	ReasonRecords     = "records do not parse"
 	ReasonDecompress  = "records do not decompress"

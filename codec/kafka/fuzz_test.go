@@ -33,9 +33,10 @@ func checkScan(t *testing.T, file []byte, limit int64) {
 				t.Fatalf("ReadBatch of a batch the scan verified: %v", err)
 			}
 			at, pos = b.Off, b.End()
+			prevOff = b.BaseOffset - 1
 		}
 		if rec.Offset <= prevOff || rec.Offset < b.BaseOffset || rec.Offset > b.LastOffset {
-			t.Fatalf("record offset %d after %d, batch %d..%d", rec.Offset, prevOff, b.BaseOffset, b.LastOffset)
+			t.Fatalf("record offset %d after %d in its batch, batch %d..%d", rec.Offset, prevOff, b.BaseOffset, b.LastOffset)
 		}
 		prevOff = rec.Offset
 		n := int64(len(data))

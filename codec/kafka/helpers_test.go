@@ -89,7 +89,7 @@ type record struct {
 	offset     int64
 	ts         int64
 	key, value []byte
-	headers    int
+	headers    []codectest.KafkaHeader
 }
 
 // v2Segment writes batches of counts[i] records each, compressed with
@@ -113,7 +113,7 @@ func v2Segment(t testing.TB, counts []int, codecs ...Compression) segment {
 			LastOffset: off + int64(max(n, 1)) - 1})
 		var got []record
 		for j, r := range rs {
-			got = append(got, record{offset: off + int64(j), ts: spec.BaseTimestamp + r.TimestampDelta, key: r.Key, value: r.Value, headers: len(r.Headers)})
+			got = append(got, record{offset: off + int64(j), ts: spec.BaseTimestamp + r.TimestampDelta, key: r.Key, value: r.Value, headers: r.Headers})
 		}
 		sg.recs = append(sg.recs, got)
 		sg.file = append(sg.file, b...)
@@ -127,6 +127,7 @@ type scanned struct {
 	Record
 	batch      Batch
 	key, value []byte
+	headers    []Header
 }
 
 // scanAll scans file and reads back every record's key and value through
@@ -147,7 +148,11 @@ func scanAll(t testing.TB, file []byte, o Options) ([]scanned, *Scanner) {
 			}
 			at = b.Off
 		}
-		out = append(out, scanned{Record: rec, batch: b, key: field(data, rec.KeyOff, rec.KeyLen), value: field(data, rec.ValueOff, rec.ValueLen)})
+		hs, err := AppendHeaders(nil, data, rec)
+		if err != nil {
+			t.Fatalf("headers of %+v: %v", rec, err)
+		}
+		out = append(out, scanned{Record: rec, batch: b, key: field(data, rec.KeyOff, rec.KeyLen), value: field(data, rec.ValueOff, rec.ValueLen), headers: hs})
 	}
 	return out, s
 }
@@ -179,9 +184,24 @@ func wantRecords(t *testing.T, sg segment, got []scanned, keep []int) {
 	for i, w := range want {
 		g := got[i]
 		if g.Offset != w.offset || g.Timestamp != w.ts || !bytes.Equal(g.key, w.key) || !bytes.Equal(g.value, w.value) ||
-			(g.key == nil) != (w.key == nil) || (g.value == nil) != (w.value == nil) || int(g.Headers) != w.headers {
+			(g.key == nil) != (w.key == nil) || (g.value == nil) != (w.value == nil) || !sameHeaders(g.headers, w.headers) {
 			t.Fatalf("record %d: offset %d ts %d key %q value %q headers %d; want offset %d ts %d key %q value %q headers %d",
-				i, g.Offset, g.Timestamp, g.key, g.value, g.Headers, w.offset, w.ts, w.key, w.value, w.headers)
+				i, g.Offset, g.Timestamp, g.key, g.value, g.Headers, w.offset, w.ts, w.key, w.value, len(w.headers))
 		}
 	}
+}
+
+// sameHeaders reports whether the headers read equal those written, null
+// values included.
+func sameHeaders(got []Header, want []codectest.KafkaHeader) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i, w := range want {
+		g := got[i]
+		if string(g.Key) != w.Key || !bytes.Equal(g.Value, w.Value) || (g.Value == nil) != (w.Value == nil) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,8 @@ package kafka
 import (
 	"encoding/binary"
 	"hash/crc32"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // A Record is one record of a batch: its Kafka offset and timestamp, and
@@ -240,4 +242,41 @@ func (c *cursor) crcOver(tab *crc32.Table, from, to int64) (uint32, bool) {
 		c.pos += int64(len(b))
 	}
 	return crc, true
+}
+
+// Header is one record header. A null value is nil.
+type Header struct {
+	Key, Value []byte
+}
+
+// AppendHeaders appends the headers of r, a record of a batch whose data
+// is data (as ReadBatch returns it), to dst; the keys and values alias
+// data. Records of v0/v1 messages have none.
+func AppendHeaders(dst []Header, data []byte, r Record) ([]Header, error) {
+	if r.Headers == 0 {
+		return dst, nil
+	}
+	end := r.Pos + r.Len
+	if r.HeadersOff < 0 || end > int64(len(data)) || r.HeadersOff > end {
+		return dst, corrupt(r.Pos, ReasonRecords, codec.ErrCorrupt)
+	}
+	c := over(data[:end])
+	c.pos = r.HeadersOff
+	n, ok := c.varint32()
+	if !ok || n != int64(r.Headers) {
+		return dst, corrupt(r.Pos, ReasonRecords, codec.ErrCorrupt)
+	}
+	for range n {
+		ko, kn, ok1 := c.bytesField(end, false)
+		vo, vn, ok2 := c.bytesField(end, true)
+		if !ok1 || !ok2 {
+			return dst, corrupt(r.Pos, ReasonRecords, codec.ErrCorrupt)
+		}
+		h := Header{Key: data[ko : ko+kn]}
+		if vn >= 0 {
+			h.Value = data[vo : vo+vn]
+		}
+		dst = append(dst, h)
+	}
+	return dst, nil
 }

@@ -77,6 +77,10 @@ type Info struct {
 	// FirstTimestamp and LastTimestamp are the timestamps of the first and
 	// last record yielded; MaxTimestamp the largest (-1 when none).
 	FirstTimestamp, LastTimestamp, MaxTimestamp int64
+	// OutOfOrder counts batches that verify but whose offsets do not
+	// follow the batch before (offsets are outside the checksum):
+	// their records are yielded with the offsets their bytes say.
+	OutOfOrder int64
 	// Producers lists the distinct producer IDs of the batches (v2, IDs
 	// >= 0), in order of appearance, at most MaxProducers; MoreProducers
 	// says there were more.
@@ -236,18 +240,26 @@ func (s *Scanner) step() {
 			s.recover(p, why)
 			return
 		}
-		s.accept(b)
+		s.accept(&b)
 	}
 }
 
 // accept makes b, verified and loaded, the current batch.
-func (s *Scanner) accept(b Batch) {
-	s.batch = b
+func (s *Scanner) accept(b *Batch) {
+	s.batch = *b
 	s.left = b.Count
 	s.recPrev = b.BaseOffset - 1
 	s.pos = b.End()
-	s.prev = b.LastOffset
 	in := &s.info
+	if s.inOrder(b) {
+		s.prev = b.LastOffset
+	} else if s.prev >= 0 {
+		// Its checksum verifies, but its offsets do not follow: the
+		// offset fields are outside the checksum. Its records are
+		// served as the bytes say; offsets go on from the last batch
+		// in order.
+		in.OutOfOrder++
+	}
 	in.LastEnd = s.pos
 	in.Batches++
 	in.Magic[b.Magic]++
@@ -295,9 +307,6 @@ func (s *Scanner) load(b *Batch) string {
 		why = s.loadV2(b, c)
 	} else {
 		why = s.loadV1(b, c)
-	}
-	if why == "" && s.err == nil && b.BaseOffset <= s.prev {
-		return ReasonOrder
 	}
 	return why
 }
@@ -560,10 +569,9 @@ func (s *Scanner) skip(from, to int64, why string) {
 }
 
 // sync returns the first position at or after from where a batch starts
-// whose header is possible, which fits in the file, whose offsets go on
-// after the last intact batch's, and whose checksum verifies; the end of
-// the file and false if there is none, or once candidates that failed used
-// up s.syncLeft.
+// whose header is possible, which fits in the file, and whose checksum
+// verifies; the end of the file and false if there is none, or once
+// candidates that failed used up s.syncLeft.
 func (s *Scanner) sync(from int64) (int64, bool) {
 	for q := from; q+LogHeaderSize+MessageV0Size <= s.size; q++ {
 		h := s.ensure(q, BatchHeaderSize)
@@ -573,8 +581,12 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		if m := int8(h[magicAt]); m < 0 || m > 2 || len(h) < headerSize(m) {
 			continue
 		}
+		// The offsets are outside the checksum: a batch in the
+		// damage whose offset field was hit verifies, and must not
+		// make the batches after it unreachable. The header checks
+		// leave random bytes a chance well under 1e-6 a position.
 		b, why := parseHeader(h, q)
-		if why != "" || b.End() > s.size || !s.plausible(b) {
+		if why != "" || b.End() > s.size || b.BaseOffset >= maxOffset {
 			continue
 		}
 		if s.syncLeft <= 0 {
@@ -597,20 +609,18 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 	return s.size, false
 }
 
-// Bounds on the offsets of a batch that resynchronisation accepts: the
-// gap after the last intact batch (compaction makes gaps, never of
-// billions), or with no batch before, the offset itself.
+// Bounds on the offsets of a batch in order: the gap after the last
+// batch in order (compaction makes gaps, never of billions), and any
+// offset (no partition holds 2^48 records).
 const (
-	maxOffsetGap   = 1 << 32
-	maxFirstOffset = 1 << 48
+	maxOffsetGap = 1 << 32
+	maxOffset    = 1 << 48
 )
 
-// plausible reports whether b's offsets may follow the last intact batch:
-// random bytes that look like a header elsewhere almost never pass, so
-// resynchronisation rarely spends a checksum on them.
-func (s *Scanner) plausible(b Batch) bool {
+// inOrder reports whether b's offsets follow the last batch in order.
+func (s *Scanner) inOrder(b *Batch) bool {
 	if s.prev < 0 {
-		return b.BaseOffset < maxFirstOffset
+		return b.BaseOffset < maxOffset
 	}
 	return b.BaseOffset > s.prev && b.BaseOffset-s.prev <= maxOffsetGap
 }
