@@ -13,8 +13,8 @@ import (
 
 // ErrReadOnlyFormat is returned when appending to (or creating) a file of a
 // format recfs only reads (grailbio legacy recordio, Prometheus and etcd
-// WALs); the error that wraps it says which and why. It matches
-// codec.ErrUnsupported.
+// WALs, Kafka log segments); the error that wraps it says which and why. It
+// matches codec.ErrUnsupported.
 var ErrReadOnlyFormat = fmt.Errorf("%w: appending to a format recfs only reads", codec.ErrUnsupported)
 
 // readOnlyErr is ErrReadOnlyFormat with the reason the driver drv gives.

@@ -505,5 +505,5 @@ func (t *kafkaTable) check(s *snapshot) error {
 // The capabilities of Kafka segments: read-only, extended when grown.
 var (
 	_ readOnly = kafkaDriver{}
-	_ extender    = (*kafkaTable)(nil)
+	_ extender = (*kafkaTable)(nil)
 )
