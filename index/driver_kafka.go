@@ -8,15 +8,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/kafka"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
 // kafkaDriver is the driver of Kafka log segments (codec/kafka), which
 // recfs only reads. A record's payload is its value (a null value reads as
-// empty); keys, headers, offsets and timestamps are the record's metadata.
+// empty); its Kafka offset is its sequence number (Seq, SeqRecords), and
+// its offset, timestamp, key and headers are its metadata (RecordMeta).
 // Control records (transaction markers) are not records of the table:
 // their batches are kept for offsets and counted in the segment's facts. A
 // grown segment (a broker's active segment) is taken in by scanning only
@@ -57,54 +60,43 @@ func (kafkaDriver) decode(d *decoder, f codec.Format, n int64) table {
 }
 
 // kafkaTable stores a segment's batches and, for each record of a data
-// batch, where its value sits in the batch's data and its offset delta:
-// 12 bytes a record and one kBatch per batch.
+// batch, where it starts in its batch's data, its value's length and its
+// offset delta: 12 bytes a record and one kBatch per batch.
 type kafkaTable struct {
 	batches []kBatch
-	voff    []uint32 // value position in the batch's data
+	pos     []uint32 // record position in its batch's data
 	vlen    []uint32 // value length (a null value: 0)
 	delta   []uint32 // Kafka offset minus the batch's base offset
 	facts   kafka.Info
 	resume  int64 // end of the last intact batch: where a grown segment is scanned from
-	prev    int64 // the last offset before resume (-1: none)
+	prev    int64 // the last offset in order before resume (-1: none)
 
 	owner    atomic.Uint64 // key space in the decoded-data cache (0 until first used)
 	mu       sync.Mutex
 	inflight map[int]*batchLoad // batches being read, so that concurrent readers share one read
 	verified sync.Map           // int → true: large uncompressed batches whose checksum a read verified
+	sorted   sync.Once
+	rising   bool // offsets rise from record to record (set by sorted)
 }
 
 // kBatch is one batch of a kafkaTable.
 type kBatch struct {
-	off   int64  // file offset
-	n     int64  // bytes in the file
-	first int64  // number of its first record in the table
-	base  int64  // Kafka offset that the records' deltas count from
-	last  int64  // Kafka offset of its last record
-	dlen  uint32 // length of its data (decompressed records, or the uncompressed batch from its data offset)
-	flags uint8  // magic | codec<<2 | control<<5 | compressed-data-offset<<6
+	off    int64 // file offset
+	n      int64 // bytes in the file
+	first  int64 // number of its first record in the table
+	base   int64 // Kafka offset that the records' deltas count from
+	last   int64 // Kafka offset of its last record
+	baseTS int64 // base timestamp (v2), the wrapper's (v1), -1 (v0)
+	maxTS  int64
+	dlen   uint32 // length of its data (decompressed records, or the uncompressed batch from its data offset)
+	attr   int16
+	magic  int8
 }
 
-const (
-	kMagicMask   = 0x03
-	kCodecShift  = 2
-	kCodecMask   = 0x07
-	kControlFlag = 0x20
-)
-
-func (b kBatch) magic() int8 { return int8(b.flags & kMagicMask) }
-func (b kBatch) codec() kafka.Compression {
-	return kafka.Compression(b.flags >> kCodecShift & kCodecMask)
-}
-func (b kBatch) control() bool    { return b.flags&kControlFlag != 0 }
-func (b kBatch) compressed() bool { return b.codec() != kafka.None }
-func (b kBatch) dataOff() int64   { return kafka.Batch{Off: b.off, Magic: b.magic()}.DataOff() }
-func batchFlags(b kafka.Batch) uint8 {
-	f := uint8(b.Magic)&kMagicMask | uint8(b.Compression())<<kCodecShift
-	if b.Control() {
-		f |= kControlFlag
-	}
-	return f
+// batch returns b as codec/kafka describes it.
+func (b kBatch) batch() kafka.Batch {
+	return kafka.Batch{Off: b.off, Len: b.n, Magic: b.magic, Attr: b.attr, BaseOffset: b.base, LastOffset: b.last,
+		BaseTimestamp: b.baseTS, MaxTimestamp: b.maxTS}
 }
 
 // scan adds the records sc yields to t and s, keeping control batches
@@ -119,7 +111,7 @@ func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, p
 		if b.Off != at {
 			at = b.Off
 			t.batches = append(t.batches, kBatch{off: b.Off, n: b.Len, first: s.n, base: b.BaseOffset, last: b.LastOffset,
-				flags: batchFlags(b)})
+				baseTS: b.BaseTimestamp, maxTS: b.MaxTimestamp, attr: b.Attr, magic: b.Magic})
 			if !pp.step(b.Off) {
 				break
 			}
@@ -133,7 +125,7 @@ func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, p
 		if b.Control() {
 			continue
 		}
-		t.voff = append(t.voff, uint32(rec.ValueOff))
+		t.pos = append(t.pos, uint32(rec.Pos))
 		t.vlen = append(t.vlen, uint32(max(rec.ValueLen, 0)))
 		t.delta = append(t.delta, uint32(rec.Offset-b.BaseOffset))
 		s.n++
@@ -148,64 +140,11 @@ func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, p
 	}
 	in = sc.Info()
 	t.resume = in.LastEnd
-	if in.LastOffset >= 0 {
-		t.prev = in.LastOffset
+	if in.Prev >= 0 {
+		t.prev = in.Prev
 	}
 	prog.report(in.Next)
 	return in, nil
-}
-
-// mergeFacts adds the facts of a scan of a grown segment's new tail to
-// those of the scan before it.
-func mergeFacts(old, in kafka.Info) kafka.Info {
-	m := in
-	m.Batches += old.Batches
-	m.Records += old.Records
-	m.ControlBatches += old.ControlBatches
-	m.ControlRecords += old.ControlRecords
-	m.Commits += old.Commits
-	m.Aborts += old.Aborts
-	m.TransactionalBatches += old.TransactionalBatches
-	for i := range m.Magic {
-		m.Magic[i] += old.Magic[i]
-	}
-	for i := range m.Codecs {
-		m.Codecs[i] += old.Codecs[i]
-	}
-	if old.FirstOffset >= 0 {
-		m.FirstOffset = old.FirstOffset
-	}
-	if old.Records > 0 {
-		m.FirstTimestamp = old.FirstTimestamp
-	}
-	if in.LastOffset < 0 {
-		m.LastOffset = old.LastOffset
-	}
-	if in.Records == 0 {
-		m.LastTimestamp = old.LastTimestamp
-	}
-	m.MaxTimestamp = max(old.MaxTimestamp, in.MaxTimestamp)
-	m.Producers = append([]int64(nil), old.Producers...)
-	m.MoreProducers = old.MoreProducers || in.MoreProducers
-	for _, p := range in.Producers {
-		if len(m.Producers) >= kafka.MaxProducers {
-			m.MoreProducers = true
-			break
-		}
-		if !containsID(m.Producers, p) {
-			m.Producers = append(m.Producers, p)
-		}
-	}
-	return m
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, v := range ids {
-		if v == id {
-			return true
-		}
-	}
-	return false
 }
 
 // flavor names the segment's message formats and codecs for people.
@@ -245,42 +184,171 @@ var kafkaMaxCached = func() int64 { return recordio.DefaultBlockCache().MaxEntry
 // a source, for tests.
 var kafkaBatchReads atomic.Int64
 
-// readAt reads record k's value: from its batch's data, which is read,
-// verified and decompressed once and then kept in the process's
+// kafkaRecord is one record of a kafkaTable, parsed from its batch's data.
+type kafkaRecord struct {
+	b    kBatch
+	rec  kafka.Record // positions in data; Offset and Timestamp as the record's own fields
+	data []byte       // the batch's data; nil for a large batch read in place
+	src  io.ReaderAt
+}
+
+// record parses record k from its batch's data: held in the process's
 // decoded-data cache (recordio.DefaultBlockCache, one budget for every
-// format) while reads of its records follow; an uncompressed batch larger
-// than the cache keeps is verified once and read in place.
-func (t *kafkaTable) readAt(tb *Table, s *snapshot, k int64, p []byte, off int64) (int, error) {
+// format) once read, verified and decompressed, so that the reads of a
+// batch's records that follow each other cost one read of the batch; an
+// uncompressed batch larger than the cache keeps is verified once and
+// read in place.
+func (t *kafkaTable) record(tb *Table, s *snapshot, k int64) (kafkaRecord, error) {
 	bi := t.batchOf(k)
 	b := t.batches[bi]
-	vo, vl := int64(t.voff[k]), int64(t.vlen[k])
-	want, ok, err := codec.ClipRead(p, off, vl)
-	if !ok {
-		return 0, err
-	}
-	src := tb.src(s)
-	cache := recordio.DefaultBlockCache()
-	if !b.compressed() && int64(b.dlen) > kafkaMaxCached() {
+	r := kafkaRecord{b: b, src: tb.src(s)}
+	var err error
+	if b.attr&0x07 == 0 && int64(b.dlen) > kafkaMaxCached() {
 		if _, ok := t.verified.Load(bi); !ok {
-			if err := kafka.VerifyBatch(src, b.off, b.n); err != nil {
-				return 0, err
+			if err := kafka.VerifyBatch(r.src, b.off, b.n); err != nil {
+				return r, err
 			}
 			t.verified.Store(bi, true)
 		}
-		n, err := src.ReadAt(want, b.dataOff()+vo+off)
-		if n == len(want) {
-			return n, nil
+		r.rec, err = kafka.ParseRecordAt(r.src, b.batch().DataOff(), int64(b.dlen), int64(t.pos[k]), b.magic)
+	} else {
+		if r.data, err = t.batchData(r.src, bi, recordio.DefaultBlockCache()); err != nil {
+			return r, err
 		}
-		if err == nil || err == io.EOF {
-			err = fmt.Errorf("%w: batch at %d ends early", codec.ErrTruncated, b.off)
-		}
-		return n, err
+		r.rec, err = kafka.ParseRecord(r.data, int64(t.pos[k]), b.magic)
 	}
-	data, err := t.batchData(src, bi, cache)
+	if err == nil && max(r.rec.ValueLen, 0) != int64(t.vlen[k]) {
+		err = &codec.CorruptError{Format: codec.Kafka, Off: b.off, Err: codec.ErrCorrupt,
+			Reason: fmt.Sprintf("record %d: value of %d bytes, the table says %d", k, r.rec.ValueLen, t.vlen[k])}
+	}
+	return r, err
+}
+
+// part reads [off, off+n) of the record's data into a new slice (nil for
+// n < 0): from memory, or from the file for a batch read in place.
+func (r kafkaRecord) part(off, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, nil
+	}
+	if r.data != nil {
+		return r.data[off : off+n], nil
+	}
+	if n > maxMetaRead {
+		return nil, fmt.Errorf("%w: %d bytes of a record's key or headers", codec.ErrLimit, n)
+	}
+	p := make([]byte, n)
+	if k, err := r.src.ReadAt(p, r.b.batch().DataOff()+off); k < len(p) {
+		return nil, shortRead(r.b, err)
+	}
+	return p, nil
+}
+
+// maxMetaRead bounds the key or headers of a record of a batch read in
+// place that RecordMeta reads.
+const maxMetaRead = 16 << 20
+
+// shortRead is the error of a read of batch b that came back short.
+func shortRead(b kBatch, err error) error {
+	if err == nil || err == io.EOF {
+		err = fmt.Errorf("%w: batch at %d ends early", codec.ErrTruncated, b.off)
+	}
+	return err
+}
+
+// readAt reads record k's value.
+func (t *kafkaTable) readAt(tb *Table, s *snapshot, k int64, p []byte, off int64) (int, error) {
+	r, err := t.record(tb, s, k)
 	if err != nil {
 		return 0, err
 	}
-	return copy(want, data[vo+off:]), nil
+	want, ok, err := codec.ClipRead(p, off, max(r.rec.ValueLen, 0))
+	if !ok {
+		return 0, err
+	}
+	if r.data != nil {
+		return copy(want, r.data[r.rec.ValueOff+off:]), nil
+	}
+	n, err := r.src.ReadAt(want, r.b.batch().DataOff()+r.rec.ValueOff+off)
+	if n == len(want) {
+		return n, nil
+	}
+	return n, shortRead(r.b, err)
+}
+
+// meta fills m with record k's offset, timestamp, key and headers, and
+// its bytes as Frame (the v2 record, or the v0/v1 message; nil for a batch
+// read in place).
+func (t *kafkaTable) meta(tb *Table, s *snapshot, k int64, m *decode.Meta) error {
+	r, err := t.record(tb, s, k)
+	if err != nil {
+		return err
+	}
+	b := r.b.batch()
+	*m = decode.Meta{Seq: r.b.base + int64(t.delta[k]), HasSeq: true, HasKey: true}
+	if ts := b.RecordTimestamp(r.rec.Timestamp); ts >= 0 {
+		m.Time = time.UnixMilli(ts).UTC()
+	}
+	if m.Key, err = r.part(r.rec.KeyOff, r.rec.KeyLen); err != nil {
+		return err
+	}
+	if r.rec.Headers > 0 {
+		hdata := r.data
+		if hdata == nil {
+			// In place: the headers, read into memory at their positions.
+			end := r.rec.Pos + r.rec.Len
+			raw, err := r.part(r.rec.HeadersOff, end-r.rec.HeadersOff)
+			if err != nil {
+				return err
+			}
+			hdata = make([]byte, r.rec.HeadersOff, end)
+			hdata = append(hdata, raw...)
+		}
+		hs, err := kafka.AppendHeaders(nil, hdata, r.rec)
+		if err != nil {
+			return err
+		}
+		m.Headers = make([]decode.Header, len(hs))
+		for i, h := range hs {
+			m.Headers[i] = decode.Header{Key: string(h.Key), Value: h.Value}
+		}
+	}
+	if r.data != nil {
+		m.Frame = r.data[r.rec.Pos : r.rec.Pos+r.rec.Len]
+	}
+	return nil
+}
+
+// seq returns record k's Kafka offset.
+func (t *kafkaTable) seq(k int64) int64 { return t.batches[t.batchOf(k)].base + int64(t.delta[k]) }
+
+// seqSearch returns the first record whose offset is at least seq, when
+// offsets rise from record to record (they do but in damaged segments);
+// rising false otherwise.
+func (t *kafkaTable) seqSearch(seq int64, n int64) (k int64, rising bool) {
+	t.sorted.Do(func() {
+		t.rising = true
+		prev := int64(-1)
+		for _, b := range t.batches {
+			if b.base <= prev {
+				t.rising = false
+			}
+			prev = b.last
+		}
+	})
+	if !t.rising {
+		return 0, false
+	}
+	bi := sort.Search(len(t.batches), func(i int) bool { return t.batches[i].last >= seq })
+	if bi == len(t.batches) {
+		return n, true
+	}
+	b := t.batches[bi]
+	end := n
+	if bi+1 < len(t.batches) {
+		end = t.batches[bi+1].first
+	}
+	i := sort.Search(int(end-b.first), func(i int) bool { return b.base+int64(t.delta[b.first+int64(i)]) >= seq })
+	return b.first + int64(i), true
 }
 
 // batchLoad is one read of a batch's data that concurrent readers share.
@@ -341,11 +409,11 @@ func (t *kafkaTable) load(src io.ReaderAt, b kBatch) ([]byte, error) {
 
 func (t *kafkaTable) samePrefix(old table, n int64) bool {
 	o, ok := old.(*kafkaTable)
-	if !ok || n > int64(len(o.voff)) || n > int64(len(t.voff)) {
+	if !ok || n > int64(len(o.pos)) || n > int64(len(t.pos)) {
 		return false
 	}
 	for i := range n {
-		if o.voff[i] != t.voff[i] || o.vlen[i] != t.vlen[i] || o.delta[i] != t.delta[i] ||
+		if o.pos[i] != t.pos[i] || o.vlen[i] != t.vlen[i] || o.delta[i] != t.delta[i] ||
 			o.batches[o.batchOf(i)] != t.batches[t.batchOf(i)] {
 			return false
 		}
@@ -364,14 +432,13 @@ func (ot *kafkaTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old
 	sc := kafka.NewScanner(src, size, kafka.Options{Strict: t.opt.Strict, Start: ot.resume, Prev: ot.prev})
 	s := *old
 	s.size = size
-	kt := &kafkaTable{batches: ot.batches, voff: ot.voff, vlen: ot.vlen, delta: ot.delta, facts: ot.facts,
-		resume: ot.resume, prev: ot.prev}
+	kt := &kafkaTable{batches: ot.batches, pos: ot.pos, vlen: ot.vlen, delta: ot.delta, resume: ot.resume, prev: ot.prev}
 	s.tab = kt
 	in, err := kt.scan(ctx, sc, &s, progress{})
 	if err != nil {
 		return nil, err
 	}
-	kt.facts = mergeFacts(ot.facts, in)
+	kt.facts = ot.facts.Then(in)
 	var dmg []codec.Damage
 	for _, d := range old.damage {
 		if d.Off < ot.resume {
@@ -391,27 +458,19 @@ func (e *encoder) kafka(t *kafkaTable) {
 	e.i64(t.prev)
 	e.u32(uint32(len(t.batches)))
 	for _, b := range t.batches {
-		e.i64(b.off)
-		e.i64(b.n)
-		e.i64(b.first)
-		e.i64(b.base)
-		e.i64(b.last)
+		for _, v := range []int64{b.off, b.n, b.first, b.base, b.last, b.baseTS, b.maxTS} {
+			e.i64(v)
+		}
 		e.u32(b.dlen)
-		e.u8(b.flags)
+		e.u32(uint32(uint16(b.attr)))
+		e.u8(uint8(b.magic))
 	}
-	e.u32s(t.voff)
+	e.u32s(t.pos)
 	e.u32s(t.vlen)
 	e.u32s(t.delta)
 	f := &t.facts
-	for _, v := range []int64{f.Next, f.LastEnd, f.Batches, f.Records, f.ControlBatches, f.ControlRecords, f.Commits, f.Aborts,
-		f.TransactionalBatches, f.FirstOffset, f.LastOffset, f.FirstTimestamp, f.LastTimestamp, f.MaxTimestamp} {
-		e.i64(v)
-	}
-	for _, v := range f.Magic {
-		e.i64(v)
-	}
-	for _, v := range f.Codecs {
-		e.i64(v)
+	for _, p := range kafkaFactFields(f) {
+		e.i64(*p)
 	}
 	e.bool(f.MoreProducers)
 	e.u32(uint32(len(f.Producers)))
@@ -420,8 +479,22 @@ func (e *encoder) kafka(t *kafkaTable) {
 	}
 }
 
+// kafkaFactFields lists the numbers of f in their cache order.
+func kafkaFactFields(f *kafka.Info) []*int64 {
+	out := []*int64{&f.Next, &f.LastEnd, &f.Batches, &f.Records, &f.ControlBatches, &f.ControlRecords, &f.Commits,
+		&f.Aborts, &f.TransactionalBatches, &f.OutOfOrder, &f.FirstOffset, &f.LastOffset, &f.FirstTimestamp,
+		&f.LastTimestamp, &f.MaxTimestamp}
+	for i := range f.Magic {
+		out = append(out, &f.Magic[i])
+	}
+	for i := range f.Codecs {
+		out = append(out, &f.Codecs[i])
+	}
+	return out
+}
+
 // kBatchSize is the encoded size of one kBatch.
-const kBatchSize = 5*8 + 4 + 1
+const kBatchSize = 7*8 + 4 + 4 + 1
 
 func (d *decoder) kafka(t *kafkaTable, n int64) {
 	t.resume, t.prev = d.i64(), d.i64()
@@ -431,23 +504,20 @@ func (d *decoder) kafka(t *kafkaTable, n int64) {
 	}
 	t.batches = make([]kBatch, nb)
 	for i := range t.batches {
-		t.batches[i] = kBatch{off: d.i64(), n: d.i64(), first: d.i64(), base: d.i64(), last: d.i64(), dlen: d.u32(), flags: d.u8()}
+		b := &t.batches[i]
+		for _, p := range []*int64{&b.off, &b.n, &b.first, &b.base, &b.last, &b.baseTS, &b.maxTS} {
+			*p = d.i64()
+		}
+		b.dlen, b.attr, b.magic = d.u32(), int16(uint16(d.u32())), int8(d.u8())
 	}
 	if d.err != nil || uint64(n)*12 > uint64(d.remaining()) {
 		d.err = errBadCache
 		return
 	}
-	t.voff, t.vlen, t.delta = d.u32s(n), d.u32s(n), d.u32s(n)
+	t.pos, t.vlen, t.delta = d.u32s(n), d.u32s(n), d.u32s(n)
 	f := &t.facts
-	for _, p := range []*int64{&f.Next, &f.LastEnd, &f.Batches, &f.Records, &f.ControlBatches, &f.ControlRecords, &f.Commits,
-		&f.Aborts, &f.TransactionalBatches, &f.FirstOffset, &f.LastOffset, &f.FirstTimestamp, &f.LastTimestamp, &f.MaxTimestamp} {
+	for _, p := range kafkaFactFields(f) {
 		*p = d.i64()
-	}
-	for i := range f.Magic {
-		f.Magic[i] = d.i64()
-	}
-	for i := range f.Codecs {
-		f.Codecs[i] = d.i64()
 	}
 	f.MoreProducers = d.bool()
 	np := d.count(8)
@@ -462,8 +532,8 @@ func (d *decoder) kafka(t *kafkaTable, n int64) {
 // each record inside its batch's data, record numbers rising and offsets
 // rising within each batch.
 func (t *kafkaTable) check(s *snapshot) error {
-	if int64(len(t.voff)) != s.n || int64(len(t.vlen)) != s.n || int64(len(t.delta)) != s.n {
-		return fmt.Errorf("%d records, %d/%d/%d entries", s.n, len(t.voff), len(t.vlen), len(t.delta))
+	if int64(len(t.pos)) != s.n || int64(len(t.vlen)) != s.n || int64(len(t.delta)) != s.n {
+		return fmt.Errorf("%d records, %d/%d/%d entries", s.n, len(t.pos), len(t.vlen), len(t.delta))
 	}
 	if t.resume < 0 || t.resume > s.size {
 		return fmt.Errorf("resume %d outside %d bytes", t.resume, s.size)
@@ -477,14 +547,14 @@ func (t *kafkaTable) check(s *snapshot) error {
 		switch {
 		case b.off < end || b.n <= 0 || b.off+b.n > s.size || b.off+b.n < b.off:
 			return fmt.Errorf("batch %d at %d, %d bytes (previous ends at %d, file %d)", i, b.off, b.n, end, s.size)
-		case b.first != first || next < first || (b.control() && next != first):
+		case b.first != first || next < first || (b.batch().Control() && next != first):
 			return fmt.Errorf("batch %d: records from %d, want %d", i, b.first, first)
-		case b.base < 0 || b.last < b.base || b.magic() > 2 || b.codec() > kafka.Zstd:
-			return fmt.Errorf("batch %d: offsets %d..%d, flags %#x", i, b.base, b.last, b.flags)
+		case b.base < 0 || b.last < b.base || b.magic < 0 || b.magic > 2 || b.batch().Compression() > kafka.Zstd:
+			return fmt.Errorf("batch %d: offsets %d..%d, magic %d, attributes %#x", i, b.base, b.last, b.magic, b.attr)
 		}
 		prevDelta := int64(-1)
 		for k := first; k < next; k++ {
-			if int64(t.voff[k])+int64(t.vlen[k]) > int64(b.dlen) || int64(t.delta[k]) <= prevDelta ||
+			if int64(t.pos[k])+int64(t.vlen[k]) > int64(b.dlen) || int64(t.delta[k]) <= prevDelta ||
 				b.base+int64(t.delta[k]) > b.last {
 				return fmt.Errorf("record %d outside batch %d", k, i)
 			}
@@ -502,8 +572,11 @@ func (t *kafkaTable) check(s *snapshot) error {
 	return nil
 }
 
-// The capabilities of Kafka segments: read-only, extended when grown.
+// The capabilities of Kafka segments: read-only, extended when grown,
+// with offsets and metadata.
 var (
-	_ readOnly = kafkaDriver{}
-	_ extender = (*kafkaTable)(nil)
+	_ readOnly  = kafkaDriver{}
+	_ extender  = (*kafkaTable)(nil)
+	_ metaTable = (*kafkaTable)(nil)
+	_ seqTable  = (*kafkaTable)(nil)
 )

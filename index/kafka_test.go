@@ -14,6 +14,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/kafka"
 )
 
@@ -239,7 +240,7 @@ func TestKafkaCacheHostile(t *testing.T) {
 		t.Fatalf("check of a good table: %v", err)
 	}
 	for name, edit := range map[string]func(k *kafkaTable){
-		"value-past-data":  func(k *kafkaTable) { k.voff[3] = k.batches[0].dlen },
+		"value-past-data":  func(k *kafkaTable) { k.pos[3] = k.batches[0].dlen },
 		"batch-overlap":    func(k *kafkaTable) { k.batches[1].off-- },
 		"offsets-inverted": func(k *kafkaTable) { k.batches[1].last = k.batches[1].base - 1 },
 		"records-shift":    func(k *kafkaTable) { k.batches[1].first++ },
@@ -257,5 +258,40 @@ func TestKafkaCacheHostile(t *testing.T) {
 		if err := c.check(s); err == nil {
 			t.Errorf("%s: check accepted the table", name)
 		}
+	}
+}
+
+// TestKafkaSeqAndMeta: records are found by Kafka offset (exactly, and by
+// ranges across batches, control records and gaps), and their metadata
+// is the offset, timestamp, key and headers written.
+func TestKafkaSeqAndMeta(t *testing.T) {
+	file, values := kafkaSegment(t, 6, 10) // offsets 1000..1059 with markers at 1030, 1061
+	tb, _ := openTemp(t, file, Options{CacheDir: "-"})
+	if !tb.HasSeq() {
+		t.Fatal("no sequence numbers")
+	}
+	for n := range tb.Len() {
+		seq, ok := tb.Seq(n)
+		if k, found := tb.BySeq(seq); !ok || !found || k != n {
+			t.Fatalf("record %d: Seq %d, %v; BySeq -> %d, %v", n, seq, ok, k, found)
+		}
+	}
+	if _, ok := tb.BySeq(1030); ok {
+		t.Error("the offset of a transaction marker found a record")
+	}
+	var got []int64
+	tb.SeqRecords(1025, 1035, func(n int64) bool { got = append(got, n); return true })
+	if len(got) != 10 || got[0] != 25 || got[9] != 34 {
+		t.Fatalf("records of offsets 1025..1035: %v", got)
+	}
+	var m decode.Meta
+	if err := tb.RecordMeta(13, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.HasSeq || m.Seq != 1013 || string(m.Key) != "k3" || !m.HasKey || len(m.Frame) == 0 {
+		t.Fatalf("meta of record 13: %+v", m)
+	}
+	if n := tb.Size(13); n != int64(len(values[13])) {
+		t.Fatalf("size %d", n)
 	}
 }

@@ -46,6 +46,10 @@ type Entry struct {
 	Formats  []codec.Format
 	Detect   func(recs [][]byte) bool
 	NameHint func(base string) bool
+	// ByFraming says auto picks the decoder for every source of one of
+	// its Formats (said, not Unknown), whatever its records hold: the
+	// framing is the decoder's (Kafka segments: --decode kafka).
+	ByFraming bool
 	// Prepare checks the decoder's parameters and returns the factory of
 	// its per-source decoders; called once per command or mount.
 	Prepare func(p *decode.Params) (decode.Factory, error)
@@ -234,6 +238,11 @@ const (
 // when it has none yet; nil with the reason when none or several fit.
 func (p *Plan) choose(src decode.Records, env decode.Env) (*Entry, string) {
 	base := path.Base(env.Path)
+	for i := range registry {
+		if e := &registry[i]; e.ByFraming && slices.Contains(e.Formats, env.Format) {
+			return e, fmt.Sprintf("auto: a %v source's records are %s records", env.Format, e.Name)
+		}
+	}
 	var recs [][]byte
 	for n := int64(0); n < min(src.Len(), autoRecords); n++ {
 		if src.Size(n) > autoMaxBytes {

@@ -1,6 +1,7 @@
 package decoders
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/recfs/recfs/codec/dbdecode"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/etcddecode"
+	"github.com/recfs/recfs/codec/kafka"
 	"github.com/recfs/recfs/codec/pbdecode"
 	"github.com/recfs/recfs/codec/promdecode"
 	"github.com/recfs/recfs/codec/tfexample"
@@ -30,6 +32,8 @@ var registry = []Entry{
 		Detect: tfexample.Detect, NameHint: isTFRecord, Prepare: static(tfexample.Decoder)},
 	{Name: "protobuf", Arg: "MESSAGE", Help: "protobuf messages: as protoc --decode_raw, or with :MESSAGE and --proto FILE (.proto or protoc -o descriptor set) as protojson",
 		Prepare: pbdecode.Prepare},
+	{Name: "kafka", Arg: "VALUE", Help: "records of a Kafka log segment: offset, time, key, headers and value, one line each; kafka:json shows JSON values as JSON, kafka:NAME[:ARG] renders values with decoder NAME",
+		Formats: []codec.Format{codec.Kafka}, ByFraming: true}, // Prepare: prepareKafka, set by init
 }
 
 // static is the Prepare of a decoder without parameters.
@@ -50,3 +54,37 @@ func isLog(name string) bool { return strings.EqualFold(path.Ext(name), ".log") 
 
 // isManifest: a MANIFEST's name (MANIFEST-000005).
 func isManifest(name string) bool { return strings.HasPrefix(name, "MANIFEST-") }
+
+// init completes the kafka entry, whose Prepare looks other entries up.
+func init() {
+	for i := range registry {
+		if registry[i].Name == "kafka" {
+			registry[i].Prepare = prepareKafka
+		}
+	}
+}
+
+// prepareKafka prepares --decode kafka[:VALUE]: VALUE "json", or the
+// NAME[:ARG] of another decoder that renders the values.
+func prepareKafka(p *decode.Params) (decode.Factory, error) {
+	switch p.Arg {
+	case "":
+		return kafka.PrepareDecoder(kafka.DecoderOptions{}), nil
+	case "json":
+		return kafka.PrepareDecoder(kafka.DecoderOptions{JSONValues: true}), nil
+	}
+	e, arg, err := lookup(p.Arg)
+	if err != nil {
+		return nil, err
+	}
+	if e.ByFraming {
+		return nil, fmt.Errorf("%w: --decode kafka:%s: values are not %s records", ErrUsage, p.Arg, e.Name)
+	}
+	inner := *p
+	inner.Arg = arg
+	f, err := e.Prepare(&inner)
+	if err != nil {
+		return nil, err
+	}
+	return kafka.PrepareDecoder(kafka.DecoderOptions{Values: f}), nil
+}

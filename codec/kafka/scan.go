@@ -81,6 +81,9 @@ type Info struct {
 	// follow the batch before (offsets are outside the checksum):
 	// their records are yielded with the offsets their bytes say.
 	OutOfOrder int64
+	// Prev is the last offset of the last batch in order (-1: none): the
+	// Options.Prev of a scan of what follows LastEnd.
+	Prev int64
 	// Producers lists the distinct producer IDs of the batches (v2, IDs
 	// >= 0), in order of appearance, at most MaxProducers; MoreProducers
 	// says there were more.
@@ -196,7 +199,11 @@ func (s *Scanner) Err() error { return s.err }
 func (s *Scanner) Damage() []codec.Damage { return s.damage }
 
 // Info returns what the scan found; complete once Next returned false.
-func (s *Scanner) Info() Info { return s.info }
+func (s *Scanner) Info() Info {
+	in := s.info
+	in.Prev = s.prev
+	return in
+}
 
 // step looks at the batch at s.pos: it either makes it the current batch,
 // whose records Next then yields, or records damage and moves on.
