@@ -22,7 +22,8 @@ func (t *Tree) infoText(rd *recDir, src Source) []byte {
 }
 
 // FormatInfo renders the text of a record directory's .recfs file: one
-// "key: value" line per fact, header entries as "header.<key>: <value>",
+// "key: value" line per fact (the format's own facts after the flavour:
+// a Kafka segment's batches, offsets, ...), header entries as "header.<key>: <value>",
 // damaged ranges as "damage: offset=<n> length=<n> reason=<quoted>" and the
 // stale tail of a recycled log (the end of the log, not damage) as
 // "stale: offset=<n> length=<n> reason=<quoted>". Strings that could hold
@@ -35,6 +36,9 @@ func FormatInfo(path string, src Source) string {
 	line("format", in.Format)
 	if in.Flavor != "" {
 		line("flavour", in.Flavor)
+	}
+	for _, f := range in.Facts {
+		line(f.Name, f.Value)
 	}
 	line("records", src.Len())
 	line("bytes", in.Bytes)

@@ -3,6 +3,7 @@ package fs
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // minNameWidth is the smallest width of a record file name.
@@ -66,4 +67,38 @@ func ParseRecordName(name string, count int64) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// SeqPrefix starts the unlisted name that finds a record by the number
+// its format gives it ("@1234": the record at Kafka offset 1234).
+const SeqPrefix = "@"
+
+// ParseSeqName returns the number an "@N" name asks for: N in decimal
+// without leading zeros (but 0 itself).
+func ParseSeqName(name string) (int64, bool) {
+	digits, ok := strings.CutPrefix(name, SeqPrefix)
+	if !ok || len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
+	return v, err == nil && v >= 0
+}
+
+// lookupSeq finds the record "@N" names in src, when src (or the source a
+// view renders) numbers its records.
+func lookupSeq(src Source, name string) (int64, bool) {
+	seq, ok := ParseSeqName(name)
+	if !ok {
+		return 0, false
+	}
+	for {
+		if ss, ok := src.(SeqSource); ok {
+			return ss.BySeq(seq)
+		}
+		u, ok := src.(interface{ Unwrap() Source })
+		if !ok {
+			return 0, false
+		}
+		src = u.Unwrap()
+	}
 }

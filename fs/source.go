@@ -52,6 +52,18 @@ type Versioned interface {
 
 var _ Versioned = (*index.Table)(nil)
 
+// SeqSource is a Source whose format numbers its records itself (Kafka
+// offsets). Its record directories also resolve the unlisted name "@N"
+// to the record numbered N, so a record is found by the number users
+// know while listings, and so grep -r, see each record once.
+// *index.Table implements it.
+type SeqSource interface {
+	// BySeq returns the number of the record the format numbers seq.
+	BySeq(seq int64) (n int64, ok bool)
+}
+
+var _ SeqSource = (*index.Table)(nil)
+
 // Prover is a Source whose record sizes may be claims of a saved index,
 // proven as records are read: the kernel is not let cache the attributes
 // of a record not proven yet, which change if the claim was a lie.

@@ -475,6 +475,9 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		if n, ok := ParseRecordName(name, src.Len()); ok {
 			return Node{Kind: KindRecord, N: n, rd: parent.rd}, nil
 		}
+		if n, ok := lookupSeq(src, name); ok {
+			return Node{Kind: KindRecord, N: n, rd: parent.rd}, nil
+		}
 		return Node{}, iofs.ErrNotExist
 	case KindTrailerDir:
 		if n, ok := ParseRecordName(name, 1); ok {

@@ -469,3 +469,46 @@ func TestSortedListing(t *testing.T) {
 		t.Errorf("listing not in order (%d names)", len(names))
 	}
 }
+
+// seqSource numbers its records 1000, 1002, 1004, ... (Kafka offsets
+// with gaps).
+type seqSource struct{ fakeSource }
+
+func (s *seqSource) BySeq(seq int64) (int64, bool) {
+	if seq < 1000 || seq%2 != 0 || (seq-1000)/2 >= s.Len() {
+		return 0, false
+	}
+	return (seq - 1000) / 2, true
+}
+
+// TestLookupSeq: "@N" finds the record its format numbers N, also through
+// a decoded view, and is never listed; other "@" names are not found.
+func TestLookupSeq(t *testing.T) {
+	t.Parallel()
+	src := &seqSource{fakeSource{recs: records(10)}}
+	for _, s := range []Source{src, View(src, nil, "raw")} {
+		tr, _ := newFileTree(t, s)
+		ctx := context.Background()
+		for name, want := range map[string]int64{"@1000": 0, "@1018": 9, "@1001": -1, "@1020": -1, "@01000": -1, "@": -1, "@-2": -1, "@x": -1} {
+			n, err := tr.Lookup(ctx, tr.Root(), name)
+			switch {
+			case want < 0 && Errno(err) != syscall.ENOENT:
+				t.Errorf("Lookup(%q) = %+v, %v; want ENOENT", name, n, err)
+			case want >= 0 && (err != nil || n.Kind != KindRecord || n.N != want):
+				t.Errorf("Lookup(%q) = %+v, %v; want record %d", name, n, err, want)
+			}
+		}
+		ents, err := iofs.ReadDir(tr.FS(), ".")
+		if err != nil || len(ents) != 11 {
+			t.Fatalf("listing: %d entries, %v", len(ents), err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), SeqPrefix) {
+				t.Fatalf("listing shows %q", e.Name())
+			}
+		}
+	}
+	if _, ok := lookupSeq(&fakeSource{recs: records(3)}, "@1"); ok {
+		t.Error("a source without numbers found @1")
+	}
+}

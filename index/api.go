@@ -66,6 +66,15 @@ type Info struct {
 	BuildTime time.Duration // time spent building or loading
 	Trailer   int64         // trailer size in bytes, or -1 if none
 	CacheFile string        // the saved index loaded or written for this table ("" if none)
+	Facts     []Fact        // what the format says about the file beyond records (Kafka: batches, offsets, ...), in order
+}
+
+// Fact is one thing a format says about a file, for info and .recfs: a
+// name of lower-case words ("first offset") and an int64, a string or a
+// []int64.
+type Fact struct {
+	Name  string
+	Value any
 }
 
 // FormatDuration formats the time an index took to build or load, the same

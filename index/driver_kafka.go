@@ -46,7 +46,7 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 	if err != nil {
 		return nil, err
 	}
-	kt.facts = in
+	kt.found = in
 	s.size = size
 	s.damage = sc.Damage()
 	s.flavor = kt.flavor()
@@ -64,12 +64,12 @@ func (kafkaDriver) decode(d *decoder, f codec.Format, n int64) table {
 // offset delta: 12 bytes a record and one kBatch per batch.
 type kafkaTable struct {
 	batches []kBatch
-	pos     []uint32 // record position in its batch's data
-	vlen    []uint32 // value length (a null value: 0)
-	delta   []uint32 // Kafka offset minus the batch's base offset
-	facts   kafka.Info
-	resume  int64 // end of the last intact batch: where a grown segment is scanned from
-	prev    int64 // the last offset in order before resume (-1: none)
+	pos     []uint32   // record position in its batch's data
+	vlen    []uint32   // value length (a null value: 0)
+	delta   []uint32   // Kafka offset minus the batch's base offset
+	found   kafka.Info // what the scans found: batches, offsets, producers, ...
+	resume  int64      // end of the last intact batch: where a grown segment is scanned from
+	prev    int64      // the last offset in order before resume (-1: none)
 
 	owner    atomic.Uint64 // key space in the decoded-data cache (0 until first used)
 	mu       sync.Mutex
@@ -149,7 +149,7 @@ func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, p
 
 // flavor names the segment's message formats and codecs for people.
 func (t *kafkaTable) flavor() string {
-	f := &t.facts
+	f := &t.found
 	var vs, cs []string
 	for m, n := range f.Magic {
 		if n > 0 {
@@ -165,6 +165,53 @@ func (t *kafkaTable) flavor() string {
 		return "Kafka log segment (no batches)"
 	}
 	return fmt.Sprintf("Kafka log segment (%s; %s)", strings.Join(vs, "+"), strings.Join(cs, "+"))
+}
+
+// facts says what the segment holds beyond its records, for info and
+// .recfs.
+func (t *kafkaTable) facts() []Fact {
+	f := &t.found
+	stamp := func(ms int64) any {
+		if ms < 0 {
+			return "none"
+		}
+		return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	var codecs, formats []string
+	for c, n := range f.Codecs {
+		if n > 0 {
+			codecs = append(codecs, fmt.Sprintf("%v %d", kafka.Compression(c), n))
+		}
+	}
+	for m, n := range f.Magic {
+		if n > 0 {
+			formats = append(formats, fmt.Sprintf("v%d %d", m, n))
+		}
+	}
+	producers := any(int64(len(f.Producers)))
+	if f.MoreProducers {
+		producers = fmt.Sprintf("more than %d", len(f.Producers))
+	}
+	out := []Fact{
+		{"batches", f.Batches},
+		{"message formats", strings.Join(formats, ", ")},
+		{"compression", strings.Join(codecs, ", ")},
+		{"first offset", f.FirstOffset},
+		{"last offset", f.LastOffset},
+		{"first timestamp", stamp(f.FirstTimestamp)},
+		{"last timestamp", stamp(f.LastTimestamp)},
+		{"max timestamp", stamp(f.MaxTimestamp)},
+		{"producers", producers},
+		{"producer ids", f.ProducerIDs()},
+		{"transactional batches", f.TransactionalBatches},
+		{"control batches", f.ControlBatches},
+		{"commit markers", f.Commits},
+		{"abort markers", f.Aborts},
+	}
+	if f.OutOfOrder > 0 {
+		out = append(out, Fact{"batches out of offset order", f.OutOfOrder})
+	}
+	return out
 }
 
 // batchOf returns the index of the batch holding record k.
@@ -438,7 +485,7 @@ func (ot *kafkaTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old
 	if err != nil {
 		return nil, err
 	}
-	kt.facts = ot.facts.Then(in)
+	kt.found = ot.found.Then(in)
 	var dmg []codec.Damage
 	for _, d := range old.damage {
 		if d.Off < ot.resume {
@@ -468,7 +515,7 @@ func (e *encoder) kafka(t *kafkaTable) {
 	e.u32s(t.pos)
 	e.u32s(t.vlen)
 	e.u32s(t.delta)
-	f := &t.facts
+	f := &t.found
 	for _, p := range kafkaFactFields(f) {
 		e.i64(*p)
 	}
@@ -515,7 +562,7 @@ func (d *decoder) kafka(t *kafkaTable, n int64) {
 		return
 	}
 	t.pos, t.vlen, t.delta = d.u32s(n), d.u32s(n), d.u32s(n)
-	f := &t.facts
+	f := &t.found
 	for _, p := range kafkaFactFields(f) {
 		*p = d.i64()
 	}
@@ -579,4 +626,5 @@ var (
 	_ extender  = (*kafkaTable)(nil)
 	_ metaTable = (*kafkaTable)(nil)
 	_ seqTable  = (*kafkaTable)(nil)
+	_ factTable = (*kafkaTable)(nil)
 )

@@ -17,7 +17,20 @@ type (
 		seq(k int64) int64
 		seqSearch(seq int64, n int64) (k int64, rising bool)
 	}
+	// factTable is a table whose format says more about its file than
+	// its records (Kafka: batches, offsets, producers).
+	factTable interface {
+		facts() []Fact
+	}
 )
+
+// factsOf returns tab's facts, nil when its format has none.
+func factsOf(tab table) []Fact {
+	if ft, ok := tab.(factTable); ok {
+		return ft.facts()
+	}
+	return nil
+}
 
 // RecordMeta fills m with what the format keeps beside record n's payload
 // (for a Kafka segment: the record's offset as Seq, its timestamp, key and

@@ -207,6 +207,17 @@ type catJSON struct {
 	Encoding string `json:"encoding"`
 }
 
+// appendSeqField appends `,"kafka_offset":N` (or "seq") for a record of
+// a table whose format numbers its records, nothing otherwise.
+func appendSeqField(b []byte, t *index.Table, n int64) []byte {
+	seq, ok := t.Seq(n)
+	if !ok {
+		return b
+	}
+	b = append(b, `,"`+seqField(t)+`":`...)
+	return strconv.AppendInt(b, seq, 10)
+}
+
 // maxTextRecord is the largest record cat --json --data text reads into
 // memory to check it is UTF-8; larger ones are streamed as base64.
 const maxTextRecord = 64 << 20
@@ -226,10 +237,17 @@ func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int
 			return err
 		}
 		if utf8.Valid(b.Bytes()) {
-			return json.NewEncoder(w).Encode(catJSON{N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
+			line, err := json.Marshal(catJSON{N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
+			if err != nil {
+				return err
+			}
+			line = append(appendSeqField(line[:len(line)-1], t, n), "}\n"...)
+			_, err = w.Write(line)
+			return err
 		}
 	}
-	fmt.Fprintf(w, `{"n":%d,"offset":%d,"length":%d,"data":"`, n, t.Offset(n), size)
+	w.Write(appendSeqField(fmt.Appendf(nil, `{"n":%d,"offset":%d,"length":%d`, n, t.Offset(n), size), t, n))
+	w.WriteString(`,"data":"`)
 	enc := base64.NewEncoder(base64.StdEncoding, w)
 	if err := copyRecord(ctx, enc, t, n, buf); err != nil {
 		return err
@@ -345,12 +363,17 @@ one warning line on standard error naming the first damaged offset.`,
 	cmd.Flags().StringVar(&data, "data", "base64", `with --json: "base64", or "text" for UTF-8 payloads (a record that is not valid UTF-8 stays base64 and says so)`)
 	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
 	dec = addDecodeFlags(cmd)
+	offsets := addOffsetFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
 			return err
 		}
 		asJSON := wantJSON(cmd)
+		offs, err := parseOffsets(*offsets)
+		if err != nil {
+			return err
+		}
 		switch {
 		case data != "base64" && data != "text":
 			return usagef("--data %q: want base64 or text", data)
@@ -374,11 +397,14 @@ one warning line on standard error naming the first damaged offset.`,
 		if err != nil {
 			return err
 		}
-		if trailer && len(sel) > 0 {
+		switch {
+		case trailer && (len(sel) > 0 || len(offs) > 0):
 			return usagef("--trailer takes no record selection")
+		case len(sel) > 0 && len(offs) > 0:
+			return usagef("select records by number or by --offset, not both")
 		}
 		var t *index.Table
-		if len(sel) == 0 && !trailer {
+		if len(sel) == 0 && len(offs) == 0 && !trailer {
 			// Every record: one fresh scan, then reads in file order.
 			st, err := openSequential(cmd, args[0], o)
 			if err != nil {
@@ -405,11 +431,16 @@ one warning line on standard error naming the first damaged offset.`,
 			}
 			return w.Flush()
 		}
-		rs, err := resolveRanges(sel, t.Len())
+		var rs []recordRange
+		if len(offs) > 0 {
+			rs, err = offsetRanges(t, args[0], offs)
+		} else {
+			rs, err = resolveRanges(sel, t.Len())
+		}
 		if err != nil {
 			return err
 		}
-		if len(sel) > 0 && countRecords(rs) >= seqMinRecords {
+		if (len(sel) > 0 || len(offs) > 0) && countRecords(rs) >= seqMinRecords {
 			// Many records: rescan once and read through a window.
 			st, err := openSequential(cmd, args[0], o)
 			if err != nil {
@@ -419,7 +450,7 @@ one warning line on standard error naming the first damaged offset.`,
 			t = st.Table
 		}
 		if dec.decoding() {
-			return catDecoded(cmd, w, t, args[0], rs, len(sel) == 0, dec, asJSON, number, sepText)
+			return catDecoded(cmd, w, t, args[0], rs, len(sel) == 0 && len(offs) == 0, dec, asJSON, number, sepText)
 		}
 		buf := make([]byte, copyBufSize)
 		ctx := cmd.Context()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,9 +32,53 @@ type infoJSON struct {
 	IndexSource  string       `json:"index_source"`         // "built" (scanned now) or "cached" (loaded)
 	IndexSeconds float64      `json:"index_seconds"`        // time spent building or loading the index
 	CacheFile    string       `json:"cache_file"`           // the saved index used or written; "" if none
+	Facts        factsJSON    `json:"facts"`                // what the format says beyond records (Kafka: batches, offsets, ...); {} if nothing
 	Version      string       `json:"version"`              // the recfs build that answered (recfs --version)
 	Decode       string       `json:"decode,omitempty"`     // with --decode: the decoder chosen, or "raw"
 	DecodeWhy    string       `json:"decode_why,omitempty"` // with --decode: how it was chosen (auto's reason)
+}
+
+// factsJSON is the format's facts: an object of name (spaces as
+// underscores: "first_offset") to value, written in the format's order.
+type factsJSON []index.Fact
+
+// MarshalJSON writes the facts as one object, in order.
+func (fs factsJSON) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(strings.ReplaceAll(f.Name, " ", "_"))
+		v, err := json.Marshal(f.Value)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, in order; numbers come back
+// as float64.
+func (fs *factsJSON) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("facts: want an object")
+	}
+	*fs = factsJSON{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		*fs = append(*fs, index.Fact{Name: strings.ReplaceAll(tok.(string), "_", " "), Value: v})
+	}
+	return nil
 }
 
 // headerJSON is one recordio header entry. Type is bool, int, uint or
@@ -135,6 +180,7 @@ func tableInfo(path string, t *index.Table) infoJSON {
 		IndexSource:  inf.Source,
 		IndexSeconds: inf.BuildTime.Seconds(),
 		CacheFile:    inf.CacheFile,
+		Facts:        factsJSON(inf.Facts),
 		Version:      version(),
 	}
 	if out.HasTrailer {
@@ -170,6 +216,9 @@ func writeInfoText(w io.Writer, in infoJSON) error {
 	row("format", "%s", in.Format)
 	if in.Flavor != "" && in.Flavor != in.Format {
 		row("flavour", "%s", in.Flavor)
+	}
+	for _, f := range in.Facts {
+		row(f.Name, "%v", f.Value)
 	}
 	row("size", "%d bytes", in.Size)
 	row("records", "%d", in.Records)
@@ -218,10 +267,16 @@ format and flavour, size, record count, total payload bytes, recordio header
 entries, trailer size, the byte ranges skipped as damaged, and whether the
 index was built now or loaded from the cache.
 
+For a Kafka segment it also prints the segment's facts: batches, message
+formats and compression codecs seen (batches of each), first and last
+offset, first, last and largest timestamp, producers and their ids,
+transactional and control batches, commit and abort markers.
+
 With --json it prints one object with the fields path, format, flavor, size,
 records, payload_bytes, header ([{key, type, value}]), has_trailer,
-trailer_bytes, damage ([{offset, length, reason, kind}]), index_source and
-index_seconds. Field names are stable.
+trailer_bytes, damage ([{offset, length, reason, kind}]), index_source,
+index_seconds and facts (an object: first_offset, batches, ...; {} when the
+format has none). Field names are stable.
 
 With --decode (auto, or a decoder's name) it also says which decoder cat
 and mount would show the records with, and why: auto's choice by the

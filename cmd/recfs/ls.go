@@ -13,6 +13,8 @@ type lsJSON struct {
 	N      int64 `json:"n"`      // record number
 	Offset int64 `json:"offset"` // file offset of the record's first framing byte
 	Length int64 `json:"length"` // payload length in bytes
+	// KafkaOffset, for Kafka segments, is the record's Kafka offset.
+	KafkaOffset *int64 `json:"kafka_offset,omitempty"`
 }
 
 // appendRight appends v in decimal, right-aligned in width columns.
@@ -36,8 +38,11 @@ payload length in bytes, in aligned columns without a heading:
 
     N  OFFSET  LENGTH
 
-Selections work as for cat (N, A-B, A-, last:K). With --json each line is a JSON object
-{"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).
+Selections work as for cat (N, A-B, A-, last:K, or --offset). With --json each line is a
+JSON object {"n":N,"offset":OFFSET,"length":LENGTH} (JSON Lines).
+
+For a Kafka segment a fourth column holds each record's Kafka offset (and
+--json a "kafka_offset" field); the length is that of the record's value.
 
 In a damaged file the records that survive are numbered as found; ls then
 prints one warning line on standard error naming the first damaged offset.
@@ -49,13 +54,19 @@ directly under it instead, one a line, prefixes ending in "/" (with --json:
   recfs ls events.log 100-199
   recfs ls --json data.rio | jq -s 'max_by(.length)'
   recfs ls events.log | sort -k3 -n | tail -1     # longest record
+  recfs ls --offset 5000-5099 orders-0/00000000000000004000.log
   recfs ls s3://bucket/logs/                      # objects and prefixes under a prefix`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON Lines")
+	offsets := addOffsetFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
+		if err != nil {
+			return err
+		}
+		offs, err := parseOffsets(*offsets)
 		if err != nil {
 			return err
 		}
@@ -75,7 +86,15 @@ directly under it instead, one a line, prefixes ending in "/" (with --json:
 		}
 		defer t.Close()
 		warnDamaged(cmd.ErrOrStderr(), args[0], t.Damage())
-		rs, err := resolveRanges(sel, t.Len())
+		var rs []recordRange
+		switch {
+		case len(offs) > 0 && len(sel) > 0:
+			return usagef("select records by number or by --offset, not both")
+		case len(offs) > 0:
+			rs, err = offsetRanges(t, args[0], offs)
+		default:
+			rs, err = resolveRanges(sel, t.Len())
+		}
 		if err != nil {
 			return err
 		}
@@ -93,8 +112,13 @@ directly under it instead, one a line, prefixes ending in "/" (with --json:
 					w.Flush()
 					return ctx.Err()
 				}
+				seq, hasSeq := t.Seq(n)
 				if asJSON {
-					if err := enc.Encode(lsJSON{N: n, Offset: t.Offset(n), Length: t.Size(n)}); err != nil {
+					l := lsJSON{N: n, Offset: t.Offset(n), Length: t.Size(n)}
+					if hasSeq {
+						l.KafkaOffset = &seq
+					}
+					if err := enc.Encode(l); err != nil {
 						return err
 					}
 					continue
@@ -102,6 +126,9 @@ directly under it instead, one a line, prefixes ending in "/" (with --json:
 				line = appendRight(line[:0], n, nw)
 				line = appendRight(append(line, "  "...), t.Offset(n), ow)
 				line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
+				if hasSeq {
+					line = strconv.AppendInt(append(line, "  "...), seq, 10)
+				}
 				if _, err := w.Write(append(line, '\n')); err != nil {
 					return err
 				}

@@ -81,7 +81,7 @@ func (d *recordDecoder) Decode(w *decode.Writer, rec *decode.Record) error {
 		return decode.Misfit(0, "not a Kafka record (no offset): --decode kafka reads Kafka log segments")
 	}
 	value := rec.Payload
-	isNull := value == nil && len(m.Frame) > 0 && valueIsNull(m.Frame)
+	isNull := len(value) == 0 && len(m.Frame) > 0 && valueIsNull(m.Frame)
 	var inner []byte
 	if d.values != nil && !isNull {
 		iw := decode.NewWriter(nil, w.Output(), rec.N)
