@@ -97,6 +97,10 @@ type Options struct {
 	Open OpenFunc
 	// Detect tells record files from other files; required by NewDir.
 	Detect DetectFunc
+	// EmptyRecord, when set, says an empty file of the given name is a
+	// record file of a tree mount (an empty record directory) rather than
+	// a plain file: a Kafka segment a broker has just rolled.
+	EmptyRecord func(name string) bool
 	// HideOther hides files that are not record files in tree mounts.
 	HideOther bool
 	// Logger receives one line per distinct failure (other than ENOENT).
@@ -560,7 +564,7 @@ func (t *Tree) classify(rel string, st statInfo) (Node, bool) {
 // makes), ready for appends.
 func (t *Tree) detect(rel string, st statInfo) bool {
 	if st.size == 0 {
-		return t.o.ReadWrite && strings.EqualFold(path.Ext(rel), ".log")
+		return (t.o.ReadWrite && strings.EqualFold(path.Ext(rel), ".log")) || (t.o.EmptyRecord != nil && t.o.EmptyRecord(path.Base(rel)))
 	}
 	f, fst, err := t.openSourceFile(rel)
 	if err != nil {

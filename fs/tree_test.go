@@ -512,3 +512,29 @@ func TestLookupSeq(t *testing.T) {
 		t.Error("a source without numbers found @1")
 	}
 }
+
+// TestDirTreeEmptyRecord: with EmptyRecord, an empty file of a name it
+// accepts (a Kafka segment just rolled) is a record directory; other
+// empty files stay plain files.
+func TestDirTreeEmptyRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"seg.log": "", "zero": ""})
+	op := &fakeOpener{}
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger(),
+		EmptyRecord: func(name string) bool { return name == "seg.log" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := iofs.ReadDir(tr.FS(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, fmt.Sprintf("%s:%v", e.Name(), e.IsDir()))
+	}
+	if got := strings.Join(names, " "); got != "seg.log:true zero:false" {
+		t.Errorf("root lists %s", got)
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/kafka"
 	"github.com/recfs/recfs/index/source"
 )
 
@@ -34,6 +36,11 @@ func Open(ctx context.Context, path string, o Options) (*Table, error) {
 func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, error) {
 	if o.LegacyTransform == "" && strings.HasSuffix(path, ".grail-rpk-gz") {
 		o.LegacyTransform = "flate"
+	}
+	if o.Format == codec.Unknown && EmptyRecordName(filepath.Base(path)) {
+		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+			o.Format = codec.Kafka // a segment its broker has just rolled
+		}
 	}
 	start := time.Now()
 	// A descriptor we cannot write through (a refresh's reopen, a file we
@@ -137,6 +144,12 @@ func build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot
 	s.source = "built"
 	return s, nil
 }
+
+// EmptyRecordName reports whether an empty file of that name is a record
+// file of a known format: a Kafka segment (its base offset in 20 digits,
+// ".log"), which a broker creates empty. Open reads such a file as an
+// empty Kafka segment, which following then fills.
+func EmptyRecordName(name string) bool { return kafka.IsSegmentName(name) }
 
 // EmptyFlavor is the flavour of an empty file opened without a format: it
 // is served as an empty leveldb log (appends make it one).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -293,5 +294,44 @@ func TestKafkaSeqAndMeta(t *testing.T) {
 	}
 	if n := tb.Size(13); n != int64(len(values[13])) {
 		t.Fatalf("size %d", n)
+	}
+}
+
+// TestKafkaEmptySegment: an empty file named as a segment opens as an
+// empty Kafka segment (a broker's just-rolled segment) and takes in the
+// batches written to it; an empty file of another name stays an empty log.
+func TestKafkaEmptySegment(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "00000000000000001000.log")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Open(context.Background(), p, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if tb.Format() != codec.Kafka || tb.Len() != 0 {
+		t.Fatalf("empty segment: %v, %d records", tb.Format(), tb.Len())
+	}
+	file, values := kafkaSegment(t, 2, 5)
+	if err := os.WriteFile(p, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !equalItems(readAll(t, tb), normal(values)) {
+		t.Fatalf("grown segment: %d records", tb.Len())
+	}
+	other := filepath.Join(dir, "other.log")
+	os.WriteFile(other, nil, 0o644)
+	to, err := Open(context.Background(), other, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer to.Close()
+	if to.Format() != codec.LevelDB {
+		t.Fatalf("empty other.log: %v", to.Format())
 	}
 }

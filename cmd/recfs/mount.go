@@ -266,10 +266,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 				_, err := index.Detect(r, size)
 				return err == nil
 			},
-			HideOther:  f.hideOther,
-			ReadWrite:  f.rw,
-			PendingMem: pendingMem,
-			Owner:      owner,
+			EmptyRecord: index.EmptyRecordName,
+			HideOther:   f.hideOther,
+			ReadWrite:   f.rw,
+			PendingMem:  pendingMem,
+			Owner:       owner,
 			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
 				nf := newFormat
 				switch strings.ToLower(filepath.Ext(sf.Path)) {
