@@ -146,6 +146,12 @@ func TestKafkaPartitionMount(t *testing.T) {
 					t.Errorf("@ of an offset the segment does not hold: %v", err)
 				}
 			}
+			// The log directory above the partition: topics and partitions.
+			lm := newMountDir(t)
+			startMount(t, filepath.Dir(p.dir), lm, "--backend", backend, "--no-cache")
+			if got := mustRead(t, filepath.Join(lm, "orders-0", p.segments[2], "@300")); !bytes.Equal(got, p.values[300]) {
+				t.Fatalf("log directory mount: orders-0/%s/@300 = %q", p.segments[2], got)
+			}
 			info := infoLines(t, filepath.Join(mnt, p.segments[1], ".recfs"))
 			if f, l := strings.Join(info["first offset"], ""), strings.Join(info["last offset"], ""); f != "120" || l != "239" {
 				t.Errorf(".recfs offsets %s..%s, want 120..239", f, l)

@@ -38,6 +38,7 @@ var sections = []section{
 	{"S3", s3IDs, runS3},
 	{"WAL", walIDs, runWAL},
 	{"Decode", decodeIDs, runDecode},
+	{"Kafka", kafkaIDs, runKafka},
 }
 
 // add records a row, unless -only excludes it.
