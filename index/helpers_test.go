@@ -20,14 +20,7 @@ func rioScanAll(t testing.TB, data []byte) ([][]byte, []byte) {
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	var items [][]byte
-	for i := range tb.Len() {
-		b := make([]byte, tb.Size(i))
-		if n, err := tb.ReadAt(i, b, 0); n != len(b) || (err != nil && err != io.EOF) {
-			t.Fatalf("item %d: %d bytes, %v", i, n, err)
-		}
-		items = append(items, b)
-	}
+	items := readAll(t, tb)
 	if !tb.HasTrailer() {
 		return items, nil
 	}
@@ -36,6 +29,20 @@ func rioScanAll(t testing.TB, data []byte) ([][]byte, []byte) {
 		t.Fatalf("trailer: %d bytes, %v", n, err)
 	}
 	return items, tr
+}
+
+// readAll reads every record of tb.
+func readAll(t testing.TB, tb *Table) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for i := range tb.Len() {
+		b := make([]byte, tb.Size(i))
+		if n, err := tb.ReadAt(i, b, 0); n != len(b) || (err != nil && err != io.EOF) {
+			t.Fatalf("record %d: %d bytes, %v", i, n, err)
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // equalItems reports whether a and b hold the same items.

@@ -56,20 +56,6 @@ func kafkaSegment(t testing.TB, batches, n int) ([]byte, [][]byte) {
 	return file, values
 }
 
-// readAll reads every record of tb.
-func readAll(t testing.TB, tb *Table) [][]byte {
-	t.Helper()
-	var out [][]byte
-	for i := range tb.Len() {
-		b := make([]byte, tb.Size(i))
-		if n, err := tb.ReadAt(i, b, 0); n != len(b) || (err != nil && err != io.EOF) {
-			t.Fatalf("record %d: %d bytes, %v", i, n, err)
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
 // TestKafkaTable: a segment opens as a table of its data records (control
 // records left out) whose payloads are the values; a reopen loads the
 // saved table; appends are refused with the reason.

@@ -134,12 +134,5 @@ func VerifyBatch(r io.ReaderAt, off, n int64) error {
 
 // readFull reads len(b) bytes at off; a short read is codec.ErrTruncated.
 func readFull(r io.ReaderAt, b []byte, off int64) error {
-	k, err := r.ReadAt(b, off)
-	if k == len(b) {
-		return nil
-	}
-	if err == nil || errors.Is(err, io.EOF) {
-		return corrupt(off+int64(k), ReasonTruncated, codec.ErrTruncated)
-	}
-	return err
+	return codec.ReadFullAt(r, b, off, codec.Kafka, ReasonTruncated)
 }

@@ -101,14 +101,10 @@ type Info struct {
 // Options.MaxDecoded whatever the lengths claim. It is not safe for
 // concurrent use.
 type Scanner struct {
-	r      io.ReaderAt
-	slicer codec.ByteSlicer
-	size   int64
-	o      Options
-
-	buf    []byte
-	win    []byte
-	winOff int64
+	r    io.ReaderAt
+	size int64
+	o    Options
+	w    codec.Window
 
 	cbuf []byte // compressed records of the current batch, when not in the window
 	dbuf []byte // decompressed records of the current batch
@@ -146,8 +142,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	if o.MaxDecoded <= 0 {
 		o.MaxDecoded = DefaultMaxDecoded
 	}
-	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}}
-	s.slicer, _ = r.(codec.ByteSlicer)
+	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindow(r, size, o.Window)}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.info = Info{Next: s.size, LastEnd: max(o.Start, 0), FirstOffset: -1, LastOffset: -1,
 		FirstTimestamp: -1, LastTimestamp: -1, MaxTimestamp: -1}
@@ -427,8 +422,8 @@ func (s *Scanner) bytesAt(from, to int64) ([]byte, string) {
 		s.cbuf = make([]byte, n)
 	}
 	b := s.cbuf[:n]
-	if k, err := s.r.ReadAt(b, from); int64(k) < n {
-		s.readFailed(from, int64(k), err)
+	if err := readFull(s.r, b, from); err != nil {
+		s.fail(from, err)
 		return nil, ""
 	}
 	return b, ""
@@ -638,45 +633,18 @@ func (s *Scanner) fileCursor(end int64) cursor {
 	return cursor{end: end, fill: func(pos int64, n int) []byte { return s.ensure(pos, min(n, s.o.Window)) }}
 }
 
-// ensure returns the bytes at off, at least n of them unless the file ends
-// first (n must not exceed the window). On a read error it sets s.err and
+// ensure returns the bytes at off, at least n unless the file ends first
+// (n must not exceed the window). On a read error it ends the scan and
 // returns nil.
 func (s *Scanner) ensure(off int64, n int) []byte {
-	end := s.winOff + int64(len(s.win))
-	if off >= s.winOff && off <= end && (off+int64(n) <= end || end >= s.size) {
-		return s.win[off-s.winOff:]
-	}
-	if off >= s.size || s.err != nil {
+	if s.err != nil {
 		return nil
 	}
-	want := min(int64(s.o.Window), s.size-off)
-	if s.slicer != nil {
-		b, err := s.slicer.Slice(off, want)
-		if int64(len(b)) < want || err != nil {
-			return s.readFailed(off, int64(len(b)), err)
-		}
-		s.win, s.winOff = b, off
-		return b
+	b, err := s.w.At(off, n)
+	if err != nil {
+		s.fail(off, err)
 	}
-	if s.buf == nil {
-		s.buf = make([]byte, min(int64(s.o.Window), s.size))
-	}
-	k, err := s.r.ReadAt(s.buf[:want], off)
-	if int64(k) < want {
-		return s.readFailed(off, int64(k), err)
-	}
-	s.win, s.winOff = s.buf[:want], off
-	return s.win
-}
-
-// readFailed ends the scan after a read at off returned only k bytes.
-func (s *Scanner) readFailed(off, k int64, err error) []byte {
-	if err == nil || errors.Is(err, io.EOF) {
-		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", codec.ErrTruncated, off+k, s.size)
-	}
-	s.fail(off, err)
-	s.win = nil
-	return nil
+	return b
 }
 
 // fail ends the scan with err, stopping at off.

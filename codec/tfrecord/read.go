@@ -2,7 +2,6 @@ package tfrecord
 
 import (
 	"encoding/binary"
-	"errors"
 	"io"
 	"sync"
 
@@ -106,14 +105,7 @@ func checkHeader(h []byte, rec Record) error {
 
 // readFull reads len(b) bytes at off; a short read is codec.ErrTruncated.
 func readFull(r io.ReaderAt, b []byte, off int64) error {
-	k, err := r.ReadAt(b, off)
-	if k == len(b) {
-		return nil
-	}
-	if err == nil || errors.Is(err, io.EOF) {
-		return corrupt(off+int64(k), ReasonTruncated, codec.ErrTruncated)
-	}
-	return err
+	return codec.ReadFullAt(r, b, off, codec.TFRecord, ReasonTruncated)
 }
 
 // RecordReader returns an io.Reader of rec's data that checks the data

@@ -2,7 +2,6 @@ package tfrecord
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -65,15 +64,10 @@ type Info struct {
 // record's data, so its memory is bounded whatever the lengths claim. It is
 // not safe for concurrent use.
 type Scanner struct {
-	r      io.ReaderAt
-	slicer codec.ByteSlicer // r, when it can hand out its bytes
-	size   int64
-	o      Options
-	end    int64
-
-	buf    []byte
-	win    []byte // valid bytes of the window, a prefix of buf
-	winOff int64
+	size int64
+	o    Options
+	end  int64
+	w    codec.Window
 
 	// syncLeft is how many more bytes resynchronisation may spend
 	// checking candidates whose data checksum then fails: every valid
@@ -96,9 +90,8 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 		o.Window = DefaultWindow
 	}
 	o.Window = max(o.Window, 64)
-	s := &Scanner{r: r, size: max(size, 0), o: o}
+	s := &Scanner{size: max(size, 0), o: o, w: codec.NewWindow(r, size, o.Window)}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
-	s.slicer, _ = r.(codec.ByteSlicer)
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
 		s.end = s.size
@@ -249,7 +242,7 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		if s.syncLeft <= 0 {
 			return s.size, false
 		}
-		winEnd := s.winOff + int64(len(s.win))
+		winEnd := q + int64(len(b)) // b: the window from q
 		if s.verify(Record{Off: c, Len: int64(n)}) {
 			return c, true
 		}
@@ -288,50 +281,17 @@ func (s *Scanner) verify(rec Record) bool {
 	return binary.LittleEndian.Uint32(f) == maskCRC(crc)
 }
 
-// ensure returns the bytes at off, at least n of them unless the file ends
-// first (n must not exceed the window). On a read error it sets s.err and
+// ensure returns the bytes at off, at least n unless the file ends first
+// (n must not exceed the window). On a read error it ends the scan and
 // returns nil.
 func (s *Scanner) ensure(off int64, n int) []byte {
-	if off >= s.winOff && off <= s.winOff+int64(len(s.win)) {
-		b := s.win[off-s.winOff:]
-		if len(b) >= n || s.winOff+int64(len(s.win)) >= s.size {
-			return b
-		}
+	b, err := s.w.At(off, n)
+	if err != nil {
+		s.err = err
+		s.done = true
+		s.info.Next = off
 	}
-	if off >= s.size {
-		return nil
-	}
-	want := min(int64(s.o.Window), s.size-off)
-	if s.slicer != nil {
-		b, err := s.slicer.Slice(off, want)
-		if int64(len(b)) == want && err == nil {
-			s.win, s.winOff = b, off
-			return s.win
-		}
-		return s.readFailed(off, int64(len(b)), err)
-	}
-	if s.buf == nil {
-		s.buf = make([]byte, min(int64(s.o.Window), s.size))
-	}
-	k, err := s.r.ReadAt(s.buf[:want], off)
-	if int64(k) < want {
-		return s.readFailed(off, int64(k), err)
-	}
-	s.win, s.winOff = s.buf[:want], off
-	return s.win
-}
-
-// readFailed ends the scan after a read of the window at off returned only
-// k bytes.
-func (s *Scanner) readFailed(off, k int64, err error) []byte {
-	if err == nil || errors.Is(err, io.EOF) {
-		err = fmt.Errorf("%w: file shrank to %d bytes during the scan (expected %d)", codec.ErrTruncated, off+k, s.size)
-	}
-	s.err = err
-	s.done = true
-	s.info.Next = off
-	s.win = nil
-	return nil
+	return b
 }
 
 // Record returns the record Next found.
