@@ -39,18 +39,54 @@ func (kafkaDriver) tried(head []byte) string {
 }
 
 func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
-	kt := &kafkaTable{prev: -1}
-	s := &snapshot{format: codec.Kafka, tab: kt}
-	sc := kafka.NewScanner(r, size, kafka.Options{Strict: o.Strict})
-	in, err := kt.scan(ctx, sc, s, progress{fn: o.Progress, total: size})
+	n := partCount(size, o)
+	prog := progress{fn: o.Progress, total: size}
+	var done atomic.Int64
+	parts := make([]*kafkaPart, n)
+	res, err := kafka.ScanParallel(ctx, r, size, kafka.Options{Strict: o.Strict}, n, func(i int, start, end int64, sc *kafka.Scanner) error {
+		if parts[i] != nil {
+			done.Store(0) // the sequential rescan after a parallel one
+		}
+		p := &kafkaPart{t: kafkaTable{prev: -1}}
+		pp := &partProgress{ctx: ctx, done: &done, prog: prog, last: start}
+		if err := p.t.scan(sc, &p.s, pp); err != nil {
+			return err
+		}
+		pp.finish(sc.Info().Next)
+		parts[i] = p
+		return nil
+	})
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
-	kt.found = in
-	s.size = size
-	s.damage = sc.Damage()
+	kt := &kafkaTable{prev: -1, found: res.Info, resume: res.Info.LastEnd}
+	if res.Info.Prev >= 0 {
+		kt.prev = res.Info.Prev
+	}
+	s := &snapshot{format: codec.Kafka, tab: kt, size: size, damage: res.Damage}
+	for _, p := range parts[:res.Parts] {
+		for _, b := range p.t.batches {
+			b.first += s.n
+			kt.batches = append(kt.batches, b)
+		}
+		kt.pos = append(kt.pos, p.t.pos...)
+		kt.vlen = append(kt.vlen, p.t.vlen...)
+		kt.delta = append(kt.delta, p.t.delta...)
+		s.n += p.s.n
+		s.bytes += p.s.bytes
+	}
 	s.flavor = kt.flavor()
+	prog.report(size)
 	return s, nil
+}
+
+// kafkaPart is what the scan of one part of a segment found.
+type kafkaPart struct {
+	t kafkaTable
+	s snapshot // its record count and payload bytes
 }
 
 func (kafkaDriver) decode(d *decoder, f codec.Format, n int64) table {
@@ -100,11 +136,9 @@ func (b kBatch) batch() kafka.Batch {
 }
 
 // scan adds the records sc yields to t and s, keeping control batches
-// without their records, and returns the scan's facts.
-func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, prog progress) (in kafka.Info, err error) {
+// without their records, and reports progress through pp.
+func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress) (err error) {
 	defer recoverFault(guardFault(), &err)
-	var done atomic.Int64
-	pp := partProgress{ctx: ctx, done: &done, prog: prog, last: sc.Info().LastEnd}
 	at := int64(-1)
 	for sc.Next() {
 		b, rec := sc.Batch(), sc.Record()
@@ -131,20 +165,10 @@ func (t *kafkaTable) scan(ctx context.Context, sc *kafka.Scanner, s *snapshot, p
 		s.n++
 		s.bytes += max(rec.ValueLen, 0)
 	}
-	pp.finish(sc.Info().Next)
 	if err := sc.Err(); err != nil {
-		return in, err
+		return err
 	}
-	if err := canceled(ctx); err != nil {
-		return in, err
-	}
-	in = sc.Info()
-	t.resume = in.LastEnd
-	if in.Prev >= 0 {
-		t.prev = in.Prev
-	}
-	prog.report(in.Next)
-	return in, nil
+	return canceled(pp.ctx)
 }
 
 // flavor names the segment's message formats and codecs for people.
@@ -481,11 +505,15 @@ func (ot *kafkaTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old
 	s.size = size
 	kt := &kafkaTable{batches: ot.batches, pos: ot.pos, vlen: ot.vlen, delta: ot.delta, resume: ot.resume, prev: ot.prev}
 	s.tab = kt
-	in, err := kt.scan(ctx, sc, &s, progress{})
-	if err != nil {
+	if err := kt.scan(sc, &s, &partProgress{ctx: ctx, done: new(atomic.Int64)}); err != nil {
 		return nil, err
 	}
+	in := sc.Info()
 	kt.found = ot.found.Then(in)
+	kt.resume = in.LastEnd
+	if in.Prev >= 0 {
+		kt.prev = in.Prev
+	}
 	var dmg []codec.Damage
 	for _, d := range old.damage {
 		if d.Off < ot.resume {

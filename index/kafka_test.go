@@ -321,3 +321,37 @@ func TestKafkaEmptySegment(t *testing.T) {
 		t.Fatalf("empty other.log: %v", to.Format())
 	}
 }
+
+// TestKafkaParallelBuild: a table built in parallel parts serves what one
+// built sequentially does (records, offsets, damage, facts), damaged or
+// not.
+func TestKafkaParallelBuild(t *testing.T) {
+	prev := minPartBytes
+	minPartBytes = 1 << 10
+	defer func() { minPartBytes = prev }()
+	file, _ := kafkaSegment(t, 12, 30)
+	damaged := bytes.Clone(file)
+	damaged[len(file)/2] ^= 0x55
+	for name, f := range map[string][]byte{"clean": file, "damaged": damaged} {
+		seq, err := Build(context.Background(), bytes.NewReader(f), int64(len(f)), Options{Parallel: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		par, err := Build(context.Background(), bytes.NewReader(f), int64(len(f)), Options{Parallel: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalItems(readAll(t, par), readAll(t, seq)) || fmt.Sprint(par.Damage()) != fmt.Sprint(seq.Damage()) ||
+			fmt.Sprint(par.Info().Facts) != fmt.Sprint(seq.Info().Facts) {
+			t.Fatalf("%s: parallel %d records, damage %v, facts %v; sequential %d, %v, %v", name,
+				par.Len(), par.Damage(), par.Info().Facts, seq.Len(), seq.Damage(), seq.Info().Facts)
+		}
+		for n := range par.Len() {
+			a, _ := par.Seq(n)
+			b, _ := seq.Seq(n)
+			if a != b {
+				t.Fatalf("%s: record %d at offset %d, sequentially %d", name, n, a, b)
+			}
+		}
+	}
+}

@@ -205,3 +205,9 @@ func sameHeaders(got []Header, want []codectest.KafkaHeader) bool {
 	}
 	return true
 }
+
+// mkValueBatch returns an uncompressed batch at offset base of one record
+// whose value is v.
+func mkValueBatch(t testing.TB, base int64, v []byte) []byte {
+	return codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: base, Records: []codectest.KafkaRecord{{Value: v}}})
+}

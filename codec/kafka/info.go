@@ -7,6 +7,10 @@ import "slices"
 // (Options.Start at in.LastEnd), as a grown segment is taken in.
 func (in Info) Then(next Info) Info {
 	m := next
+	m.First = in.First
+	if next.Batches == 0 {
+		m.LastEnd = in.LastEnd
+	}
 	m.Batches += in.Batches
 	m.Records += in.Records
 	m.ControlBatches += in.ControlBatches

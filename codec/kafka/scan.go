@@ -30,8 +30,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type Options struct {
 	// Start makes the scan begin at Start, which must be where a batch
 	// starts (the Info.LastEnd of an earlier scan of a file that has
-	// grown since); what the scan cannot trust there is damage.
+	// grown since); what the scan cannot trust there is damage. With
+	// Sync, Start may be anywhere: the scan begins at the first batch at
+	// or after it that verifies (Info.First), the bytes before it
+	// belonging to the part of the file before (parallel scans).
 	Start int64
+	Sync  bool
+	// End, when above 0, ends the scan at the first batch that starts at
+	// or after End (Info.Next), for parallel scans of parts.
+	End int64
 	// Prev is, for a scan with Start > 0, the last Kafka offset before
 	// Start: offsets must go on after it. Ignored when Start is 0.
 	Prev int64
@@ -50,8 +57,12 @@ type Options struct {
 
 // Info describes what a scan found, beyond the records.
 type Info struct {
-	// Next is where the scan stopped: the end of the file, or where a
-	// strict scan met damage or a read failed.
+	// First is where the scan began: Options.Start, or for a scan with
+	// Sync the first batch it found (-1: none).
+	First int64
+	// Next is where the scan stopped: the end of the file, the first
+	// batch at or after Options.End, or where a strict scan met damage or
+	// a read failed.
 	Next int64
 	// LastEnd is the end of the last intact batch (Options.Start when
 	// none was): where the batches a writer appends next begin.
@@ -103,6 +114,7 @@ type Info struct {
 type Scanner struct {
 	r    io.ReaderAt
 	size int64
+	end  int64 // Options.End, or the file's size
 	o    Options
 	w    codec.Window
 
@@ -117,14 +129,17 @@ type Scanner struct {
 	pos  int64 // where the next batch starts
 	prev int64 // last offset of the last intact batch, -1 before any
 
-	batch   Batch
-	data    cursor // the current batch's data, at the next record to yield
-	origin  int64  // position in data coordinates of the batch's data (file-backed batches)
-	left    int32  // records of the current batch still to yield
-	recPrev int64  // offset of the last record yielded from the batch
-	inner   bool   // the records are a v1/v0 wrapper's inner messages
-	innerAt int64  // v1 wrapper: absolute offset = innerAt + inner offset
-	cur     Record
+	batch    Batch
+	data     cursor   // the current batch's data, at the next record to yield
+	origin   int64    // position in data coordinates of the batch's data (file-backed batches)
+	left     int32    // records of the current batch still to yield
+	recPrev  int64    // offset of the last record yielded from the batch
+	inner    bool     // the records are a v1/v0 wrapper's inner messages
+	recs     []Record // the current v2 batch's first records, as checked (at most maxKept)
+	yi       int      // index of the next record to yield
+	inWindow bool     // the current batch is read from the window, in memory
+	innerAt  int64    // v1 wrapper: absolute offset = innerAt + inner offset
+	cur      Record
 
 	producers map[int64]bool
 	info      Info
@@ -144,12 +159,24 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	}
 	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindow(r, size, o.Window)}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
-	s.info = Info{Next: s.size, LastEnd: max(o.Start, 0), FirstOffset: -1, LastOffset: -1,
-		FirstTimestamp: -1, LastTimestamp: -1, MaxTimestamp: -1}
+	s.end = s.size
+	if o.End > 0 {
+		s.end = min(o.End, s.size)
+	}
+	s.info = Info{First: max(o.Start, 0), Next: s.size, LastEnd: max(o.Start, 0), FirstOffset: -1, LastOffset: -1,
+		FirstTimestamp: -1, LastTimestamp: -1, MaxTimestamp: -1, Prev: -1}
 	switch {
 	case o.Start < 0:
 		s.err = fmt.Errorf("kafka: negative scan start %d", o.Start)
 		s.done = true
+	case o.Start > 0 && o.Sync:
+		q, ok := s.sync(o.Start)
+		s.pos, s.info.LastEnd = q, q
+		if !ok {
+			s.info.First, s.info.Next, s.done = -1, q, true
+		} else {
+			s.info.First = q
+		}
 	case o.Start > 0:
 		s.pos, s.prev = o.Start, o.Prev
 	}
@@ -170,9 +197,9 @@ func (s *Scanner) Next() bool {
 			s.fail(s.batch.Off, fmt.Errorf("%w: batch at %d changed during the scan", codec.ErrCorrupt, s.batch.Off))
 			return false
 		}
-		if s.pos >= s.size {
+		if s.pos >= s.end {
 			s.done = true
-			s.info.Next = s.size
+			s.info.Next = s.pos
 			return false
 		}
 		s.step()
@@ -250,6 +277,7 @@ func (s *Scanner) step() {
 func (s *Scanner) accept(b *Batch) {
 	s.batch = *b
 	s.left = b.Count
+	s.yi = 0
 	s.recPrev = b.BaseOffset - 1
 	s.pos = b.End()
 	in := &s.info
@@ -296,11 +324,22 @@ func (s *Scanner) load(b *Batch) string {
 	if b.Magic < 2 {
 		tab, from = ieee, b.Off+magicAt
 	}
-	crc, ok := c.crcOver(tab, from, b.End())
-	switch {
-	case !ok:
-		return ""
-	case crc != b.CRC:
+	var crc uint32
+	if w := s.ensure(b.Off, int(min(b.Len, int64(s.o.Window)))); int64(len(w)) >= b.Len {
+		// The whole batch is in the window (as it is from a mapped file,
+		// but for batches larger than the window): read it in memory.
+		c = over(w[:b.Len])
+		c.pos, c.end = 0, b.Len
+		crc = crc32.Checksum(w[from-b.Off:b.Len], tab)
+		s.inWindow = true
+	} else {
+		var ok bool
+		if crc, ok = c.crcOver(tab, from, b.End()); !ok {
+			return ""
+		}
+		s.inWindow = false
+	}
+	if crc != b.CRC {
 		return ReasonCRC
 	}
 	s.inner = false
@@ -324,18 +363,26 @@ func (s *Scanner) loadV2(b *Batch, c cursor) string {
 			return why
 		}
 		s.data, s.origin = over(s.dbuf), 0
+	} else if s.inWindow {
+		// c holds the batch from its first byte: its data from
+		// BatchHeaderSize, positions counted from there.
+		s.data, s.origin = over(c.b[BatchHeaderSize:]), 0
 	} else {
 		c.pos = b.DataOff()
 		s.data, s.origin = c, b.DataOff()
 	}
 	d := s.data
 	prev := b.BaseOffset - 1
+	s.recs = s.recs[:0]
 	var r Record
 	for range b.Count {
 		if !d.recordV2(b, prev, &r) {
 			return ReasonRecords
 		}
 		prev = r.Offset
+		if len(s.recs) < maxKept {
+			s.recs = append(s.recs, r)
+		}
 	}
 	if d.pos != d.end {
 		return ReasonCount
@@ -343,27 +390,40 @@ func (s *Scanner) loadV2(b *Batch, c cursor) string {
 	return ""
 }
 
+// maxKept bounds the records of a batch a scan keeps from checking them to
+// yielding them; those past it are parsed again.
+const maxKept = 1 << 14
+
 // loadV1 readies a verified v0/v1 message: a plain one is its own record,
 // a wrapper's inner messages are decompressed and checked.
 func (s *Scanner) loadV1(b *Batch, c cursor) string {
-	c.pos = b.Off
+	base := b.Off // positions of c: file offsets, or from the batch in the window
+	if s.inWindow {
+		base = 0
+	}
+	c.pos = base
 	m, ok := c.parseMessage()
 	if !ok {
 		return ReasonRecords
 	}
 	if !b.Compressed() {
-		c.pos = b.Off
-		s.data, s.origin = c, b.Off
+		c.pos = base
+		s.data, s.origin = c, base
 		return ""
 	}
 	if m.valueLen < 0 {
 		return ReasonRecords
 	}
-	src, why := s.bytesAt(m.valueOff, m.valueOff+m.valueLen)
-	if why != "" {
-		return why
+	var src []byte
+	if s.inWindow {
+		src = c.b[m.valueOff : m.valueOff+m.valueLen]
+	} else {
+		var why string
+		if src, why = s.bytesAt(m.valueOff, m.valueOff+m.valueLen); why != "" {
+			return why
+		}
 	}
-	if why = s.decompress(b.Compression(), src); why != "" {
+	if why := s.decompress(b.Compression(), src); why != "" {
 		return why
 	}
 	d := over(s.dbuf)
@@ -448,17 +508,22 @@ func (s *Scanner) yield() bool {
 	r := &s.cur
 	d := &s.data
 	switch {
+	case b.Magic == 2 && s.yi < len(s.recs):
+		*r = s.recs[s.yi]
+		d.pos = r.Pos + r.Len
+		s.recPrev = r.Offset
 	case b.Magic == 2:
 		if !d.recordV2(b, s.recPrev, r) {
 			return false
 		}
 		s.recPrev = r.Offset
 	case !s.inner:
+		at := d.pos
 		m, ok := d.parseMessage()
 		if !ok {
 			return false
 		}
-		*r = Record{Offset: b.BaseOffset, Timestamp: m.ts, Pos: b.Off, Len: b.Len,
+		*r = Record{Offset: b.BaseOffset, Timestamp: m.ts, Pos: at, Len: b.Len,
 			KeyOff: m.keyOff, KeyLen: m.keyLen, ValueOff: m.valueOff, ValueLen: m.valueLen, HeadersOff: m.end}
 	default:
 		at := d.pos
@@ -480,6 +545,7 @@ func (s *Scanner) yield() bool {
 		r.HeadersOff -= s.origin
 	}
 	s.count(r)
+	s.yi++
 	return true
 }
 

@@ -1,0 +1,117 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"strconv"
+	"strings"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
+)
+
+// kafkaBenchSegment returns a segment of about benchBytes of 1 KiB values
+// in batches of 200 written with franz-go, compressed with codec c (0:
+// none), and its record count.
+func kafkaBenchSegment(b *testing.B, c int8) ([]byte, int) {
+	var seg []byte
+	rng := rand.New(rand.NewSource(26))
+	words := strings.Fields("order customer total item price shipped pending paid refund the a of and to in is for on with")
+	n := 0
+	for int64(len(seg)) < benchBytes(b) {
+		batch := kBatch{Magic: 2, Codec: c, Base: int64(n), Timestamp: 1700000000000, ProducerID: -1, ProducerEpoch: -1}
+		for i := range 200 {
+			// About 1 KiB of JSON-ish text that compresses as logs do
+			// (some 3 to 5 times).
+			val := fmt.Appendf(nil, `{"order":%d,"note":"`, n+i)
+			for len(val) < 1000 {
+				val = append(append(val, words[rng.Intn(len(words))]...), ' ')
+				val = strconv.AppendInt(val, rng.Int63n(1e6), 36)
+				val = append(val, ' ')
+			}
+			val = append(val, `"}`...)
+			batch.Recs = append(batch.Recs, kRec{Offset: int64(n + i), Timestamp: 1700000000000 + int64(i), Key: fmt.Appendf(nil, "user-%d", n+i), Value: val})
+		}
+		seg = franzV2(b, seg, batch)
+		n += 200
+	}
+	return seg, n
+}
+
+// franzScan walks seg as franz-go's consumer does (kmsg, CRC, kgo
+// decompressor, every record parsed), without copying.
+func franzScan(seg []byte) (int, error) {
+	dec := kgo.DefaultDecompressor()
+	k := 0
+	var rb kmsg.RecordBatch
+	var r kmsg.Record
+	for len(seg) > 0 {
+		n := 12 + int(binary.BigEndian.Uint32(seg[8:]))
+		raw := seg[:n]
+		seg = seg[n:]
+		if err := rb.UnsafeReadFrom(raw); err != nil {
+			return k, err
+		}
+		if uint32(rb.CRC) != crc32.Checksum(raw[21:], castagnoliTab) {
+			return k, fmt.Errorf("crc")
+		}
+		recs, err := dec.Decompress(rb.Records, kgo.CompressionCodecType(rb.Attributes&7))
+		if err != nil {
+			return k, err
+		}
+		for range rb.NumRecords {
+			l, m := binary.Varint(recs)
+			if err := r.UnsafeReadFrom(recs[:m+int(l)]); err != nil {
+				return k, err
+			}
+			recs = recs[m+int(l):]
+			k++
+		}
+	}
+	return k, nil
+}
+
+func benchKafka(b *testing.B, c int8, recfs bool) {
+	seg, n := kafkaBenchSegment(b, c)
+	b.SetBytes(int64(len(seg)))
+	for b.Loop() {
+		var k int64
+		if recfs {
+			tb, err := index.Build(context.Background(), bytes.NewReader(seg), int64(len(seg)), index.Options{Format: codec.Kafka, CacheDir: "-"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k = tb.Len()
+		} else {
+			kk, err := franzScan(seg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			k = int64(kk)
+		}
+		if k != int64(n) {
+			b.Fatalf("%d records, want %d", k, n)
+		}
+	}
+}
+
+// BenchmarkKafkaScanRecfs builds recfs's table of an uncompressed
+// segment (every checksum verified, every record located).
+func BenchmarkKafkaScanRecfs(b *testing.B) { benchKafka(b, 0, true) }
+
+// BenchmarkKafkaScanFranz walks the same segment with franz-go.
+func BenchmarkKafkaScanFranz(b *testing.B) { benchKafka(b, 0, false) }
+
+// BenchmarkKafkaScanZstdRecfs is BenchmarkKafkaScanRecfs for zstd batches.
+func BenchmarkKafkaScanZstdRecfs(b *testing.B) { benchKafka(b, 4, true) }
+
+// BenchmarkKafkaScanZstdFranz is BenchmarkKafkaScanFranz for zstd batches.
+func BenchmarkKafkaScanZstdFranz(b *testing.B) { benchKafka(b, 4, false) }
