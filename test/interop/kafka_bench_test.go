@@ -3,12 +3,12 @@ package interop
 import (
 	"bytes"
 	"context"
-	"math/rand"
-	"strconv"
-	"strings"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/rand"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
