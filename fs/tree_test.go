@@ -513,7 +513,7 @@ func TestDirTreeEmptyRecord(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"seg.log": "", "zero": ""})
 	op := &fakeOpener{}
-	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: quietLogger(),
+	tr, err := NewDir(dir, Options{Open: op.open, Detect: fakeDetect, Logger: codectest.QuietLogger(),
 		EmptyRecord: func(name string) bool { return name == "seg.log" }})
 	if err != nil {
 		t.Fatal(err)
