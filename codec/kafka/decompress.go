@@ -161,7 +161,9 @@ func snappyBlock(dst, src []byte, limit int64) ([]byte, error) {
 		return nil, ErrTooLarge
 	}
 	if cap(dst)-len(dst) < n {
-		nb := make([]byte, len(dst), len(dst)+n)
+		// Grow by doubling (never past the limit), so that a stream of
+		// blocks costs a few copies, not one per block.
+		nb := make([]byte, len(dst), min(max(2*int64(cap(dst)), int64(len(dst)+n)), limit))
 		copy(nb, dst)
 		dst = nb
 	}

@@ -114,11 +114,11 @@ func TestHostileLengths(t *testing.T) {
 	})
 }
 
-// TestCompressionBombs: batches of every codec that decompress to 32 MiB
+// TestCompressionBombs: batches of every codec that decompress to 16 MiB
 // are damage of the limit kind under a 1 MiB MaxDecoded, found without
 // allocating much more than the limit, and the batch after each survives.
 func TestCompressionBombs(t *testing.T) {
-	zeros := make([]byte, 32<<20)
+	zeros := make([]byte, 16<<20)
 	for _, c := range []Compression{Gzip, Snappy, LZ4, Zstd} {
 		for _, xerial := range []bool{false, true} {
 			if xerial && c != Snappy {
