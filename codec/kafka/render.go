@@ -206,39 +206,51 @@ func valueIsNull(frame []byte) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// plainText[c] is true for the ASCII bytes that text shows as they are.
+var plainText = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '\\'
+	}
+	return t
+}()
+
 // appendText appends b escaped as PrepareDecoder says: \N for null, and
-// '=' escaped too in a header name.
+// '=' escaped too in a header name. Runs of bytes shown as they are are
+// copied at once.
 func appendText(dst, b []byte, isNull, name bool) []byte {
 	if isNull {
 		return append(dst, null...)
 	}
-	for len(b) > 0 {
-		c := b[0]
+	start := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if plainText[c] && !(name && c == '=') {
+			i++
+			continue
+		}
 		if c >= 0x80 {
-			r, n := utf8.DecodeRune(b)
-			if r != utf8.RuneError || n > 1 {
-				dst = append(dst, b[:n]...)
-				b = b[n:]
+			if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+				i += n
 				continue
 			}
 		}
-		switch {
-		case c == '\\':
+		dst = append(dst, b[start:i]...)
+		switch c {
+		case '\\':
 			dst = append(dst, '\\', '\\')
-		case c == '\t':
+		case '\t':
 			dst = append(dst, '\\', 't')
-		case c == '\n':
+		case '\n':
 			dst = append(dst, '\\', 'n')
-		case c == '\r':
+		case '\r':
 			dst = append(dst, '\\', 'r')
-		case c < 0x20 || c == 0x7f || c >= 0x80 || (name && c == '='):
-			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
 		default:
-			dst = append(dst, c)
+			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
 		}
-		b = b[1:]
+		i++
+		start = i
 	}
-	return dst
+	return append(dst, b[start:]...)
 }
 
 // appendInt appends v in decimal.
