@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,6 +157,17 @@ func TestKafkaPartitionMount(t *testing.T) {
 			info := infoLines(t, filepath.Join(mnt, p.segments[1], ".recfs"))
 			if f, l := strings.Join(info["first offset"], ""), strings.Join(info["last offset"], ""); f != "120" || l != "239" {
 				t.Errorf(".recfs offsets %s..%s, want 120..239", f, l)
+			}
+
+			// --rw: segments stay read-only (a broker writes them).
+			rw := newMountDir(t)
+			startMount(t, p.dir, rw, "--backend", backend, "--no-cache", "--rw")
+			before := mustRead(t, filepath.Join(p.dir, p.segments[0]))
+			if err := os.WriteFile(filepath.Join(rw, p.segments[0], "new"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("a record created in a segment through --rw: %v, want EROFS", err)
+			}
+			if !bytes.Equal(mustRead(t, filepath.Join(p.dir, p.segments[0])), before) {
+				t.Fatal("the refused write changed the segment")
 			}
 
 			dm := newMountDir(t)
