@@ -597,13 +597,8 @@ func (s *Scanner) tailAs(p int64, why string) {
 func (s *Scanner) zeroFrom(p int64) bool {
 	for p < s.size {
 		b := s.ensure(p, int(min(int64(s.o.Window), s.size-p)))
-		if len(b) == 0 {
+		if len(b) == 0 || !codec.AllZero(b) {
 			return false
-		}
-		for _, x := range b {
-			if x != 0 {
-				return false
-			}
 		}
 		p += int64(len(b))
 	}
