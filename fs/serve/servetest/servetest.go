@@ -1,0 +1,123 @@
+// Package servetest holds what the tests of the network adapters share:
+// a record source of any size that costs no memory, and trees with a
+// directory outside them to attack.
+package servetest
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/fusetest"
+	"github.com/recfs/recfs/index"
+)
+
+// Synth is a read-only fs.Source of N records made on the fly: record n
+// is Record(n). It keeps nothing per record, so a test can serve millions
+// of them and watch the server's memory alone.
+type Synth struct{ N int64 }
+
+var _ fs.Source = Synth{}
+
+// Record returns the bytes of record n: "record <n>\n" followed by n%50
+// letters.
+func Record(n int64) []byte {
+	b := fmt.Appendf(nil, "record %d\n", n)
+	for i := int64(0); i < n%50; i++ {
+		b = append(b, byte('a'+(n+i)%26))
+	}
+	return b
+}
+
+// Len returns the number of records.
+func (s Synth) Len() int64 { return s.N }
+
+// Size returns the length of record n.
+func (s Synth) Size(n int64) int64 { return int64(len(Record(n))) }
+
+// Offset returns a made-up offset: 100 bytes a record.
+func (s Synth) Offset(n int64) int64 { return 100 * n }
+
+// ReadAt reads record n.
+func (s Synth) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if n < 0 || n >= s.N {
+		return 0, index.ErrRange
+	}
+	r := Record(n)
+	if off >= int64(len(r)) {
+		return 0, io.EOF
+	}
+	k := copy(p, r[off:])
+	if k < len(p) {
+		return k, io.EOF
+	}
+	return k, nil
+}
+
+// HasTrailer reports false.
+func (s Synth) HasTrailer() bool { return false }
+
+// TrailerSize returns 0.
+func (s Synth) TrailerSize() int64 { return 0 }
+
+// ReadTrailerAt reads nothing.
+func (s Synth) ReadTrailerAt([]byte, int64) (int, error) { return 0, io.EOF }
+
+// Header returns no entries.
+func (s Synth) Header() []index.HeaderEntry { return nil }
+
+// Damage returns no ranges.
+func (s Synth) Damage() []codec.Damage { return nil }
+
+// Info summarises the source.
+func (s Synth) Info() index.Info {
+	return index.Info{Flavor: "synthetic", Records: s.N, Source: "built", Trailer: -1}
+}
+
+// Close does nothing.
+func (s Synth) Close() error { return nil }
+
+// FileTree returns the tree of one record file served from src.
+func FileTree(t testing.TB, src fs.Source) *fs.Tree {
+	return fusetest.FileTree(t, src, fs.Options{Logger: codectest.QuietLogger()})
+}
+
+// SwapFixture writes a directory tree to serve (src: sub/file.txt,
+// sub/a.log, other.txt, fake record files holding "mine") and, beside it,
+// a directory outside (file.txt and a.log, holding "SECRET").
+func SwapFixture(t testing.TB) (src, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	src, outside = filepath.Join(base, "src"), filepath.Join(base, "outside")
+	fusetest.WriteFiles(t, src, map[string]string{
+		"sub/file.txt": "plain\n",
+		"sub/a.log":    fusetest.FakeLog("mine", "mine too"),
+		"other.txt":    "other\n",
+	})
+	fusetest.WriteFiles(t, outside, map[string]string{
+		"file.txt": "SECRET\n",
+		"a.log":    fusetest.FakeLog("SECRET"),
+	})
+	return src, outside
+}
+
+// Swap replaces path with a symbolic link to target.
+func Swap(t testing.TB, path, target string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// DirTree returns the tree of the directory dir of fake record files.
+func DirTree(t testing.TB, dir string) *fs.Tree {
+	return fusetest.DirTree(t, dir, fs.Options{Logger: codectest.QuietLogger()})
+}
