@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -84,4 +85,28 @@ func (s *Stamps) RecordAttr(dir fs.Node, a *fs.Attr) Stamp {
 		a.Mtime, a.Ctime = st.Rewritten, st.Rewritten
 	}
 	return st
+}
+
+// Attr returns the attributes of n, whose directory is parent, with the
+// stamps folded in: a record directory's times move to its last change,
+// those of its records (and trailer) to the last rewrite, and those of
+// .recfs and .recfs-summary, which change with the directory, to its
+// last change. It returns the stamp that applies to n.
+func (s *Stamps) Attr(ctx context.Context, t *fs.Tree, n, parent fs.Node) (fs.Attr, Stamp, error) {
+	a, err := t.Getattr(ctx, n)
+	if err != nil {
+		return a, Stamp{}, err
+	}
+	var st Stamp
+	switch n.Kind {
+	case fs.KindRecordDir:
+		st = s.Of(n)
+		s.DirAttr(n, &a)
+	case fs.KindRecord, fs.KindTrailerDir, fs.KindTrailer:
+		st = s.RecordAttr(parent, &a)
+	case fs.KindInfo, fs.KindSummary:
+		st = s.Of(parent)
+		s.DirAttr(parent, &a)
+	}
+	return a, st, nil
 }

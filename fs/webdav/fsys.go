@@ -24,6 +24,7 @@ import (
 // io/fs.ErrPermission.
 type FileSystem struct {
 	t      *fs.Tree
+	r      *serve.Resolver
 	stamps *serve.Stamps
 }
 
@@ -57,15 +58,17 @@ func (f *FileSystem) resolve(ctx context.Context, name string) (entry, error) {
 
 // lookup finds the entry at the request path name.
 func (f *FileSystem) lookup(ctx context.Context, name string) (entry, error) {
-	n, parent, err := serve.Resolve(ctx, f.t, name)
+	names, err := serve.Split(name)
 	if err != nil {
 		return entry{}, err
 	}
-	info, err := f.info(ctx, n, parent, path.Base("/"+name))
-	if err != nil {
-		return entry{}, err
-	}
-	return entry{n: n, parent: parent, info: info}, nil
+	var e entry
+	err = f.r.Do(ctx, names, func(n, parent fs.Node) error {
+		info, err := f.info(ctx, n, parent, path.Base("/"+name))
+		e = entry{n: n, parent: parent, info: info}
+		return err
+	})
+	return e, err
 }
 
 // notExist makes the errors that mean "no such entry" match
@@ -79,22 +82,11 @@ func notExist(err error) error {
 
 // info returns the FileInfo of n (parent is its directory).
 func (f *FileSystem) info(ctx context.Context, n, parent fs.Node, name string) (*FileInfo, error) {
-	a, err := f.t.Getattr(ctx, n)
+	a, st, err := f.stamps.Attr(ctx, f.t, n, parent)
 	if err != nil {
 		return nil, err
 	}
-	fi := &FileInfo{name: name, a: a, kind: n.Kind}
-	switch n.Kind {
-	case fs.KindRecordDir:
-		fi.stamp = f.stamps.Of(n)
-		f.stamps.DirAttr(n, &fi.a)
-	case fs.KindRecord, fs.KindTrailerDir, fs.KindTrailer:
-		fi.stamp = f.stamps.RecordAttr(parent, &fi.a)
-	case fs.KindInfo, fs.KindSummary:
-		fi.stamp = f.stamps.Of(parent)
-		f.stamps.DirAttr(parent, &fi.a)
-	}
-	return fi, nil
+	return &FileInfo{name: name, a: a, kind: n.Kind, stamp: st}, nil
 }
 
 // Stat returns the attributes of the entry at name.
@@ -203,7 +195,7 @@ func (f *File) Readdir(count int) ([]os.FileInfo, error) {
 		if !ok {
 			break
 		}
-		c, err := f.fsy.t.Lookup(ctx, f.e.n, de.Name)
+		c, err := f.fsy.r.Lookup(ctx, f.e.n, de.Name)
 		if err != nil {
 			continue // gone since the listing
 		}

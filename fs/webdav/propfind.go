@@ -201,7 +201,7 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request) {
 				return // the client went away
 			}
 			href := path.Join(base, de.Name)
-			c, err := h.t.Lookup(ctx, e.n, de.Name)
+			c, err := h.fsy.r.Lookup(ctx, e.n, de.Name)
 			var fi *FileInfo
 			if err == nil {
 				fi, err = h.fsy.info(ctx, c, e.n, de.Name)

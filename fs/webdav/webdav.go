@@ -53,12 +53,13 @@ type Handler struct {
 	dav *xwebdav.Handler
 }
 
-// New returns the WebDAV handler of t, rooted at the URL path "/".
+// New returns the WebDAV handler of t, rooted at the URL path "/". It
+// keeps the names it looked up (see fs/serve.Resolver) until Close.
 func New(t *fs.Tree, o Options) *Handler {
 	if o.Logger == nil {
 		o.Logger = logrus.StandardLogger()
 	}
-	fsy := &FileSystem{t: t, stamps: o.Stamps}
+	fsy := &FileSystem{t: t, r: serve.NewResolver(t, 0, 0), stamps: o.Stamps}
 	h := &Handler{t: t, o: o, fsy: fsy}
 	h.dav = &xwebdav.Handler{
 		FileSystem: fsy,
@@ -71,6 +72,10 @@ func New(t *fs.Tree, o Options) *Handler {
 	}
 	return h
 }
+
+// Close drops what the handler keeps of the tree (call it before closing
+// the tree).
+func (h *Handler) Close() { h.fsy.r.Close() }
 
 // allowed are the methods a read-only WebDAV server answers.
 var allowed = []string{http.MethodOptions, http.MethodGet, http.MethodHead, "PROPFIND"}

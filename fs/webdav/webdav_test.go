@@ -22,8 +22,9 @@ import (
 // server serves tree over WebDAV for the test.
 func server(t *testing.T, tree *fs.Tree) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(New(tree, Options{}))
-	t.Cleanup(srv.Close)
+	h := New(tree, Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv
 }
 
