@@ -37,7 +37,7 @@ func layerOf(path string) (int, bool) {
 		return 0, true
 	case rel == "index" || strings.HasPrefix(rel, "index/"):
 		return 1, true
-	case rel == "fs/gofuse" || strings.HasPrefix(rel, "fs/gofuse/") || rel == "fs/bazil" || strings.HasPrefix(rel, "fs/bazil/"):
+	case adapter(path) != "":
 		return 3, true
 	case rel == "fs" || strings.HasPrefix(rel, "fs/"):
 		return 2, true
@@ -47,9 +47,16 @@ func layerOf(path string) (int, bool) {
 	return 0, true
 }
 
+// fuseAdapters serve the tree through FUSE; networkAdapters serve it over
+// the network (their shared parts live in fs/serve, below them).
+var (
+	fuseAdapters    = []string{"fs/gofuse", "fs/bazil"}
+	networkAdapters = []string{"fs/webdav", "fs/httpserve", "fs/nfs"}
+)
+
 // adapter returns the adapter a package belongs to ("" for none).
 func adapter(path string) string {
-	for _, a := range []string{"fs/gofuse", "fs/bazil"} {
+	for _, a := range append(fuseAdapters[:len(fuseAdapters):len(fuseAdapters)], networkAdapters...) {
 		if p := module + "/" + a; path == p || strings.HasPrefix(path, p+"/") {
 			return a
 		}
@@ -111,7 +118,7 @@ func checkLayers(pkgs []pkg) []string {
 		if a := adapter(p.path); p.path == module+"/"+a && !slices.Contains(p.imports, module+"/fs") {
 			bad = append(bad, fmt.Sprintf("adapter %s does not build on fs", p.path))
 		}
-		if rank < 3 {
+		if rank < 3 || rank == 3 && !slices.Contains(fuseAdapters, adapter(p.path)) {
 			for _, d := range p.deps {
 				for _, f := range fuseLibraries {
 					if hasPrefixPath(d, f) {
@@ -189,6 +196,9 @@ func TestLayersChecker(t *testing.T) {
 		{"node suite uses FUSE", pkg{path: m("fs/fusetest"), deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "FUSE"},
 		{"fs uses FUSE", pkg{path: m("fs"), deps: []string{"bazil.org/fuse/fs"}}, "FUSE"},
 		{"index uses FUSE", pkg{path: m("index"), deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "FUSE"},
+		{"network adapter uses FUSE", pkg{path: m("fs/webdav"), imports: []string{m("fs")}, deps: []string{"bazil.org/fuse"}}, "FUSE"},
+		{"network adapter imports another", pkg{path: m("fs/httpserve"), imports: []string{m("fs"), m("fs/webdav")}}, "other adapter"},
+		{"network adapter imports fs/serve", pkg{path: m("fs/nfs"), imports: []string{m("fs"), m("fs/serve")}}, ""},
 		{"adapter uses FUSE", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse", m("fs"), m("index")}, deps: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, ""},
 		{"cmd imports all", pkg{path: m("cmd/recfs"), imports: []string{m("fs/gofuse"), m("fs/bazil"), "os"}}, ""},
 		{"index imports os", pkg{path: m("index"), imports: []string{"os", "syscall", m("codec")}}, ""},

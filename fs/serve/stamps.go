@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -109,4 +110,12 @@ func (s *Stamps) Attr(ctx context.Context, t *fs.Tree, n, parent fs.Node) (fs.At
 		s.DirAttr(parent, &a)
 	}
 	return a, st, nil
+}
+
+// ETag returns a strong HTTP validator of an entry with attributes a and
+// stamp st: its inode number (which the tree derives from the source
+// file's identity and the record number), size, time and the rewrites its
+// record directory went through.
+func ETag(a fs.Attr, st Stamp) string {
+	return fmt.Sprintf(`"%x-%x-%x-%x"`, a.Ino, a.Size, a.Mtime.UnixNano(), st.Epoch)
 }

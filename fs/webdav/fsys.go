@@ -261,15 +261,8 @@ func (fi *FileInfo) IsDir() bool { return fi.a.Mode&syscall.S_IFMT == syscall.S_
 // Sys returns the tree's attributes (an fs.Attr).
 func (fi *FileInfo) Sys() any { return fi.a }
 
-// ETag returns a strong validator made of the entry's inode number (which
-// the tree derives from the source file's identity and the record
-// number), size, time and the rewrites its record directory went through.
-func (fi *FileInfo) ETag(context.Context) (string, error) { return ETag(fi.a, fi.stamp), nil }
-
-// ETag returns the validator of an entry with attributes a and stamp st.
-func ETag(a fs.Attr, st serve.Stamp) string {
-	return fmt.Sprintf(`"%x-%x-%x-%x"`, a.Ino, a.Size, a.Mtime.UnixNano(), st.Epoch)
-}
+// ETag returns the entry's validator (see fs/serve.ETag).
+func (fi *FileInfo) ETag(context.Context) (string, error) { return serve.ETag(fi.a, fi.stamp), nil }
 
 // ContentType returns the entry's media type: text for .recfs and
 // .recfs-summary, the extension's type for a passed-through file, bytes
