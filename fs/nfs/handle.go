@@ -33,6 +33,11 @@ import (
 //	15:23  record or trailer item number
 //	23     length L of the anchor's path, or longPath
 //	24:    the path (L bytes), or the 8-byte hash of a long path
+//	       zeros up to a multiple of 4 bytes
+//
+// A handle's length is a multiple of 4: go-nfs reads a handle without the
+// XDR padding after it, so the argument that follows one of another
+// length (ACCESS's mask) would be read from the padding.
 //
 // Paths longer than maxInline bytes are kept in a bounded table of long
 // paths (longPaths entries, least recently used dropped); a handle whose
@@ -130,7 +135,8 @@ func (pt *pathTable) encode(h handle) []byte {
 	binary.BigEndian.PutUint64(b[15:], uint64(h.n))
 	if len(h.path) <= maxInline {
 		b[23] = byte(len(h.path))
-		return append(b, h.path...)
+		b = append(b, h.path...)
+		return append(b, make([]byte, pad4(len(h.path))-len(h.path))...)
 	}
 	b[23] = longPath
 	return binary.BigEndian.AppendUint64(b, pt.put(h.path))
@@ -154,8 +160,8 @@ func (pt *pathTable) decode(b []byte) (handle, error) {
 			return handle{}, errStale
 		}
 		h.path = p
-	case int(b[23]) == len(rest):
-		h.path = string(rest)
+	case int(b[23]) <= maxInline && pad4(int(b[23])) == len(rest) && allZero(rest[b[23]:]):
+		h.path = string(rest[:b[23]])
 	default:
 		return handle{}, errStale
 	}
@@ -163,4 +169,17 @@ func (pt *pathTable) decode(b []byte) (handle, error) {
 		return handle{}, errStale
 	}
 	return h, nil
+}
+
+// pad4 rounds n up to a multiple of 4.
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+// allZero reports whether b holds only zeros.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

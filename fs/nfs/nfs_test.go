@@ -391,3 +391,59 @@ func TestReadBounded(t *testing.T) {
 		t.Fatalf("READ of 64 MiB: count %d eof %d data %d (%v)", count, eof, len(data), x.err)
 	}
 }
+
+// TestAccessGrantsRead: ACCESS (answered by go-nfs, which reads a handle
+// without its XDR padding) grants reading every entry, whatever the
+// length of its path; libnfs's nfs-cat refuses a file otherwise.
+func TestAccessGrantsRead(t *testing.T) {
+	t.Parallel()
+	src, _ := servetest.SwapFixture(t)
+	_, l := start(t, servetest.DirTree(t, src), Options{})
+	r := dialRPC(t, l)
+	for _, c := range []struct{ dir, name string }{
+		{"/", "sub"}, {"/sub", "file.txt"}, {"/sub", "a.log"}, {"/sub/a.log", "000000"}, {"/sub/a.log", "000001"}, {"/sub/a.log", ".recfs"},
+	} {
+		var a xdrWriter
+		a.opaque([]byte(c.dir))
+		st, res := r.call(t, progMount, 3, mountMnt, a.b)
+		x := xdrReader{b: res}
+		if st != 0 || x.u32() != 0 {
+			t.Fatalf("MNT %s: %d %x", c.dir, st, res)
+		}
+		var lw xdrWriter
+		lw.opaque(x.opaque(maxHandle))
+		lw.opaque([]byte(c.name))
+		_, res = r.call(t, progNFS, 3, 3, lw.b) // LOOKUP
+		x = xdrReader{b: res}
+		if x.u32() != 0 {
+			t.Fatalf("LOOKUP %s in %s: %x", c.name, c.dir, res)
+		}
+		fh := x.opaque(maxHandle)
+		if len(fh)%4 != 0 {
+			t.Errorf("%s/%s: a handle of %d bytes", c.dir, c.name, len(fh))
+		}
+		var aw xdrWriter
+		aw.opaque(fh)
+		aw.u32(0x3f) // every ACCESS3 bit
+		_, res = r.call(t, progNFS, 3, 4, aw.b)
+		if len(res) < 8 || binary.BigEndian.Uint32(res) != 0 || binary.BigEndian.Uint32(res[len(res)-4:])&1 == 0 {
+			t.Errorf("ACCESS %s/%s: %x, want READ granted", c.dir, c.name, res)
+		}
+	}
+}
+
+func FuzzHandleDecode(f *testing.F) {
+	pt := newPathTable()
+	f.Add(pt.encode(handle{kind: fs.KindRecord, epoch: 2, ino: 77, n: 5, path: "sub/a.log"}))
+	f.Add(pt.encode(handle{kind: fs.KindDir, path: strings.Repeat("long/", 20)}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := pt.decode(b)
+		if err != nil {
+			return
+		}
+		// A handle that decodes is the one encode writes for it.
+		if again := pt.encode(h); !bytes.Equal(again, b) {
+			t.Fatalf("%x decodes to %+v, which encodes as %x", b, h, again)
+		}
+	})
+}
