@@ -24,7 +24,6 @@ import (
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
-	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
 )
 
@@ -240,65 +239,11 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	// One budget for every recordio reader of this server.
 	recordio.DefaultBlockCache().SetBudget(cacheMem)
 
-	var tree *fs.Tree
-	if s3obj.IsURL(srcAbs) && isS3Prefix(srcAbs) {
-		tree, err = s3DirTree(cmd, srcAbs, iopts, plan, f.hideOther, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
-	} else if s3obj.IsURL(srcAbs) {
-		tree, err = s3Tree(cmd, srcAbs, iopts, plan, f.follow, fs.Options{PendingMem: pendingMem, Owner: owner})
-	} else if srcInfo.IsDir() {
-		tree, err = fs.NewDir(srcAbs, fs.Options{
-			Open: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
-				logrus.WithField("file", sf.Path).Debug("indexing")
-				o := iopts
-				o.Reopen = sf.Reopen
-				t, err := index.OpenFile(ctx, sf.File, sf.Path, o)
-				if err != nil {
-					return nil, err
-				}
-				v, err := viewSource(plan, t, sf.Path)
-				if err != nil {
-					t.Close()
-					return nil, err
-				}
-				return v, nil
-			},
-			Detect: func(r io.ReaderAt, size int64) bool {
-				_, err := index.Detect(r, size)
-				return err == nil
-			},
-			EmptyRecord: index.EmptyRecordName,
-			HideOther:   f.hideOther,
-			ReadWrite:   f.rw,
-			PendingMem:  pendingMem,
-			Owner:       owner,
-			Create: func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
-				nf := newFormat
-				switch strings.ToLower(filepath.Ext(sf.Path)) {
-				case ".rio", ".recordio":
-					nf = codec.RecordIO
-				case ".tfrecord", ".tfrecords":
-					nf = codec.TFRecord
-				}
-				logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
-				o := iopts
-				o.Format, o.Reopen = nf, sf.Reopen
-				return index.CreateFile(ctx, sf.File, sf.Path, nf, nf == codec.RecordIO && f.newTrailer, o)
-			},
-		})
-	} else {
-		var t *index.Table
-		iopts.Reopen = reopenNoFollow(srcAbs)
-		t, err = openTable(cmd, srcAbs, iopts)
-		if err != nil {
-			return err
-		}
-		var v fs.Source
-		if v, err = viewSource(plan, t, srcAbs); err != nil {
-			t.Close()
-			return err
-		}
-		tree, err = fs.NewFile(srcAbs, v, fs.Options{ReadWrite: f.rw, PendingMem: pendingMem, Owner: owner})
-	}
+	tree, err := openTree(cmd, srcAbs, srcInfo, treeSpec{
+		index: iopts, plan: plan, hideOther: f.hideOther, follow: f.follow,
+		rw: f.rw, newFormat: newFormat, newTrailer: f.newTrailer,
+		fs: fs.Options{PendingMem: pendingMem, Owner: owner},
+	})
 	if err != nil {
 		return err
 	}

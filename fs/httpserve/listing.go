@@ -131,7 +131,7 @@ func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request, e *entry) {
 			for i, f := range in.fields {
 				fields[i] = kv{f[0], f[1]}
 			}
-			head["info"], head["damage"] = fields, in.damage
+			head["info"], head["damage"] = fields, append([]damage{}, in.damage...)
 		}
 	}
 	b, _ := json.Marshal(head)

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/decoders"
+	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/fs/httpserve"
+	"github.com/recfs/recfs/fs/nfs"
+	netserve "github.com/recfs/recfs/fs/serve"
+	"github.com/recfs/recfs/fs/webdav"
+	"github.com/recfs/recfs/index/source/s3obj"
+)
+
+func init() { registerCommand(newServeCmd) }
+
+// envPass is the environment variable --pass defaults to (so the password
+// stays out of the process list).
+const envPass = "RECFS_PASS"
+
+// serveFlags are the flags of `recfs serve PROTOCOL`.
+type serveFlags struct {
+	src            *sourceFlags
+	decode         *decodeFlags
+	addr           string
+	user, pass     string
+	htpasswd       string
+	tlsCert        string
+	tlsKey         string
+	anyone         bool
+	maxConns       int
+	follow         bool
+	followInterval time.Duration
+	hideOther      bool
+	cacheMem       string
+}
+
+// protocol is one way recfs serve serves a tree.
+type protocol struct {
+	name, short, long, example string
+	http                       bool // served by an http.Handler (auth and TLS apply)
+}
+
+var protocols = []protocol{
+	{name: "webdav", http: true, short: "Serve SRC read-only over WebDAV (Finder, Explorer, davfs2, rclone)",
+		long: `webdav serves the tree recfs mount would show over WebDAV, read-only:
+GET with Range, ETag and Last-Modified from the source's identity, PROPFIND of
+depth 0 and 1 (a directory of a million records is streamed, never built in
+memory; depth infinity is refused). Every method that would change the tree
+answers 403 with the reason.`,
+		example: `  recfs serve webdav events.log
+  rclone lsf --webdav-url http://127.0.0.1:PORT/ :webdav:
+  recfs serve webdav --addr :8080 --user me --htpasswd ~/.recfs.htpasswd /data/logs`},
+	{name: "http", http: true, short: "Serve SRC read-only over HTTP: files, JSON listings, a browse page",
+		long: `http serves the tree recfs mount would show over plain HTTP, read-only. GET of
+a file returns its bytes (with Range); a directory answers JSON with ?json or
+Accept: application/json (names, sizes, record numbers, offsets, damaged
+ranges; ?offset=N&limit=N page it), a browse page to a browser (records
+paged, each record as text, hex and decoded, damaged ranges marked, a search
+box running grep -rE over raw or decoded records), and a plain index to
+anyone else (what wget -r follows). ?search=RE on a directory streams the
+hits as grep -rn prints them.
+
+Without --decode, the browse page shows each record through the decoder
+--decode auto would pick, and files stay raw; with --decode, the files are
+the decoded texts, as in a mount.`,
+		example: `  recfs serve http --json events.log
+  curl -s 'http://127.0.0.1:PORT/?json' | jq .
+  curl -r 0-99 http://127.0.0.1:PORT/000042
+  wget -r -np http://127.0.0.1:PORT/`},
+	{name: "nfs", short: "Serve SRC read-only over NFSv3 (no FUSE needed on the client)",
+		long: `nfs serves the tree recfs mount would show over NFSv3 (TCP; the MOUNT protocol
+on the same port), read-only: every change answers NFS3ERR_ROFS. File handles
+are derived from the source's identity and record numbers, so they survive a
+restart of the server. NFS has no authentication here: a non-loopback
+--addr needs --insecure-allow-anyone.`,
+		example: `  recfs serve nfs --addr 127.0.0.1:2049 events.log
+  mount -t nfs -o port=2049,mountport=2049,nfsvers=3,tcp,nolock 127.0.0.1:/ /mnt/ev
+  nfs-cat 'nfs://127.0.0.1//000042?version=3&nfsport=2049&mountport=2049'`},
+}
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve PROTOCOL SRC",
+		Short: "Serve a record file (or a tree of them) over WebDAV, HTTP or NFS, without FUSE",
+		Long: `serve shows the tree recfs mount would show (a record file, a directory of
+them, an s3:// object or prefix, with --decode and --follow) to clients over
+the network, read-only, where FUSE is not at hand.
+
+It listens on 127.0.0.1 on a free port unless --addr says otherwise, and
+prints the address once it serves (--json: one JSON line). An address other
+machines can reach needs credentials (--user with --pass or $` + envPass + `, or
+--htpasswd) unless --insecure-allow-anyone is given. SIGINT or SIGTERM stop it:
+requests in progress get a few seconds to finish.`,
+		Example: `  recfs serve webdav events.log
+  recfs serve http --json --follow /var/lib/app/wal
+  recfs serve nfs --addr 127.0.0.1:2049 s3://bucket/logs/`,
+		Args: cobra.NoArgs,
+	}
+	for _, p := range protocols {
+		cmd.AddCommand(newServeProtocolCmd(p))
+	}
+	return cmd
+}
+
+func newServeProtocolCmd(p protocol) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:     p.name + " SRC",
+		Short:   p.short,
+		Long:    p.long,
+		Example: p.example,
+		Args:    cobra.ExactArgs(1),
+	}
+	f.src = addSourceFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", netserve.DefaultAddr, "address to listen on, host:port (port 0: any free port)")
+	fl.BoolVar(&f.anyone, "insecure-allow-anyone", false, "serve an address other machines can reach without credentials")
+	fl.IntVar(&f.maxConns, "max-conns", netserve.DefaultMaxConns, "connections kept open at once (beyond it the longest idle is closed)")
+	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while serving")
+	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
+	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory tree, hide files that are not record files")
+	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file served")
+	if p.http {
+		fl.StringVar(&f.user, "user", "", "require HTTP basic authentication as this user (with --pass or $"+envPass+")")
+		fl.StringVar(&f.pass, "pass", "", "the password of --user (default $"+envPass+")")
+		fl.StringVar(&f.htpasswd, "htpasswd", "", "require HTTP basic authentication by this htpasswd file (bcrypt, MD5-crypt or SHA entries)")
+		fl.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key)")
+		fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	}
+	f.decode = addDecodeFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return runServe(cmd, p, f, args[0]) }
+	return cmd
+}
+
+// credentials returns the credentials the flags ask for (nil: none).
+func (f *serveFlags) credentials() (*netserve.Credentials, error) {
+	pass := f.pass
+	if pass == "" {
+		pass = os.Getenv(envPass)
+	}
+	switch {
+	case f.user != "" && f.htpasswd != "":
+		return nil, usagef("--user and --htpasswd: give one")
+	case f.htpasswd != "":
+		return netserve.LoadHtpasswd(f.htpasswd)
+	case f.user != "" && pass == "":
+		return nil, usagef("--user needs --pass or $%s", envPass)
+	case f.user == "" && f.pass != "":
+		return nil, usagef("--pass goes with --user")
+	case f.user != "":
+		return netserve.NewCredentials(f.user, pass)
+	}
+	return nil, nil
+}
+
+// runServe checks the command line, opens the tree and serves it until
+// the command's context ends.
+func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
+	ctx := cmd.Context()
+	if err := f.decode.check(); err != nil {
+		return err
+	}
+	cacheMem, err := parseSize(f.cacheMem)
+	if err != nil {
+		return usagef("--cache-mem: %v", err)
+	}
+	creds, err := f.credentials()
+	if err != nil {
+		return err
+	}
+	var tlsConf *tls.Config
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert != "" {
+		if tlsConf, err = netserve.LoadTLS(f.tlsCert, f.tlsKey); err != nil {
+			return err
+		}
+	}
+	if err := netserve.CheckExposure(ctx, f.addr, creds != nil || f.anyone); err != nil {
+		return err
+	}
+	iopts, err := f.src.options()
+	if err != nil {
+		return err
+	}
+	srcAbs, srcInfo, err := sourcePath(src)
+	if err != nil {
+		return err
+	}
+	plan, err := f.decode.plan(decode.Output{})
+	if err != nil {
+		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
+	}
+	recordio.DefaultBlockCache().SetBudget(cacheMem)
+	tree, err := openTree(cmd, srcAbs, srcInfo, treeSpec{index: iopts, plan: plan, hideOther: f.hideOther, follow: f.follow})
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	var stamps *netserve.Stamps
+	if f.follow {
+		var stop func()
+		stamps, stop = netserve.Follow(tree, f.followInterval, nil)
+		defer stop()
+	}
+	lg := logrus.WithField("protocol", p.name)
+	l, err := netserve.Listen(f.addr, netserve.Limits{MaxConns: f.maxConns}, lg)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer l.Close()
+
+	var run func() error
+	switch p.name {
+	case "nfs":
+		s := nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg})
+		defer s.Close()
+		run = func() error { return s.Serve(ctx, l) }
+	default:
+		var h http.Handler
+		if p.name == "webdav" {
+			wh := webdav.New(tree, webdav.Options{Stamps: stamps, Logger: lg})
+			defer wh.Close()
+			h = wh
+		} else {
+			ho := httpserve.Options{Stamps: stamps, Logger: lg, Env: browseEnv}
+			if plan == nil {
+				// Raw files; the browse page shows records as --decode auto would.
+				if ho.Decoders, err = decoders.Prepare(decoders.Spec{Mode: decoders.ModeAuto, Params: decode.Params{Open: openFile}}); err != nil {
+					return err
+				}
+			}
+			hh := httpserve.New(tree, ho)
+			defer hh.Close()
+			h = hh
+		}
+		o := netserve.HTTPOptions{Credentials: creds, Realm: "recfs", TLS: tlsConf, Logger: lg}
+		run = func() error { return netserve.ServeHTTP(ctx, l, h, o) }
+	}
+	addr := l.Addr().String()
+	url := serveURL(p, addr, tlsConf != nil)
+	lg.WithFields(logrus.Fields{"source": srcAbs, "url": url}).Info("serving")
+	if err := printServing(cmd, p, srcAbs, addr, url); err != nil {
+		return err
+	}
+	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", srcAbs, p.name, url)); err != nil {
+		lg.WithError(err).Warn("systemd readiness notification failed")
+	}
+	err = run()
+	lg.Info("stopped")
+	return err
+}
+
+// serveURL is where clients find the server listening at addr.
+func serveURL(p protocol, addr string, https bool) string {
+	if p.name == "nfs" {
+		host, port, _ := net.SplitHostPort(addr)
+		return fmt.Sprintf("nfs://%s//?version=3&nfsport=%s&mountport=%s", hostInURL(host), port, port)
+	}
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf("%s://%s/", scheme, net.JoinHostPort(host, port))
+}
+
+// hostInURL brackets an IPv6 host.
+func hostInURL(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return "[" + host + "]"
+	}
+	return host
+}
+
+// printServing prints the start-up line: where the server listens.
+func printServing(cmd *cobra.Command, p protocol, src, addr, url string) error {
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{
+			"status": "serving", "protocol": p.name, "source": src, "addr": addr, "url": url, "pid": os.Getpid(),
+		})
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "serving %s over %s at %s\n", src, p.name, url)
+	return err
+}
+
+// browseEnv describes the record file at path (format as .recfs names it)
+// to the decoder of the browse page, as a mount's view does.
+func browseEnv(path, format string) decode.Env {
+	env := decode.Env{Path: path}
+	if f, err := codec.ParseFormat(format); err == nil {
+		env.Format = f
+	}
+	if !s3obj.IsURL(path) {
+		env.Dir = localDir{dir: filepath.Dir(path)}
+	}
+	return env
+}
