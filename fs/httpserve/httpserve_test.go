@@ -1,15 +1,12 @@
 package httpserve
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	iofs "io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,22 +37,10 @@ func server(t *testing.T, tree *fs.Tree, o Options) *httptest.Server {
 	return srv
 }
 
+// do sends a request without a body (see servetest.Do).
 func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return servetest.Do(t, method, url, hdr, "")
 }
 
 // batch returns a leveldb WriteBatch of one put.
@@ -299,25 +284,6 @@ func iofsCopy(tree *fs.Tree, dir string) error {
 	})
 }
 
-// raw sends a request line exactly as given and returns the status and
-// body.
-func raw(t *testing.T, addr, target string) (int, string) {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", target)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 func TestTraversalRefused(t *testing.T) {
 	t.Parallel()
 	src, outside := servetest.SwapFixture(t)
@@ -328,17 +294,17 @@ func TestTraversalRefused(t *testing.T) {
 		"/sub/%2e%2e/%2e%2e/outside/a.log/0", "/./sub/file.txt", "/sub//file.txt", "/sub/file.txt%00", "/..%5coutside%5cfile.txt",
 		"/sub/%2e%2e/?json", "/%2e%2e/?search=SECRET", "/sub/..%2f..%2f?view",
 	} {
-		status, body := raw(t, addr, target)
+		status, body := servetest.Raw(t, addr, "GET", target)
 		if status != http.StatusNotFound && status != http.StatusBadRequest || strings.Contains(body, "SECRET") {
 			t.Errorf("GET %s: %d %q", target, status, body)
 		}
 	}
-	if status, body := raw(t, addr, "/sub/file.txt"); status != 200 || body != "plain\n" {
+	if status, body := servetest.Raw(t, addr, "GET", "/sub/file.txt"); status != 200 || body != "plain\n" {
 		t.Fatalf("a plain file: %d %q", status, body)
 	}
 	servetest.Swap(t, src+"/sub", outside)
 	for _, p := range []string{"/sub/file.txt", "/sub/a.log/000000", "/sub/?json", "/?search=SECRET", "/sub/a.log/000000?view"} {
-		if status, body := raw(t, addr, p); status == 200 && strings.Contains(p, "sub/") || strings.Contains(body, "SECRET") {
+		if status, body := servetest.Raw(t, addr, "GET", p); status == 200 && strings.Contains(p, "sub/") || strings.Contains(body, "SECRET") {
 			t.Errorf("GET %s after the swap: %d %q", p, status, body)
 		}
 	}

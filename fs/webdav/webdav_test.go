@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -20,34 +19,15 @@ import (
 )
 
 // server serves tree over WebDAV for the test.
+// do and raw send requests (see servetest).
+var do, raw = servetest.Do, servetest.Raw
+
 func server(t *testing.T, tree *fs.Tree) *httptest.Server {
 	t.Helper()
 	h := New(tree, Options{})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv
-}
-
-// do sends one request and returns the response with its body read.
-func do(t *testing.T, method, url string, hdr map[string]string, body string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
 }
 
 func TestGetRecords(t *testing.T) {
@@ -318,25 +298,6 @@ func TestWritesRefused(t *testing.T) {
 	if resp.Header.Get("DAV") != "1" || strings.Contains(resp.Header.Get("Allow"), "PUT") {
 		t.Fatalf("OPTIONS: DAV %q Allow %q", resp.Header.Get("DAV"), resp.Header.Get("Allow"))
 	}
-}
-
-// raw sends a request line exactly as given and returns the status and
-// body.
-func raw(t *testing.T, addr, method, target string) (int, string) {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nDepth: 1\r\nConnection: close\r\n\r\n", method, target)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 func TestTraversalRefused(t *testing.T) {

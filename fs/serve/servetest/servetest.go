@@ -1,13 +1,17 @@
 // Package servetest holds what the tests of the network adapters share:
-// a record source of any size that costs no memory, and trees with a
-// directory outside them to attack.
+// a record source of any size that costs no memory, trees with a
+// directory outside them to attack, and HTTP requests sent as they are.
 package servetest
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
@@ -120,4 +124,46 @@ func Swap(t testing.TB, path, target string) {
 // DirTree returns the tree of the directory dir of fake record files.
 func DirTree(t testing.TB, dir string) *fs.Tree {
 	return fusetest.DirTree(t, dir, fs.Options{Logger: codectest.QuietLogger()})
+}
+
+// Do sends one request and returns the response with its body read.
+func Do(t testing.TB, method, url string, hdr map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// Raw sends a request whose target is written exactly as given (no
+// client cleans it), with "Depth: 1", to the server at addr, and returns
+// the status and body.
+func Raw(t testing.TB, addr, method, target string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nDepth: 1\r\nConnection: close\r\n\r\n", method, target)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
