@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/test/internal/vgw"
 )
 
 // `recfs serve webdav|http|nfs` through the binary, read by real clients:
@@ -398,5 +401,103 @@ func TestServeAuthOffLoopback(t *testing.T) {
 	_, port, _ := strings.Cut(strings.TrimPrefix(s.addr, "[::]"), ":")
 	if r := curl(t, fmt.Sprintf("http://127.0.0.1:%s/events.log/000002", port)); r.stdout != string(recs[2]) {
 		t.Errorf("--insecure-allow-anyone: %q %s", r.stdout, r.stderr)
+	}
+}
+
+// listTotal returns the entries of the JSON listing at url, and its ETag.
+func listTotal(t *testing.T, url string) (int, string) {
+	t.Helper()
+	r := curl(t, "-D", "/dev/stderr", url+"?json")
+	var l struct{ Total int }
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
+		t.Fatalf("listing %s: %v %q", url, err, r.stdout)
+	}
+	etag := ""
+	for _, h := range strings.Split(r.stderr, "\r\n") {
+		if k, v, ok := strings.Cut(h, ": "); ok && strings.EqualFold(k, "etag") {
+			etag = v
+		}
+	}
+	return l.Total, etag
+}
+
+// TestServeFollow: with --follow, records another process appends appear
+// in the listing (whose validator changes) and read as written.
+func TestServeFollow(t *testing.T) {
+	need(t, "curl", "curl")
+	t.Parallel()
+	dir, log, recs := serveFixture(t, 10)
+	s := startServe(t, "http", "--follow", "--follow-interval", "50ms", "--no-cache", dir)
+	url := s.url + "events.log/"
+	total, etag := listTotal(t, url)
+	if total != len(recs)+1 {
+		t.Fatalf("listing: %d entries for %d records", total, len(recs))
+	}
+	input := filepath.Join(t.TempDir(), "more.txt")
+	if err := os.WriteFile(input, []byte("appended one\nappended two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runRecfs(t, "append", "--lines", log, input); r.code != 0 {
+		t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+	}
+	waitUntil(t, func() (bool, string) {
+		n, tag := listTotal(t, url)
+		return n == len(recs)+3 && tag != etag, fmt.Sprintf("%d entries (ETag %s, was %s), want %d", n, tag, etag, len(recs)+3)
+	})
+	if r := curl(t, url+"000011"); r.stdout != "appended two" {
+		t.Fatalf("the appended record: %q %s", r.stdout, r.stderr)
+	}
+}
+
+// TestServeS3: an s3:// object served over HTTP and NFS reads as recfs
+// cat reads it.
+func TestServeS3(t *testing.T) {
+	need(t, "curl", "curl")
+	need(t, "nfs-cat", "libnfs-utils")
+	srv := startS3(t) // sets the environment: not parallel
+	srv.Put(t, "serve/gen.log", genS3Log(t, 11, 40))
+	url := vgw.URL("serve/gen.log")
+	recs := catRecords(t, url)
+	h := startServe(t, "http", "--no-cache", url)
+	for _, n := range []int{0, 7, len(recs) - 1} {
+		if r := curl(t, fmt.Sprintf("%s%06d", h.url, n)); r.stdout != string(recs[n]) {
+			t.Fatalf("record %d over HTTP: %d bytes, want %d: %s", n, len(r.stdout), len(recs[n]), r.stderr)
+		}
+	}
+	nf := startServe(t, "nfs", "--no-cache", url)
+	if r := runCmd(t, "nfs-cat", nf.libnfsURL("/000007")); r.stdout != string(recs[7]) {
+		t.Fatalf("record 7 over NFS: %d bytes, want %d: %s", len(r.stdout), len(recs[7]), r.stderr)
+	}
+}
+
+// TestServeDecode: with --decode the files are the decoded texts, as in a
+// mount; without it, the browse page shows each record decoded as
+// --decode auto would, and a decoded search finds a key.
+func TestServeDecode(t *testing.T) {
+	need(t, "curl", "curl")
+	t.Parallel()
+	dir, want := writeGoleveldbDB(t, 20)
+	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(wals) != 1 {
+		t.Fatalf("WALs %v, want one", wals)
+	}
+	d := startServe(t, "http", "--decode", "batch", wals[0])
+	for _, n := range []int{0, 5, 19} {
+		if r := curl(t, fmt.Sprintf("%s%06d", d.url, n)); r.stdout != want[n] {
+			t.Fatalf("decoded record %d: %q, want %q", n, r.stdout, want[n])
+		}
+	}
+	raw := startServe(t, "http", dir)
+	name := filepath.Base(wals[0])
+	r := curl(t, "-H", "Accept: text/html", raw.url+name+"/000005?view")
+	line, _, _ := strings.Cut(want[5], "\n")
+	if !strings.Contains(r.stdout, "Decoded (batch)") || !strings.Contains(r.stdout, html.EscapeString(line)) {
+		t.Fatalf("the browse page of record 5 lacks %q:\n%s", line, r.stdout)
+	}
+	put := strings.Split(want[5], "\n")[1] // "put KEY VALUE"
+	key := strings.Fields(put)[1]
+	r = curl(t, fmt.Sprintf("%s%s/?search=%s&decoded=1&fixed=1", raw.url, name, neturl.QueryEscape(key)))
+	if !strings.Contains(r.stdout, name+"/000005:") {
+		t.Fatalf("a decoded search for %q: %q", key, r.stdout)
 	}
 }
