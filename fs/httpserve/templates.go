@@ -27,7 +27,7 @@ h2{font-size:16px;margin:1.2em 0 .4em}
 .hit{font-family:ui-monospace,monospace;font-size:13px;white-space:pre-wrap;word-break:break-all;border-bottom:1px solid #eceef1;padding:.15em 0}
 .hit a{color:#0b57b0}mark{background:#ffe08a}
 </style></head><body>
-<header><span class="crumbs">{{range $i, $c := .Crumbs}}{{if $i}} / {{end}}<a href="{{$c.Href}}">{{$c.Name}}</a>{{end}}</span>
+<header><span class="crumbs">{{range $i, $c := .Crumbs}}{{if gt $i 1}} / {{end}}<a href="{{$c.Href}}">{{$c.Name}}</a>{{end}}</span>
 <form class="search" method="get" action="{{.DirHref}}">
 <input type="search" name="search" value="{{.Search.Pattern}}" placeholder="grep -rE pattern" aria-label="search">
 <label><input type="checkbox" name="fixed" value="1"{{if .Search.Fixed}} checked{{end}}> fixed</label>

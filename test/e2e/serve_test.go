@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"image/png"
 	"io"
 	neturl "net/url"
 	"os"
@@ -534,5 +535,58 @@ func TestServeDavfs2(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(mnt, "leak.txt")); err == nil || bytes.Contains(b, []byte("SECRET")) {
 		t.Fatalf("a symbolic link out of the tree read through davfs2: %v %q", err, b)
+	}
+}
+
+// chromium runs headless Chromium with args and a profile of its own.
+func chromium(t *testing.T, args ...string) result {
+	t.Helper()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + t.TempDir(), "--window-size=1200,900"}
+	return runCmd(t, "chromium", append(base, args...)...)
+}
+
+// TestServeBrowseChromium: headless Chromium loads the browse page of a
+// goleveldb WAL (the record list), a record's page (decoded) and a
+// decoded search. The record page's screenshot is kept in
+// $RECFS_TEST_ARTIFACTS when set.
+func TestServeBrowseChromium(t *testing.T) {
+	need(t, "chromium", "chromium")
+	t.Parallel()
+	dir, want := writeGoleveldbDB(t, 30)
+	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(wals) != 1 {
+		t.Fatalf("WALs %v, want one", wals)
+	}
+	name := filepath.Base(wals[0])
+	s := startServe(t, "http", dir)
+	shots := os.Getenv("RECFS_TEST_ARTIFACTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(shots, "serve-http-record.png")
+	r := chromium(t, "--screenshot="+shot, s.url+name+"/000004?view")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, r.stderr)
+	}
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 1200 || cfg.Height != 900 {
+		t.Fatalf("screenshot %s: %v %+v", shot, err, cfg)
+	}
+	t.Logf("screenshot of the record page: %s", shot)
+
+	line, _, _ := strings.Cut(want[4], "\n")
+	for _, c := range []struct{ url, want string }{
+		{s.url + name + "/", `href="000029?view"`},         // the record list
+		{s.url + name + "/000004?view", "Decoded (batch)"}, // a decoded record
+		{s.url + name + "/000004?view", html.EscapeString(line)},
+		{s.url + name + "/?fixed=1&decoded=1&search=" + neturl.QueryEscape(line), name + "/000004</a>:1"}, // a decoded search
+	} {
+		r := chromium(t, "--dump-dom", c.url)
+		if !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%s as Chromium shows it lacks %q:\n%s", c.url, c.want, r.stdout)
+		}
 	}
 }
