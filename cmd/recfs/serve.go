@@ -107,7 +107,13 @@ requests in progress get a few seconds to finish.`,
 		Example: `  recfs serve webdav events.log
   recfs serve http --json --follow /var/lib/app/wal
   recfs serve nfs --addr 127.0.0.1:2049 s3://bucket/logs/`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing protocol: webdav, http or nfs")
+			}
+			return usagef("unknown protocol %q: want webdav, http or nfs", args[0])
+		},
 	}
 	for _, p := range protocols {
 		cmd.AddCommand(newServeProtocolCmd(p))
@@ -120,7 +126,7 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     p.name + " SRC",
 		Short:   p.short,
-		Long:    p.long,
+		Long:    p.long + "\n\n" + decodersHelp(),
 		Example: p.example,
 		Args:    cobra.ExactArgs(1),
 	}
