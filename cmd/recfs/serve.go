@@ -138,7 +138,7 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while serving")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory tree, hide files that are not record files")
-	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decoded (decompressed) recordio data, shared by every file served")
+	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decompressed recordio and compressed TFRecord data, shared by every file served")
 	if p.http {
 		fl.StringVar(&f.user, "user", "", "require HTTP basic authentication as this user (with --pass or $"+envPass+")")
 		fl.StringVar(&f.pass, "pass", "", "the password of --user (default $"+envPass+")")
