@@ -210,7 +210,7 @@ func TestBrowsePages(t *testing.T) {
 	}
 	_, b = do(t, "GET", srv.URL+"/000002?view", html)
 	page = string(b)
-	for _, want := range []string{"Decoded (batch)", "put user0002 value\\x20number\\x202", "00000000  ", "Hex", `href="000001?view"`, `href="000003?view"`} {
+	for _, want := range []string{"Decoded (batch)", `<pre id="decoded">batch seq 102 count 1` + "\nput user0002 value", "00000000  ", "Hex", `href="000001?view"`, `href="000003?view"`} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the record page lacks %q:\n%s", want, page)
 		}
