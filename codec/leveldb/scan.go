@@ -226,8 +226,9 @@ func (s *Scanner) load(nb int64) bool {
 	return true
 }
 
-// step handles the chunk (or trailer, padding, damage) at s.pos. It reports
-// whether a record was completed into s.cur.
+// step handles the chunk (or trailer, padding, damage) at s.pos, handing
+// each outcome of its header to a method of its own. It reports whether a
+// record was completed into s.cur.
 func (s *Scanner) step() bool {
 	hdrOff := s.bOff + int64(s.pos)
 	if !s.inRec && hdrOff >= s.end {
@@ -235,137 +236,189 @@ func (s *Scanner) step() bool {
 		return false
 	}
 	b := s.blk[s.pos:]
-	blkEnd := s.bOff + int64(len(s.blk))
 	if len(b) < logHdrLegacy {
-		// The file ends inside a header (the block is the last one).
-		if codec.AllZero(b) {
-			s.padding(hdrOff, len(b), true)
-		} else {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
-		}
-		s.pos = len(s.blk)
+		s.shortHeader(b, hdrOff)
 		return false
 	}
 	typ := b[6]
 	if typ == 0 && binary.LittleEndian.Uint32(b) == 0 && b[4] == 0 && b[5] == 0 {
-		if codec.AllZero(b[logHdrLegacy:]) {
-			s.padding(hdrOff, len(b), blkEnd == s.size)
-		} else {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
-		}
-		s.pos = len(s.blk)
+		s.zeroHeader(b, hdrOff)
 		return false
 	}
 	hs := logHdrSize(typ)
 	if hs == 0 {
-		s.unknownChunk(b, hdrOff, blkEnd)
+		s.unknownChunk(b, hdrOff)
 		return false
 	}
 	ln := int(binary.LittleEndian.Uint16(b[4:]))
-	if s.pos+hs+ln > logBlockSize {
-		if len(b) < hs && blkEnd == s.size {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
-		} else {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageLength, codec.ErrCorrupt)
-		}
-		s.pos = len(s.blk)
+	if dk, err := s.overrun(b, hs, ln); err != nil {
+		s.dropBlock(hdrOff, dk, err)
 		return false
 	}
-	if hs+ln > len(b) {
-		if len(b) < hs {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
-		} else {
-			s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncChunk, codec.ErrTruncated)
-		}
-		s.pos = len(s.blk)
+	if hs > logHdrLegacy && s.endMarker(b, hdrOff, hs, ln) {
 		return false
-	}
-	if hs > logHdrLegacy {
-		num := binary.LittleEndian.Uint32(b[7:])
-		if typ == 5 && ln == 0 && binary.LittleEndian.Uint32(b) == 0 && (!s.numSet || num == s.info.LogNum+1) {
-			// pebble's end-of-log marker.
-			if !s.numSet {
-				s.setLogNum(num-1, hs)
-			}
-			s.stopAt(hdrOff)
-			s.info.EOFMarker = hdrOff
-			return false
-		}
 	}
 	if !s.crcOK(b, hs, ln) {
-		s.fail(hdrOff, blkEnd-hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
-		s.pos = len(s.blk)
+		s.dropBlock(hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
 		return false
 	}
-	if hs > logHdrLegacy {
-		num := binary.LittleEndian.Uint32(b[7:])
-		if !s.numSet {
-			s.setLogNum(num, hs)
-		} else if num != s.info.LogNum {
-			// Intact data from the file's previous life: end of log.
-			s.staleAt(hdrOff)
-			return false
-		}
-		s.flagFlavour(hs)
+	if hs > logHdrLegacy && !s.ownLog(b, hdrOff, hs) {
+		return false
 	}
-	chunk := Chunk{Off: hdrOff, Len: int32(ln)}
-	next := s.pos + hs + ln
+	return s.chunk(int(typ-1)%4, hdrOff, hs, ln)
+}
+
+// lastBlock reports whether the current block ends the file.
+func (s *Scanner) lastBlock() bool { return s.bOff+int64(len(s.blk)) == s.size }
+
+// dropBlock records damage from off to the end of the block, which the
+// scan then skips: after a bad header nothing in the block can be trusted.
+func (s *Scanner) dropBlock(off int64, dk codec.DamageKind, kind error) {
+	s.fail(off, s.bOff+int64(len(s.blk))-off, dk, kind)
+	s.pos = len(s.blk)
+}
+
+// shortHeader handles a header cut by the end of the file (b, the rest of
+// the file's last block, is shorter than any header): zeros are padding,
+// anything else a truncated header.
+func (s *Scanner) shortHeader(b []byte, hdrOff int64) {
+	if !codec.AllZero(b) {
+		s.dropBlock(hdrOff, codec.DamageTruncHdr, codec.ErrTruncated)
+		return
+	}
+	s.padding(hdrOff, len(b), true)
+	s.pos = len(s.blk)
+}
+
+// zeroHeader handles an all-zero header: the block's padding when the rest
+// of the block is zero too, else a zeroed header in front of data.
+func (s *Scanner) zeroHeader(b []byte, hdrOff int64) {
+	if !codec.AllZero(b[logHdrLegacy:]) {
+		s.dropBlock(hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
+		return
+	}
+	s.padding(hdrOff, len(b), s.lastBlock())
+	s.pos = len(s.blk)
+}
+
+// overrun classifies a chunk of an hs-byte header and ln bytes of payload
+// at the start of b (the rest of the block) that does not fit: a length
+// running past the block is a bad length (or, in the file's last block
+// when b cannot even hold the header, a truncated header); one running past
+// the bytes the block holds is a chunk (or header) cut by the end of the
+// file. Its error is nil when the chunk fits.
+func (s *Scanner) overrun(b []byte, hs, ln int) (codec.DamageKind, error) {
+	cutHdr := len(b) < hs
+	switch {
+	case s.pos+hs+ln > logBlockSize:
+		if cutHdr && s.lastBlock() {
+			return codec.DamageTruncHdr, codec.ErrTruncated
+		}
+		return codec.DamageLength, codec.ErrCorrupt
+	case hs+ln <= len(b):
+		return 0, nil
+	case cutHdr:
+		return codec.DamageTruncHdr, codec.ErrTruncated
+	}
+	return codec.DamageTruncChunk, codec.ErrTruncated
+}
+
+// endMarker reports whether the recyclable chunk at the start of b is
+// pebble's end-of-log marker (type 5, no payload, checksum 0, the log's
+// number plus one), and then ends the log there. The marker is recognized
+// before its checksum is verified, as pebble writes it with none.
+func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
+	num := binary.LittleEndian.Uint32(b[7:])
+	if b[6] != 5 || ln != 0 || binary.LittleEndian.Uint32(b) != 0 || (s.numSet && num != s.info.LogNum+1) {
+		return false
+	}
+	if !s.numSet {
+		s.setLogNum(num-1, hs)
+	}
+	s.stopAt(hdrOff)
+	s.info.EOFMarker = hdrOff
+	return true
+}
+
+// ownLog checks the log number of an intact recyclable chunk at the start
+// of b: the first one met sets the log's number; one of another number is
+// data from the file's previous life, where the log ends. It reports
+// whether the chunk belongs to this log.
+func (s *Scanner) ownLog(b []byte, hdrOff int64, hs int) bool {
+	num := binary.LittleEndian.Uint32(b[7:])
+	if !s.numSet {
+		s.setLogNum(num, hs)
+	} else if num != s.info.LogNum {
+		s.staleAt(hdrOff)
+		return false
+	}
+	s.flagFlavour(hs)
+	return true
+}
+
+// chunk handles an intact chunk of this log, of the given kind (full,
+// first, middle or last). It reports whether a record was completed.
+func (s *Scanner) chunk(kind int, hdrOff int64, hs, ln int) bool {
 	s.liveEnd = hdrOff + int64(hs+ln)
-	kind := int(typ-1) % 4
-	if s.inRec && hs != s.recHdr {
-		if s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
-			return false
-		}
-	}
-	switch kind {
-	case logKindFull, logKindFirst:
-		if s.inRec && s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
-			return false
-		}
-		s.leading = false
-		s.pos = next
-		s.consumed = hdrOff + int64(hs+ln)
-		if kind == logKindFull {
-			s.cur = Record{Off: hdrOff, Len: int64(ln), Hdr: uint8(hs)}
-			return true
-		}
-		s.inRec, s.recOff, s.recLen, s.recHdr = true, hdrOff, int64(ln), hs
-		s.nChunks, s.firstLen, s.lastOff = 1, int32(ln), hdrOff
-		s.chunks = s.chunks[:0]
-		// A FIRST of the writer's layout fills its block.
-		s.canon = int64(ln) == logBlockSize-hdrOff%logBlockSize-int64(hs)
-		if !s.canon {
-			s.chunks = append(s.chunks, chunk)
-		}
+	if s.inRec && hs != s.recHdr && s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
 		return false
 	}
-	if !s.inRec {
-		s.pos = next
-		if s.leading {
-			s.lead = append(s.lead, chunk)
-			s.leadHdr = append(s.leadHdr, uint8(hs))
-		} else {
-			s.addDamage(logDamage(hdrOff, int64(hs+ln), codec.DamageOrphan, codec.ErrCorrupt))
-		}
+	switch {
+	case kind == logKindFull || kind == logKindFirst:
+		return s.recordStart(kind, hdrOff, hs, ln)
+	case !s.inRec:
+		s.orphan(hdrOff, hs, ln)
 		return false
 	}
+	return s.recordMore(kind, hdrOff, hs, ln)
+}
+
+// recordStart handles a FULL chunk (a whole record: it reports true) or a
+// FIRST one (a record begins), dropping any record in progress.
+func (s *Scanner) recordStart(kind int, hdrOff int64, hs, ln int) bool {
+	if s.inRec && s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
+		return false
+	}
+	s.leading = false
+	s.pos += hs + ln
+	s.consumed = hdrOff + int64(hs+ln)
+	if kind == logKindFull {
+		s.cur = Record{Off: hdrOff, Len: int64(ln), Hdr: uint8(hs)}
+		return true
+	}
+	s.inRec, s.recOff, s.recLen, s.recHdr = true, hdrOff, int64(ln), hs
+	s.nChunks, s.firstLen, s.lastOff = 1, int32(ln), hdrOff
+	s.chunks = s.chunks[:0]
+	// A FIRST of the writer's layout fills its block.
+	s.canon = int64(ln) == logBlockSize-hdrOff%logBlockSize-int64(hs)
+	if !s.canon {
+		s.chunks = append(s.chunks, Chunk{Off: hdrOff, Len: int32(ln)})
+	}
+	return false
+}
+
+// orphan handles a MIDDLE or LAST chunk that continues no record: at the
+// start of a split it may continue a record of an earlier split (kept in
+// Lead), else it is damage.
+func (s *Scanner) orphan(hdrOff int64, hs, ln int) {
+	s.pos += hs + ln
+	if s.leading {
+		s.lead = append(s.lead, Chunk{Off: hdrOff, Len: int32(ln)})
+		s.leadHdr = append(s.leadHdr, uint8(hs))
+		return
+	}
+	s.addDamage(logDamage(hdrOff, int64(hs+ln), codec.DamageOrphan, codec.ErrCorrupt))
+}
+
+// recordMore handles a MIDDLE or LAST chunk of the record in progress. It
+// reports whether the record was completed (by a LAST).
+func (s *Scanner) recordMore(kind int, hdrOff int64, hs, ln int) bool {
 	s.consumed = hdrOff + int64(hs+ln)
 	s.recLen += int64(ln)
-	if s.canon {
-		// The writer puts every later chunk at the next block start; a
-		// MIDDLE fills its block, a LAST carries 1..32768-hs bytes.
-		per := logBlockSize - hs
-		ok := s.pos == 0 && hdrOff == s.lastOff-s.lastOff%logBlockSize+logBlockSize &&
-			(ln == per || kind == logKindLast && ln > 0)
-		if !ok {
-			s.canon = false
-			s.chunks = append(s.chunks, Chunk{Off: s.recOff, Len: s.firstLen})
-			for j := 1; j < s.nChunks; j++ {
-				s.chunks = append(s.chunks, Chunk{Off: s.recOff - s.recOff%logBlockSize + int64(j)*logBlockSize, Len: int32(per)})
-			}
-		}
+	if s.canon && !s.writerLayout(kind, hdrOff, hs, ln) {
+		s.listChunks(hs)
 	}
-	s.pos = next
+	s.pos += hs + ln
 	s.nChunks++
 	s.lastOff = hdrOff
 	if !s.canon {
@@ -376,7 +429,7 @@ func (s *Scanner) step() bool {
 			s.addDamage(logDamage(s.recOff, s.consumed-s.recOff, codec.DamageFragmented, codec.ErrLimit))
 			return false
 		}
-		s.chunks = append(s.chunks, chunk)
+		s.chunks = append(s.chunks, Chunk{Off: hdrOff, Len: int32(ln)})
 	}
 	if kind == logKindMiddle {
 		return false
@@ -389,6 +442,26 @@ func (s *Scanner) step() bool {
 	return true
 }
 
+// writerLayout reports whether a continuation chunk (at s.pos, not yet
+// consumed) sits where the writer puts it: at the start of the block after
+// the previous chunk's, a MIDDLE filling its block, a LAST carrying
+// 1..32768-hs bytes.
+func (s *Scanner) writerLayout(kind int, hdrOff int64, hs, ln int) bool {
+	return s.pos == 0 && hdrOff == s.lastOff-s.lastOff%logBlockSize+logBlockSize &&
+		(ln == logBlockSize-hs || kind == logKindLast && ln > 0)
+}
+
+// listChunks leaves the writer's layout for the record in progress: the
+// chunks so far, which the layout implied, are listed in s.chunks.
+func (s *Scanner) listChunks(hs int) {
+	per := logBlockSize - hs
+	s.canon = false
+	s.chunks = append(s.chunks, Chunk{Off: s.recOff, Len: s.firstLen})
+	for j := 1; j < s.nChunks; j++ {
+		s.chunks = append(s.chunks, Chunk{Off: s.recOff - s.recOff%logBlockSize + int64(j)*logBlockSize, Len: int32(per)})
+	}
+}
+
 // unknownChunk handles the chunk at s.pos whose type no flavour defines.
 // Like leveldb C++ (log_reader.cc), it reads the header as a legacy one (in
 // a recyclable or WAL-sync log, first as one of the log's own flavour with
@@ -397,7 +470,7 @@ func (s *Scanner) step() bool {
 // whose checksum holds is skipped alone, reported as "unknown chunk type",
 // and the chunks after it in the block are still read. A record in progress
 // is dropped, as leveldb C++ drops it.
-func (s *Scanner) unknownChunk(b []byte, hdrOff, blkEnd int64) {
+func (s *Scanner) unknownChunk(b []byte, hdrOff int64) {
 	hs := logHdrLegacy
 	ln := int(binary.LittleEndian.Uint16(b[4:]))
 	if s.numSet {
@@ -412,22 +485,18 @@ func (s *Scanner) unknownChunk(b []byte, hdrOff, blkEnd int64) {
 	}
 	switch {
 	case s.pos+hs+ln > logBlockSize:
-		s.fail(hdrOff, blkEnd-hdrOff, codec.DamageLength, codec.ErrCorrupt)
+		s.dropBlock(hdrOff, codec.DamageLength, codec.ErrCorrupt)
 	case hs+ln > len(b):
-		s.fail(hdrOff, blkEnd-hdrOff, codec.DamageTruncChunk, codec.ErrTruncated)
+		s.dropBlock(hdrOff, codec.DamageTruncChunk, codec.ErrTruncated)
 	case !s.crcOK(b, hs, ln):
-		s.fail(hdrOff, blkEnd-hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
+		s.dropBlock(hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
+	case s.inRec && s.endedPastEnd(hdrOff, codec.ErrCorrupt):
 	default:
-		if s.inRec && s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
-			return
-		}
 		s.leading = false
 		s.pos += hs + ln
 		s.liveEnd = hdrOff + int64(hs+ln)
 		s.addDamage(logDamage(hdrOff, int64(hs+ln), codec.DamageType, codec.ErrCorrupt))
-		return
 	}
-	s.pos = len(s.blk)
 }
 
 // endedPastEnd discards the record in progress because a chunk at off
