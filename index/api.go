@@ -1,13 +1,13 @@
 package index
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
 	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // ErrRange is returned for a record number outside [0, Len()).
@@ -23,7 +23,6 @@ type Options struct {
 	LegacyTransform string                  // legacy recordio transform ("flate"); "" infers it from a .grail-rpk-gz name
 	CacheDir        string                  // where saved tables live; "" = <user cache dir>/recfs; "-" = no saved tables
 	Parallel        int                     // scanner goroutines for a build; 0 = GOMAXPROCS
-	BlockCache      int                     // ignored: recordio readers keep decoded data in recordio.DefaultBlockCache, one byte budget for the process (see its SetBudget)
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: open read-write and repair what a crashed append left (through a descriptor that can write; else the first append repairs)
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
@@ -47,12 +46,9 @@ type Options struct {
 	TailMoved func(MovedTail)
 }
 
-// HeaderEntry is one key/value of a recordio header. Value is a bool, int64,
-// uint64 or string.
-type HeaderEntry struct {
-	Key   string
-	Value any
-}
+// HeaderEntry is one key/value of a recordio header (recordio.HeaderEntry):
+// Value is a bool, int64, uint64 or string.
+type HeaderEntry = recordio.HeaderEntry
 
 // Info summarises a table for `recfs info` and the mount's .recfs file.
 type Info struct {
@@ -103,6 +99,3 @@ func (t *Table) Open(n int64) (*Record, error) {
 	}
 	return &Record{t: t, n: n}, nil
 }
-
-// Used by the placeholder until the builder lands.
-var _ = context.Background

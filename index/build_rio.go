@@ -28,9 +28,7 @@ func buildRIOUnguarded(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 	s := &snapshot{format: f, size: size, tab: rt}
 	rt.legacyT = o.LegacyTransform
 	rt.transf = sc.Transformers()
-	for _, h := range sc.Header() {
-		rt.header = append(rt.header, HeaderEntry{Key: h.Key, Value: h.Value})
-	}
+	rt.header = append(rt.header, sc.Header()...)
 	prog := progress{fn: o.Progress, total: size}
 	rel := newBehind(r, 0)
 	lastBlock := int64(-1)

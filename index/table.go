@@ -287,8 +287,8 @@ func (t *Table) rioReader(s *snapshot) (*recordio.Reader, error) {
 	if t.rio != nil && t.rioSnap == s {
 		return t.rio, nil
 	}
-	// Options.BlockCache is ignored: decoded data is kept in the process's
-	// shared cache, under its byte budget.
+	// Decoded data is kept in the process's shared cache
+	// (recordio.DefaultBlockCache), under its byte budget.
 	rt := s.rioT()
 	rd, err := recordio.NewReader(t.src(s), s.size, s.format, rt.transf,
 		recordio.Options{LegacyTransform: rt.legacyT}, 1)
