@@ -27,6 +27,10 @@ var (
 	// ErrShortInput means a stream given to a writer ended before the size
 	// it announced.
 	ErrShortInput = errors.New("codec: input ended before its announced size")
+	// ErrSealed means a file takes no more records at its end: readers would
+	// not see them (a closed or recycled leveldb log). The format's own
+	// sentinels say why and match it too.
+	ErrSealed = errors.New("codec: file takes no more records at its end")
 )
 
 // CorruptError says where and why the bytes of a file could not be trusted.

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/recfs/recfs/codec/leveldb"
-
 	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
@@ -42,7 +40,7 @@ func Errno(err error) syscall.Errno {
 		return syscall.ENODATA
 	case errors.Is(err, ErrReadOnly):
 		return syscall.EROFS
-	case errors.Is(err, ErrImmutable), errors.Is(err, leveldb.ErrClosedLog), errors.Is(err, leveldb.ErrRecycledTail):
+	case errors.Is(err, ErrImmutable), errors.Is(err, codec.ErrSealed):
 		return syscall.EPERM
 	case errors.Is(err, index.ErrDBLocked):
 		return syscall.EBUSY

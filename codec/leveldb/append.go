@@ -1,21 +1,32 @@
 package leveldb
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // Reasons a leveldb log cannot take more records at its end. Records written
-// there anyway would be invisible to every reader.
+// there anyway would be invisible to every reader. Both match
+// codec.ErrSealed under errors.Is.
 var (
 	// ErrClosedLog means the log's writer closed it: the file ends in
 	// pebble's end-of-log marker, and readers stop there.
-	ErrClosedLog = errors.New("codec: log closed by its writer (end-of-log marker)")
+	ErrClosedLog error = &sealedError{"codec: log closed by its writer (end-of-log marker)"}
 	// ErrRecycledTail means the log ends before the end of the file: the
 	// rest is intact data from an earlier life of a recycled file, which
 	// readers take as the end of the log.
-	ErrRecycledTail = errors.New("codec: log ends before stale data of a recycled file")
+	ErrRecycledTail error = &sealedError{"codec: log ends before stale data of a recycled file"}
 )
+
+// sealedError is a reason a log takes no more records; it matches
+// codec.ErrSealed.
+type sealedError struct{ msg string }
+
+func (e *sealedError) Error() string { return e.msg }
+
+// Is reports whether target is codec.ErrSealed.
+func (e *sealedError) Is(target error) bool { return target == codec.ErrSealed }
 
 // CheckAppend reports whether records written at the end of a log of size
 // bytes, which a scan described as in, would be read back: it returns an

@@ -124,7 +124,8 @@ func TestLogWriterRecyclableLayout(t *testing.T) {
 }
 
 // TestLogCheckAppend: a log its writer closed, or one that ends before a
-// recycled file's stale data, cannot take records at its end.
+// recycled file's stale data, cannot take records at its end; both reasons
+// are codec.ErrSealed, which the file system maps without naming leveldb.
 func TestLogCheckAppend(t *testing.T) {
 	t.Parallel()
 	base := readLogVector(t, "pebble-recyclable.log") // end marker at 106373
@@ -150,6 +151,9 @@ func TestLogCheckAppend(t *testing.T) {
 			err := s.Info().CheckAppend(int64(len(c.data)))
 			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
 				t.Fatalf("CheckAppend = %v, want %v", err, c.want)
+			}
+			if sealed := errors.Is(err, codec.ErrSealed); sealed != (c.want != nil) {
+				t.Fatalf("errors.Is(%v, codec.ErrSealed) = %v, want %v", err, sealed, c.want != nil)
 			}
 		})
 	}
