@@ -6,6 +6,7 @@ import (
 
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/etcdwal"
+	"github.com/recfs/recfs/codec/internal/pbwire"
 )
 
 // New returns the decoder of etcd WAL records (--decode etcd); it has no
@@ -243,7 +244,7 @@ func snapshot(l *line, b []byte) error {
 			lists[f.num] = append(lists[f.num], f.v)
 		case f.num >= 1 && f.num <= 4:
 			for p := f.b; len(p) > 0; {
-				v, n := consumeVarint(p)
+				v, n := pbwire.Varint(p)
 				if n <= 0 {
 					return decode.Misfit(-1, "bad packed conf state")
 				}
@@ -494,16 +495,4 @@ func k8sSummary(b []byte) ([][2]string, bool) {
 		out = append(out, [2]string{"name", name})
 	}
 	return out, true
-}
-
-// consumeVarint reads a varint.
-func consumeVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, -1
 }

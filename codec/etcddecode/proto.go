@@ -4,6 +4,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/internal/pbwire"
 )
 
 // field is one field of a protobuf message: its number, wire type, and
@@ -28,16 +29,10 @@ func fields(msg []byte, base int, f func(fl field) error) error {
 		rest := msg[off+n:]
 		var m int
 		switch typ {
-		case protowire.VarintType:
-			fl.v, m = protowire.ConsumeVarint(rest)
+		case protowire.VarintType, protowire.Fixed32Type, protowire.Fixed64Type:
+			fl.v, m = pbwire.Scalar(rest, typ)
 		case protowire.BytesType:
 			fl.b, m = protowire.ConsumeBytes(rest)
-		case protowire.Fixed32Type:
-			var v uint32
-			v, m = protowire.ConsumeFixed32(rest)
-			fl.v = uint64(v)
-		case protowire.Fixed64Type:
-			fl.v, m = protowire.ConsumeFixed64(rest)
 		default:
 			m = protowire.ConsumeFieldValue(num, typ, rest)
 		}

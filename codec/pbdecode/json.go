@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/internal/pbwire"
 )
 
 // Bounds of a rendering: nesting of messages (protoc's default recursion
@@ -286,21 +287,8 @@ func (r *renderer) list(dst []byte, fd protoreflect.FieldDescriptor, m src, dept
 
 // consumeValue reads one value of wire type typ from b.
 func consumeValue(b []byte, typ protowire.Type) (rawField, int) {
-	f := rawField{typ: typ}
-	var n int
-	switch typ {
-	case protowire.VarintType:
-		f.v, n = protowire.ConsumeVarint(b)
-	case protowire.Fixed32Type:
-		var v uint32
-		v, n = protowire.ConsumeFixed32(b)
-		f.v = uint64(v)
-	case protowire.Fixed64Type:
-		f.v, n = protowire.ConsumeFixed64(b)
-	default:
-		n = -1
-	}
-	return f, n
+	v, n := pbwire.Scalar(b, typ)
+	return rawField{typ: typ, v: v}, n
 }
 
 // mapEntry is one entry of a map field: its key's text (the JSON member

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/internal/pbwire"
 )
 
 // Depths of the schemaless decoder, protoc --decode_raw's: RawBudget
@@ -58,16 +59,12 @@ func parseRawField(b []byte, budget int) (rawField, int) {
 	var m int
 	switch typ {
 	case protowire.VarintType:
-		f.v, m = consumeVarint(b[n:])
-	case protowire.Fixed32Type:
-		var v uint32
-		v, m = protowire.ConsumeFixed32(b[n:])
-		f.v = uint64(v)
-	case protowire.Fixed64Type:
-		f.v, m = protowire.ConsumeFixed64(b[n:])
+		f.v, m = pbwire.Varint(b[n:])
+	case protowire.Fixed32Type, protowire.Fixed64Type:
+		f.v, m = pbwire.Scalar(b[n:], typ)
 	case protowire.BytesType:
 		var size uint64
-		size, m = consumeVarint(b[n:])
+		size, m = pbwire.Varint(b[n:])
 		if m >= 0 && size <= uint64(len(b)-n-m) {
 			f.b = b[n+m : n+m+int(size)]
 			m += int(size)
@@ -88,23 +85,10 @@ func parseRawField(b []byte, budget int) (rawField, int) {
 	return f, n + m
 }
 
-// consumeVarint reads a varint as protoc does: at most ten bytes, the
-// bits past 64 dropped.
-func consumeVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, -1
-}
-
 // consumeTag reads a tag as protoc does: a varint of at most ten bytes
 // cut to 32 bits, whose field number must not be 0.
 func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
-	v, n := consumeVarint(b)
+	v, n := pbwire.Varint(b)
 	tag := uint32(v)
 	if n < 0 || tag>>3 == 0 {
 		return 0, 0, -1
