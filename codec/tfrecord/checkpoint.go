@@ -132,23 +132,33 @@ func (x *SeekIndex) Check(size int64) error {
 		return fmt.Errorf("first checkpoint at bit %d, output %d, member %v", p.In, p.Out, p.Member)
 	}
 	for i := range x.Points {
-		p := &x.Points[i]
-		if i > 0 && (p.In <= x.Points[i-1].In || p.Out < x.Points[i-1].Out) {
-			return fmt.Errorf("checkpoint %d (bit %d, output %d) not after the one before it", i, p.In, p.Out)
+		if err := x.checkPoint(i, size); err != nil {
+			return err
 		}
-		end := x.spanEnd(i)
-		if p.In < 0 || (p.In >= 8*size && i > 0) || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
-			return fmt.Errorf("checkpoint %d at bit %d, output %d (member from %d, span end %d, file %d bytes)", i, p.In, p.Out, p.MemberOut, end, size)
-		}
-		if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || len(p.Window) != 0) {
-			return fmt.Errorf("checkpoint %d at a member header carries state", i)
-		}
-		if !p.Member && (p.WindowLen != int(min(windowSize, p.Out-p.MemberOut)) || len(p.Window) == 0 || len(p.Window) > maxWindowEncoded) {
-			return fmt.Errorf("checkpoint %d: window of %d bytes (%d deflated) after %d bytes of its member", i, p.WindowLen, len(p.Window), p.Out-p.MemberOut)
-		}
-		if p.Unit < unitMin || p.Unit > unitMax || int64(len(p.Sums)) != unitCount(end-p.Out, p.Unit) {
-			return fmt.Errorf("checkpoint %d: %d unit checksums of 2^%d bytes for %d bytes", i, len(p.Sums), p.Unit, end-p.Out)
-		}
+	}
+	return nil
+}
+
+// checkPoint verifies checkpoint i of x (see Check): after the one before
+// it, inside the file and its span, carrying state only when it is not at a
+// member header, with a window and unit checksums of the lengths they imply.
+func (x *SeekIndex) checkPoint(i int, size int64) error {
+	p := &x.Points[i]
+	if i > 0 && (p.In <= x.Points[i-1].In || p.Out < x.Points[i-1].Out) {
+		return fmt.Errorf("checkpoint %d (bit %d, output %d) not after the one before it", i, p.In, p.Out)
+	}
+	end := x.spanEnd(i)
+	if p.In < 0 || (p.In >= 8*size && i > 0) || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
+		return fmt.Errorf("checkpoint %d at bit %d, output %d (member from %d, span end %d, file %d bytes)", i, p.In, p.Out, p.MemberOut, end, size)
+	}
+	if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || len(p.Window) != 0) {
+		return fmt.Errorf("checkpoint %d at a member header carries state", i)
+	}
+	if !p.Member && (p.WindowLen != int(min(windowSize, p.Out-p.MemberOut)) || len(p.Window) == 0 || len(p.Window) > maxWindowEncoded) {
+		return fmt.Errorf("checkpoint %d: window of %d bytes (%d deflated) after %d bytes of its member", i, p.WindowLen, len(p.Window), p.Out-p.MemberOut)
+	}
+	if p.Unit < unitMin || p.Unit > unitMax || int64(len(p.Sums)) != unitCount(end-p.Out, p.Unit) {
+		return fmt.Errorf("checkpoint %d: %d unit checksums of 2^%d bytes for %d bytes", i, len(p.Sums), p.Unit, end-p.Out)
 	}
 	return nil
 }
