@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -309,7 +310,8 @@ func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off
 
 func newCatCmd() *cobra.Command {
 	var sep, data string
-	var trailer, number bool
+	var trailer, number, follow bool
+	var followInterval time.Duration
 	var dec *decodeFlags
 	cmd := &cobra.Command{
 		Use:   "cat FILE [N | A-B | A- | last:K ...]",
@@ -341,6 +343,15 @@ sequence number; --json writes JSON Lines instead. A record the decoder
 does not fit stops cat with exit status 1 after what came before it.
 --decode auto picks the decoder by the records' content.
 
+--follow (-f) goes on after the selected records, as tail -f does: it writes
+every record appended to the file (by a database, by recfs append) until
+interrupted (Ctrl-C ends it with status 0). The selection is then none
+(from record 0), A- or last:K. It follows the rules of a --follow mount: a
+record still being written appears once complete, and a file rewritten,
+truncated or replaced is written again from its record 0 once it has
+settled (a line on standard error says so). --number, --json and --decode
+work as without it.
+
 In a damaged file the records that survive are numbered as found, so record
 N after the first damaged range is not the writer's N-th: cat then prints
 one warning line on standard error naming the first damaged offset.`,
@@ -352,6 +363,7 @@ one warning line on standard error naming the first damaged offset.`,
   recfs cat --number events.log | grep -F 'user=42'
   recfs cat --decode batch --number db/000042.log | grep 'hello world'
   recfs cat --decode example --json train.tfrecord | jq '.features.label'
+  recfs cat --follow --decode batch db/000042.log last:5   # tail -f of a live WAL
   recfs cat --json --data text events.log | jq -r 'select(.data | test("error")) | .n'`,
 		Args: cobra.MinimumNArgs(1),
 	}
@@ -364,6 +376,8 @@ one warning line on standard error naming the first damaged offset.`,
 	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
 	dec = addDecodeFlags(cmd)
 	offsets := addOffsetFlag(cmd)
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "after the records, write every record appended to the file until interrupted (as tail -f)")
+	cmd.Flags().DurationVar(&followInterval, "follow-interval", 0, "with --follow: how often the file is checked (default 500ms)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
@@ -402,6 +416,17 @@ one warning line on standard error naming the first damaged offset.`,
 			return usagef("--trailer takes no record selection")
 		case len(sel) > 0 && len(offs) > 0:
 			return usagef("select records by number or by --offset, not both")
+		}
+		m := catMode{asJSON: asJSON, number: number, text: data == "text", sep: sepText, buf: make([]byte, copyBufSize)}
+		switch {
+		case follow && trailer:
+			return usagef("--follow is for records; --trailer writes the trailer once")
+		case follow && len(offs) > 0:
+			return usagef("--follow starts at a record number (A- or last:K), not at --offset")
+		case follow:
+			return catFollow(cmd, args[0], o, sel, m, dec, followInterval)
+		case cmd.Flags().Changed("follow-interval"):
+			return usagef("--follow-interval is for --follow")
 		}
 		var t *index.Table
 		if len(sel) == 0 && len(offs) == 0 && !trailer {
@@ -452,7 +477,6 @@ one warning line on standard error naming the first damaged offset.`,
 		if dec.decoding() {
 			return catDecoded(cmd, w, t, args[0], rs, len(sel) == 0 && len(offs) == 0, dec, asJSON, number, sepText)
 		}
-		buf := make([]byte, copyBufSize)
 		ctx := cmd.Context()
 		for _, r := range rs {
 			for n := r.lo; n < r.hi; n++ {
@@ -460,25 +484,8 @@ one warning line on standard error naming the first damaged offset.`,
 					w.Flush()
 					return err
 				}
-				var err error
-				switch {
-				case asJSON:
-					err = writeRecordJSON(ctx, w, t, n, buf, data == "text")
-				case number:
-					if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil {
-						err = copyRecord(ctx, w, t, n, buf)
-					}
-				default:
-					err = copyRecord(ctx, w, t, n, buf)
-				}
-				if err != nil {
+				if err := m.write(ctx, w, t, n); err != nil {
 					w.Flush()
-					return err
-				}
-				if asJSON {
-					continue
-				}
-				if _, err := w.WriteString(sepText); err != nil {
 					return err
 				}
 			}
@@ -492,16 +499,9 @@ one warning line on standard error naming the first damaged offset.`,
 // flags say, then, when all were asked for, the decoder's summary.
 func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string, rs []recordRange, all bool,
 	f *decodeFlags, asJSON, number bool, sep string) error {
-	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(recordNumber(0, t.Len()))})
+	s, err := catSession(f, t, path, asJSON, number)
 	if err != nil {
 		return err
-	}
-	s, why, err := plan.Open(t, decodeEnv(path, t))
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return usagef("--decode %s: %s: %s; say which decoder with --decode NAME", f.mode, path, why)
 	}
 	ctx := cmd.Context()
 	var out []byte
@@ -511,6 +511,7 @@ func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string
 				w.Flush()
 				return err
 			}
+			var err error
 			out, err = s.Render(out[:0], t, 0, n)
 			if _, werr := w.Write(out); werr != nil {
 				return werr
@@ -525,6 +526,7 @@ func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string
 		}
 	}
 	if all {
+		var err error
 		out, _, err = s.Summary(out[:0], t, 0)
 		if _, werr := w.Write(out); werr != nil {
 			return werr
@@ -535,4 +537,21 @@ func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string
 		}
 	}
 	return w.Flush()
+}
+
+// catSession opens the decoding session the flags f ask for over t, the
+// file at path.
+func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool) (*decode.Session, error) {
+	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(recordNumber(0, t.Len()))})
+	if err != nil {
+		return nil, err
+	}
+	s, why, err := plan.Open(t, decodeEnv(path, t))
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, usagef("--decode %s: %s: %s; say which decoder with --decode NAME", f.mode, path, why)
+	}
+	return s, nil
 }
