@@ -260,7 +260,7 @@ func headerValueText(v any) string {
 func newInfoCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "info FILE",
+		Use:   "info FILE|DIR...",
 		Short: "Describe a record file: format, records, header, trailer, damage",
 		Long: `info opens a record file (building or loading its index) and prints its
 format and flavour, size, record count, total payload bytes, recordio header
@@ -271,6 +271,12 @@ For a Kafka segment it also prints the segment's facts: batches, message
 formats and compression codecs seen (batches of each), first and last
 offset, first, last and largest timestamp, producers and their ids,
 transactional and control batches, commit and abort markers.
+
+Several files, or a directory (searched recursively for record files, as
+grep -r does; other files are counted, not opened), give one report per
+file, then a summary line; a file that cannot be read is reported on
+standard error and the others go on; the exit status is 1 if any failed.
+With --json each file is one object (a failed one {"path","error"}).
 
 With --json it prints one object with the fields path, format, flavor, size,
 records, payload_bytes, header ([{key, type, value}]), has_trailer,
@@ -283,11 +289,13 @@ and mount would show the records with, and why: auto's choice by the
 first records, or why it leaves them raw ("decode", "decode_why").`,
 		Example: `  recfs info events.log
   recfs info --json data.rio | jq .records
+  recfs info shards/*.tfrecord
+  recfs info --json /var/lib/db | jq -r '[.path, .records] | @tsv'
   recfs info --format leveldb --strict 000123.log`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object per file")
 	dec := addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
@@ -297,21 +305,28 @@ first records, or why it leaves them raw ("decode", "decode_why").`,
 		if err := dec.check(); err != nil {
 			return err
 		}
-		t, err := openTable(cmd, args[0], o)
-		if err != nil {
+		one := func(path string) (fileStatus, error) {
+			t, err := openTable(cmd, path, o)
+			if err != nil {
+				return fileFailed, err
+			}
+			defer t.Close()
+			in := tableInfo(path, t)
+			if dec.decoding() {
+				if in.Decode, in.DecodeWhy, err = dec.choice(t, path); err != nil {
+					return fileFailed, err
+				}
+			}
+			if asJSON {
+				return fileOK, writeJSON(cmd.OutOrStdout(), in)
+			}
+			return fileOK, writeInfoText(cmd.OutOrStdout(), in)
+		}
+		if singleFile(args) {
+			_, err := one(args[0])
 			return err
 		}
-		defer t.Close()
-		in := tableInfo(args[0], t)
-		if dec.decoding() {
-			if in.Decode, in.DecodeWhy, err = dec.choice(t, args[0]); err != nil {
-				return err
-			}
-		}
-		if asJSON {
-			return writeJSON(cmd.OutOrStdout(), in)
-		}
-		return writeInfoText(cmd.OutOrStdout(), in)
+		return eachFile(cmd, args, "", one)
 	}
 	return cmd
 }

@@ -6,13 +6,16 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/index"
 )
 
 // lsJSON is one line of `recfs ls --json` (JSON Lines: one object a line).
 type lsJSON struct {
-	N      int64 `json:"n"`      // record number
-	Offset int64 `json:"offset"` // file offset of the record's first framing byte
-	Length int64 `json:"length"` // payload length in bytes
+	File   string `json:"file,omitempty"` // the file, when ls lists several
+	N      int64  `json:"n"`              // record number
+	Offset int64  `json:"offset"`         // file offset of the record's first framing byte
+	Length int64  `json:"length"`         // payload length in bytes
 	// KafkaOffset, for Kafka segments, is the record's Kafka offset.
 	KafkaOffset *int64 `json:"kafka_offset,omitempty"`
 }
@@ -30,7 +33,7 @@ func appendRight(b []byte, v int64, width int) []byte {
 func newLsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ls FILE [N | A-B | A- | last:K ...]",
+		Use:   "ls FILE|DIR... [N | A-B | A- | last:K ...]",
 		Short: "List records: number, file offset, length",
 		Long: `ls prints one line per record: its number, the file offset of its first
 framing byte (chunk header for leveldb logs, block for recordio) and its
@@ -49,13 +52,24 @@ prints one warning line on standard error naming the first damaged offset.
 
 An s3://bucket/prefix/ URL (ending in "/") lists the objects and prefixes
 directly under it instead, one a line, prefixes ending in "/" (with --json:
-{"name":NAME,"dir":BOOL,"size":BYTES}).`,
+{"name":NAME,"dir":BOOL,"size":BYTES}).
+
+A local directory lists its entries, one a line: the format of each file
+("other" for a file that is no record file, "dir" for a directory), its
+size and its name (directories end in "/"); with --json
+{"name","dir","size","format"}. Several operands are listed one after the
+other, each after a line "NAME:" (with --json every record line names its
+"file"); the selections apply to each file. An operand that fails is
+reported on standard error and the others go on; the exit status is 1 if
+any failed. A file named like a selection is written ./5.`,
 		Example: `  recfs ls events.log
   recfs ls events.log 100-199
   recfs ls --json data.rio | jq -s 'max_by(.length)'
   recfs ls events.log | sort -k3 -n | tail -1     # longest record
   recfs ls --offset 5000-5099 orders-0/00000000000000004000.log
-  recfs ls s3://bucket/logs/                      # objects and prefixes under a prefix`,
+  recfs ls s3://bucket/logs/                      # objects and prefixes under a prefix
+  recfs ls /var/lib/db                            # which files are record files
+  recfs ls shards/*.tfrecord last:1               # the last record of each shard`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
@@ -70,71 +84,81 @@ directly under it instead, one a line, prefixes ending in "/" (with --json:
 		if err != nil {
 			return err
 		}
-		if isS3Prefix(args[0]) {
-			if len(args) > 1 {
-				return usagef("%s is a prefix: it lists its objects, without record selections", args[0])
-			}
-			return lsS3Prefix(cmd, args[0], asJSON)
-		}
-		sel, err := parseRanges(args[1:])
+		files, sel, err := splitLsOperands(args)
 		if err != nil {
 			return err
 		}
-		t, err := openTable(cmd, args[0], o)
-		if err != nil {
-			return err
+		if len(files) == 1 && !isLocalDir(files[0]) {
+			return lsOne(cmd, files[0], sel, offs, o, asJSON, "")
 		}
-		defer t.Close()
-		warnDamaged(cmd.ErrOrStderr(), args[0], t.Damage())
-		var rs []recordRange
-		switch {
-		case len(offs) > 0 && len(sel) > 0:
-			return usagef("select records by number or by --offset, not both")
-		case len(offs) > 0:
-			rs, err = offsetRanges(t, args[0], offs)
-		default:
-			rs, err = resolveRanges(sel, t.Len())
-		}
-		if err != nil {
-			return err
-		}
-		// Column widths from the largest possible values, so the output
-		// streams without a first pass.
-		nw := len(strconv.FormatInt(max(t.Len()-1, 0), 10))
-		ow := len(strconv.FormatInt(t.Info().FileSize, 10))
-		w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-		enc := json.NewEncoder(w)
-		var line []byte
-		ctx := cmd.Context()
-		for _, r := range rs {
-			for n := r.lo; n < r.hi; n++ {
-				if n&0xfff == 0 && ctx.Err() != nil {
-					w.Flush()
-					return ctx.Err()
-				}
-				seq, hasSeq := t.Seq(n)
-				if asJSON {
-					l := lsJSON{N: n, Offset: t.Offset(n), Length: t.Size(n)}
-					if hasSeq {
-						l.KafkaOffset = &seq
-					}
-					if err := enc.Encode(l); err != nil {
-						return err
-					}
-					continue
-				}
-				line = appendRight(line[:0], n, nw)
-				line = appendRight(append(line, "  "...), t.Offset(n), ow)
-				line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
-				if hasSeq {
-					line = strconv.AppendInt(append(line, "  "...), seq, 10)
-				}
-				if _, err := w.Write(append(line, '\n')); err != nil {
-					return err
-				}
-			}
-		}
-		return w.Flush()
+		return lsMany(cmd, files, sel, offs, o, asJSON)
 	}
 	return cmd
+}
+
+// lsOne lists one operand of ls: the records of a file selected by sel or
+// offs (file, when not empty, goes in every JSON line), or the entries of
+// an S3 prefix.
+func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool, file string) error {
+	if isS3Prefix(path) {
+		if len(sel) > 0 || len(offs) > 0 {
+			return usagef("%s is a prefix: it lists its objects, without record selections", path)
+		}
+		return lsS3Prefix(cmd, path, asJSON)
+	}
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	var rs []recordRange
+	switch {
+	case len(offs) > 0 && len(sel) > 0:
+		return usagef("select records by number or by --offset, not both")
+	case len(offs) > 0:
+		rs, err = offsetRanges(t, path, offs)
+	default:
+		rs, err = resolveRanges(sel, t.Len())
+	}
+	if err != nil {
+		return err
+	}
+	// Column widths from the largest possible values, so the output
+	// streams without a first pass.
+	nw := len(strconv.FormatInt(max(t.Len()-1, 0), 10))
+	ow := len(strconv.FormatInt(t.Info().FileSize, 10))
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	enc := json.NewEncoder(w)
+	var line []byte
+	ctx := cmd.Context()
+	for _, r := range rs {
+		for n := r.lo; n < r.hi; n++ {
+			if n&0xfff == 0 && ctx.Err() != nil {
+				w.Flush()
+				return ctx.Err()
+			}
+			seq, hasSeq := t.Seq(n)
+			if asJSON {
+				l := lsJSON{File: file, N: n, Offset: t.Offset(n), Length: t.Size(n)}
+				if hasSeq {
+					l.KafkaOffset = &seq
+				}
+				if err := enc.Encode(l); err != nil {
+					return err
+				}
+				continue
+			}
+			line = appendRight(line[:0], n, nw)
+			line = appendRight(append(line, "  "...), t.Offset(n), ow)
+			line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
+			if hasSeq {
+				line = strconv.AppendInt(append(line, "  "...), seq, 10)
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Flush()
 }

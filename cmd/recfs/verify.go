@@ -113,7 +113,7 @@ var errDamaged = errors.New("damage found")
 func newVerifyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "verify FILE",
+		Use:   "verify FILE|DIR...",
 		Short: "Scan a record file, check every checksum, read every record back",
 		Long: `verify scans the whole file afresh (never trusting a saved index), checking
 every checksum, then reads every record and the trailer back through the
@@ -124,51 +124,63 @@ failed on read-back.
 The bytes after the end of a recycled RocksDB/pebble log (what is left of
 the file's previous life) are listed as "stale", not as damage.
 
+Several files, or a directory (searched recursively for record files, as
+grep -r does), give one report per file, then a summary line; with --json
+one object per file (a file that could not be read: {"path","error"}).
+
 Exit status: 0 when the file is clean, 1 when anything was damaged or
-unreadable (also with --strict, where the first damage ends the scan).`,
+unreadable (also with --strict, where the first damage ends the scan); with
+several files, 1 when any was.`,
 		Example: `  recfs verify events.log
   recfs verify --json data.rio | jq .damage
-  for f in *.log; do recfs verify "$f" >/dev/null || echo "damaged: $f"; done`,
-		Args: cobra.ExactArgs(1),
+  recfs verify /var/lib/db | tail -1        # the summary line
+  recfs verify --json shards/ | jq -r 'select(.ok != true) | .path'`,
+		Args: cobra.MinimumNArgs(1),
 	}
 	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as a JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as a JSON object (one per file)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o, err := src.options()
 		if err != nil {
 			return err
 		}
-		// Always a full fresh scan; reads go through a read-ahead window.
-		st, err := openSequential(cmd, args[0], o)
-		if err != nil {
-			return err
+		one := func(path string) (fileStatus, error) {
+			// Always a full fresh scan; reads go through a read-ahead window.
+			st, err := openSequential(cmd, path, o)
+			if err != nil {
+				return fileFailed, err
+			}
+			defer st.Close()
+			var progress func(int64, int64)
+			bar := newProgressBar(cmd.ErrOrStderr(), "reading "+path)
+			if bar != nil {
+				progress = bar.Update
+			}
+			v, err := verifyTable(cmd, path, st.Table, progress)
+			if bar != nil {
+				bar.Done()
+			}
+			if err != nil {
+				return fileFailed, err
+			}
+			if asJSON {
+				err = writeJSON(cmd.OutOrStdout(), v)
+			} else {
+				err = writeVerifyText(cmd.OutOrStdout(), v)
+			}
+			if err != nil || v.OK {
+				return fileOK, err
+			}
+			return fileBad, nil
 		}
-		defer st.Close()
-		t := st.Table
-		var progress func(int64, int64)
-		bar := newProgressBar(cmd.ErrOrStderr(), "reading "+args[0])
-		if bar != nil {
-			progress = bar.Update
+		if !singleFile(args) {
+			return eachFile(cmd, args, "damaged", one)
 		}
-		v, err := verifyTable(cmd, args[0], t, progress)
-		if bar != nil {
-			bar.Done()
-		}
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			err = writeJSON(cmd.OutOrStdout(), v)
-		} else {
-			err = writeVerifyText(cmd.OutOrStdout(), v)
-		}
-		if err != nil {
-			return err
-		}
-		if !v.OK {
+		st, err := one(args[0])
+		if err == nil && st == fileBad {
 			return &exitError{code: exitFailure, silent: true, err: errDamaged}
 		}
-		return nil
+		return err
 	}
 	return cmd
 }

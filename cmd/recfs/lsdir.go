@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/index"
+)
+
+// splitLsOperands splits ls's arguments into the operands (the first, and
+// each one after it up to the first that reads as a record selection) and
+// the selections.
+func splitLsOperands(args []string) (files []string, sel []recordRange, err error) {
+	i := 1
+	for ; i < len(args); i++ {
+		if _, err := parseRanges(args[i : i+1]); err == nil {
+			break
+		}
+	}
+	sel, err = parseRanges(args[i:])
+	if err != nil {
+		return nil, nil, usagef("%v (the files come first: ls FILE... SELECTION...)", err)
+	}
+	return args[:i], sel, nil
+}
+
+// isLocalDir reports whether path is a local directory.
+func isLocalDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// lsMany lists several operands, or one local directory: each after a
+// line "NAME:" when there are several, a blank line between them. A failed
+// operand is reported on standard error and the others go on.
+func lsMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	failed := 0
+	for i, f := range files {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		if len(files) > 1 && !asJSON {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "%s:\n", f)
+		}
+		var err error
+		switch {
+		case isLocalDir(f) && (len(sel) > 0 || len(offs) > 0):
+			err = usagef("%s is a directory: it lists its files, without record selections", f)
+		case isLocalDir(f):
+			err = lsLocalDir(cmd, f, asJSON)
+		default:
+			file := ""
+			if len(files) > 1 {
+				file = f
+			}
+			err = lsOne(cmd, f, sel, offs, o, asJSON, file)
+		}
+		if err != nil {
+			if cmd.Context().Err() != nil || exitCode(err) == exitUsage {
+				return err
+			}
+			failed++
+			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(f, err))
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
+	}
+	return nil
+}
+
+// lsDirJSON is one entry of `recfs ls --json DIR`.
+type lsDirJSON struct {
+	Name   string `json:"name"`
+	Dir    bool   `json:"dir"`
+	Size   int64  `json:"size"`
+	Format string `json:"format"` // a record format, "other" or "dir"
+}
+
+// lsLocalDir lists the entries of a local directory with each file's
+// format (read from its first bytes) and size.
+func lsLocalDir(cmd *cobra.Command, dir string, asJSON bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(cmd.OutOrStdout())
+	enc := json.NewEncoder(w)
+	for _, e := range ents {
+		d := lsDirJSON{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
+		if !e.IsDir() {
+			d.Format = fileFormat(filepath.Join(dir, e.Name()), &d.Size)
+		}
+		if asJSON {
+			if err := enc.Encode(d); err != nil {
+				return err
+			}
+			continue
+		}
+		size, name := fmt.Sprint(d.Size), d.Name
+		if d.Dir {
+			size, name = "-", name+"/"
+		}
+		fmt.Fprintf(w, "%-15s %12s  %s\n", d.Format, size, name)
+	}
+	return w.Flush()
+}
+
+// fileFormat returns the record format of the file at p ("other" for any
+// other file, unreadable ones included) and stores its size in size.
+func fileFormat(p string, size *int64) string {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "other"
+	}
+	*size = fi.Size()
+	f, err := os.Open(p)
+	if err != nil {
+		return "other"
+	}
+	defer f.Close()
+	format, err := index.Detect(f, fi.Size())
+	if err != nil {
+		return "other"
+	}
+	return format.String()
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/source/s3obj"
+)
+
+// A command that takes many FILE operands (info, verify) runs on each file
+// named and on each record file under a directory named, like grep -r:
+// one file's failure is reported and the others go on, a summary line
+// ends the output, and the exit status is 1 when any file failed.
+// With a single file operand the command behaves as it always did.
+
+// operandFile is one file a multi-operand command works on.
+type operandFile struct {
+	path  string
+	named bool // on the command line (else found under a directory)
+}
+
+// expandOperands returns the files args name: files and s3:// URLs as
+// given, directories walked in name order (recursively, symbolic links not
+// followed) for the record files under them. Files under a directory that
+// are not record files (a database's LOCK, CURRENT, OPTIONS, saved-index
+// sidecars) are counted in other, not returned.
+func expandOperands(args []string) (files []operandFile, other int, err error) {
+	for _, a := range args {
+		fi, serr := os.Stat(a)
+		if s3obj.IsURL(a) || serr != nil || !fi.IsDir() {
+			files = append(files, operandFile{path: a, named: true})
+			continue
+		}
+		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if isRecordFile(p) {
+				files = append(files, operandFile{path: p})
+			} else {
+				other++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return files, other, nil
+}
+
+// recordNames are the name endings of record files: a file under a
+// directory with one of them is checked even when its first bytes are
+// damaged (the damage is what verify is for).
+var recordNames = []string{".log", ".rio", ".recordio", ".tfrecord", ".tfrecords", ".grail-rpk", ".grail-rpk-gz"}
+
+// isRecordFile reports whether the regular file at p holds one of the
+// record formats: its first bytes say so, or its name (see recordNames,
+// and a MANIFEST-NNNNNN).
+func isRecordFile(p string) bool {
+	base := filepath.Base(p)
+	if strings.HasSuffix(base, sidecarSuffix) {
+		return false
+	}
+	if strings.HasPrefix(base, "MANIFEST-") {
+		return true
+	}
+	for _, suf := range recordNames {
+		if strings.HasSuffix(base, suf) {
+			return true
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return true // named to the command, which says what is wrong
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	_, err = index.Detect(f, fi.Size())
+	return err == nil
+}
+
+// singleFile reports whether args name one file (not a directory): the
+// command then runs as a single-file command.
+func singleFile(args []string) bool {
+	if len(args) != 1 {
+		return false
+	}
+	fi, err := os.Stat(args[0])
+	return s3obj.IsURL(args[0]) || err != nil || !fi.IsDir()
+}
+
+// errSomeFailed is the (silent) result of a multi-file command when a file
+// failed.
+var errSomeFailed = errors.New("some files failed")
+
+// fileStatus is the outcome of one file of a multi-file command.
+type fileStatus int
+
+const (
+	fileOK     fileStatus = iota
+	fileBad               // the command ran and found something wrong (verify: damage)
+	fileFailed            // the command could not run on it (its error is reported)
+)
+
+// eachFile runs do on every file args name (see expandOperands): with
+// --json, each file's result is do's output and a file whose do failed is
+// the object {"path","error"} on standard output; as text, a failed file is
+// a line "recfs: PATH: ERROR" on standard error, results are separated by
+// a blank line, and a summary line follows them. It returns an exitError
+// (status 1, nothing more to print) when any file failed or was bad.
+func eachFile(cmd *cobra.Command, args []string, what string, do func(path string) (fileStatus, error)) error {
+	files, other, err := expandOperands(args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no record files in %s (%d other %s)", strings.Join(args, ", "), other, plural(other, "file", "files"))
+	}
+	out, asJSON := cmd.OutOrStdout(), wantJSON(cmd)
+	sep := &blockWriter{w: out}
+	if !asJSON {
+		cmd.SetOut(sep)
+		defer cmd.SetOut(out)
+	}
+	var ok, bad, failed int
+	for _, f := range files {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		sep.next()
+		st, err := do(f.path)
+		if err != nil && cmd.Context().Err() != nil {
+			return err
+		}
+		switch {
+		case err != nil:
+			failed++
+			msg := withPath(f.path, err)
+			if asJSON {
+				_ = writeJSON(out, map[string]string{"path": f.path, "error": msg})
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", msg)
+			}
+		case st == fileBad:
+			bad++
+		default:
+			ok++
+		}
+	}
+	if !asJSON {
+		sep.next()
+		fmt.Fprintln(sep, summaryLine(len(files), ok, bad, failed, other, what))
+	}
+	if bad+failed > 0 {
+		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
+	}
+	return nil
+}
+
+// blockWriter separates the outputs of files by a blank line: the first
+// write after next, when something was written before, starts with one.
+type blockWriter struct {
+	w            io.Writer
+	wrote, fresh bool
+}
+
+// next starts the output of another file.
+func (b *blockWriter) next() { b.fresh = true }
+
+func (b *blockWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.fresh && b.wrote {
+		if _, err := io.WriteString(b.w, "\n"); err != nil {
+			return 0, err
+		}
+	}
+	b.fresh, b.wrote = false, true
+	return b.w.Write(p)
+}
+
+// summaryLine is the last line of a multi-file command's text output, e.g.
+// "3 record files: 2 ok, 1 damaged, 0 failed; 2 other files skipped".
+func summaryLine(n, ok, bad, failed, other int, what string) string {
+	s := fmt.Sprintf("%d record %s: %d ok", n, plural(n, "file", "files"), ok)
+	if what != "" {
+		s += fmt.Sprintf(", %d %s", bad, what)
+	}
+	s += fmt.Sprintf(", %d failed", failed)
+	if other > 0 {
+		s += fmt.Sprintf("; %d other %s skipped", other, plural(other, "file", "files"))
+	}
+	return s
+}
+
+// plural returns one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// withPath returns err's text, starting with path unless it names it.
+func withPath(path string, err error) string {
+	msg := err.Error()
+	if !strings.Contains(msg, path) {
+		msg = path + ": " + msg
+	}
+	return msg
+}
