@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -14,9 +15,9 @@ import (
 func init() { registerCommand(newUnmountCmd) }
 
 func newUnmountCmd() *cobra.Command {
-	var lazy, force bool
+	var lazy, force, ifMounted bool
 	cmd := &cobra.Command{
-		Use:     "unmount MNT",
+		Use:     "unmount MNT...",
 		Aliases: []string{"umount"},
 		Short:   "Unmount a recfs mount, including a stale one left by a killed process",
 		Long: `unmount ends the recfs mount at MNT. The process serving it (foreground or
@@ -25,46 +26,89 @@ endpoint is not connected") is cleaned up the same way.
 
 A mount that is in use (an open file, a shell inside it) cannot be unmounted;
 --lazy detaches it now and lets the kernel finish when the last user leaves.
-MNT must be a recfs mount unless --force is given.`,
+MNT must be a recfs mount unless --force is given. --if-mounted (-q) makes
+a MNT that nothing is mounted on (or that does not exist) no error, so a
+service's ExecStopPost= or a script's cleanup can always run it.
+
+Several MNTs are unmounted one after the other, as umount(8) does; one
+that fails is named on standard error and the others go on (exit status 1
+if any failed).`,
 		Example: `  recfs unmount /mnt/ev
-  recfs unmount --lazy /mnt/ev`,
-		Args: cobra.ExactArgs(1),
+  recfs unmount --lazy /mnt/ev
+  recfs unmount /mnt/a /mnt/b
+  recfs unmount --if-mounted /mnt/ev      # no error when already unmounted`,
+		Args: cobra.MinimumNArgs(1),
 	}
 	cmd.Flags().BoolVarP(&lazy, "lazy", "z", false, "detach a busy mount now (umount -l)")
 	cmd.Flags().BoolVar(&force, "force", false, "unmount even if MNT is not a recfs mount")
+	cmd.Flags().BoolVarP(&ifMounted, "if-mounted", "q", false, "a MNT with nothing mounted on it (or missing) is no error and prints nothing: for ExecStopPost= and scripts")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		mnt, err := cleanMountpoint(args[0])
-		if err != nil {
-			return err
+		one := func(arg string) error { return unmountOne(cmd, arg, lazy, force, ifMounted) }
+		if len(args) == 1 {
+			return one(args[0])
 		}
-		m, ok, err := mountAt(mnt)
-		if err != nil {
-			return err
+		failed := 0
+		for _, a := range args {
+			err := one(a)
+			if err == nil {
+				continue
+			}
+			failed++
+			if wantJSON(cmd) {
+				_ = printJSON(cmd.OutOrStdout(), map[string]any{"status": "failed", "mountpoint": a, "error": err.Error()})
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(a, err))
+			}
 		}
-		if !ok {
-			return fmt.Errorf("%s: %w", mnt, errNotMounted)
+		if failed > 0 {
+			return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
 		}
-		if m.FSType != fsType && !force {
-			return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
-		}
-		stale := isStale(mnt)
-		if err := unmountSoon(mnt, lazy); err != nil {
-			return err
-		}
-		if err := waitGone(mnt, unmountTimeout); err != nil {
-			return err
-		}
-		what := "unmounted"
-		if stale {
-			what = "cleaned up stale mount"
-		}
-		if wantJSON(cmd) {
-			return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
 		return nil
 	}
 	return cmd
+}
+
+// unmountOne unmounts the recfs mount at arg as recfs unmount does.
+func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) error {
+	mnt, err := cleanMountpoint(arg)
+	if err != nil && ifMounted && errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, ok, err := mountAt(mnt)
+	if err != nil {
+		return err
+	}
+	if !ok && ifMounted {
+		if wantJSON(cmd) {
+			return printJSON(cmd.OutOrStdout(), map[string]any{"status": "not_mounted", "mountpoint": mnt, "stale": false})
+		}
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w (--if-mounted makes that no error)", mnt, errNotMounted)
+	}
+	if m.FSType != fsType && !force {
+		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
+	}
+	stale := isStale(mnt)
+	if err := unmountSoon(mnt, lazy); err != nil {
+		return err
+	}
+	if err := waitGone(mnt, unmountTimeout); err != nil {
+		return err
+	}
+	what := "unmounted"
+	if stale {
+		what = "cleaned up stale mount"
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
+	return nil
 }
 
 // errBusy reports a mount still in use (an open file, a working directory).
