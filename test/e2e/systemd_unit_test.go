@@ -104,7 +104,9 @@ func TestReadmeSystemdUnit(t *testing.T) {
 		_ = c.Process.Kill()
 		<-done
 	})
-	waitUntil(t, func() (bool, string) { return mountedAt(mnt) == "fuse.recfs", "not mounted yet; stderr " + stderr.String() })
+	waitUntil(t, func() (bool, string) {
+		return mountedAt(mnt) == "fuse.recfs", "not mounted yet; stderr " + stderr.String()
+	})
 	if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000000")); err != nil || string(b) != "batch seq 7 count 1\nput k v\n" {
 		t.Errorf("the first log's record through the unit's mount: %q %v", b, err)
 	}
