@@ -73,6 +73,9 @@ func FormatInfo(path string, src Source) string {
 				line("decode summary", l)
 			}
 		}
+		if v.decodedSizes() {
+			line("sizes", "of the decoded text (ls -l, du -b); bytes and file size are of the source")
+		}
 	}
 	line("damaged ranges", len(dmg))
 	for _, d := range dmg {
@@ -87,6 +90,7 @@ func FormatInfo(path string, src Source) string {
 // decodedView is a source shown through View.
 type decodedView interface {
 	decodeInfo() []string
+	decodedSizes() bool
 	hasSummary() bool
 	summary() ([]byte, bool, error)
 }

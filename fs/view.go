@@ -226,6 +226,10 @@ func (s *viewSource) decodeInfo() []string {
 	return lines
 }
 
+// decodedSizes reports whether the view's records are decoded text (their
+// sizes are the text's, not the payloads').
+func (s *viewSource) decodedSizes() bool { return s.sess != nil }
+
 // hasSummary reports whether the view's decoder renders a summary.
 func (s *viewSource) hasSummary() bool { return s.sess != nil && s.sess.HasSummary() }
 

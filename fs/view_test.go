@@ -281,7 +281,8 @@ func TestViewInfoAndSummary(t *testing.T) {
 	s := decode.NewSession(&countView{}, decode.SessionOptions{Name: "count"})
 	tr, _ := newFileTree(t, View(src, s, "asked for"))
 	info := readEntry(t, tr, InfoName)
-	if !strings.Contains(info, "decode: count (asked for)\n") || !strings.Contains(info, "decode summary: "+SummaryName) {
+	if !strings.Contains(info, "decode: count (asked for)\n") || !strings.Contains(info, "decode summary: "+SummaryName) ||
+		!strings.Contains(info, "\nsizes: of the decoded text (ls -l, du -b); bytes and file size are of the source\n") {
 		t.Errorf(".recfs:\n%s", info)
 	}
 	if got := readEntry(t, tr, SummaryName); got != "2 x\n" {
@@ -299,7 +300,7 @@ func TestViewInfoAndSummary(t *testing.T) {
 
 	raw := &fakeSource{recs: [][]byte{[]byte("\x00raw")}}
 	rt, _ := newFileTree(t, View(raw, nil, "auto: raw: no decoder fits"))
-	if info := readEntry(t, rt, InfoName); !strings.Contains(info, "decode: raw (auto: raw: no decoder fits)\n") {
+	if info := readEntry(t, rt, InfoName); !strings.Contains(info, "decode: raw (auto: raw: no decoder fits)\n") || strings.Contains(info, "sizes:") {
 		t.Errorf("raw .recfs:\n%s", info)
 	}
 	if got := readEntry(t, rt, RecordName(0, 1)); got != "\x00raw" {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,8 @@ func unitLines(unit, key string) []string {
 // (its paths pointed at a test directory and the binary under test), and
 // its commands do what the README says: ExecStartPre makes the mount
 // point, ExecStart mounts the database directory with each log decoded,
-// a log that appears later shows up, and ExecStopPost is silent and
+// .recfs says which decoder and that sizes are the text's, a log that
+// appears later shows up, and ExecStopPost is silent and
 // succeeds whether the mount is still there or already gone.
 func TestReadmeSystemdUnit(t *testing.T) {
 	needFUSE(t)
@@ -107,8 +109,21 @@ func TestReadmeSystemdUnit(t *testing.T) {
 	waitUntil(t, func() (bool, string) {
 		return mountedAt(mnt) == "fuse.recfs", "not mounted yet; stderr " + stderr.String()
 	})
-	if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000000")); err != nil || string(b) != "batch seq 7 count 1\nput k v\n" {
+	const text5 = "batch seq 7 count 1\nput k v\n"
+	if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000000")); err != nil || string(b) != text5 {
 		t.Errorf("the first log's record through the unit's mount: %q %v", b, err)
+	}
+	// .recfs names the decoder and says whose sizes the mount shows; du -b
+	// adds up the text (the README's words).
+	info := infoLines(t, filepath.Join(mnt, "000005.log", ".recfs"))
+	if d := strings.Join(info["decode"], "|"); !strings.HasPrefix(d, "batch (auto: ") {
+		t.Errorf(".recfs decode: %q", d)
+	}
+	if got := strings.Join(info["sizes"], "|"); got != "of the decoded text (ls -l, du -b); bytes and file size are of the source" {
+		t.Errorf(".recfs sizes: %q", got)
+	}
+	if r := runCmd(t, "du", "-b", filepath.Join(mnt, "000005.log", "000000")); r.code != 0 || !strings.HasPrefix(r.stdout, fmt.Sprintf("%d\t", len(text5))) {
+		t.Errorf("du -b of a decoded record: %q %s, want %d (its text)", r.stdout, r.stderr, len(text5))
 	}
 	// The database flushes: a new log appears beside the old one.
 	recfile.WriteLog(t, filepath.Join(db, "000009.log"), [][]byte{putBatch(8, "k2", "v2")})
