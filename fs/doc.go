@@ -22,7 +22,7 @@
 //   - A grailbio file with a trailer also has trailer/, whose single file
 //     000000 holds the trailer bytes.
 //   - .recfs is a small text file describing the record file: format,
-//     flavour, record count, bytes, header key/values, trailer size, where
+//     flavor, record count, bytes, header key/values, trailer size, where
 //     the index came from and every damaged range.
 //   - Files are mode 0444 and directories 0555; owner, group and times
 //     follow the source file.

@@ -35,7 +35,7 @@ func FormatInfo(path string, src Source) string {
 	line("file", strconv.Quote(path))
 	line("format", in.Format)
 	if in.Flavor != "" {
-		line("flavour", in.Flavor)
+		line("flavor", in.Flavor)
 	}
 	for _, f := range in.Facts {
 		line(f.Name, f.Value)

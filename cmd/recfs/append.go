@@ -57,7 +57,7 @@ left as it was.
 
 A log its writer closed (pebble's end-of-log marker) is refused: no reader
 would see records after it. Logs of RocksDB and pebble get chunks of their own
-recyclable or WAL-sync flavour and log number. A file whose directory holds a
+recyclable or WAL-sync flavor and log number. A file whose directory holds a
 database LOCK file that a running database has locked (leveldb, goleveldb,
 RocksDB, pebble) is refused too, since the database owns its log; --force
 appends anyway.`,

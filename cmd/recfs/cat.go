@@ -55,7 +55,7 @@ func parseRanges(args []string) ([]recordRange, error) {
 		lo, hi, isRange := strings.Cut(a, "-")
 		l, err := strconv.ParseInt(lo, 10, 64)
 		if err != nil || l < 0 {
-			return nil, usagef("bad record selection %q (want N, A-B or A-)", a)
+			return nil, usagef("bad record selection %q (want N, A-B, A- or last:K)", a)
 		}
 		switch {
 		case !isRange:

@@ -215,7 +215,7 @@ func writeInfoText(w io.Writer, in infoJSON) error {
 	row("file", "%s", in.Path)
 	row("format", "%s", in.Format)
 	if in.Flavor != "" && in.Flavor != in.Format {
-		row("flavour", "%s", in.Flavor)
+		row("flavor", "%s", in.Flavor)
 	}
 	for _, f := range in.Facts {
 		row(f.Name, "%v", f.Value)
@@ -263,7 +263,7 @@ func newInfoCmd() *cobra.Command {
 		Use:   "info FILE|DIR...",
 		Short: "Describe a record file: format, records, header, trailer, damage",
 		Long: `info opens a record file (building or loading its index) and prints its
-format and flavour, size, record count, total payload bytes, recordio header
+format and flavor, size, record count, total payload bytes, recordio header
 entries, trailer size, the byte ranges skipped as damaged, and whether the
 index was built now or loaded from the cache.
 

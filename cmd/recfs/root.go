@@ -75,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if helperMode(args, isCommand(root)) {
 		restoreEnv()
 		margs, err := helperArgs(args)
+		err = helperArity(root, args, err)
 		if err != nil && jsonRequested(args) {
 			writeJSONError(stderr, err, exitCode(err))
 			return exitCode(err)
@@ -88,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx = context.WithValue(ctx, argvKey{}, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	err = inUserWords(err)
 	if err == nil {
 		return exitOK
 	}
@@ -162,7 +164,7 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
 		Example: `  recfs info events.log
   recfs cat events.log 0 5-9 --sep '\n'
   recfs mount events.log /mnt/ev`,
-		Args:          cobra.NoArgs,
+		Args:          noCommand,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -177,7 +179,8 @@ Exit status: 0 success, 1 runtime failure (or damage found by verify),
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
 	pf := root.PersistentFlags()
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")

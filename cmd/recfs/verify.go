@@ -84,7 +84,7 @@ func writeVerifyText(w io.Writer, v verifyJSON) error {
 	fmt.Fprintf(&b, "file:     %s\n", v.Path)
 	fmt.Fprintf(&b, "format:   %s\n", v.Format)
 	if v.Flavor != "" && v.Flavor != v.Format {
-		fmt.Fprintf(&b, "flavour:  %s\n", v.Flavor)
+		fmt.Fprintf(&b, "flavor:   %s\n", v.Flavor)
 	}
 	fmt.Fprintf(&b, "records:  %d, %d payload bytes read back\n", v.Records, v.PayloadBytes)
 	if v.TrailerBytes > 0 {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/recfs/recfs/codec/codectest/recfile"
+)
+
+// TestErrorsInUserWords: a misspelt command gets "did you mean", a record
+// counted with a leading minus points to last:K, and a bad selection names
+// every form.
+func TestErrorsInUserWords(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "f.log")
+	recfile.WriteLog(t, f, [][]byte{[]byte("a"), []byte("b")})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inf", f}, `unknown command "inf" for "recfs"; did you mean info?`},
+		{[]string{"verfy", f}, "did you mean verify?"},
+		{[]string{"cat", f, "-1"}, "records counted from the end are last:K (last:1 is the last record)"},
+		{[]string{"ls", f, "-12"}, "last:K"},
+		{[]string{"cat", f, "x"}, `bad record selection "x" (want N, A-B, A- or last:K)`},
+	} {
+		r := recfs(t, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("recfs %q: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if r := recfs(t, "--json", "inf", f); !strings.Contains(r.stderr, `"error":"unknown command \"inf\" for \"recfs\"; did you mean info?"`) {
+		t.Errorf("--json inf: %q", r.stderr)
+	}
+}
+
+// TestHelperArityNamesCommand: a misspelt command whose word is also a
+// file in the current directory reads as a mount helper's SRC; the error
+// then says the word is not a command and what was meant.
+func TestHelperArityNamesCommand(t *testing.T) {
+	t.Chdir(t.TempDir())
+	recfile.WriteFile(t, "mnt", []byte("x"))
+	r := recfs(t, "mnt", "f.log", "MNT")
+	want := `"mnt" is not a command; did you mean cat or mount? (as a mount helper recfs takes SRC MNT [-o options], got 3 paths)`
+	if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("recfs mnt f.log MNT: exit %d, stderr %q; want 2 and %q", r.code, r.stderr, want)
+	}
+}
+
+// TestFusermountReason: go-fuse's "fusermount exited with code 256" (a
+// raw wait status) reads as fusermount3's exit status and a pointer to its
+// own message; other errors pass unchanged.
+func TestFusermountReason(t *testing.T) {
+	t.Parallel()
+	orig := errors.New("mount /mnt/x: fusermount exited with code 256\n")
+	got := inUserWords(orig)
+	if want := "mount /mnt/x: fusermount3 refused the mount (exit status 1); its own message (printed first) says why"; got.Error() != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !errors.Is(got, orig) {
+		t.Error("the rewritten error does not unwrap to the original")
+	}
+	other := errors.New("no such file")
+	if inUserWords(other) != other {
+		t.Error("an ordinary error was rewritten")
+	}
+}
