@@ -67,3 +67,17 @@ func TestFusermountReason(t *testing.T) {
 		t.Error("an ordinary error was rewritten")
 	}
 }
+
+// TestFlavorOneSpelling: info, verify and --json spell it "flavor" (the
+// JSON field scripts already parse).
+func TestFlavorOneSpelling(t *testing.T) {
+	t.Parallel()
+	f := filepath.Join(t.TempDir(), "f.log")
+	recfile.WriteLog(t, f, [][]byte{[]byte("a")})
+	for _, args := range [][]string{{"info", f}, {"verify", f}, {"info", "--json", f}, {"verify", "--json", f}} {
+		out := mustRun(t, args...)
+		if strings.Contains(out, "flavour") || !strings.Contains(out, "flavor") {
+			t.Errorf("recfs %q:\n%s", args, out)
+		}
+	}
+}
