@@ -2,9 +2,10 @@
 GO        ?= go
 BIN       ?= bin/recfs
 FUZZTIME  ?= 30s
+PREFIX    ?= /usr/local
 PKGS      := ./...
 
-.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint tools man clean
+.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint tools man install clean
 
 all: build
 
@@ -82,6 +83,13 @@ demo: build
 ## man: man pages of every command (from the --help text) into bin/man/man1 (man -M bin/man recfs-mount).
 man: build
 	$(BIN) man bin/man/man1
+
+## install: recfs into $(PREFIX)/bin (default /usr/local/bin, where mount(8) looks for the helper)
+## and its man pages into $(PREFIX)/share/man/man1 (man recfs-mount).
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/recfs
+	$(BIN) man $(DESTDIR)$(PREFIX)/share/man/man1 >/dev/null
 
 clean:
 	rm -rf bin

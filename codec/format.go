@@ -40,6 +40,16 @@ func (f Format) String() string {
 	return fmt.Sprintf("format(%d)", uint8(f))
 }
 
+// Formats returns every format recfs reads (not Unknown), in the order of
+// their constants.
+func Formats() []Format {
+	out := make([]Format, 0, len(formatNames)-1)
+	for f := Unknown + 1; int(f) < len(formatNames); f++ {
+		out = append(out, f)
+	}
+	return out
+}
+
 // ParseFormat parses a format name: "leveldb" (alias "log"), "recordio"
 // (alias "rio"), "recordio-legacy", "tfrecord" (alias "tfrecords"),
 // "prometheus-wal" (aliases "prometheus", "wlog"), "etcd-wal" (alias

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,50 +12,102 @@ import (
 
 func init() { registerCommand(newManCmd) }
 
-// newManCmd makes the hidden `man DIR` command behind `make man`: one man
-// page (section 1) per command, from the same text as --help.
+// newManCmd makes `recfs man`: the man page (section 1) of a command on
+// standard output, every page into a directory, or installed where man(1)
+// finds them.
 func newManCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "man DIR",
-		Short: "Write man pages (section 1) for every command into DIR",
-		Long: `man writes one man page per command (recfs.1, recfs-mount.1, ...) into DIR,
-made from the same text as --help; "make man" writes them to bin/man/man1,
-read with "man -M bin/man recfs-mount".`,
-		Example: `  recfs man /usr/local/share/man/man1`,
-		Hidden:  true,
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := os.MkdirAll(args[0], 0o755); err != nil {
-				return err
-			}
-			var pages []string
-			var walk func(c *cobra.Command) error
-			walk = func(c *cobra.Command) error {
-				if c.Hidden || c.Name() == "help" {
-					return nil
-				}
-				name := strings.ReplaceAll(c.CommandPath(), " ", "-")
-				path := filepath.Join(args[0], name+".1")
-				if err := os.WriteFile(path, []byte(manPage(c)), 0o644); err != nil {
-					return err
-				}
-				pages = append(pages, path)
-				for _, sub := range c.Commands() {
-					if err := walk(sub); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			root := cmd.Root()
-			root.InitDefaultCompletionCmd()
-			if err := walk(root); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), strings.Join(pages, "\n"))
-			return err
-		},
+	var install bool
+	cmd := &cobra.Command{
+		Use:   "man [COMMAND | DIR] | man --install",
+		Short: "Print or install the man pages (section 1) of recfs and its commands",
+		Long: `man prints the man page of recfs, or of COMMAND, on standard output, made
+from the same text as --help: read it with "recfs man mount | man -l -".
+
+With DIR (any argument that is not a command) it writes one page per
+command (recfs.1, recfs-mount.1, ...) into DIR; "make man" writes them to
+bin/man/man1, read with "man -M bin/man recfs-mount". --install writes them
+where man finds them: /usr/local/share/man/man1 as root, else
+$XDG_DATA_HOME/man/man1 (~/.local/share/man/man1); then "man recfs-mount"
+works.`,
+		Example: `  recfs man | man -l -
+  recfs man mount | man -l -
+  sudo recfs man --install && man recfs-cat`,
+		Args: cobra.MaximumNArgs(1),
 	}
+	cmd.Flags().BoolVar(&install, "install", false, "write every page where man(1) finds them")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		root := cmd.Root()
+		root.InitDefaultCompletionCmd()
+		switch {
+		case install && len(args) > 0:
+			return usagef("--install writes every page to its place; give no COMMAND or DIR")
+		case install:
+			dir, err := manInstallDir()
+			if err != nil {
+				return err
+			}
+			return writeManPages(cmd, root, dir)
+		case len(args) == 0:
+			_, err := io.WriteString(cmd.OutOrStdout(), manPage(root))
+			return err
+		}
+		if c, rest, err := root.Find(strings.Fields(args[0])); err == nil && c != root && len(rest) == 0 {
+			_, err := io.WriteString(cmd.OutOrStdout(), manPage(c))
+			return err
+		}
+		return writeManPages(cmd, root, args[0])
+	}
+	return cmd
+}
+
+// manInstallDir is where man --install writes: the system's local man
+// pages as root, else the user's (man finds ~/.local/share/man through
+// ~/.local/bin on PATH, and XDG_DATA_HOME's where set).
+var manInstallDir = func() (string, error) {
+	if os.Geteuid() == 0 {
+		return "/usr/local/share/man/man1", nil
+	}
+	data := os.Getenv("XDG_DATA_HOME")
+	if data == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(data, "man", "man1"), nil
+}
+
+// writeManPages writes the page of every visible command under root into
+// dir and lists the files written.
+func writeManPages(cmd, root *cobra.Command, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var pages []string
+	var walk func(c *cobra.Command) error
+	walk = func(c *cobra.Command) error {
+		if c.Hidden || c.Name() == "help" {
+			return nil
+		}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
+		path := filepath.Join(dir, name+".1")
+		if err := os.WriteFile(path, []byte(manPage(c)), 0o644); err != nil {
+			return err
+		}
+		pages = append(pages, path)
+		for _, sub := range c.Commands() {
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(cmd.OutOrStdout(), strings.Join(pages, "\n"))
+	return err
 }
 
 // roff escapes text for a man page body: backslashes, and lines that would

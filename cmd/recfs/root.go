@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec"
-	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/source/s3obj"
 )
@@ -151,19 +150,12 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "recfs",
 		Short: "Mount record files as directories, or inspect them",
-		Long: `recfs mounts record files — leveldb logs (also App Engine records files and
-RocksDB/pebble write-ahead logs) and grailbio recordio files (current and
-legacy) — as read-only directories with one file per record, so ls, cat,
-grep -r and cp work on them. The info, ls, cat, verify and index commands
-read a record file directly, without FUSE. cat and mount show records
-decoded as text with --decode NAME:
-
-` + decoders.Help() + `
-Exit status: 0 success, 1 runtime failure (or damage found by verify),
-2 usage error.`,
-		Example: `  recfs info events.log
+		Long: rootLong(),
+		Example: `  recfs sample /tmp/recfs-sample      # sample files to try the commands on
+  recfs info events.log
   recfs cat events.log 0 5-9 --sep '\n'
-  recfs mount events.log /mnt/ev`,
+  recfs mount events.log /mnt/ev
+  recfs man | man -l -                # the manual`,
 		Args:          noCommand,
 		Version:       version(),
 		SilenceErrors: true,
@@ -252,14 +244,14 @@ type sourceFlags struct {
 // register adds the source flags to cmd.
 func (s *sourceFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&s.format, "format", "auto", "record format: auto, leveldb, recordio, recordio-legacy or tfrecord")
+	fs.StringVar(&s.format, "format", "auto", "record format: auto or "+formatList("or"))
 	fs.BoolVar(&s.strict, "strict", false, "refuse a damaged file instead of skipping the damage")
 	fs.StringVar(&s.cacheDir, "cache-dir", "", "directory of saved indexes (default <user cache dir>/recfs)")
 	fs.BoolVar(&s.noCache, "no-cache", false, "neither load nor save an index; always scan the file")
 	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `legacy packed recordio data is raw-DEFLATE compressed: "flate" (implied by a .grail-rpk-gz name)`)
 	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
 	registerS3Flags(fs)
-	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion("auto", "leveldb", "recordio", "recordio-legacy", "tfrecord"))
+	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(append([]string{"auto"}, formatNames()...)...))
 	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
 }
