@@ -201,6 +201,7 @@ func copyTrailer(w io.Writer, t *index.Table) error {
 
 // catJSON is one line of cat --json.
 type catJSON struct {
+	File     string `json:"file,omitempty"` // when cat writes several files
 	N        int64  `json:"n"`
 	Offset   int64  `json:"offset"`
 	Length   int64  `json:"length"`
@@ -226,7 +227,7 @@ const maxTextRecord = 64 << 20
 // writeRecordJSON writes record n of t as one JSON line: the payload as
 // text when asked and valid UTF-8, else base64 (streamed, so a record of
 // any size costs one buffer).
-func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool) error {
+func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool, file string) error {
 	size, err := recordSize(t, n)
 	if err != nil {
 		return err
@@ -238,7 +239,7 @@ func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int
 			return err
 		}
 		if utf8.Valid(b.Bytes()) {
-			line, err := json.Marshal(catJSON{N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
+			line, err := json.Marshal(catJSON{File: file, N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
 			if err != nil {
 				return err
 			}
@@ -247,7 +248,12 @@ func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int
 			return err
 		}
 	}
-	w.Write(appendSeqField(fmt.Appendf(nil, `{"n":%d,"offset":%d,"length":%d`, n, t.Offset(n), size), t, n))
+	head := []byte{'{'}
+	if file != "" {
+		f, _ := json.Marshal(file)
+		head = append(append(append(head, `"file":`...), f...), ',')
+	}
+	w.Write(appendSeqField(fmt.Appendf(head, `"n":%d,"offset":%d,"length":%d`, n, t.Offset(n), size), t, n))
 	w.WriteString(`,"data":"`)
 	enc := base64.NewEncoder(base64.StdEncoding, w)
 	if err := copyRecord(ctx, enc, t, n, buf); err != nil {
@@ -314,7 +320,7 @@ func newCatCmd() *cobra.Command {
 	var followInterval time.Duration
 	var dec *decodeFlags
 	cmd := &cobra.Command{
-		Use:   "cat FILE [N | A-B | A- | last:K ...]",
+		Use:   "cat FILE... [N | A-B | A- | last:K ...]",
 		Short: "Write records' payloads to standard output",
 		Long: `cat writes the payloads of the selected records to standard output, in the
 order given (all records in file order when no selection is given). A
@@ -343,6 +349,12 @@ sequence number; --json writes JSON Lines instead. A record the decoder
 does not fit stops cat with exit status 1 after what came before it.
 --decode auto picks the decoder by the records' content.
 
+Several files are written one after the other (the selections apply to
+each); --number then writes FILE:NUMBER before each record (or each
+decoded line) and --json adds a "file" field. A file that fails is named on
+standard error and the others go on (exit status 1). A file named like a
+selection is written ./5.
+
 --follow (-f) goes on after the selected records, as tail -f does: it writes
 every record appended to the file (by a database, by recfs append) until
 interrupted (Ctrl-C ends it with status 0). The selection is then none
@@ -358,6 +370,7 @@ one warning line on standard error naming the first damaged offset.`,
 		Example: `  recfs cat events.log                 # every record, back to back
   recfs cat events.log 0 7 10-19 --sep '\n'
   recfs cat events.log 100- | wc -c
+  recfs cat --number shards/*.tfrecord last:1   # the last record of each shard
   recfs cat --trailer data.rio | jq .
   recfs cat events.log last:10 --sep '\n'   # the last ten records
   recfs cat --number events.log | grep -F 'user=42'
@@ -407,7 +420,7 @@ one warning line on standard error naming the first damaged offset.`,
 		if err != nil {
 			return err
 		}
-		sel, err := parseRanges(args[1:])
+		files, sel, err := splitOperands(args)
 		if err != nil {
 			return err
 		}
@@ -423,88 +436,101 @@ one warning line on standard error naming the first damaged offset.`,
 			return usagef("--follow is for records; --trailer writes the trailer once")
 		case follow && len(offs) > 0:
 			return usagef("--follow starts at a record number (A- or last:K), not at --offset")
+		case follow && len(files) > 1:
+			return usagef("--follow follows one file (got %d)", len(files))
 		case follow:
-			return catFollow(cmd, args[0], o, sel, m, dec, followInterval)
+			return catFollow(cmd, files[0], o, sel, m, dec, followInterval)
 		case cmd.Flags().Changed("follow-interval"):
 			return usagef("--follow-interval is for --follow")
+		case trailer && len(files) > 1:
+			return usagef("--trailer writes one file's trailer (got %d files)", len(files))
+		case len(files) > 1:
+			return catMany(cmd, files, sel, offs, o, m, dec)
 		}
-		var t *index.Table
-		if len(sel) == 0 && len(offs) == 0 && !trailer {
-			// Every record: one fresh scan, then reads in file order.
-			st, err := openSequential(cmd, args[0], o)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			t = st.Table
-		} else {
-			if t, err = openTable(cmd, args[0], o); err != nil {
-				return err
-			}
-			defer t.Close()
-		}
-		if !trailer {
-			warnDamaged(cmd.ErrOrStderr(), args[0], t.Damage())
-		}
-		w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
-		if trailer {
-			if !t.HasTrailer() {
-				return fmt.Errorf("%s has no trailer", args[0])
-			}
-			if err := copyTrailer(w, t); err != nil {
-				return err
-			}
-			return w.Flush()
-		}
-		var rs []recordRange
-		if len(offs) > 0 {
-			rs, err = offsetRanges(t, args[0], offs)
-		} else {
-			rs, err = resolveRanges(sel, t.Len())
-		}
+		return catOne(cmd, files[0], sel, offs, o, m, dec, trailer)
+	}
+	return cmd
+}
+
+// catOne writes the records of the file at path that sel or offs select
+// (every record when both are empty), or its trailer, as m and dec say.
+func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags, trailer bool) error {
+	var err error
+	var t *index.Table
+	if len(sel) == 0 && len(offs) == 0 && !trailer {
+		// Every record: one fresh scan, then reads in file order.
+		st, err := openSequential(cmd, path, o)
 		if err != nil {
 			return err
 		}
-		if (len(sel) > 0 || len(offs) > 0) && countRecords(rs) >= seqMinRecords {
-			// Many records: rescan once and read through a window.
-			st, err := openSequential(cmd, args[0], o)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			t = st.Table
+		defer st.Close()
+		t = st.Table
+	} else {
+		if t, err = openTable(cmd, path, o); err != nil {
+			return err
 		}
-		if dec.decoding() {
-			return catDecoded(cmd, w, t, args[0], rs, len(sel) == 0 && len(offs) == 0, dec, asJSON, number, sepText)
+		defer t.Close()
+	}
+	if !trailer {
+		warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	}
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
+	if trailer {
+		if !t.HasTrailer() {
+			return fmt.Errorf("%s has no trailer", path)
 		}
-		ctx := cmd.Context()
-		for _, r := range rs {
-			for n := r.lo; n < r.hi; n++ {
-				if err := ctx.Err(); err != nil {
-					w.Flush()
-					return err
-				}
-				if err := m.write(ctx, w, t, n); err != nil {
-					w.Flush()
-					return err
-				}
-			}
+		if err := copyTrailer(w, t); err != nil {
+			return err
 		}
 		return w.Flush()
 	}
-	return cmd
+	var rs []recordRange
+	if len(offs) > 0 {
+		rs, err = offsetRanges(t, path, offs)
+	} else {
+		rs, err = resolveRanges(sel, t.Len())
+	}
+	if err != nil {
+		return err
+	}
+	if (len(sel) > 0 || len(offs) > 0) && countRecords(rs) >= seqMinRecords {
+		// Many records: rescan once and read through a window.
+		st, err := openSequential(cmd, path, o)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		t = st.Table
+	}
+	if dec.decoding() {
+		return catDecoded(cmd, w, t, path, rs, len(sel) == 0 && len(offs) == 0, dec, m.asJSON, m.number, m.sep, m.label)
+	}
+	ctx := cmd.Context()
+	for _, r := range rs {
+		for n := r.lo; n < r.hi; n++ {
+			if err := ctx.Err(); err != nil {
+				w.Flush()
+				return err
+			}
+			if err := m.write(ctx, w, t, n); err != nil {
+				w.Flush()
+				return err
+			}
+		}
+	}
+	return w.Flush()
 }
 
 // catDecoded writes the records rs of t (the file at path) decoded as the
 // flags say, then, when all were asked for, the decoder's summary.
 func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string, rs []recordRange, all bool,
-	f *decodeFlags, asJSON, number bool, sep string) error {
+	f *decodeFlags, asJSON, number bool, sep, label string) error {
 	s, err := catSession(f, t, path, asJSON, number)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	var out []byte
+	var out, lab []byte
 	for _, r := range rs {
 		for n := r.lo; n < r.hi; n++ {
 			if err := ctx.Err(); err != nil {
@@ -513,6 +539,10 @@ func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string
 			}
 			var err error
 			out, err = s.Render(out[:0], t, 0, n)
+			if label != "" && (number || asJSON) {
+				lab = labelLines(lab[:0], out, label, asJSON)
+				out, lab = lab, out
+			}
 			if _, werr := w.Write(out); werr != nil {
 				return werr
 			}

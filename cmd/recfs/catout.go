@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+
+	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
 )
@@ -13,6 +17,7 @@ import (
 type catMode struct {
 	asJSON, number, text bool
 	sep                  string
+	label                string // the file, when cat writes several: before --number, in JSON lines
 	buf                  []byte // copy buffer of copyBufSize bytes
 }
 
@@ -21,9 +26,9 @@ func (m catMode) write(ctx context.Context, w *bufio.Writer, t *index.Table, n i
 	var err error
 	switch {
 	case m.asJSON:
-		return writeRecordJSON(ctx, w, t, n, m.buf, m.text)
+		return writeRecordJSON(ctx, w, t, n, m.buf, m.text, m.label)
 	case m.number:
-		if _, err = w.WriteString(recordNumber(n, t.Len()) + "\t"); err == nil {
+		if _, err = w.WriteString(labelled(m.label, recordNumber(n, t.Len())) + "\t"); err == nil {
 			err = copyRecord(ctx, w, t, n, m.buf)
 		}
 	default:
@@ -34,4 +39,62 @@ func (m catMode) write(ctx context.Context, w *bufio.Writer, t *index.Table, n i
 	}
 	_, err = w.WriteString(m.sep)
 	return err
+}
+
+// labelled returns "label:s", or s without a label.
+func labelled(label, s string) string {
+	if label == "" {
+		return s
+	}
+	return label + ":" + s
+}
+
+// labelLines prefixes each line of decoded output: "label:" before text
+// lines, a "file" field first in JSON lines.
+func labelLines(dst, out []byte, label string, asJSON bool) []byte {
+	prefix := []byte(label + ":")
+	if asJSON {
+		f, _ := json.Marshal(label)
+		prefix = append(append([]byte(`"file":`), f...), ',')
+	}
+	for len(out) > 0 {
+		line := out
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			line = out[:i+1]
+		}
+		out = out[len(line):]
+		if asJSON && len(line) > 0 && line[0] == '{' {
+			dst = append(append(append(dst, '{'), prefix...), line[1:]...)
+			continue
+		}
+		if asJSON {
+			dst = append(dst, line...)
+			continue
+		}
+		dst = append(append(dst, prefix...), line...)
+	}
+	return dst
+}
+
+// catMany writes the records sel of each file in turn, each record labelled
+// with its file under --number and --json. A file that fails is named on
+// standard error and the others go on; the exit status is then 1.
+func catMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags) error {
+	failed := 0
+	for _, f := range files {
+		m.label = f
+		err := catOne(cmd, f, sel, offs, o, m, dec, false)
+		if err == nil {
+			continue
+		}
+		if cmd.Context().Err() != nil || exitCode(err) == exitUsage {
+			return err
+		}
+		failed++
+		reportFailed(cmd, f, err)
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
+	}
+	return nil
 }

@@ -456,7 +456,7 @@ func TestErrors(t *testing.T) {
 		{"bad legacy transform", []string{"info", "--legacy-transform", "zstd", seed}, exitUsage, "legacy-transform"},
 		{"no-cache with cache-dir", []string{"info", "--no-cache", "--cache-dir", "/tmp", seed}, exitUsage, "contradict"},
 		{"index without cache", []string{"index", "--no-cache", seed}, exitUsage, "no-cache"},
-		{"bad selection", []string{"cat", seed, "one"}, exitUsage, "bad record selection"},
+		{"bad selection", []string{"cat", seed, "1x"}, exitUsage, "bad record selection"},
 		{"reversed range", []string{"cat", seed, "2-1"}, exitUsage, "bad record selection"},
 		{"negative", []string{"cat", seed, "--", "-1"}, exitUsage, "bad record selection"},
 		{"trailer with selection", []string{"cat", "--trailer", seed, "1"}, exitUsage, "selection"},

@@ -84,7 +84,7 @@ any failed. A file named like a selection is written ./5.`,
 		if err != nil {
 			return err
 		}
-		files, sel, err := splitLsOperands(args)
+		files, sel, err := splitOperands(args)
 		if err != nil {
 			return err
 		}

@@ -6,27 +6,40 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
 )
 
-// splitLsOperands splits ls's arguments into the operands (the first, and
+// splitOperands splits ls's and cat's arguments into the operands (the first, and
 // each one after it up to the first that reads as a record selection) and
-// the selections.
-func splitLsOperands(args []string) (files []string, sel []recordRange, err error) {
+// the selections. A word shaped like a selection but malformed ("5-3",
+// "last:0") that names no file is a usage error.
+func splitOperands(args []string) (files []string, sel []recordRange, err error) {
 	i := 1
 	for ; i < len(args); i++ {
-		if _, err := parseRanges(args[i : i+1]); err == nil {
+		_, err := parseRanges(args[i : i+1])
+		if err == nil {
 			break
+		}
+		if _, serr := os.Stat(args[i]); serr != nil && looksLikeSelection(args[i]) {
+			return nil, nil, err // a selection mistyped, not a file
 		}
 	}
 	sel, err = parseRanges(args[i:])
 	if err != nil {
-		return nil, nil, usagef("%v (the files come first: ls FILE... SELECTION...)", err)
+		return nil, nil, usagef("%v (the files come first: FILE... SELECTION...)", err)
 	}
 	return args[:i], sel, nil
+}
+
+// looksLikeSelection reports whether a word starts as a record selection
+// does (a digit, or last:), or as one counted from the end with a minus.
+func looksLikeSelection(a string) bool {
+	a = strings.TrimPrefix(a, "-")
+	return strings.HasPrefix(a, lastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
 }
 
 // isLocalDir reports whether path is a local directory.
@@ -69,7 +82,7 @@ func lsMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRan
 				return err
 			}
 			failed++
-			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(f, err))
+			reportFailed(cmd, f, err)
 		}
 	}
 	if failed > 0 {

@@ -225,3 +225,13 @@ func withPath(path string, err error) string {
 	}
 	return msg
 }
+
+// reportFailed tells, on standard error, that one file of several failed:
+// a line "recfs: PATH: ERROR", or with --json an object {"path","error"}.
+func reportFailed(cmd *cobra.Command, path string, err error) {
+	if wantJSON(cmd) {
+		_ = printJSON(cmd.ErrOrStderr(), map[string]string{"path": path, "error": withPath(path, err)})
+		return
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(path, err))
+}

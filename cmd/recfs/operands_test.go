@@ -132,3 +132,30 @@ func TestLsManyAndDir(t *testing.T) {
 		t.Errorf("ls with a missing file: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
+
+// TestCatMany: cat FILE... writes each file's records in turn, the
+// selections applying to each; --number and --json name the file; a file
+// that fails is named on stderr and the others go on (exit 1).
+func TestCatMany(t *testing.T) {
+	t.Parallel()
+	dir, a, b, _ := manyFiles(t)
+	if out := mustRun(t, "cat", a, b); out != "a0a1b0" {
+		t.Errorf("cat A B: %q", out)
+	}
+	if out, want := mustRun(t, "cat", "--number", a, b, "0"), a+":000000\ta0\n"+b+":000000\tb0\n"; out != want {
+		t.Errorf("cat --number A B 0: %q, want %q", out, want)
+	}
+	want := `{"file":"` + a + `","n":1,"offset":9,"length":2,"data":"a1","encoding":"text"}` + "\n" +
+		`{"file":"` + b + `","n":0,"offset":0,"length":2,"data":"b0","encoding":"text"}` + "\n"
+	if out := mustRun(t, "cat", "--json", "--data", "text", a, b, "last:1"); out != want {
+		t.Errorf("cat --json A B last:1: %q, want %q", out, want)
+	}
+	missing := filepath.Join(dir, "missing.log")
+	r := recfs(t, "cat", a, missing, b)
+	if r.code != 1 || r.stdout != "a0a1b0" || !strings.Contains(r.stderr, missing) {
+		t.Errorf("cat A missing B: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := recfs(t, "cat", "--follow", a, b); r.code != exitUsage {
+		t.Errorf("cat --follow A B: exit %d", r.code)
+	}
+}

@@ -150,7 +150,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "recfs",
 		Short: "Mount record files as directories, or inspect them",
-		Long: rootLong(),
+		Long:  rootLong(),
 		Example: `  recfs sample /tmp/recfs-sample      # sample files to try the commands on
   recfs info events.log
   recfs cat events.log 0 5-9 --sep '\n'
