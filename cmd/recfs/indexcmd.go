@@ -15,7 +15,7 @@ func newIndexCmd() *cobra.Command {
 	var maxCache string
 	var maxAge time.Duration
 	cmd := &cobra.Command{
-		Use:   "index FILE | index --prune [FILE]",
+		Use:   "index FILE|DIR... | index --prune [FILE|DIR...]",
 		Short: "Build or refresh the saved index of a record file",
 		Long: `index makes sure the record file has an up-to-date saved index, so that the
 next mount, info, ls or cat opens it instantly. An unchanged file's saved
@@ -32,10 +32,15 @@ The cache stays small: saved indexes whose source no longer exists (or is
 another file now), indexes unused for --max-age (30 days), and indexes of
 other recfs versions are removed, then the least recently used while the
 rest take more than --max-cache (1G). This happens at most once a day when
-an index is saved, and at once with --prune.`,
+an index is saved, and at once with --prune.
+
+Several files, or a directory (searched recursively for record files),
+give one line per file and a summary line; a file that fails is named on
+standard error and the others go on (exit status 1 if any failed).`,
 		Example: `  recfs index events.log
   recfs index --rebuild --cache-dir /var/cache/recfs big.log
-  recfs index --prune --max-cache 200M`,
+  recfs index --prune --max-cache 200M
+  recfs index /var/lib/db        # every log and MANIFEST under it`,
 		Args: cobra.RangeArgs(0, 1),
 	}
 	src := addSourceFlags(cmd)
@@ -114,6 +119,7 @@ an index is saved, and at once with --prune.`,
 		}
 		return nil
 	}
+	indexMany(cmd, &prune)
 	return cmd
 }
 

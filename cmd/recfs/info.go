@@ -326,7 +326,7 @@ first records, or why it leaves them raw ("decode", "decode_why").`,
 			_, err := one(args[0])
 			return err
 		}
-		return eachFile(cmd, args, "", one)
+		return eachFile(cmd, args, "", true, one)
 	}
 	return cmd
 }

@@ -123,7 +123,7 @@ const (
 // a line "recfs: PATH: ERROR" on standard error, results are separated by
 // a blank line, and a summary line follows them. It returns an exitError
 // (status 1, nothing more to print) when any file failed or was bad.
-func eachFile(cmd *cobra.Command, args []string, what string, do func(path string) (fileStatus, error)) error {
+func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do func(path string) (fileStatus, error)) error {
 	files, other, err := expandOperands(args)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, do func(path strin
 		return fmt.Errorf("no record files in %s (%d other %s)", strings.Join(args, ", "), other, plural(other, "file", "files"))
 	}
 	out, asJSON := cmd.OutOrStdout(), wantJSON(cmd)
-	sep := &blockWriter{w: out}
+	sep := &blockWriter{w: out, lines: !blocks}
 	if !asJSON {
 		cmd.SetOut(sep)
 		defer cmd.SetOut(out)
@@ -144,16 +144,19 @@ func eachFile(cmd *cobra.Command, args []string, what string, do func(path strin
 		}
 		sep.next()
 		st, err := do(f.path)
-		if err != nil && cmd.Context().Err() != nil {
+		if err != nil && (cmd.Context().Err() != nil || exitCode(err) == exitUsage) {
 			return err
 		}
 		switch {
 		case err != nil:
 			failed++
 			msg := withPath(f.path, err)
-			if asJSON {
+			switch {
+			case asJSON && blocks:
 				_ = writeJSON(out, map[string]string{"path": f.path, "error": msg})
-			} else {
+			case asJSON:
+				_ = printJSON(out, map[string]string{"path": f.path, "error": msg})
+			default:
 				fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", msg)
 			}
 		case st == fileBad:
@@ -163,6 +166,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, do func(path strin
 		}
 	}
 	if !asJSON {
+		sep.lines = false // a blank line before the summary
 		sep.next()
 		fmt.Fprintln(sep, summaryLine(len(files), ok, bad, failed, other, what))
 	}
@@ -176,6 +180,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, do func(path strin
 // write after next, when something was written before, starts with one.
 type blockWriter struct {
 	w            io.Writer
+	lines        bool // one line per file: no blank line between, one before the summary
 	wrote, fresh bool
 }
 
@@ -186,7 +191,7 @@ func (b *blockWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if b.fresh && b.wrote {
+	if b.fresh && b.wrote && !b.lines {
 		if _, err := io.WriteString(b.w, "\n"); err != nil {
 			return 0, err
 		}

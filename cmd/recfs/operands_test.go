@@ -159,3 +159,22 @@ func TestCatMany(t *testing.T) {
 		t.Errorf("cat --follow A B: exit %d", r.code)
 	}
 }
+
+// TestIndexMany: index takes several files and directories, one line
+// each and a summary; --prune runs once, after them.
+func TestIndexMany(t *testing.T) {
+	t.Parallel()
+	dir, a, b, _ := manyFiles(t)
+	cache := t.TempDir()
+	out := mustRun(t, "index", "--cache-dir", cache, dir)
+	if strings.Count(out, ": index built: leveldb") != 3 || !strings.HasSuffix(out, "\n\n3 record files: 3 ok, 0 failed; 1 other file skipped\n") {
+		t.Errorf("index DIR:\n%s", out)
+	}
+	out = mustRun(t, "index", "--prune", "--cache-dir", cache, a, b)
+	if strings.Count(out, ": index up to date") != 2 || strings.Count(out, "pruned "+cache) != 1 || !strings.HasSuffix(out, ")\n") {
+		t.Errorf("index --prune A B:\n%s", out)
+	}
+	if r := recfs(t, "index", "--cache-dir", cache, a, filepath.Join(dir, "missing.log")); r.code != 1 || !strings.Contains(r.stdout, "1 failed") {
+		t.Errorf("index A missing: exit %d\n%s", r.code, r.stdout)
+	}
+}

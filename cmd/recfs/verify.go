@@ -174,7 +174,7 @@ several files, 1 when any was.`,
 			return fileBad, nil
 		}
 		if !singleFile(args) {
-			return eachFile(cmd, args, "damaged", one)
+			return eachFile(cmd, args, "damaged", true, one)
 		}
 		st, err := one(args[0])
 		if err == nil && st == fileBad {
