@@ -80,21 +80,12 @@ func labelLines(dst, out []byte, label string, asJSON bool) []byte {
 // with its file under --number and --json. A file that fails is named on
 // standard error and the others go on; the exit status is then 1.
 func catMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags) error {
-	failed := 0
+	fails := failures{cmd: cmd}
 	for _, f := range files {
 		m.label = f
-		err := catOne(cmd, f, sel, offs, o, m, dec, false)
-		if err == nil {
-			continue
-		}
-		if cmd.Context().Err() != nil || exitCode(err) == exitUsage {
+		if err := fails.add(f, catOne(cmd, f, sel, offs, o, m, dec, false)); err != nil {
 			return err
 		}
-		failed++
-		reportFailed(cmd, f, err)
 	}
-	if failed > 0 {
-		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
-	}
-	return nil
+	return fails.result()
 }

@@ -53,7 +53,7 @@ func isLocalDir(path string) bool {
 // operand is reported on standard error and the others go on.
 func lsMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool) error {
 	out := cmd.OutOrStdout()
-	failed := 0
+	fails := failures{cmd: cmd}
 	for i, f := range files {
 		if err := cmd.Context().Err(); err != nil {
 			return err
@@ -77,18 +77,11 @@ func lsMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRan
 			}
 			err = lsOne(cmd, f, sel, offs, o, asJSON, file)
 		}
-		if err != nil {
-			if cmd.Context().Err() != nil || exitCode(err) == exitUsage {
-				return err
-			}
-			failed++
-			reportFailed(cmd, f, err)
+		if err := fails.add(f, err); err != nil {
+			return err
 		}
 	}
-	if failed > 0 {
-		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
-	}
-	return nil
+	return fails.result()
 }
 
 // lsDirJSON is one entry of `recfs ls --json DIR`.

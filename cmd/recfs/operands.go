@@ -240,3 +240,33 @@ func reportFailed(cmd *cobra.Command, path string, err error) {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(path, err))
 }
+
+// failures counts the operands of a command that failed, reporting each.
+type failures struct {
+	cmd *cobra.Command
+	n   int
+}
+
+// add reports operand path's error, if any, and lets the command go on;
+// it returns the error back when the command must stop instead (it was
+// interrupted, or the command line is wrong).
+func (f *failures) add(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if f.cmd.Context().Err() != nil || exitCode(err) == exitUsage {
+		return err
+	}
+	f.n++
+	reportFailed(f.cmd, path, err)
+	return nil
+}
+
+// result is the command's result: an exitError (status 1, already
+// reported) when an operand failed.
+func (f *failures) result() error {
+	if f.n > 0 {
+		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
+	}
+	return nil
+}

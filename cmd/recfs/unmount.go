@@ -31,8 +31,8 @@ a MNT that nothing is mounted on (or that does not exist) no error, so a
 service's ExecStopPost= or a script's cleanup can always run it.
 
 Several MNTs are unmounted one after the other, as umount(8) does; one
-that fails is named on standard error and the others go on (exit status 1
-if any failed).`,
+that fails is named on standard error (with --json as {"path","error"})
+and the others go on (exit status 1 if any failed).`,
 		Example: `  recfs unmount /mnt/ev
   recfs unmount --lazy /mnt/ev
   recfs unmount /mnt/a /mnt/b
@@ -47,23 +47,13 @@ if any failed).`,
 		if len(args) == 1 {
 			return one(args[0])
 		}
-		failed := 0
+		fails := failures{cmd: cmd}
 		for _, a := range args {
-			err := one(a)
-			if err == nil {
-				continue
-			}
-			failed++
-			if wantJSON(cmd) {
-				_ = printJSON(cmd.OutOrStdout(), map[string]any{"status": "failed", "mountpoint": a, "error": err.Error()})
-			} else {
-				fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(a, err))
+			if err := fails.add(a, one(a)); err != nil {
+				return err
 			}
 		}
-		if failed > 0 {
-			return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
-		}
-		return nil
+		return fails.result()
 	}
 	return cmd
 }

@@ -25,7 +25,7 @@ func (e plainError) Unwrap() error { return e.err }
 
 // fusermountExit matches go-fuse's report of a failed fusermount, whose
 // number is a raw wait status (256 for exit status 1).
-var fusermountExit = regexp.MustCompile(`fusermount exited with code (\d+)\s*`)
+var fusermountExit = regexp.MustCompile(`fusermount exited with code (\d+)`)
 
 // inUserWords rewrites err's message where it is another program's jargon.
 func inUserWords(err error) error {
@@ -34,11 +34,11 @@ func inUserWords(err error) error {
 	}
 	msg := err.Error()
 	if m := fusermountExit.FindStringSubmatch(msg); m != nil {
-		why := "fusermount3 refused the mount; its own message (printed first) says why"
+		why := "fusermount3 refused the mount (its own message says why)"
 		if ws, perr := strconv.Atoi(m[1]); perr == nil && syscall.WaitStatus(ws).Exited() {
-			why = fmt.Sprintf("fusermount3 refused the mount (exit status %d); its own message (printed first) says why", syscall.WaitStatus(ws).ExitStatus())
+			why = fmt.Sprintf("fusermount3 refused the mount (exit status %d; its own message says why)", syscall.WaitStatus(ws).ExitStatus())
 		}
-		return plainError{strings.TrimSpace(strings.Replace(msg, m[0], why, 1)), err}
+		return plainError{strings.TrimRight(strings.Replace(msg, m[0], why, 1), "\n "), err}
 	}
 	return err
 }

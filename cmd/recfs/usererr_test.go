@@ -57,11 +57,16 @@ func TestFusermountReason(t *testing.T) {
 	t.Parallel()
 	orig := errors.New("mount /mnt/x: fusermount exited with code 256\n")
 	got := inUserWords(orig)
-	if want := "mount /mnt/x: fusermount3 refused the mount (exit status 1); its own message (printed first) says why"; got.Error() != want {
+	if want := "mount /mnt/x: fusermount3 refused the mount (exit status 1; its own message says why)"; got.Error() != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if !errors.Is(got, orig) {
 		t.Error("the rewritten error does not unwrap to the original")
+	}
+	// A daemon's parent adds fusermount3's own line after the child's error.
+	daemon := errors.New("mount a on b: fusermount exited with code 256\n/usr/bin/fusermount3: user has no write access to mountpoint b")
+	if got, want := inUserWords(daemon).Error(), "mount a on b: fusermount3 refused the mount (exit status 1; its own message says why)\n/usr/bin/fusermount3: user has no write access to mountpoint b"; got != want {
+		t.Errorf("daemon: got %q, want %q", got, want)
 	}
 	other := errors.New("no such file")
 	if inUserWords(other) != other {

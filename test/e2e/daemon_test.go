@@ -80,15 +80,7 @@ func TestDaemonErrors(t *testing.T) {
 	if b, _ := os.ReadFile("/etc/fuse.conf"); strings.Contains(stripComments(string(b)), "user_allow_other") {
 		t.Skip("/etc/fuse.conf allows allow_other to every user")
 	}
-	// The binary, where the unprivileged user may run it.
-	pbin := filepath.Join(pub, "recfs")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pbin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	pbin := publicBin(t, pub)
 	ar := asAttacker(t, pbin, "mount", "--daemon", "--no-cache", "--log-file", "-", "--allow-other", psrc, pmnt)
 	if mountedAt(pmnt) != "" {
 		_ = syscall.Unmount(pmnt, syscall.MNT_DETACH)

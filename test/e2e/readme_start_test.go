@@ -17,11 +17,7 @@ func TestReadmeFirstScreen(t *testing.T) {
 		t.Fatal(buildErr)
 	}
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "```\n")
+	_, rest, ok := strings.Cut(readme(t), "```\n")
 	if !ok {
 		t.Fatal("README has no code block")
 	}
@@ -53,4 +49,14 @@ func TestReadmeFirstScreen(t *testing.T) {
 	if !strings.Contains(r.stdout, "format:   leveldb\n") || !strings.Contains(r.stdout, "\t{\"seq\":") {
 		t.Errorf("the first screen's info and cat printed:\n%s", r.stdout)
 	}
+}
+
+// readme returns the README's text.
+func readme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -17,11 +17,7 @@ import (
 // that starts with its file name).
 func readmeUnit(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "```ini\n# /etc/systemd/system/recfs-wal.service\n")
+	_, rest, ok := strings.Cut(readme(t), "```ini\n# /etc/systemd/system/recfs-wal.service\n")
 	if !ok {
 		t.Fatal("README has no ini block for /etc/systemd/system/recfs-wal.service")
 	}

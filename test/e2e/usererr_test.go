@@ -22,18 +22,9 @@ func TestMountRefusedByFusermount(t *testing.T) {
 		t.Fatal(err)
 	}
 	mnt := newPublicMountDir(t, pub) // root's, 0755: not the user's to mount on
-	// The binary, where the unprivileged user may run it.
-	pbin := filepath.Join(pub, "recfs")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pbin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r := asAttacker(t, pbin, "mount", "--no-cache", src, mnt)
+	r := asAttacker(t, publicBin(t, pub), "mount", "--no-cache", src, mnt)
 	if r.code != 1 || strings.Contains(r.stderr, "exited with code") ||
-		!strings.Contains(r.stderr, "fusermount3 refused the mount (exit status 1); its own message (printed first) says why") ||
+		!strings.Contains(r.stderr, "fusermount3 refused the mount (exit status 1; its own message says why)") ||
 		!strings.Contains(r.stderr, "fusermount3: ") {
 		t.Errorf("mount on another user's directory: exit %d, stderr:\n%s", r.code, r.stderr)
 	}

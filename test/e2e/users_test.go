@@ -98,3 +98,18 @@ func newPublicMountDir(t *testing.T, parent string) string {
 	mountDirs.Store(dir, true)
 	return dir
 }
+
+// publicBin copies the binary under test into dir (a publicDir), where
+// the unprivileged user may run it, and returns its path.
+func publicBin(t *testing.T, dir string) string {
+	t.Helper()
+	pbin := filepath.Join(dir, "recfs")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pbin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return pbin
+}
