@@ -43,7 +43,7 @@ prefix in an S3-compatible store (s3://bucket/key, s3://bucket/prefix/;
 --s3-endpoint, AWS_* variables).
 
 cat and mount show records decoded as text with --decode NAME (or auto):
-` + decoders.Help() + `
+` + strings.TrimRight(decoders.Help(), "\n") + `
 
 New here? "recfs sample DIR" writes sample files to try every command on;
 "recfs man | man -l -" is the manual, "recfs man --install" puts it where
