@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -82,6 +83,9 @@ func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
 	if o.ListMaxBytes, err = parseSize(lb); err != nil || o.ListMaxBytes <= 0 {
 		return nil, usagef("--%s %q: want a size above 0", flagS3ListMaxBytes, lb)
 	}
+	if logrus.IsLevelEnabled(logrus.DebugLevel) {
+		o.SDKLog = cmd.ErrOrStderr() // -v: the SDK's own lines too
+	}
 	return s3obj.NewClient(cmd.Context(), o)
 }
 
@@ -106,6 +110,11 @@ func openS3(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.Object, error
 		return nil, nil, err
 	}
 	obj, err := c.Open(cmd.Context(), bucket, key)
+	if errors.Is(err, s3obj.ErrNotFound) {
+		if berr := c.CheckBucket(cmd.Context(), bucket, key); berr != nil {
+			err = berr // the bucket is what is missing
+		}
+	}
 	return c, obj, err
 }
 

@@ -68,6 +68,9 @@ type Options struct {
 	// switched on anyway when the endpoint's host is an IP address or
 	// localhost, where virtual-host addressing cannot work.
 	PathStyle bool
+	// SDKLog receives the SDK's own log lines (nil: they are dropped;
+	// failures reach callers as errors anyway).
+	SDKLog io.Writer
 	// Credentials replaces the chain's credentials (tests; nil = chain).
 	Credentials aws.CredentialsProvider
 	// HTTPClient is the HTTP client to use (nil: one of ours); its
@@ -124,6 +127,13 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 	if o.Credentials != nil {
 		lo = append(lo, config.WithCredentialsProvider(o.Credentials))
 	}
+	// The SDK's own log lines (such as "falling back to IMDSv1" while it
+	// looks for credentials) go only where SDKLog says.
+	var sdkLog logging.Logger = logging.Nop{}
+	if o.SDKLog != nil {
+		sdkLog = logging.NewStandardLogger(o.SDKLog)
+	}
+	lo = append(lo, config.WithLogger(sdkLog))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("s3obj: aws configuration: %w", err)
@@ -163,7 +173,7 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 		// Failures reach callers as errors; the SDK's own warnings (such as
 		// a body not drained after an abandoned attempt) would be noise on
 		// a command's stderr and in a mount's log.
-		so.Logger = logging.Nop{}
+		so.Logger = sdkLog
 		so.APIOptions = append(so.APIOptions, budgetMiddleware(&c.opt))
 	})
 	return c, nil
@@ -234,8 +244,11 @@ type Body struct {
 func (c *Client) Get(ctx context.Context, bucket, key string) (*Body, error) {
 	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 	if err != nil {
-		if httpStatus(err) == 404 {
+		if httpStatus(err) == 404 && !hasCode(err, "NoSuchBucket") {
 			return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, bucket, key)
+		}
+		if e := explain(err, bucket, key); e != nil {
+			return nil, e
 		}
 		return nil, fmt.Errorf("s3obj: GET s3://%s/%s: %w", bucket, key, err)
 	}

@@ -116,6 +116,9 @@ func (o *Object) head(ctx context.Context) (headResult, error) {
 		if httpStatus(err) == 404 {
 			return headResult{}, fmt.Errorf("%w: %s", ErrNotFound, o.url)
 		}
+		if e := explain(err, o.bucket, o.key); e != nil {
+			return headResult{}, e
+		}
 		return headResult{}, fmt.Errorf("s3obj: HEAD %s: %w", o.url, err)
 	}
 	h := headResult{etag: aws.ToString(out.ETag), versionID: aws.ToString(out.VersionId),

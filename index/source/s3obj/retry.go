@@ -33,6 +33,13 @@ func newRetryer(o *Options) aws.Retryer {
 			return backoff(attempt), nil
 		})
 		so.RateLimiter = ratelimit.None
+		// No credentials stay missing: asking again only delays the error.
+		so.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+			if noCredentials(err) {
+				return aws.FalseTernary
+			}
+			return aws.UnknownTernary
+		})}, so.Retryables...)
 	})
 }
 
