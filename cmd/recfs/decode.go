@@ -132,16 +132,40 @@ func viewSource(plan *decoders.Plan, src fs.Source, path string) (fs.Source, err
 }
 
 // localDir is the directory beside a local source, for its decoder: plain
-// names only, symbolic links not followed.
-type localDir struct{ dir string }
+// names only, symbolic links not followed. sub, when set, is a directory
+// in dir (a Prometheus checkpoint), entered without following a link.
+type localDir struct{ dir, sub string }
+
+// plainName reports whether name names an entry of a directory.
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
+}
+
+// openDir opens the directory d is.
+func (d localDir) openDir() (*os.File, error) {
+	p, flags := d.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC
+	if d.sub != "" {
+		p, flags = filepath.Join(d.dir, d.sub), flags|unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(p, flags, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
 
 // open opens name in the directory: a regular file, no symbolic link.
 func (d localDir) open(name string) (*os.File, error) {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+	if !plainName(name) {
 		return nil, fmt.Errorf("%q: not a file name in %s", name, d.dir)
 	}
-	p := filepath.Join(d.dir, name)
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	dir, err := d.openDir()
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	p := filepath.Join(dir.Name(), name)
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: p, Err: err}
 	}
@@ -157,17 +181,27 @@ func (d localDir) open(name string) (*os.File, error) {
 	return f, nil
 }
 
-// Names lists the directory.
-func (d localDir) Names() ([]string, error) {
-	ents, err := os.ReadDir(d.dir)
+// Sub returns the directory name in d: one level, no symbolic link.
+func (d localDir) Sub(name string) (decode.Dir, error) {
+	if !plainName(name) || d.sub != "" {
+		return nil, fmt.Errorf("%q: not a directory name in %s", name, d.dir)
+	}
+	s := localDir{dir: d.dir, sub: name}
+	f, err := s.openDir()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(ents))
-	for i, e := range ents {
-		out[i] = e.Name()
+	return s, f.Close()
+}
+
+// Names lists the directory.
+func (d localDir) Names() ([]string, error) {
+	f, err := d.openDir()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // ReadFile reads the small regular file name.

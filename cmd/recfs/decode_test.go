@@ -250,6 +250,51 @@ func TestLocalDir(t *testing.T) {
 	}
 }
 
+// TestLocalDirSub: a decoder enters a directory beside its source (a
+// Prometheus checkpoint) by a plain name, never through a symbolic link,
+// and reads plain names in it under the same rules.
+func TestLocalDirSub(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "00000000"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "checkpoint.00000001"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.00000001", "ok"), []byte("ok"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "checkpoint.00000002")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "00000000"), filepath.Join(dir, "checkpoint.00000001", "link")); err != nil {
+		t.Fatal(err)
+	}
+	d := localDir{dir: dir}
+	sub, err := d.Sub("checkpoint.00000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := sub.Names(); err != nil || len(names) != 2 {
+		t.Errorf("names %q, %v; want ok and link", names, err)
+	}
+	if b, err := sub.ReadFile("ok", 10); err != nil || string(b) != "ok" {
+		t.Errorf("ok: %q, %v", b, err)
+	}
+	if b, err := sub.ReadFile("link", 10); err == nil {
+		t.Errorf("a link in the directory was followed: %q", b)
+	}
+	for _, bad := range []string{"checkpoint.00000002", "..", "", "a/b", "checkpoint.00000001/.."} {
+		if s, err := d.Sub(bad); err == nil {
+			names, _ := s.Names()
+			t.Errorf("Sub(%q) entered it: %q", bad, names)
+		}
+	}
+	if _, err := sub.(localDir).Sub("x"); err == nil {
+		t.Error("a second level was entered")
+	}
+}
+
 // TestCatDecodeProtobuf: --decode protobuf:MESSAGE with a .proto given by a
 // relative path and an import path, and without a schema.
 func TestCatDecodeProtobuf(t *testing.T) {

@@ -147,6 +147,15 @@ type Dir interface {
 	OpenRecords(name string) (RecordsCloser, error)
 }
 
+// SubDirs is a [Dir] that also opens the directories in it: a Prometheus
+// WAL's checkpoint.NNNNNNNN directory beside its segments.
+type SubDirs interface {
+	// Sub returns the directory name in this one. name is a plain name;
+	// an implementation refuses any other, and a name that is not a
+	// directory (a symbolic link is not followed).
+	Sub(name string) (Dir, error)
+}
+
 // Env is what a decoder may know of the source it decodes.
 type Env struct {
 	// Path names the source (a path or an s3:// URL); "" when unknown.

@@ -110,20 +110,50 @@ func TestSegments(t *testing.T) {
 		"00000002":  {rec(typeSeries).be(2).labels("__name__", "later").b},
 		"notes.txt": nil,
 	}
-	shared := map[string]any{}
-	env := func(name string) decode.Env {
-		return decode.Env{Path: "/x/wal/" + name, Dir: dir, Shared: func(k string, mk func() any) any {
-			if v, ok := shared[k]; ok {
-				return v
-			}
-			shared[k] = mk()
-			return shared[k]
-		}}
-	}
-	got, err := render(t, New(env("00000001")), decode.Output{}, dir["00000001"]...)
+	got, err := render(t, New(sharedEnv(dir)("00000001")), decode.Output{}, dir["00000001"]...)
 	want := "sample 1 2023-11-14T22:13:20.000Z 1 first{}\nsample 2 2023-11-14T22:13:20.000Z 2\n"
 	if err != nil || got != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestCheckpoint: the segments after the newest checkpoint directory show
+// the labels of the series it holds (those of deleted segments); the
+// segments it covers, an older checkpoint and a temporary one do not
+// count.
+func TestCheckpoint(t *testing.T) {
+	t.Parallel()
+	samples := rec(typeSamples).be(1).be(t0).v(0).v(0).f(1).v(2).v(0).f(2).b
+	dir := memTree{
+		memDir: memDir{
+			"00000002": {samples},
+			"00000003": {samples},
+			"00000004": {rec(typeSeries).be(5).labels("__name__", "later").b, samples},
+		},
+		subs: map[string]memDir{
+			"checkpoint.00000001": {"00000000": {rec(typeSeries).be(3).labels("__name__", "old").b}},
+			"checkpoint.00000002": {
+				"00000000": {rec(typeSeries).be(1).labels("__name__", "kept", "job", "a").b},
+				"00000001": {rec(typeSeries).be(3).labels("__name__", "new").b},
+			},
+			"checkpoint.00000003.tmp": {"00000000": {rec(typeSeries).be(1).labels("__name__", "tmp").b}},
+		},
+	}
+	env := sharedEnv(dir)
+	for _, tc := range []struct{ seg, want string }{
+		{"00000003", "sample 1 2023-11-14T22:13:20.000Z 1 kept{job=\"a\"}\nsample 3 2023-11-14T22:13:20.000Z 2 new{}\n"},
+		{"00000002", "sample 1 2023-11-14T22:13:20.000Z 1\nsample 3 2023-11-14T22:13:20.000Z 2\n"},
+		{"00000004", "sample 1 2023-11-14T22:13:20.000Z 1 kept{job=\"a\"}\nsample 3 2023-11-14T22:13:20.000Z 2 new{}\n"},
+	} {
+		got, err := render(t, New(env(tc.seg)), decode.Output{}, dir.memDir[tc.seg]...)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.seg, got, err, tc.want)
+		}
+	}
+	// Without SubDirs, the checkpoint is not read.
+	got, _ := render(t, New(sharedEnv(dir.memDir)("00000003")), decode.Output{}, samples)
+	if strings.Contains(got, "kept") {
+		t.Errorf("a checkpoint read without SubDirs: %q", got)
 	}
 }
 

@@ -35,7 +35,10 @@
 //
 // Series labels are learned from the records before the one shown (of the
 // same file and, for a segment named by its number in a wal/ or checkpoint
-// directory, of every lower-numbered segment beside it), within the state
+// directory, of every lower-numbered segment beside it and, after segment
+// N, of the newest checkpoint.N directory beside it, which holds the
+// series of the segments Prometheus deleted; reading a checkpoint needs a
+// [decode.Dir] that is a [decode.SubDirs]), within the state
 // budget: once the labels kept reach it, series met later are not kept,
 // and their samples show no labels but "labels=budget" (the same records
 // whatever the order they are read in).

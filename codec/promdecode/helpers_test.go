@@ -2,6 +2,7 @@ package promdecode
 
 import (
 	"encoding/binary"
+	iofs "io/fs"
 	"math"
 	"testing"
 
@@ -65,4 +66,41 @@ func (r memRecords) Size(n int64) int64 { return int64(len(r[n])) }
 func (r memRecords) Close() error       { return nil }
 func (r memRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 	return copy(p, r[n][off:]), nil
+}
+
+// memTree is a memDir with directories in it (decode.SubDirs).
+type memTree struct {
+	memDir
+	subs map[string]memDir
+}
+
+func (m memTree) Names() ([]string, error) {
+	out, _ := m.memDir.Names()
+	for k := range m.subs {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func (m memTree) Sub(name string) (decode.Dir, error) {
+	d, ok := m.subs[name]
+	if !ok {
+		return nil, iofs.ErrNotExist
+	}
+	return d, nil
+}
+
+// sharedEnv returns the env of the source name in dir, sharing state
+// with the other envs it makes, as a mount's sessions do.
+func sharedEnv(dir decode.Dir) func(name string) decode.Env {
+	shared := map[string]any{}
+	return func(name string) decode.Env {
+		return decode.Env{Path: "/x/wal/" + name, Dir: dir, Shared: func(k string, mk func() any) any {
+			if v, ok := shared[k]; ok {
+				return v
+			}
+			shared[k] = mk()
+			return shared[k]
+		}}
+	}
 }

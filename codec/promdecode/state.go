@@ -75,19 +75,34 @@ func (t *seriesTable) reset() {
 
 // walSeries keeps the series of the segments of one directory, learned
 // whole, in segment order, as far as a segment asks: the state the
-// sessions of its segments share.
+// sessions of its segments share. The newest checkpoint.NNNNNNNN
+// directory (where Prometheus keeps the series of the segments up to
+// NNNNNNNN it deleted) is learned after segment NNNNNNNN, for the
+// segments after it.
 type walSeries struct {
-	mu   sync.Mutex
-	dir  decode.Dir
-	segs []int64          // segment numbers, sorted (listed when needed)
-	name map[int64]string // their file names
-	done int              // segs[:done] are learned
-	tab  *seriesTable     // at = segment number
-	buf  []byte
+	mu    sync.Mutex
+	dir   decode.Dir
+	units []walUnit       // what to learn, in order (listed when needed)
+	known map[string]bool // the names in units
+	done  int             // units[:done] are learned
+	tab   *seriesTable    // at = segment number
+	buf   []byte
+}
+
+// walUnit is a segment, or a checkpoint directory, to learn series from.
+type walUnit struct {
+	num  int64  // the segment's number; a checkpoint's last segment
+	name string // its name in the directory
+	ckpt bool   // a checkpoint directory
+}
+
+// before reports whether u is learned before v.
+func (u walUnit) before(v walUnit) bool {
+	return u.num < v.num || u.num == v.num && !u.ckpt && v.ckpt
 }
 
 func newWALSeries(dir decode.Dir, budget int64) *walSeries {
-	return &walSeries{dir: dir, tab: newSeriesTable(budget)}
+	return &walSeries{dir: dir, tab: newSeriesTable(budget), known: map[string]bool{}}
 }
 
 // get returns the labels of ref from the segments numbered below seg,
@@ -97,45 +112,79 @@ func (w *walSeries) get(ref uint64, seg int64) (seriesEntry, bool, bool) {
 	return w.tab.get(ref, seg)
 }
 
-// learnBelow learns every segment numbered below seg not learned yet.
+// learnBelow learns every unit numbered below seg not learned yet.
 func (w *walSeries) learnBelow(seg int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.done == len(w.segs) || len(w.segs) > 0 && w.segs[len(w.segs)-1] < seg-1 {
+	if w.done == len(w.units) || w.units[len(w.units)-1].num < seg-1 {
 		w.list()
 	}
-	for w.done < len(w.segs) && w.segs[w.done] < seg {
-		w.learn(w.segs[w.done])
+	for w.done < len(w.units) && w.units[w.done].num < seg {
+		w.learn(w.units[w.done])
 		w.done++
 	}
 }
 
-// list reads the directory's segment names, keeping those learned.
+// list reads the directory's segment names and its newest checkpoint,
+// keeping those learned; a unit that sorts before the last one learned
+// is left out (its series came too late to be learned in order).
 func (w *walSeries) list() {
 	names, err := w.dir.Names()
 	if err != nil {
 		return
 	}
-	if w.name == nil {
-		w.name = map[int64]string{}
-	}
+	var add []walUnit
+	ckpt := walUnit{num: -1, ckpt: true}
 	for _, nm := range names {
 		if n, ok := segmentNumber(nm); ok {
-			if _, known := w.name[n]; !known && (w.done == 0 || n > w.segs[w.done-1]) {
-				w.name[n] = nm
-				w.segs = append(w.segs, n)
-			}
+			add = append(add, walUnit{num: n, name: nm})
+		} else if n, ok := checkpointNumber(nm); ok && n > ckpt.num {
+			ckpt.num, ckpt.name = n, nm
 		}
 	}
-	learned := w.segs[:w.done]
-	rest := w.segs[w.done:]
-	sort.Slice(rest, func(i, j int) bool { return rest[i] < rest[j] })
-	w.segs = append(learned, rest...)
+	if _, ok := w.dir.(decode.SubDirs); ok && ckpt.num >= 0 {
+		add = append(add, ckpt)
+	}
+	for _, u := range add {
+		if !w.known[u.name] && (w.done == 0 || w.units[w.done-1].before(u)) {
+			w.known[u.name] = true
+			w.units = append(w.units, u)
+		}
+	}
+	rest := w.units[w.done:]
+	sort.Slice(rest, func(i, j int) bool { return rest[i].before(rest[j]) })
 }
 
-// learn reads the series records of segment seg.
-func (w *walSeries) learn(seg int64) {
-	src, err := w.dir.OpenRecords(w.name[seg])
+// learn reads the series records of unit u.
+func (w *walSeries) learn(u walUnit) {
+	if !u.ckpt {
+		w.learnFile(w.dir, u.name, u.num)
+		return
+	}
+	sub, err := w.dir.(decode.SubDirs).Sub(u.name)
+	if err != nil {
+		return
+	}
+	names, err := sub.Names()
+	if err != nil {
+		return
+	}
+	var segs []walUnit
+	for _, nm := range names {
+		if n, ok := segmentNumber(nm); ok {
+			segs = append(segs, walUnit{num: n, name: nm})
+		}
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].num < segs[j].num })
+	for _, s := range segs {
+		w.learnFile(sub, s.name, u.num)
+	}
+}
+
+// learnFile reads the series records of the segment name in dir, as
+// learned at at.
+func (w *walSeries) learnFile(dir decode.Dir, name string, at int64) {
+	src, err := dir.OpenRecords(name)
 	if err != nil {
 		return
 	}
@@ -153,8 +202,18 @@ func (w *walSeries) learn(seg int64) {
 			continue
 		}
 		w.buf = raw[:0]
-		learnSeries(w.tab, raw, seg)
+		learnSeries(w.tab, raw, at)
 	}
+}
+
+// checkpointNumber returns the number of the last segment a checkpoint
+// directory's name says it holds: checkpoint.DIGITS.
+func checkpointNumber(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, "checkpoint.")
+	if !ok {
+		return 0, false
+	}
+	return segmentNumber(rest)
 }
 
 // segmentNumber returns the number a segment's name is: all digits.
