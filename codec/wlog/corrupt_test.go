@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
@@ -179,4 +182,66 @@ func zstdFrameClaiming(n uint64) []byte {
 	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0}
 	b = binary.LittleEndian.AppendUint64(b, n)
 	return append(b, 0x01, 0x00, 0x00) // last raw block of 0 bytes
+}
+
+// slicer is a ByteSlicer over b.
+type slicer struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (s slicer) Slice(off, n int64) ([]byte, error) { return s.b[off : off+n], nil }
+
+// scanProcs scans r as scanAll does with checks ahead on procs
+// processors, returning the records' locations and the damage.
+func scanProcs(r io.ReaderAt, size int64, procs int) ([]Record, []codec.Damage, error) {
+	sc := NewScanner(r, size, Options{})
+	sc.procs = procs
+	var recs []Record
+	for sc.Next() {
+		rec := sc.Record()
+		rec.Frags = append([]Fragment(nil), rec.Frags...)
+		recs = append(recs, rec)
+	}
+	return recs, sc.Damage(), sc.Err()
+}
+
+// TestCheckAhead: checking pages' checksums ahead on several processors
+// finds the same records and the same damage as checking each fragment in
+// turn, in windows read or sliced, whatever byte of the segment is
+// damaged (a checksum, a length, a type, data, padding).
+func TestCheckAhead(t *testing.T) {
+	t.Parallel()
+	var recs [][]byte
+	for i := range 400 {
+		recs = append(recs, noisy(200+i*37%9000, uint32(i)))
+	}
+	for _, c := range []Compression{None, Snappy} {
+		clean := segment(t, recs, c, false)
+		if len(clean) < 40*PageSize {
+			t.Fatalf("segment of %d bytes: too short to share", len(clean))
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(c)))
+		for i := range 300 {
+			b := bytes.Clone(clean)
+			if i > 0 {
+				off := rng.IntN(len(b))
+				if i%3 == 0 {
+					off -= off % PageSize // a header at a page start
+				}
+				b[off] ^= byte(1 + rng.IntN(255))
+			}
+			for _, r := range []io.ReaderAt{bytes.NewReader(b), slicer{bytes.NewReader(b), b}} {
+				wantRecs, wantDmg, wantErr := scanProcs(r, int64(len(b)), 1)
+				gotRecs, gotDmg, gotErr := scanProcs(r, int64(len(b)), 4)
+				if !reflect.DeepEqual(gotRecs, wantRecs) || !reflect.DeepEqual(gotDmg, wantDmg) || gotErr != wantErr {
+					t.Fatalf("%v, edit %d, %T: ahead %d records, damage %v, %v; in turn %d, %v, %v",
+						c, i, r, len(gotRecs), gotDmg, gotErr, len(wantRecs), wantDmg, wantErr)
+				}
+				if i == 0 && (len(gotRecs) != len(recs) || len(gotDmg) > 0) {
+					t.Fatalf("clean %v segment: %d records, damage %v", c, len(gotRecs), gotDmg)
+				}
+			}
+		}
+	}
 }

@@ -5,12 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/recfs/recfs/codec"
 )
 
-// windowPages is how many pages the scanner reads per ReadAt.
-const windowPages = 8
+// windowPages is how many pages the scanner reads per ReadAt;
+// slicePages, per window sliced from a ByteSlicer (no copy).
+const (
+	windowPages = 8
+	slicePages  = 32
+)
+
+// aheadPages is the fewest pages of a window one goroutine checks ahead
+// of the scan (see checkAhead).
+const aheadPages = 4
 
 // maxFragments bounds the fragment list of a record that does not follow
 // the writer's layout (16 MiB of Fragment values).
@@ -37,6 +47,9 @@ type Scanner struct {
 	pg     []byte // the current page: a slice of win, short at the end of the file
 	pOff   int64  // file offset of the current page, -1 before the first
 	pos    int    // next header position in pg
+	procs  int    // processors to check pages ahead on (checkAhead)
+	valid  []int  // per page of win: end of its intact fragment chain (checkAhead)
+	pgOK   int    // the current page's: fragments ending by it are checked
 
 	inRec    bool
 	recOff   int64
@@ -58,7 +71,7 @@ type Scanner struct {
 
 // NewScanner returns a scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
-	s := &Scanner{r: r, size: max(size, 0), o: o, pOff: -1}
+	s := &Scanner{r: r, size: max(size, 0), o: o, pOff: -1, procs: runtime.GOMAXPROCS(0)}
 	if o.Start < 0 || o.Start > s.size {
 		s.err = fmt.Errorf("codec: prometheus WAL scan start %d outside the %d-byte segment", o.Start, s.size)
 		s.done = true
@@ -103,19 +116,24 @@ func (s *Scanner) nextPage() {
 	}
 	lo := np - s.winOff
 	s.pg = s.win[lo:min(lo+PageSize, int64(len(s.win)))]
-	s.pOff, s.pos = np, pos
+	s.pOff, s.pos, s.pgOK = np, pos, 0
+	if pos == 0 && len(s.valid) > 0 {
+		s.pgOK = s.valid[lo/PageSize]
+	}
 }
 
 // load reads the window of pages starting at np. It reports false (and
 // ends the scan) on a read error.
 func (s *Scanner) load(np int64) bool {
-	n := min(int64(windowPages*PageSize), s.size-np)
 	if bs, ok := s.r.(codec.ByteSlicer); ok {
+		n := min(int64(slicePages*PageSize), s.size-np)
 		if b, err := bs.Slice(np, n); err == nil && int64(len(b)) == n {
 			s.win, s.winOff = b, np
+			s.checkAhead()
 			return true
 		}
 	}
+	n := min(int64(windowPages*PageSize), s.size-np)
 	if int64(cap(s.buf)) < n {
 		s.buf = make([]byte, n)
 	}
@@ -129,7 +147,59 @@ func (s *Scanner) load(np int64) bool {
 		return false
 	}
 	s.winOff = np
+	s.checkAhead()
 	return true
+}
+
+// checkAhead checks the checksums of the window's pages on every
+// processor but one at once: for each page, the chain of intact fragments
+// from its start. A scan that enters a page at its start meets exactly
+// that chain (it stops where the chain stops), so step skips the
+// checksums of the fragments that end within it. With one processor, or
+// a window too small to share, nothing is checked ahead.
+func (s *Scanner) checkAhead() {
+	pages := (len(s.win) + PageSize - 1) / PageSize
+	workers := min(s.procs, pages/aheadPages)
+	s.valid = s.valid[:0]
+	if workers < 2 {
+		return
+	}
+	for range pages {
+		s.valid = append(s.valid, 0)
+	}
+	per := (pages + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := per; lo < pages; lo += per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.checkPages(lo, min(lo+per, pages))
+		}()
+	}
+	s.checkPages(0, per)
+	wg.Wait()
+}
+
+// checkPages sets valid[i] for the pages lo..hi-1 of the window.
+func (s *Scanner) checkPages(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s.valid[i] = chainEnd(s.win[i*PageSize : min((i+1)*PageSize, len(s.win))])
+	}
+}
+
+// chainEnd returns where the run of intact fragments from pg's start
+// ends: at padding, a header or fragment past the page, or a checksum
+// that does not match.
+func chainEnd(pg []byte) int {
+	pos := 0
+	for pos+HeaderSize <= len(pg) && pg[pos] != kindPageTerm {
+		end := pos + HeaderSize + int(binary.BigEndian.Uint16(pg[pos+1:]))
+		if end > len(pg) || codec.CRC32C(pg[pos+HeaderSize:end]) != binary.BigEndian.Uint32(pg[pos+3:]) {
+			break
+		}
+		pos = end
+	}
+	return pos
 }
 
 // step handles the fragment (or padding, or damage) at s.pos. It reports
@@ -165,7 +235,7 @@ func (s *Scanner) step() bool {
 		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageLength, codec.ErrCorrupt)
 	case HeaderSize+ln > len(b):
 		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageTruncChunk, codec.ErrTruncated)
-	case codec.CRC32C(b[HeaderSize:HeaderSize+ln]) != binary.BigEndian.Uint32(b[3:]):
+	case s.pos+HeaderSize+ln > s.pgOK && codec.CRC32C(b[HeaderSize:HeaderSize+ln]) != binary.BigEndian.Uint32(b[3:]):
 		s.fail(hdrOff, pageEnd-hdrOff, codec.DamageChecksum, codec.ErrCorrupt)
 	default:
 		return s.fragment(hdrOff, typ, b[HeaderSize:HeaderSize+ln])
