@@ -139,13 +139,16 @@ type globalFlags struct {
 	logFormat string
 }
 
+func init() {
+	// Let a subcommand's own PersistentPreRun hooks run after the root's,
+	// so logging is always configured. Set once here: newRootCmd runs in
+	// parallel tests, and this is a package variable of cobra.
+	cobra.EnableTraverseRunHooks = true
+}
+
 // newRootCmd builds the command tree: the commands of this file set plus
 // every constructor registered in extraCommands (mount, unmount, ...).
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	// Let a subcommand's own PersistentPreRun hooks run after the root's,
-	// so logging is always configured.
-	cobra.EnableTraverseRunHooks = true
-
 	g := &globalFlags{}
 	root := &cobra.Command{
 		Use:   "recfs",
