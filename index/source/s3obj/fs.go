@@ -41,6 +41,7 @@ type FS struct {
 	ctx    context.Context
 	req    context.Context // nil, or the context of one caller (WithContext)
 	st     *fsState
+	side   string // sidecar suffix (WithSidecars), or ""
 }
 
 // fsState is what the listings of an FS have learned, shared by its
@@ -94,6 +95,31 @@ func (f *FS) WithContext(ctx context.Context) fs.FS {
 	return &g
 }
 
+// WithSidecars returns the same tree where objects whose name ends in
+// suffix (after at least one byte) are sidecars: they are neither listed
+// nor opened, and the ListedObject of each listed object tells whether its
+// sidecar (its name followed by suffix) was listed beside it.
+func (f *FS) WithSidecars(suffix string) *FS {
+	g := *f
+	g.side = suffix
+	return &g
+}
+
+// isSidecar tells whether an object called name is a sidecar.
+func (f *FS) isSidecar(name string) bool {
+	return f.side != "" && len(name) > len(f.side) && strings.HasSuffix(name, f.side)
+}
+
+// ListedObject is what the FileInfo of a listed object (a ReadDir entry's
+// Info) returns from Sys: what the listing said of it.
+type ListedObject struct {
+	Key  string // the object's key (its name may be an alias, see FS)
+	ETag string // as listed, quotes included ("" if none)
+	// Sidecar tells whether the object's sidecar was listed (see
+	// WithSidecars).
+	Sidecar bool
+}
+
 // call runs fn with a context that ends when the FS's or the caller's
 // does.
 func (f *FS) call(fn func(context.Context) error) error {
@@ -128,7 +154,11 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if twin, known := f.twin(name); known && twin {
 		return f.openDir(name), nil
 	}
-	fl, err := f.openObject(name, name)
+	var fl *File
+	err := fmt.Errorf("%w: sidecar", ErrNotFound)
+	if !f.isSidecar(path.Base(name)) {
+		fl, err = f.openObject(name, name)
+	}
 	if err == nil {
 		if _, known := f.twin(name); !known {
 			ok, err := f.isDir(name)
@@ -289,6 +319,7 @@ type dir struct {
 	seen   map[string]uint8
 	held   map[string]fileInfo
 	twins  map[string]bool
+	sides  map[string]bool // names whose sidecar was listed
 	maxKey string
 	long   int
 	first  string // the first long name
@@ -354,7 +385,7 @@ func (d *dir) page() error {
 	}
 	if d.seen == nil {
 		d.tokens, d.seen = map[string]bool{}, map[string]uint8{}
-		d.held, d.twins = map[string]fileInfo{}, map[string]bool{}
+		d.held, d.twins, d.sides = map[string]fileInfo{}, map[string]bool{}, map[string]bool{}
 	}
 	var res *s3.ListObjectsV2Output
 	err := f.call(func(ctx context.Context) error {
@@ -368,6 +399,15 @@ func (d *dir) page() error {
 	}
 	d.pages++
 	start := len(d.buf)
+	// Sidecars first: X.suffix sorts before X/, so the page that lists a
+	// prefix X/ (and makes the object X a twin, listed at once) or any key
+	// past it lists X's sidecar too, or an earlier page did.
+	for _, c := range res.Contents {
+		name, ok := strings.CutPrefix(aws.ToString(c.Key), d.prefix)
+		if ok && f.isSidecar(name) {
+			d.sides[strings.TrimSuffix(name, f.side)] = true
+		}
+	}
 	for _, cp := range res.CommonPrefixes {
 		key := aws.ToString(cp.Prefix)
 		d.count(key)
@@ -383,7 +423,10 @@ func (d *dir) page() error {
 		if !ok {
 			continue // not under the directory: a store that lies
 		}
-		fi := fileInfo{name: name, size: aws.ToInt64(c.Size)}
+		if f.isSidecar(name) {
+			continue
+		}
+		fi := fileInfo{name: name, size: aws.ToInt64(c.Size), key: key, etag: aws.ToString(c.ETag)}
 		if c.LastModified != nil {
 			// A listing may give milliseconds; HEAD's Last-Modified has
 			// whole seconds. Both must describe the object alike.
@@ -477,6 +520,7 @@ func (d *dir) addObject(fi fileInfo) {
 // ObjectSuffix name.
 func (d *dir) emitTwin(fi fileInfo) {
 	d.twins[fi.name] = true
+	fi.side = d.sides[fi.name]
 	fi.name += ObjectSuffix
 	if len(fi.name) > MaxNameLen {
 		d.usable(fi.name)
@@ -490,7 +534,10 @@ func (d *dir) emitTwin(fi fileInfo) {
 	d.buf = append(d.buf, fs.FileInfoToDirEntry(fi))
 }
 
-func (d *dir) emit(fi fileInfo) { d.buf = append(d.buf, fs.FileInfoToDirEntry(fi)) }
+func (d *dir) emit(fi fileInfo) {
+	fi.side = d.sides[fi.name]
+	d.buf = append(d.buf, fs.FileInfoToDirEntry(fi))
+}
 
 // finish ends the listing: objects held back are listed, names left out
 // are reported once, and a complete listing tells Open about twins.
@@ -567,13 +614,21 @@ type fileInfo struct {
 	size int64
 	mod  time.Time
 	dir  bool
+	// Of a listed object: its key, ETag and whether its sidecar was listed.
+	key, etag string
+	side      bool
 }
 
 func (fi fileInfo) Name() string       { return fi.name }
 func (fi fileInfo) Size() int64        { return fi.size }
 func (fi fileInfo) ModTime() time.Time { return fi.mod }
 func (fi fileInfo) IsDir() bool        { return fi.dir }
-func (fi fileInfo) Sys() any           { return nil }
+func (fi fileInfo) Sys() any {
+	if fi.key == "" {
+		return nil
+	}
+	return &ListedObject{Key: fi.key, ETag: fi.etag, Sidecar: fi.side}
+}
 func (fi fileInfo) Mode() fs.FileMode {
 	if fi.dir {
 		return fs.ModeDir | 0o555

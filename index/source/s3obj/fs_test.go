@@ -222,3 +222,57 @@ func TestListingBounds(t *testing.T) {
 		t.Errorf("a repeated token: %v", err)
 	}
 }
+
+// WithSidecars: sidecars are neither listed nor opened, and each listed
+// object says whether its sidecar was listed, across page boundaries and
+// for an object renamed because a prefix has its name. Its ListedObject
+// opens it without a HEAD.
+func TestFSSidecars(t *testing.T) {
+	for _, pageSize := range []int{1, 2, 1000} {
+		t.Run(fmt.Sprint(pageSize), func(t *testing.T) {
+			f, srv := newFake(t)
+			f.pageSize = pageSize
+			f.put("b/p/a.log", pattern(3000, 1))
+			f.put("b/p/a.log.recfs-idx", []byte("idx"))
+			f.put("b/p/b.log", pattern(10, 2))
+			f.put("b/p/x", pattern(20, 3))
+			f.put("b/p/x.recfs-idx", []byte("idx"))
+			f.put("b/p/x/in", []byte("in"))
+			f.put("b/p/orphan.recfs-idx", []byte("idx"))
+			c := testClient(t, srv, Options{})
+			fsys := c.FS(context.Background(), "b", "p").WithSidecars(".recfs-idx")
+			ents, err := fs.ReadDir(fsys, ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range ents {
+				fi, _ := e.Info()
+				lo, _ := fi.Sys().(*ListedObject)
+				if lo == nil {
+					got = append(got, e.Name()+"/")
+					continue
+				}
+				got = append(got, fmt.Sprintf("%s=%s:%v", e.Name(), lo.Key, lo.Sidecar))
+			}
+			want := "a.log=p/a.log:true b.log=p/b.log:false x/ x" + ObjectSuffix + "=p/x:true"
+			if strings.Join(got, " ") != want {
+				t.Errorf("listing %q, want %q", strings.Join(got, " "), want)
+			}
+			if _, err := fsys.Open("a.log.recfs-idx"); !errorsIsNotExist(err) {
+				t.Errorf("open of a sidecar: %v, want not found", err)
+			}
+			heads := len(f.requests("HEAD"))
+			fi, _ := ents[0].Info()
+			obj := c.OpenListed("b", fi.Sys().(*ListedObject), fi.Size(), fi.ModTime())
+			defer obj.Close()
+			b := make([]byte, 3000)
+			if _, err := obj.ReadAt(b, 0); err != nil || string(b) != string(pattern(3000, 1)) {
+				t.Errorf("read of a listed object: %v", err)
+			}
+			if n := len(f.requests("HEAD")) - heads; n != 0 {
+				t.Errorf("OpenListed made %d HEADs", n)
+			}
+		})
+	}
+}

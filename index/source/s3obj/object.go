@@ -72,13 +72,28 @@ func (c *Client) Open(ctx context.Context, bucket, key string) (*Object, error) 
 	if err != nil {
 		return nil, err
 	}
+	o.pin(h)
+	return o, nil
+}
+
+// OpenListed returns the object bucket/key as a listing described it (its
+// size, ETag and Last-Modified), pinned to that version, without a HEAD:
+// its reads fail as those of a changed object if it is another by then.
+func (c *Client) OpenListed(bucket string, lo *ListedObject, size int64, mod time.Time) *Object {
+	o := &Object{api: c.api, bucket: bucket, key: lo.Key, opt: c.opt,
+		url: "s3://" + c.endpoint + "/" + bucket + "/" + lo.Key}
+	o.pin(headResult{etag: lo.ETag, modTime: mod, size: size})
+	return o
+}
+
+// pin makes o the version h describes.
+func (o *Object) pin(h headResult) {
 	o.etag, o.versionID, o.modTime, o.size = h.etag, h.versionID, h.modTime, h.size
 	o.id = h.identity(o.url)
 	o.ctx, o.cancel = context.WithCancel(context.Background())
 	o.sem = make(chan struct{}, o.opt.MaxInFlight)
 	o.blocks = make(map[int64]*block)
 	o.lru = list.New()
-	return o, nil
 }
 
 // OpenURL opens s3://bucket/key.
