@@ -51,8 +51,14 @@ In a damaged file the records that survive are numbered as found; ls then
 prints one warning line on standard error naming the first damaged offset.
 
 An s3://bucket/prefix/ URL (ending in "/") lists the objects and prefixes
-directly under it instead, one a line, prefixes ending in "/" (with --json:
-{"name":NAME,"dir":BOOL,"size":BYTES}).
+directly under it instead, one a line: the format of each object ("other"
+for one that is no record file, "?" when its first bytes could not be
+read, "dir" for a prefix), its size, "published" when its index is
+published beside it (NAME.recfs-idx, see recfs index --publish; such
+sidecars are not listed) or "-", and its name (prefixes end in "/"); with
+--json {"name","dir","size","format","published_index"}. Sizes come from
+the listing; the format costs one ranged GET of each object's first
+128 KiB (rarely more), 8 objects at a time.
 
 A local directory lists its entries, one a line: the format of each file
 ("other" for a file that is no record file, "dir" for a directory), its
@@ -67,7 +73,7 @@ any failed. A file named like a selection is written ./5.`,
   recfs ls --json data.rio | jq -s 'max_by(.length)'
   recfs ls events.log | sort -k3 -n | tail -1     # longest record
   recfs ls --offset 5000-5099 orders-0/00000000000000004000.log
-  recfs ls s3://bucket/logs/                      # objects and prefixes under a prefix
+  recfs ls s3://bucket/logs/                      # format, size, index of each object
   recfs ls /var/lib/db                            # which files are record files
   recfs ls shards/*.tfrecord last:1               # the last record of each shard`,
 		Args: cobra.MinimumNArgs(1),

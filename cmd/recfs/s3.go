@@ -53,6 +53,15 @@ func registerS3Flags(fs *pflag.FlagSet) {
 
 // s3Client builds the client of a command's S3 flags.
 func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
+	o, err := s3ClientOptions(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return s3obj.NewClient(cmd.Context(), o)
+}
+
+// s3ClientOptions returns the client options of a command's S3 flags.
+func s3ClientOptions(cmd *cobra.Command) (s3obj.Options, error) {
 	fl := cmd.Flags()
 	var o s3obj.Options
 	o.Endpoint, _ = fl.GetString(flagS3Endpoint)
@@ -61,7 +70,7 @@ func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
 	cache, _ := fl.GetString(flagS3Cache)
 	n, err := parseSize(cache)
 	if err != nil || n < s3obj.DefaultBlockSize {
-		return nil, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
+		return o, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
 	}
 	o.CacheBytes = n
 	for _, d := range []struct {
@@ -70,23 +79,23 @@ func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
 	}{{flagS3ConnectTimeout, &o.ConnectTimeout}, {flagS3FirstByteTimeout, &o.FirstByteTimeout},
 		{flagS3IdleTimeout, &o.IdleTimeout}, {flagS3RetryBudget, &o.RetryBudget}} {
 		if *d.to, _ = fl.GetDuration(d.flag); *d.to <= 0 {
-			return nil, usagef("--%s %v: want a duration above 0", d.flag, *d.to)
+			return o, usagef("--%s %v: want a duration above 0", d.flag, *d.to)
 		}
 	}
 	if o.MaxAttempts, _ = fl.GetInt(flagS3Attempts); o.MaxAttempts < 1 {
-		return nil, usagef("--%s %d: want at least 1", flagS3Attempts, o.MaxAttempts)
+		return o, usagef("--%s %d: want at least 1", flagS3Attempts, o.MaxAttempts)
 	}
 	if o.ListMaxPages, _ = fl.GetInt(flagS3ListMaxPages); o.ListMaxPages < 1 {
-		return nil, usagef("--%s %d: want at least 1", flagS3ListMaxPages, o.ListMaxPages)
+		return o, usagef("--%s %d: want at least 1", flagS3ListMaxPages, o.ListMaxPages)
 	}
 	lb, _ := fl.GetString(flagS3ListMaxBytes)
 	if o.ListMaxBytes, err = parseSize(lb); err != nil || o.ListMaxBytes <= 0 {
-		return nil, usagef("--%s %q: want a size above 0", flagS3ListMaxBytes, lb)
+		return o, usagef("--%s %q: want a size above 0", flagS3ListMaxBytes, lb)
 	}
 	if logrus.IsLevelEnabled(logrus.DebugLevel) {
 		o.SDKLog = cmd.ErrOrStderr() // -v: the SDK's own lines too
 	}
-	return s3obj.NewClient(cmd.Context(), o)
+	return o, nil
 }
 
 // openS3Object opens the object an s3:// URL names (one HEAD).

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -25,7 +23,8 @@ func isS3Prefix(url string) bool {
 	return err == nil && (key == "" || strings.HasSuffix(key, "/"))
 }
 
-// s3PrefixFS returns the file system of the objects under a prefix URL.
+// s3PrefixFS returns the file system of the objects under a prefix URL,
+// published indexes left out.
 func s3PrefixFS(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.FS, error) {
 	bucket, prefix, err := s3obj.ParseURL(url)
 	if err != nil {
@@ -35,7 +34,8 @@ func s3PrefixFS(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.FS, error
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, c.FS(cmd.Context(), bucket, prefix), nil
+	// The published indexes beside objects are recfs's own: not files.
+	return c, c.FS(cmd.Context(), bucket, prefix).WithSidecars(sidecarSuffix), nil
 }
 
 // s3DirTree is the read-only tree of the objects under a prefix for a
@@ -86,61 +86,4 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, plan *decoders.P
 	}
 	logrus.WithField("prefix", url).Info("s3 prefix mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until it is looked up again")
 	return tree, nil
-}
-
-// lsPrefixJSON is one entry of `recfs ls --json s3://bucket/prefix/`.
-type lsPrefixJSON struct {
-	Name string `json:"name"`
-	Dir  bool   `json:"dir"`
-	Size int64  `json:"size"`
-}
-
-// lsS3Prefix lists the objects and prefixes directly under a prefix URL,
-// one a line (prefixes end in "/"), a list page at a time.
-func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
-	_, fsys, err := s3PrefixFS(cmd, url)
-	if err != nil {
-		return err
-	}
-	f, err := fsys.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	d, ok := f.(iofs.ReadDirFile)
-	if !ok {
-		return fmt.Errorf("%s: not a prefix", url)
-	}
-	w := bufio.NewWriter(cmd.OutOrStdout())
-	enc := json.NewEncoder(w)
-	for {
-		ents, err := d.ReadDir(1000)
-		for _, e := range ents {
-			var size int64
-			if fi, err := e.Info(); err == nil && !e.IsDir() {
-				size = fi.Size()
-			}
-			if asJSON {
-				if err := enc.Encode(lsPrefixJSON{Name: e.Name(), Dir: e.IsDir(), Size: size}); err != nil {
-					return err
-				}
-				continue
-			}
-			name := e.Name()
-			if e.IsDir() {
-				name += "/"
-			}
-			if _, err := fmt.Fprintln(w, name); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			w.Flush()
-			return fmt.Errorf("%s: %w", url, err)
-		}
-	}
-	return w.Flush()
 }
