@@ -339,9 +339,9 @@ func (s *Server) list(w http.ResponseWriter, hr *http.Request, r *Request, hook 
 	}
 	s.mu.Lock()
 	names := map[string]bool{} // key or common prefix → is a prefix
-	sizes := map[string]int64{}
+	sizes, etags := map[string]int64{}, map[string]string{}
 	for k, o := range s.objects {
-		sizes[k] = o.size()
+		sizes[k], etags[k] = o.size(), o.etag
 		if !strings.HasPrefix(k, prefix) {
 			continue
 		}
@@ -396,7 +396,7 @@ func (s *Server) list(w http.ResponseWriter, hr *http.Request, r *Request, hook 
 	}{Name: Bucket, Prefix: prefix, KeyCount: len(p.Keys) + len(p.Prefixes), MaxKeys: max,
 		IsTruncated: p.Truncated, NextContinuationToken: p.NextToken}
 	for _, k := range p.Keys {
-		res.Contents = append(res.Contents, content{Key: k, LastModified: "2025-01-01T00:00:00.000Z", ETag: `"x"`, Size: sizes[k]})
+		res.Contents = append(res.Contents, content{Key: k, LastModified: "2025-01-01T00:00:00.000Z", ETag: etags[k], Size: sizes[k]})
 	}
 	for _, c := range p.Prefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, cprefix{c})
