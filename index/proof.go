@@ -179,7 +179,10 @@ func (t *Table) proveTo(s *snapshot, p *proof, target int64) error {
 			return fmt.Errorf("%w: record %d: the scan finds a record at offset %d, the table another", errLie, p.next, p.scan.at())
 		}
 		p.next++
-		if p.next&1023 == 0 && p.next > p.upto.Load() {
+		// Publish each record as it is proven: a read of a proven record
+		// must not wait for (or fail with) the rest of a batch stuck on a
+		// slow or failing block further on.
+		if p.next > p.upto.Load() {
 			p.upto.Store(p.next)
 		}
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // TestS3FirstGrepFetchesOnce: the first grep -r through an s3 mount of an
-// object larger than the block cache fetches each byte about once. grep's
+// object larger than the block cache fetches each byte a bounded number of
+// times (about twice with a saved index: see below). grep's
 // fts reads a directory of over 10,000 entries in inode order; while inode
 // numbers were hashes of the record number, that order was random over
 // the object and each 1 KiB record cost a 1 MiB block GET (a 103 MiB
@@ -57,7 +58,11 @@ func TestS3FirstGrepFetchesOnce(t *testing.T) {
 	}
 	size := int64(buf.Len())
 	t.Logf("first grep -r over %d records (%d bytes): %d GETs, %d bytes fetched (%.2fx the object)", n, size, gets, fetched, float64(fetched)/float64(size))
-	if fetched > size*3/2+2<<20 {
+	// The index is saved, and a saved table is a hint: its proof reads the
+	// object once ahead of the reads (up to 4,096 records ahead, more than
+	// this cache holds), so the pass fetches the object about twice, never
+	// block by block again and again.
+	if fetched > size*2+2<<20 {
 		t.Errorf("first grep -r fetched %d bytes in %d GETs for a %d-byte object: blocks fetched again and again", fetched, gets, size)
 	}
 }
