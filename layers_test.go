@@ -1,10 +1,11 @@
 package recfs_test
 
 // The shape of recfs, held by one test: layers import one way (codec ←
-// index ← fs ← adapters ← cmd), codec is pure framing (no operating-system
-// packages), only the two adapters depend on a FUSE library (fs and its
-// node suite fs/fusetest never do), and each adapter builds on fs and not
-// on the other.
+// source ← index ← fs ← adapters ← cmd), codec is pure framing (no
+// operating-system packages), only the two adapters depend on a FUSE
+// library (fs and its node suite fs/fusetest never do), each adapter builds
+// on fs and not on the other, and only the S3 source (source/s3) uses the
+// AWS SDK.
 
 import (
 	"bufio"
@@ -25,6 +26,16 @@ type pkg struct {
 	deps    []string // every package it depends on, transitively
 }
 
+// The layers, lowest first.
+const (
+	rankCodec = iota
+	rankSource
+	rankIndex
+	rankFS
+	rankAdapter
+	rankCmd
+)
+
 // layerOf returns the rank of a module package (higher may import lower)
 // and whether it is a package of the module at all.
 func layerOf(path string) (int, bool) {
@@ -34,17 +45,19 @@ func layerOf(path string) (int, bool) {
 	}
 	switch {
 	case rel == "codec" || strings.HasPrefix(rel, "codec/"):
-		return 0, true
+		return rankCodec, true
+	case rel == "source" || strings.HasPrefix(rel, "source/"):
+		return rankSource, true
 	case rel == "index" || strings.HasPrefix(rel, "index/"):
-		return 1, true
+		return rankIndex, true
 	case adapter(path) != "":
-		return 3, true
+		return rankAdapter, true
 	case rel == "fs" || strings.HasPrefix(rel, "fs/"):
-		return 2, true
+		return rankFS, true
 	case strings.HasPrefix(rel, "cmd/"):
-		return 4, true
+		return rankCmd, true
 	}
-	return 0, true
+	return rankCodec, true
 }
 
 // fuseAdapters serve the tree through FUSE; networkAdapters serve it over
@@ -70,9 +83,15 @@ var osPackages = []string{"os", "os/exec", "os/signal", "syscall", "io/fs", "pat
 // fuseLibraries are the FUSE libraries, for the adapters alone.
 var fuseLibraries = []string{"bazil.org/fuse", "github.com/hanwen/go-fuse"}
 
+// awsSDK is the AWS SDK, for the S3 source (s3Source and below) alone.
+const (
+	awsSDK   = "github.com/aws/"
+	s3Source = module + "/source/s3"
+)
+
 // isHelper reports whether path is a test-helper package: one of its
 // elements ends in "test" (codec/codectest, codec/codectest/recfile,
-// index/source/sourcetest).
+// source/sourcetest).
 func isHelper(path string) bool {
 	for _, e := range strings.Split(path, "/") {
 		if strings.HasSuffix(e, "test") {
@@ -103,11 +122,11 @@ func checkLayers(pkgs []pkg) []string {
 				if r > rank {
 					bad = append(bad, fmt.Sprintf("%s imports %s, a layer above it", p.path, imp))
 				}
-				if a, b := adapter(p.path), adapter(imp); b != "" && a != b && rank == 3 {
+				if a, b := adapter(p.path), adapter(imp); b != "" && a != b && rank == rankAdapter {
 					bad = append(bad, fmt.Sprintf("adapter %s imports the other adapter %s", p.path, imp))
 				}
 			}
-			if rank == 0 && !helper {
+			if rank == rankCodec && !helper {
 				for _, o := range osPackages {
 					if hasPrefixPath(imp, o) {
 						bad = append(bad, fmt.Sprintf("%s imports %s: codec is framing over io, without the operating system", p.path, imp))
@@ -118,7 +137,14 @@ func checkLayers(pkgs []pkg) []string {
 		if a := adapter(p.path); p.path == module+"/"+a && !slices.Contains(p.imports, module+"/fs") {
 			bad = append(bad, fmt.Sprintf("adapter %s does not build on fs", p.path))
 		}
-		if rank < 3 || rank == 3 && !slices.Contains(fuseAdapters, adapter(p.path)) {
+		if !hasPrefixPath(p.path, s3Source) {
+			for _, imp := range p.imports {
+				if hasPrefixPath(imp, awsSDK) {
+					bad = append(bad, fmt.Sprintf("%s imports %s: only source/s3 uses the AWS SDK", p.path, imp))
+				}
+			}
+		}
+		if rank < rankAdapter || rank == rankAdapter && !slices.Contains(fuseAdapters, adapter(p.path)) {
 			for _, d := range p.deps {
 				for _, f := range fuseLibraries {
 					if hasPrefixPath(d, f) {
@@ -165,7 +191,7 @@ func TestLayers(t *testing.T) {
 	for _, p := range pkgs {
 		seen = append(seen, p.path)
 	}
-	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "index", "index/source", "fs", "fs/fusetest", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
+	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "source", "source/local", "source/s3", "index", "fs", "fs/fusetest", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
 		if !strings.Contains(strings.Join(seen, " ")+" ", module+"/"+want+" ") {
 			t.Fatalf("go list did not list %s: %v", want, seen)
 		}
@@ -186,9 +212,14 @@ func TestLayersChecker(t *testing.T) {
 		{"codec imports os", pkg{path: m("codec/leveldb"), imports: []string{"os"}}, "operating system"},
 		{"codec imports x/sys", pkg{path: m("codec"), imports: []string{"golang.org/x/sys/unix"}}, "operating system"},
 		{"codec helper may", pkg{path: m("codec/codectest/recfile"), imports: []string{"os", m("codec/leveldb")}}, ""},
-		{"codec helper imports index", pkg{path: m("codec/codectest"), imports: []string{m("index/source")}}, "layer above"},
+		{"codec helper imports source", pkg{path: m("codec/codectest"), imports: []string{m("source")}}, "layer above"},
 		{"codec imports index", pkg{path: m("codec/recordio"), imports: []string{m("index")}}, "layer above"},
-		{"index imports fs", pkg{path: m("index/source"), imports: []string{m("fs")}}, "layer above"},
+		{"index imports fs", pkg{path: m("index"), imports: []string{m("fs")}}, "layer above"},
+		{"source imports index", pkg{path: m("source/local"), imports: []string{m("index")}}, "layer above"},
+		{"source imports codec", pkg{path: m("source/sourcetest"), imports: []string{m("codec/codectest"), m("source")}}, ""},
+		{"cmd imports the AWS SDK", pkg{path: m("cmd/recfs"), imports: []string{"github.com/aws/aws-sdk-go-v2/service/s3"}}, "AWS SDK"},
+		{"index imports the AWS SDK", pkg{path: m("index"), imports: []string{"github.com/aws/aws-sdk-go-v2/aws"}}, "AWS SDK"},
+		{"the S3 source imports the AWS SDK", pkg{path: m("source/s3"), imports: []string{"github.com/aws/aws-sdk-go-v2/service/s3", m("source")}}, ""},
 		{"fs imports an adapter", pkg{path: m("fs"), imports: []string{m("fs/gofuse")}}, "layer above"},
 		{"adapter imports the other", pkg{path: m("fs/bazil"), imports: []string{m("fs/gofuse")}}, "other adapter"},
 		{"adapter without fs", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "does not build on fs"},

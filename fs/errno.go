@@ -12,6 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/local"
 )
 
 // ErrReadOnly is returned for any attempt to change the tree.
@@ -42,7 +43,7 @@ func Errno(err error) syscall.Errno {
 		return syscall.EROFS
 	case errors.Is(err, ErrImmutable), errors.Is(err, codec.ErrSealed):
 		return syscall.EPERM
-	case errors.Is(err, index.ErrDBLocked):
+	case errors.Is(err, local.ErrDBLocked):
 		return syscall.EBUSY
 	case errors.Is(err, ErrTooLarge):
 		return syscall.EFBIG

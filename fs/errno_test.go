@@ -13,6 +13,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/local"
 )
 
 func TestErrno(t *testing.T) {
@@ -42,7 +43,7 @@ func TestErrno(t *testing.T) {
 		{syscall.EPERM, syscall.EPERM},
 		{fmt.Errorf("index: append to x: %w", leveldb.ErrClosedLog), syscall.EPERM},
 		{leveldb.ErrRecycledTail, syscall.EPERM},
-		{&index.DBLockError{Lock: "/db/LOCK", Kind: "flock"}, syscall.EBUSY},
+		{&local.DBLockError{Lock: "/db/LOCK", Kind: "flock"}, syscall.EBUSY},
 		{&os.PathError{Op: "open", Path: "/x", Err: syscall.EACCES}, syscall.EACCES},
 		{&OpError{Op: "lookup", Record: -1, Off: -1, Err: &os.PathError{Op: "lstat", Err: syscall.ENAMETOOLONG}}, syscall.ENAMETOOLONG},
 	} {

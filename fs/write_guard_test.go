@@ -14,6 +14,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/local"
 )
 
 // TestCreateRefusedClosedLog: in a log its writer closed (pebble's end
@@ -68,7 +69,7 @@ func TestCloseRefusedDBLock(t *testing.T) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Flush(ctx); !errors.Is(err, index.ErrDBLocked) || Errno(err) != syscall.EBUSY {
+	if _, err := h.Flush(ctx); !errors.Is(err, local.ErrDBLocked) || Errno(err) != syscall.EBUSY {
 		t.Errorf("flush with the database open: %v (%v)", err, Errno(err))
 	}
 	h.Close()

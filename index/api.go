@@ -33,7 +33,7 @@ type Options struct {
 	// IgnoreDBLock lets Append (and the repairs of a Writable open) change
 	// a file whose directory holds a database LOCK file that a running
 	// database has locked (recfs --force). By default that is refused with
-	// ErrDBLocked.
+	// local.ErrDBLocked.
 	IgnoreDBLock bool
 	// MoveDamagedTail lets Append (and the repairs of a Writable open)
 	// move bytes after the last record that are not a torn record out of

@@ -47,7 +47,7 @@ type AppendOptions struct {
 //
 // A file whose directory holds a database LOCK file that a running
 // database (leveldb, RocksDB, pebble) has locked is not touched: Append
-// returns a *DBLockError (ErrDBLocked) unless Options.IgnoreDBLock is set.
+// returns a *local.DBLockError (local.ErrDBLocked) unless Options.IgnoreDBLock is set.
 //
 // leveldb logs: records go after the last complete record. A torn tail left
 // by a crashed writer (a record cut short at the end of the file) is first

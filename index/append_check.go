@@ -6,7 +6,7 @@ import (
 
 // CheckAppend reports, without writing anything, whether Append would be
 // refused for a reason known up front: a running database holds the LOCK of
-// the file's directory (ErrDBLocked, unless Options.IgnoreDBLock), the
+// the file's directory (local.ErrDBLocked, unless Options.IgnoreDBLock), the
 // leveldb log was closed by its writer (leveldb.ErrClosedLog) or ends before a
 // recycled file's stale data (leveldb.ErrRecycledTail), or the file ends in
 // bytes that are not a torn record (*TailError, unless

@@ -12,7 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/kafka"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // Open opens the file at path and returns its table: loaded from the cache
@@ -21,7 +21,7 @@ import (
 // opened read-only, or read-write with o.Writable; the table keeps that
 // descriptor, and appends write through it.
 func Open(ctx context.Context, path string, o Options) (*Table, error) {
-	f, err := openSource(path, o, false)
+	f, err := local.OpenPath(path, o.Writable, false)
 	if err != nil {
 		return nil, err
 	}
@@ -46,15 +46,15 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 	// A descriptor we cannot write through (a refresh's reopen, a file we
 	// may not write) is not repaired here: the next append repairs it
 	// under its lock, through a writable descriptor.
-	if o.Writable && readWrite(f) && (o.IgnoreDBLock || checkDBLock(path) == nil) {
+	if o.Writable && local.ReadWrite(f) && (o.IgnoreDBLock || local.CheckDBLock(path) == nil) {
 		if err := repair(f, path, o.tails()); err != nil {
 			return nil, err
 		}
 	}
-	// The table reads f as a source.Local: its identity, the key of its
+	// The table reads f as a local.File: its identity, the key of its
 	// saved table and its reads come from there. The Local is not closed
 	// on failure: f stays the caller's.
-	src, err := source.NewLocal(f, path)
+	src, err := local.New(f, path)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, 
 }
 
 // setSource makes src, a version of r's file, the source s reads.
-func (s *snapshot) setSource(src *source.Local, r *fileRef) { s.local, s.ref = src, r }
+func (s *snapshot) setSource(src *local.File, r *fileRef) { s.local, s.ref = src, r }
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.

@@ -13,7 +13,7 @@ import (
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
 	"github.com/recfs/recfs/codec/recordio"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // hostileRecords are records of distinct sizes, so that a table pointing
@@ -36,7 +36,7 @@ func cacheFileOf(t testing.TB, cacheDir, path string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	src, err := source.NewLocal(f, path)
+	src, err := local.New(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}

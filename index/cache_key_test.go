@@ -15,7 +15,7 @@ import (
 // TestCacheKeyedByIdentity: a local table's saved table is found by the
 // file's source.Identity: its Key (the cleaned absolute path) names the
 // cache file, its version (device, inode, size, times) decides whether the
-// table in it is served. Other spellings of the path and a source.Local of
+// table in it is served. Other spellings of the path and a local.File of
 // the file opened through OpenSource find it; a file put in the path's
 // place (another inode, the very same bytes) is built afresh and saved in
 // the same cache file.
@@ -61,7 +61,7 @@ func TestCacheKeyedByIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	if in := tb.Info(); in.Source != "cached" || filepath.Base(in.CacheFile) != saved {
-		t.Fatalf("OpenSource of a source.Local: source %q, cache file %s; want cached from %s", in.Source, in.CacheFile, saved)
+		t.Fatalf("OpenSource of a local.File: source %q, cache file %s; want cached from %s", in.Source, in.CacheFile, saved)
 	}
 	tb.Close()
 

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/source/local"
 )
 
 // Create makes a new, empty record file of format f at path (failing if it
@@ -85,12 +86,12 @@ func writtenMeanwhile(f *os.File) bool {
 }
 
 // guardCreate refuses a new record file at path in the directory of a
-// running database (see ErrDBLocked), unless o.IgnoreDBLock.
+// running database (see local.ErrDBLocked), unless o.IgnoreDBLock.
 func guardCreate(path string, o Options) error {
 	if o.IgnoreDBLock {
 		return nil
 	}
-	if err := checkDBLock(path); err != nil {
+	if err := local.CheckDBLock(path); err != nil {
 		return fmt.Errorf("index: create %s: %w", path, err) // a running database's directory
 	}
 	return nil

@@ -8,7 +8,7 @@
 // (about 12 bytes), saves the table to a cache file named by the Key of the
 // source's source.Identity and checked against its version, so the next
 // open of the unchanged source is instant, and extends it when the source
-// grows. Local files are read as source.Local over the table's descriptor.
+// grows. Local files are read as a local.File (source/local) over the table's descriptor.
 //
 // Concurrency: a *Table is safe for concurrent use. ReadAt and the accessors
 // may run while Refresh extends the table; a reader sees either the old or

@@ -4,11 +4,11 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // fileRef is a source file's descriptor shared by the snapshots that read
-// it (each through the source.Local of its own version). It counts the
+// it (each through the local.File of its own version). It counts the
 // table's own hold on the file plus the reads that use its raw descriptor
 // (the per-read fstat of checkSource), so that a table can let
 // go of a file it no longer reads (replaced at its path, or the table
@@ -17,13 +17,13 @@ import (
 // stats a descriptor number that was reused for another file. It costs two
 // atomic operations a read and no allocation.
 type fileRef struct {
-	src  *source.Local // the descriptor, as the version it was opened as
-	refs atomic.Int64  // the table's hold (1) plus reads in flight; 0 once closed
+	src  *local.File  // the descriptor, as the version it was opened as
+	refs atomic.Int64 // the table's hold (1) plus reads in flight; 0 once closed
 }
 
 // newFileRef returns the shared reference of src's descriptor, held by its
 // table.
-func newFileRef(src *source.Local) *fileRef {
+func newFileRef(src *local.File) *fileRef {
 	r := &fileRef{src: src}
 	r.refs.Store(1)
 	return r

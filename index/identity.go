@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // identity says which bytes a table was built from, as saved with the

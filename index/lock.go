@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // ErrReplaced is returned by Append when the table's path no longer names
@@ -29,49 +29,11 @@ func lockFile(f *os.File) (unlock func(), err error) {
 	if lockWaits != nil && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == syscall.EWOULDBLOCK {
 		lockWaits()
 	}
-	unlock, err = source.Flock(f)
+	unlock, err = local.Flock(f)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	return unlock, nil
-}
-
-// openSource opens the source at path: read-write when the table will take
-// appends (o.Writable), read-only otherwise or when the file may not be
-// written (its appends will then fail, as they would have). A writable
-// source must be a regular file. reopen refuses a symlink at path, and
-// anything but a regular file: the file that replaced the source is taken
-// only if it is a file in its own right, writable or not.
-func openSource(path string, o Options, reopen bool) (*os.File, error) {
-	if !o.Writable && !reopen {
-		return os.Open(path)
-	}
-	flag := syscall.O_NONBLOCK
-	if reopen {
-		flag |= syscall.O_NOFOLLOW
-	}
-	var (
-		f   *os.File
-		err error
-	)
-	if o.Writable {
-		f, err = os.OpenFile(path, flag|os.O_RDWR, 0)
-	}
-	if !o.Writable || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EPERM) {
-		f, err = os.OpenFile(path, flag|os.O_RDONLY, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("index: %s is not a regular file", path)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // writable returns a read-write descriptor of the very file the table
@@ -79,7 +41,7 @@ func openSource(path string, o Options, reopen bool) (*os.File, error) {
 // descriptor when it was opened read-write, else the same open file opened
 // again through /proc/self/fd. done releases it.
 func (t *Table) writable() (f *os.File, done func(), err error) {
-	if readWrite(t.file) {
+	if local.ReadWrite(t.file) {
 		return t.file, func() {}, nil
 	}
 	f, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
@@ -91,21 +53,11 @@ func (t *Table) writable() (f *os.File, done func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !sameFile(f, t.file) {
+	if !local.SameFile(f, t.file) {
 		f.Close()
 		return nil, nil, ErrReplaced
 	}
 	return f, func() { f.Close() }, nil
-}
-
-// sameFile reports whether a and b are descriptors of one file.
-func sameFile(a, b *os.File) bool {
-	ai, err := a.Stat()
-	if err != nil {
-		return false
-	}
-	bi, err := b.Stat()
-	return err == nil && os.SameFile(ai, bi)
 }
 
 // pathIsFile reports ErrReplaced unless the table's path still names f,
@@ -195,18 +147,11 @@ func sameBytes(a, b io.Reader) bool {
 	}
 }
 
-// readWrite reports whether f was opened for reading and writing.
-func readWrite(f *os.File) bool {
-	sc, err := f.SyscallConn()
-	if err != nil {
-		return false
+// guardDBLock is local.CheckDBLock unless the table's options say to ignore
+// database locks.
+func (t *Table) guardDBLock() error {
+	if t.opt.IgnoreDBLock {
+		return nil
 	}
-	var flags uintptr
-	var errno syscall.Errno
-	if err := sc.Control(func(fd uintptr) {
-		flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-	}); err != nil || errno != 0 {
-		return false
-	}
-	return flags&syscall.O_ACCMODE == syscall.O_RDWR
+	return local.CheckDBLock(t.path)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
 	"github.com/recfs/recfs/codec/codectest"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // TestMapShrunkSource: a source truncated while its map is scanned makes
@@ -24,7 +24,7 @@ func TestMapShrunkSource(t *testing.T) {
 	}
 	defer f.Close()
 	fi, _ := f.Stat()
-	m, err := source.MapFile(f, fi.Size())
+	m, err := local.MapFile(f, fi.Size())
 	if err != nil {
 		t.Skip("mmap unavailable")
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // ErrWritableSource is returned by OpenSource for Options.Writable: tables

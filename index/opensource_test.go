@@ -14,8 +14,9 @@ import (
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
-	"github.com/recfs/recfs/index/source"
-	"github.com/recfs/recfs/index/source/sourcetest"
+	"github.com/recfs/recfs/source"
+	"github.com/recfs/recfs/source/local"
+	"github.com/recfs/recfs/source/sourcetest"
 )
 
 // TestOpenSource: a table of a non-local source is built once, saved under
@@ -97,7 +98,7 @@ func TestOpenSource(t *testing.T) {
 	}
 }
 
-// TestOpenSourceLocal: a source.Local, which maps, reads a table like Open
+// TestOpenSourceLocal: a local.File, which maps, reads a table like Open
 // does, through the descriptor it was given (a rename of the path after it
 // was opened changes nothing).
 func TestOpenSourceLocal(t *testing.T) {
@@ -120,14 +121,14 @@ func TestOpenSourceLocal(t *testing.T) {
 	var _ io.ReaderAt = src
 }
 
-// openLocal opens path as a source.Local.
-func openLocal(t *testing.T, path string) *source.Local {
+// openLocal opens path as a local.File.
+func openLocal(t *testing.T, path string) *local.File {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := source.NewLocal(f, path)
+	l, err := local.New(f, path)
 	if err != nil {
 		f.Close()
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/leveldb"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // errNoFile is returned by Refresh on a table made by Build.
@@ -174,9 +174,9 @@ func (t *Table) rebuild(ctx context.Context, src io.ReaderAt, size int64, detect
 	return s, err
 }
 
-// current returns the version the table's file has now, as a source.Local
+// current returns the version the table's file has now, as a local.File
 // over the table's descriptor, and its identity (t.mu and a hold taken).
-func (t *Table) current() (*source.Local, identity, error) {
+func (t *Table) current() (*local.File, identity, error) {
 	src, err := t.fref.src.Now()
 	if err != nil {
 		return nil, identity{}, err
@@ -204,7 +204,7 @@ func (t *Table) reopen(ctx context.Context) error {
 	if t.opt.Reopen != nil {
 		f, err = t.opt.Reopen() // resolved beneath a mount's root; appends reopen it writable by descriptor
 	} else {
-		f, err = openSource(t.path, t.opt, true)
+		f, err = local.OpenPath(t.path, t.opt.Writable, true)
 	}
 	if err != nil {
 		return err
@@ -294,7 +294,7 @@ func young(ctime int64, d time.Duration) bool {
 
 // stillAt reports whether the file of src still has the size and times of
 // the version src names.
-func stillAt(src *source.Local) bool {
+func stillAt(src *local.File) bool {
 	st, err := src.Fstat()
 	if err != nil {
 		return false

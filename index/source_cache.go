@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // BuildSource returns the table of a read-only source that is not a local

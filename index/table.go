@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/recordio"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
+	"github.com/recfs/recfs/source/local"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -22,7 +23,7 @@ type Table struct {
 	path   string
 	opened bool          // made from a file (Open, OpenFile, Create), not by Build; never changes
 	file   *os.File      // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef      // file as a source.Local, with its count of users (nil for Build); replaced with file
+	fref   *fileRef      // file as a local.File, with its count of users (nil for Build); replaced with file
 	r      io.ReaderAt   // the source when the table came from Build or OpenSource
 	source source.Source // the source of a table made by OpenSource
 	opt    Options
@@ -54,13 +55,13 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity      // source identity when the table was made (zero for Build)
-	local   *source.Local // the local file's version the table reads (nil for Build, OpenSource)
-	ref     *fileRef      // that descriptor, for the per-read fstat
-	gen     uint64        // content generation: moves when records may have changed (not on pure appends)
-	origin  string        // absolute source path, saved in the cache file (for pruning)
-	cached  string        // the cache file this table was loaded from or saved to, if any
-	proof   *proof        // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
+	id      identity    // source identity when the table was made (zero for Build)
+	local   *local.File // the local file's version the table reads (nil for Build, OpenSource)
+	ref     *fileRef    // that descriptor, for the per-read fstat
+	gen     uint64      // content generation: moves when records may have changed (not on pure appends)
+	origin  string      // absolute source path, saved in the cache file (for pruning)
+	cached  string      // the cache file this table was loaded from or saved to, if any
+	proof   *proof      // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
 
 	tab table // the format's record table (see driver.go)
 }

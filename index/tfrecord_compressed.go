@@ -9,7 +9,7 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/codec/tfrecord"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // GZIP- and ZLIB-compressed TFRecord files. Their table holds record

@@ -15,7 +15,7 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/tfrecord"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // gzipRecords returns recs as a gzipped TFRecord file, flushed every 64

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/source/local"
 )
 
 // ErrNoPrivateDir is returned when a torn leveldb tail would have to be
@@ -187,7 +188,7 @@ func (t *Table) repairLogTail() (bool, error) {
 		// append scans the file and repairs it.
 		return false, nil
 	}
-	if !readWrite(t.file) {
+	if !local.ReadWrite(t.file) {
 		// Not ours to write through here: the next append repairs the
 		// file, under its lock, through a writable descriptor.
 		return false, nil

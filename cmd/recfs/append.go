@@ -15,6 +15,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/local"
 )
 
 func init() { registerCommand(newAppendCmd) }
@@ -190,7 +191,7 @@ func movedText(m index.MovedTail) string {
 
 // forceHint adds the way out to a refusal because of a running database.
 func forceHint(err error) error {
-	if errors.Is(err, index.ErrDBLocked) {
+	if errors.Is(err, local.ErrDBLocked) {
 		return fmt.Errorf("%w (--force appends anyway)", err)
 	}
 	return err

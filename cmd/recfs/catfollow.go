@@ -13,7 +13,7 @@ import (
 
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // followStart returns the record cat --follow starts at, from its
@@ -119,7 +119,7 @@ func (f *catFollower) reportOnce(err error) {
 // follows through index.Table.Follow, with the rules of a --follow mount.
 func catFollow(cmd *cobra.Command, path string, o index.Options, sel []recordRange, m catMode,
 	dec *decodeFlags, interval time.Duration) error {
-	if s3obj.IsURL(path) {
+	if s3.IsURL(path) {
 		return usagef("cat --follow follows local files (recfs mount --follow %s DIR follows an S3 object)", path)
 	}
 	start, last, err := followStart(sel)

@@ -16,7 +16,7 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // decodeFlags are --decode and the flags that give its decoder
@@ -69,7 +69,7 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 		out := make([]string, len(ps))
 		for i, p := range ps {
 			out[i] = p
-			if a, err := filepath.Abs(p); err == nil && p != "" && !s3obj.IsURL(p) {
+			if a, err := filepath.Abs(p); err == nil && p != "" && !s3.IsURL(p) {
 				out[i] = a
 			}
 		}
@@ -88,7 +88,7 @@ func openFile(path string) (io.ReadCloser, error) { return os.Open(path) }
 
 // openRecords opens a record file named on the command line.
 func openRecords(path string) (decode.RecordsCloser, error) {
-	if s3obj.IsURL(path) {
+	if s3.IsURL(path) {
 		return nil, fmt.Errorf("%s: give a local file", path)
 	}
 	return index.Open(context.Background(), path, index.Options{CacheDir: "-"})
@@ -98,7 +98,7 @@ func openRecords(path string) (decode.RecordsCloser, error) {
 // decoder.
 func decodeEnv(path string, src fs.Source) decode.Env {
 	env := decode.Env{Path: path, Format: src.Info().Format}
-	if !s3obj.IsURL(path) {
+	if !s3.IsURL(path) {
 		env.Dir = localDir{dir: filepath.Dir(path)}
 	}
 	return env

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 func newIndexCmd() *cobra.Command {
@@ -71,7 +71,7 @@ standard error and the others go on (exit status 1 if any failed).`,
 			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
 		}
 		o.Rebuild = rebuild
-		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && !s3obj.IsURL(args[0]) {
+		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && !s3.IsURL(args[0]) {
 			return usagef("--%s goes with an s3://bucket/key source", flagPublish)
 		}
 		var changed bool
@@ -80,7 +80,7 @@ standard error and the others go on (exit status 1 if any failed).`,
 			return err
 		}
 		defer t.Close()
-		if !rebuild && !s3obj.IsURL(args[0]) {
+		if !rebuild && !s3.IsURL(args[0]) {
 			// The file may have grown since Open looked at it. (An
 			// object's table is keyed by its ETag: it cannot be stale.)
 			if changed, err = t.Refresh(cmd.Context()); err != nil {

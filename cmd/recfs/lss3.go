@@ -14,7 +14,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // `recfs ls s3://bucket/prefix/` reads the first bytes of each object for
@@ -37,7 +37,7 @@ type lsPrefixJSON struct {
 	// (NAME.recfs-idx, see `recfs index --publish`).
 	Published bool `json:"published_index"`
 
-	obj *s3obj.ListedObject
+	obj *s3.ListedObject
 	fi  iofs.FileInfo
 	err error // the format could not be read
 }
@@ -50,13 +50,13 @@ func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	bucket, _, _ := s3obj.ParseURL(url)
+	bucket, _, _ := s3.ParseURL(url)
 	o, err := s3ClientOptions(cmd)
 	if err != nil {
 		return err
 	}
 	o.BlockSize, o.CacheBytes = detectBlock, 4*detectBlock
-	dc, err := s3obj.NewClient(cmd.Context(), o)
+	dc, err := s3.NewClient(cmd.Context(), o)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
 			r.Name, r.Dir, r.Format = e.Name(), e.IsDir(), "dir"
 			if fi, ierr := e.Info(); ierr == nil && !e.IsDir() {
 				r.fi, r.Size, r.Format = fi, fi.Size(), "other"
-				r.obj, _ = fi.Sys().(*s3obj.ListedObject)
+				r.obj, _ = fi.Sys().(*s3.ListedObject)
 				r.Published = r.obj != nil && r.obj.Sidecar
 			}
 		}
@@ -129,7 +129,7 @@ func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
 // detectFormats sets the format of each listed object of rows from its
 // first bytes, detectWorkers at a time; a read that fails sets err and
 // format "?". An interrupted command stops the reads at once.
-func detectFormats(cmd *cobra.Command, c *s3obj.Client, bucket string, rows []lsPrefixJSON) {
+func detectFormats(cmd *cobra.Command, c *s3.Client, bucket string, rows []lsPrefixJSON) {
 	ctx := cmd.Context()
 	sem := make(chan struct{}, detectWorkers)
 	var wg sync.WaitGroup

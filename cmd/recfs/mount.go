@@ -24,7 +24,7 @@ import (
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 func init() { registerCommand(newMountCmd) }
@@ -212,7 +212,7 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if err != nil {
 		return err
 	}
-	if s3obj.IsURL(srcAbs) {
+	if s3.IsURL(srcAbs) {
 		if err := s3MountFlags(f); err != nil {
 			return err
 		}
@@ -391,7 +391,7 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 // sourcePath resolves a mount's source: a local file or directory (made
 // absolute, links resolved), or an s3:// URL as given.
 func sourcePath(src string) (string, os.FileInfo, error) {
-	if s3obj.IsURL(src) {
+	if s3.IsURL(src) {
 		return src, objectInfo{name: src}, nil
 	}
 	fi, err := os.Stat(src)

@@ -14,7 +14,7 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // treeSpec says how to serve a source as a tree: what mount and serve
@@ -38,9 +38,9 @@ func openTree(cmd *cobra.Command, srcAbs string, srcInfo os.FileInfo, sp treeSpe
 	iopts, plan := sp.index, sp.plan
 	fo := sp.fs
 	switch {
-	case s3obj.IsURL(srcAbs) && isS3Prefix(srcAbs):
+	case s3.IsURL(srcAbs) && isS3Prefix(srcAbs):
 		return s3DirTree(cmd, srcAbs, iopts, plan, sp.hideOther, sp.follow, fo)
-	case s3obj.IsURL(srcAbs):
+	case s3.IsURL(srcAbs):
 		return s3Tree(cmd, srcAbs, iopts, plan, sp.follow, fo)
 	case srcInfo.IsDir():
 		fo.Open = func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {

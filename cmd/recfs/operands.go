@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // A command that takes many FILE operands (info, verify) runs on each file
@@ -35,7 +35,7 @@ type operandFile struct {
 func expandOperands(args []string) (files []operandFile, other int, err error) {
 	for _, a := range args {
 		fi, serr := os.Stat(a)
-		if s3obj.IsURL(a) || serr != nil || !fi.IsDir() {
+		if s3.IsURL(a) || serr != nil || !fi.IsDir() {
 			files = append(files, operandFile{path: a, named: true})
 			continue
 		}
@@ -101,7 +101,7 @@ func singleFile(args []string) bool {
 		return false
 	}
 	fi, err := os.Stat(args[0])
-	return s3obj.IsURL(args[0]) || err != nil || !fi.IsDir()
+	return s3.IsURL(args[0]) || err != nil || !fi.IsDir()
 }
 
 // errSomeFailed is the (silent) result of a multi-file command when a file

@@ -13,7 +13,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // Exit statuses of the recfs command.
@@ -319,7 +319,7 @@ func fileKind(m os.FileMode) string {
 // openTable opens the record file at path with o, showing a progress bar
 // on a terminal while the index is built, and logs what it did.
 func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
-	if s3obj.IsURL(path) {
+	if s3.IsURL(path) {
 		t, _, err := openS3Table(cmd, path, o)
 		return t, err
 	}
@@ -363,7 +363,7 @@ const seqWindow = 1 << 20
 type seqTable struct {
 	*index.Table
 	f   *os.File
-	obj *s3obj.Object // instead of f for an s3:// source
+	obj *s3.Object // instead of f for an s3:// source
 }
 
 // Close closes the table and its file.
@@ -380,7 +380,7 @@ func (s seqTable) Close() error {
 // for cat of many records and for verify, where one read system call per
 // small record would dominate.
 func openSequential(cmd *cobra.Command, path string, o index.Options) (seqTable, error) {
-	if s3obj.IsURL(path) {
+	if s3.IsURL(path) {
 		return openS3Sequential(cmd, path, o)
 	}
 	f, err := os.Open(path)

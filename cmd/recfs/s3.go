@@ -14,7 +14,7 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	rfs "github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // Flags of the S3 sources: every command that takes a record file takes an
@@ -26,7 +26,7 @@ const (
 	flagS3PathStyle = "s3-path-style"
 	flagS3Region    = "s3-region"
 	flagS3Cache     = "s3-cache"
-	// Deadlines and bounds (s3obj.Options says what each bounds).
+	// Deadlines and bounds (s3.Options says what each bounds).
 	flagS3ConnectTimeout   = "s3-connect-timeout"
 	flagS3FirstByteTimeout = "s3-first-byte-timeout"
 	flagS3IdleTimeout      = "s3-idle-timeout"
@@ -42,34 +42,34 @@ func registerS3Flags(fs *pflag.FlagSet) {
 	fs.Bool(flagS3PathStyle, false, "path-style S3 addressing (automatic for an IP address or localhost endpoint)")
 	fs.String(flagS3Region, "", "S3 region (default from the AWS configuration, else us-east-1)")
 	fs.String(flagS3Cache, "64M", "memory cache of an s3:// object's bytes (1 MiB blocks)")
-	fs.Duration(flagS3ConnectTimeout, s3obj.DefaultConnectTimeout, "S3: longest wait for a connection")
-	fs.Duration(flagS3FirstByteTimeout, s3obj.DefaultFirstByteTimeout, "S3: longest wait for a response once the request is sent")
-	fs.Duration(flagS3IdleTimeout, s3obj.DefaultIdleTimeout, "S3: longest pause between the bytes of a request or response")
-	fs.Duration(flagS3RetryBudget, s3obj.DefaultRetryBudget, "S3: longest time for one request, all its attempts included, and for each MiB of a response; a read waits no longer (then EIO)")
-	fs.Int(flagS3Attempts, s3obj.DefaultMaxAttempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
-	fs.Int(flagS3ListMaxPages, s3obj.DefaultListMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
+	fs.Duration(flagS3ConnectTimeout, s3.DefaultConnectTimeout, "S3: longest wait for a connection")
+	fs.Duration(flagS3FirstByteTimeout, s3.DefaultFirstByteTimeout, "S3: longest wait for a response once the request is sent")
+	fs.Duration(flagS3IdleTimeout, s3.DefaultIdleTimeout, "S3: longest pause between the bytes of a request or response")
+	fs.Duration(flagS3RetryBudget, s3.DefaultRetryBudget, "S3: longest time for one request, all its attempts included, and for each MiB of a response; a read waits no longer (then EIO)")
+	fs.Int(flagS3Attempts, s3.DefaultMaxAttempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
+	fs.Int(flagS3ListMaxPages, s3.DefaultListMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
 	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
 }
 
 // s3Client builds the client of a command's S3 flags.
-func s3Client(cmd *cobra.Command) (*s3obj.Client, error) {
+func s3Client(cmd *cobra.Command) (*s3.Client, error) {
 	o, err := s3ClientOptions(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return s3obj.NewClient(cmd.Context(), o)
+	return s3.NewClient(cmd.Context(), o)
 }
 
 // s3ClientOptions returns the client options of a command's S3 flags.
-func s3ClientOptions(cmd *cobra.Command) (s3obj.Options, error) {
+func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
 	fl := cmd.Flags()
-	var o s3obj.Options
+	var o s3.Options
 	o.Endpoint, _ = fl.GetString(flagS3Endpoint)
 	o.PathStyle, _ = fl.GetBool(flagS3PathStyle)
 	o.Region, _ = fl.GetString(flagS3Region)
 	cache, _ := fl.GetString(flagS3Cache)
 	n, err := parseSize(cache)
-	if err != nil || n < s3obj.DefaultBlockSize {
+	if err != nil || n < s3.DefaultBlockSize {
 		return o, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
 	}
 	o.CacheBytes = n
@@ -99,15 +99,15 @@ func s3ClientOptions(cmd *cobra.Command) (s3obj.Options, error) {
 }
 
 // openS3Object opens the object an s3:// URL names (one HEAD).
-func openS3Object(cmd *cobra.Command, url string) (*s3obj.Object, error) {
+func openS3Object(cmd *cobra.Command, url string) (*s3.Object, error) {
 	_, obj, err := openS3(cmd, url)
 	return obj, err
 }
 
 // openS3 returns the client of the command's flags and the object url
 // names.
-func openS3(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.Object, error) {
-	bucket, key, err := s3obj.ParseURL(url)
+func openS3(cmd *cobra.Command, url string) (*s3.Client, *s3.Object, error) {
+	bucket, key, err := s3.ParseURL(url)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -119,7 +119,7 @@ func openS3(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.Object, error
 		return nil, nil, err
 	}
 	obj, err := c.Open(cmd.Context(), bucket, key)
-	if errors.Is(err, s3obj.ErrNotFound) {
+	if errors.Is(err, s3.ErrNotFound) {
 		if berr := c.CheckBucket(cmd.Context(), bucket, key); berr != nil {
 			err = berr // the bucket is what is missing
 		}
@@ -140,12 +140,12 @@ func s3Options(url string, o index.Options) index.Options {
 // ranged GETs (and saved). An index published next to the object is
 // fetched first when there is no saved one. The object stays open for the
 // table's reads.
-func openS3Table(cmd *cobra.Command, url string, o index.Options) (*index.Table, *s3obj.Object, error) {
+func openS3Table(cmd *cobra.Command, url string, o index.Options) (*index.Table, *s3.Object, error) {
 	c, obj, err := openS3(cmd, url)
 	if err != nil {
 		return nil, nil, err
 	}
-	bucket, key, _ := s3obj.ParseURL(url)
+	bucket, key, _ := s3.ParseURL(url)
 	importSidecar(cmd.Context(), c, bucket, key, obj, o)
 	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
 	if bar != nil {
@@ -247,7 +247,7 @@ func s3Tree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan
 
 // objectSource is the mount's source of the object url (bucket/key)
 // opened as obj with table t: closed with them, or followed.
-func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3obj.Object, o index.Options, follow bool) (rfs.Source, error) {
+func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3.Object, o index.Options, follow bool) (rfs.Source, error) {
 	if !follow {
 		return closingTable{t, obj}, nil
 	}
@@ -255,7 +255,7 @@ func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3obj.Obj
 	if err != nil {
 		return nil, err
 	}
-	bucket, key, err := s3obj.ParseURL(url)
+	bucket, key, err := s3.ParseURL(url)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3obj.Obj
 // closingTable closes the object with its table.
 type closingTable struct {
 	*index.Table
-	obj *s3obj.Object
+	obj *s3.Object
 }
 
 // Close closes the table and the object.

@@ -13,20 +13,20 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	rfs "github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // isS3Prefix tells whether url names a prefix of a bucket (the bucket
 // itself, or a key ending in "/") rather than one object.
 func isS3Prefix(url string) bool {
-	_, key, err := s3obj.ParseURL(url)
+	_, key, err := s3.ParseURL(url)
 	return err == nil && (key == "" || strings.HasSuffix(key, "/"))
 }
 
 // s3PrefixFS returns the file system of the objects under a prefix URL,
 // published indexes left out.
-func s3PrefixFS(cmd *cobra.Command, url string) (*s3obj.Client, *s3obj.FS, error) {
-	bucket, prefix, err := s3obj.ParseURL(url)
+func s3PrefixFS(cmd *cobra.Command, url string) (*s3.Client, *s3.FS, error) {
+	bucket, prefix, err := s3.ParseURL(url)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -49,14 +49,14 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, plan *decoders.P
 	if err != nil {
 		return nil, err
 	}
-	bucket, _, _ := s3obj.ParseURL(url)
+	bucket, _, _ := s3.ParseURL(url)
 	open := func(ctx context.Context, name string, f iofs.File) (rfs.Source, error) {
-		sf, ok := f.(*s3obj.File)
+		sf, ok := f.(*s3.File)
 		if !ok {
 			return nil, fmt.Errorf("%s: not an object", name)
 		}
 		obj := sf.Object
-		key := obj.Key() // name may be an alias (see s3obj.FS)
+		key := obj.Key() // name may be an alias (see s3.FS)
 		ourl := "s3://" + bucket + "/" + key
 		logrus.WithField("object", obj.URL()).Debug("indexing")
 		importSidecar(ctx, c, bucket, key, obj, o)

@@ -12,7 +12,7 @@ import (
 	"github.com/recfs/recfs/codec"
 	rfs "github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // followedObject is the table of an s3 object a --follow mount shows: it
@@ -23,7 +23,7 @@ import (
 // only that version: after a switch its reads fail with index.ErrChanged
 // (EIO), never bytes of two versions.
 type followedObject struct {
-	c           *s3obj.Client
+	c           *s3.Client
 	bucket, key string
 	opt         index.Options
 
@@ -35,7 +35,7 @@ type followedObject struct {
 // objectVersion is one version of the object and its table.
 type objectVersion struct {
 	tab *index.Table
-	obj *s3obj.Object
+	obj *s3.Object
 	gen uint64
 }
 
@@ -47,7 +47,7 @@ var (
 
 // newFollowedObject follows the object of tab and obj (its opened
 // version), which it takes over.
-func newFollowedObject(c *s3obj.Client, bucket, key string, tab *index.Table, obj *s3obj.Object, o index.Options) *followedObject {
+func newFollowedObject(c *s3.Client, bucket, key string, tab *index.Table, obj *s3.Object, o index.Options) *followedObject {
 	f := &followedObject{c: c, bucket: bucket, key: key, opt: o}
 	o.Progress = nil
 	f.opt = o

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // Published indexes: `recfs index --publish s3://b/k` uploads the saved
@@ -24,7 +21,7 @@ import (
 // ETag and size are recorded inside).
 const (
 	flagPublish   = "publish"
-	sidecarSuffix = ".recfs-idx"
+	sidecarSuffix = s3.SidecarSuffix
 )
 
 // publishIndex uploads the saved index file cacheFile next to url's object.
@@ -36,7 +33,7 @@ func publishIndex(cmd *cobra.Command, url, cacheFile string) error {
 	if err != nil {
 		return err
 	}
-	bucket, key, err := s3obj.ParseURL(url)
+	bucket, key, err := s3.ParseURL(url)
 	if err != nil {
 		return usageError{err}
 	}
@@ -44,9 +41,7 @@ func publishIndex(cmd *cobra.Command, url, cacheFile string) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.API().PutObject(cmd.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key + sidecarSuffix),
-		Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b))), ContentType: aws.String("application/octet-stream")})
-	if err != nil {
+	if err := c.PutSidecar(cmd.Context(), bucket, key, b); err != nil {
 		return fmt.Errorf("publish %s%s: %w", url, sidecarSuffix, err)
 	}
 	if !wantJSON(cmd) {
@@ -58,7 +53,7 @@ func publishIndex(cmd *cobra.Command, url, cacheFile string) error {
 // importSidecar fetches the published index of obj into the cache when
 // there is no saved index for its version yet (one GET; a missing sidecar
 // costs that GET's 404).
-func importSidecar(ctx context.Context, c *s3obj.Client, bucket, key string, obj *s3obj.Object, o index.Options) {
+func importSidecar(ctx context.Context, c *s3.Client, bucket, key string, obj *s3.Object, o index.Options) {
 	if o.Rebuild {
 		return
 	}
@@ -69,9 +64,9 @@ func importSidecar(ctx context.Context, c *s3obj.Client, bucket, key string, obj
 	if _, err := os.Stat(cf); err == nil {
 		return
 	}
-	body, err := c.Get(ctx, bucket, key+sidecarSuffix)
+	body, err := c.GetSidecar(ctx, bucket, key)
 	if err != nil {
-		if !errors.Is(err, s3obj.ErrNotFound) {
+		if !errors.Is(err, s3.ErrNotFound) {
 			logrus.WithError(err).WithField("object", obj.URL()).Debug("no published index")
 		}
 		return

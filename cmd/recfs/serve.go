@@ -21,7 +21,7 @@ import (
 	"github.com/recfs/recfs/fs/nfs"
 	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/fs/webdav"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source/s3"
 )
 
 func init() { registerCommand(newServeCmd) }
@@ -314,7 +314,7 @@ func browseEnv(path, format string) decode.Env {
 	if f, err := codec.ParseFormat(format); err == nil {
 		env.Format = f
 	}
-	if !s3obj.IsURL(path) {
+	if !s3.IsURL(path) {
 		env.Dir = localDir{dir: filepath.Dir(path)}
 	}
 	return env

@@ -4,5 +4,5 @@
 // corrupters and a quiet logger. It imports only the standard library and
 // logrus, so the format packages' own tests use it too; record files
 // written through the codec's writers are in codectest/recfile, fake sources
-// in index/source/sourcetest.
+// in source/sourcetest.
 package codectest

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source"
-	"github.com/recfs/recfs/index/source/s3obj"
+	"github.com/recfs/recfs/source"
+	"github.com/recfs/recfs/source/s3"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -170,7 +170,7 @@ func TestFSOverS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if f.(*s3obj.File).Size() != 2 {
-		t.Errorf("size %d", f.(*s3obj.File).Size())
+	if f.(*s3.File).Size() != 2 {
+		t.Errorf("size %d", f.(*s3.File).Size())
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/recfs/recfs/index/source/s3obj"
+	s3obj "github.com/recfs/recfs/source/s3"
 )
 
 // Root credentials of every server started here.

@@ -1,4 +1,4 @@
-package source_test
+package local_test
 
 import (
 	"errors"
@@ -7,7 +7,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
+	"github.com/recfs/recfs/source/local"
 )
 
 // TestLocal: a Local reads the descriptor it was given, never the path
@@ -70,7 +71,7 @@ func TestLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := os.Open("/proc/self/fd/" + itoa(int(l.File().Fd())))
+	g, err := os.Open("/proc/self/fd/" + itoa(int(l.OSFile().Fd())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestLocal(t *testing.T) {
 	if err := syscall.Flock(int(g.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatalf("lock after unlock: %v", err)
 	}
-	if _, err := source.MapFile(g, 0); !errors.Is(err, source.ErrNoMap) {
+	if _, err := local.MapFile(g, 0); !errors.Is(err, local.ErrNoMap) {
 		t.Fatalf("map of 0 bytes: %v", err)
 	}
 }
@@ -131,7 +132,7 @@ func TestLocalFileStat(t *testing.T) {
 		t.Fatalf("Fstat allocates %v times", n)
 	}
 
-	if _, err := l.File().WriteAt([]byte("abc"), 10); err != nil {
+	if _, err := l.OSFile().WriteAt([]byte("abc"), 10); err != nil {
 		t.Fatal(err)
 	}
 	now, err := l.Fstat()
@@ -154,14 +155,14 @@ func TestLocalFileStat(t *testing.T) {
 	}
 }
 
-// openLocal opens path read-write as a source.Local, closed at the test's end.
-func openLocal(t *testing.T, path string) *source.Local {
+// openLocal opens path read-write as a local.File, closed at the test's end.
+func openLocal(t *testing.T, path string) *local.File {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := source.NewLocal(f, path)
+	l, err := local.New(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 const mib = 1 << 20

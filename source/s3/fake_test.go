@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -111,6 +112,16 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(p, "/")
 	if r.URL.Query().Get("list-type") == "2" {
 		f.list(sw, bucket, r)
+		return
+	}
+	if r.Method == http.MethodPut {
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			sw.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		f.put(p, data)
+		sw.WriteHeader(http.StatusOK)
 		return
 	}
 	f.mu.Lock()

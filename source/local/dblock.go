@@ -1,4 +1,4 @@
-package index
+package local
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ const dbLockName = "LOCK"
 // locked: its log belongs to that database, and bytes written behind its
 // back are read as corruption (goleveldb: "batch corrupted"). Errors of
 // this kind are *DBLockError values.
-var ErrDBLocked = errors.New("index: database directory is locked by a running database")
+var ErrDBLocked = errors.New("local: database directory is locked by a running database")
 
 // A DBLockError names the LOCK file found locked and how. It matches
 // ErrDBLocked.
@@ -31,26 +31,17 @@ func (e *DBLockError) Error() string {
 	if e.Pid > 0 {
 		who = fmt.Sprintf(" by process %d", e.Pid)
 	}
-	return fmt.Sprintf("index: database lock file %s is held (%s lock%s): a running database owns this log", e.Lock, e.Kind, who)
+	return fmt.Sprintf("local: database lock file %s is held (%s lock%s): a running database owns this log", e.Lock, e.Kind, who)
 }
 
 // Unwrap returns ErrDBLocked.
 func (e *DBLockError) Unwrap() error { return ErrDBLocked }
 
-// checkDBLock returns a *DBLockError when the directory of path holds a
+// CheckDBLock returns a *DBLockError when the directory of path holds a
 // LOCK file that some open file (of any process, this one included) has
 // locked; nil when there is no such file, it is not a regular file, or it
 // is not locked. It never creates the LOCK file and holds no lock past the
 // probe.
-func checkDBLock(path string) error {
+func CheckDBLock(path string) error {
 	return probeDBLock(filepath.Join(filepath.Dir(path), dbLockName))
-}
-
-// guardDBLock is checkDBLock unless the table's options say to ignore
-// database locks.
-func (t *Table) guardDBLock() error {
-	if t.opt.IgnoreDBLock {
-		return nil
-	}
-	return checkDBLock(t.path)
 }

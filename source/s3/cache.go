@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"container/list"
@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/sirupsen/logrus"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // block is one BlockSize slice of the object. done closes when data or err

@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // TestStreamFetchesOnce: a stream serves the blocks the cache holds and

@@ -1,5 +1,6 @@
 // Package source is recfs's storage seam: the bytes of one record file,
-// wherever they live. It sits below the index (codec ← index ← fs): the index
+// wherever they live. It sits between the codecs and the index
+// (codec ← source ← index ← fs): the index
 // reads a Source and keys its saved tables by the Source's Identity; it never
 // asks where the bytes come from.
 //
@@ -13,6 +14,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -57,6 +59,18 @@ type Stater interface {
 type FileStater interface {
 	FileStat() FileStat
 	Fstat() (FileStat, error)
+}
+
+// FileStat is what identifies one version of a local file.
+type FileStat struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime int64 // nanoseconds
+}
+
+// Version renders st as the Version of a local file's Identity.
+func (st FileStat) Version() string {
+	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d", st.Dev, st.Ino, st.Size, st.Mtime, st.Ctime)
 }
 
 // Closer is implemented by sources that hold resources (a descriptor, a

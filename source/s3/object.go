@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"container/list"
@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 	"github.com/sirupsen/logrus"
 )
 

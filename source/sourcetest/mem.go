@@ -1,5 +1,5 @@
 // Package sourcetest holds fake sources for tests of code that reads
-// through index/source: bytes in memory with an identity, whose version can
+// through source: bytes in memory with an identity, whose version can
 // be moved to simulate an overwrite.
 package sourcetest
 
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // Mem is a source.Source (and source.Stater, source.Closer) of bytes in

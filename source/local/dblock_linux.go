@@ -1,4 +1,4 @@
-package index
+package local
 
 import (
 	"errors"
@@ -26,12 +26,12 @@ func probeDBLock(lock string) error {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
 		return nil // no LOCK, or a symlink: not a database's lock file
 	case err != nil:
-		return fmt.Errorf("index: probe database lock %s: %w", lock, &os.PathError{Op: "open", Path: lock, Err: err})
+		return fmt.Errorf("local: probe database lock %s: %w", lock, &os.PathError{Op: "open", Path: lock, Err: err})
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("index: probe database lock %s: %w", lock, err)
+		return fmt.Errorf("local: probe database lock %s: %w", lock, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil
@@ -44,7 +44,7 @@ func probeDBLock(lock string) error {
 		err = unix.FcntlFlock(uintptr(fd), unix.F_GETLK, &lk)
 	}
 	if err != nil {
-		return fmt.Errorf("index: probe database lock %s: fcntl: %w", lock, err)
+		return fmt.Errorf("local: probe database lock %s: fcntl: %w", lock, err)
 	}
 	if lk.Type != unix.F_UNLCK {
 		return &DBLockError{Lock: lock, Kind: "fcntl", Pid: int(max(lk.Pid, 0))}
@@ -54,7 +54,7 @@ func probeDBLock(lock string) error {
 		return &DBLockError{Lock: lock, Kind: "flock"}
 	}
 	if err != nil {
-		return fmt.Errorf("index: probe database lock %s: flock: %w", lock, err)
+		return fmt.Errorf("local: probe database lock %s: flock: %w", lock, err)
 	}
 	return unix.Flock(fd, unix.LOCK_UN)
 }

@@ -1,4 +1,4 @@
-package source
+package local
 
 import (
 	"errors"
@@ -6,18 +6,20 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/recfs/recfs/source"
 )
 
 // ErrNoMap means a file cannot be mapped (empty, too large for the address
 // space, or mmap refused); callers read it instead.
-var ErrNoMap = errors.New("source: cannot map the file")
+var ErrNoMap = errors.New("local: cannot map the file")
 
 // mapped is a read-only shared memory map of a file.
 type mapped struct{ data []byte }
 
 // MapFile maps the first size bytes of f read-only, advising sequential
 // access, or fails with ErrNoMap.
-func MapFile(f *os.File, size int64) (Mapping, error) {
+func MapFile(f *os.File, size int64) (source.Mapping, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, ErrNoMap
 	}
@@ -32,7 +34,7 @@ func MapFile(f *os.File, size int64) (Mapping, error) {
 // ReadAt copies bytes of the map; it implements io.ReaderAt.
 func (m *mapped) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("source: negative offset %d", off)
+		return 0, fmt.Errorf("local: negative offset %d", off)
 	}
 	if off >= int64(len(m.data)) {
 		return 0, io.EOF

@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/recfs/recfs/index/source"
+	"github.com/recfs/recfs/source"
 )
 
 // streamAttempts bounds the GETs of one stream: a body cut off midway is

@@ -1,4 +1,4 @@
-package s3obj
+package s3
 
 import (
 	"context"

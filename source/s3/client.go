@@ -1,4 +1,4 @@
-// Package s3obj implements source.Source over one object in an S3-compatible
+// Package s3 implements source.Source over one object in an S3-compatible
 // store: an io.ReaderAt served from a bounded memory cache of fixed blocks,
 // filled by ranged GETs that are all pinned to the version the object had
 // when it was opened (If-Match on its ETag, or its version id). A changed
@@ -7,7 +7,7 @@
 //
 // A Client holds one configured SDK client; Client.Open gives an Object (one
 // HEAD), Client.FS an io/fs.FS over a key prefix that lists lazily.
-package s3obj
+package s3
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package index
+package local
 
 // probeDBLock finds no database lock where the Linux probe is not built:
 // appends there are not guarded against a running database.
