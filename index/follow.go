@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/recfs/recfs/source"
 )
 
 // DefaultFollowInterval is how often Follow looks at the source by default.
@@ -12,8 +14,10 @@ const DefaultFollowInterval = 500 * time.Millisecond
 
 // Follow keeps the table in step with a source that other processes append
 // to (a database's live write-ahead log, say) until ctx ends. Every
-// interval it stats the file; only when the size, mtime or identity moved
-// does it Refresh (which scans just the new tail of a grown log). After each
+// interval it stats the file (a source other than a local file: asks its
+// source.Stater); only when the size, mtime or identity moved does it
+// Refresh (which scans just the new tail of a grown log, and moves a
+// source that is not a local file to its new version). After each
 // refresh that changed the table it calls changed with the record counts
 // before and after, so the caller can invalidate what it showed. A record
 // still being written stays out of the table until it is complete.
@@ -21,7 +25,7 @@ const DefaultFollowInterval = 500 * time.Millisecond
 // Errors from a refresh are passed to onErr (if not nil) and following goes
 // on; Follow returns ctx's error when ctx ends.
 func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func(oldLen, newLen int64), onErr func(error)) error {
-	if !t.opened {
+	if _, ok := t.source.(source.Stater); !t.opened && !ok {
 		return errNoFile
 	}
 	if interval <= 0 {
@@ -35,11 +39,19 @@ func (t *Table) Follow(ctx context.Context, interval time.Duration, changed func
 			return ctx.Err()
 		case <-tick.C:
 		}
-		if !t.moved() {
+		before := t.Len()
+		var (
+			ch  bool
+			err error
+		)
+		switch {
+		case !t.opened:
+			ch, err = t.refreshSource(ctx) // one Stat (an HEAD) a tick
+		case t.moved():
+			ch, err = t.refreshSettled(ctx)
+		default:
 			continue
 		}
-		before := t.Len()
-		ch, err := t.refreshSettled(ctx)
 		if err != nil {
 			if onErr != nil && ctx.Err() == nil {
 				onErr(err)

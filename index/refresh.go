@@ -18,15 +18,15 @@ import (
 // errNoFile is returned by Refresh on a table made by Build.
 var errNoFile = errors.New("index: refresh needs a table opened from a path")
 
-// Refresh re-examines the source (for a table made by OpenSource: see
-// there): if it grew, only the new tail is scanned
+// Refresh re-examines the source (for a table made by OpenSource or
+// BuildSource: see refreshSource): if it grew, only the new tail is scanned
 // and the new records are added; if it shrank, was rewritten or was
 // replaced by another file at the same path, the table is rebuilt. It
 // reports whether the table changed. Readers may run concurrently; they see
 // the old table until the new one is complete.
 func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
 	if !t.opened && t.source != nil {
-		return t.refreshSource()
+		return t.refreshSource(ctx)
 	}
 	if !t.opened {
 		return false, errNoFile

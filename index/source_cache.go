@@ -16,18 +16,23 @@ import (
 // saved for the same Identity (key and version) is there (and, unless the
 // version is an entity tag, reads back), else built with Build's scan and saved. The table reads src; a source that
 // changes under it fails those reads (source.ErrChanged) rather than serve
-// another version's bytes.
+// another version's bytes. Refresh and Follow move the table to the
+// source's new version when it is a source.Stater and a source.Reopener
+// (see Refresh); Close closes the version read then (a source.Closer).
 func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, error) {
 	start := time.Now()
 	sid := src.Identity()
 	id := sourceIdent(sid, src.Size())
-	t := &Table{path: sid.Key, r: src, opt: o}
+	t := &Table{path: sid.Key, r: src, source: src, opt: o, reload: func(ctx context.Context, src source.Source) (*Table, error) {
+		o.Progress = nil
+		return BuildSource(ctx, src, o)
+	}}
 	cf := versionCachePath(o.CacheDir, sid)
 	if cf != "" && !o.Rebuild {
 		// An entity tag names the bytes: a table saved for it is used
 		// without reading the source. A weaker version (size and time)
 		// is checked against the first and last records first.
-		if s, err := loadCache(ctx, cf, id, o); err == nil && t.loaded(ctx, s, cf, !strongVersion(sid)) == nil {
+		if s, err := loadCache(ctx, cf, id, o); err == nil && t.loadedFrom(ctx, s, src, cf, !strongVersion(sid)) == nil {
 			s.source, s.elapsed = "cached", time.Since(start)
 			t.snap.Store(s)
 			return t, nil
@@ -38,7 +43,7 @@ func BuildSource(ctx context.Context, src source.Source, o Options) (*Table, err
 		return nil, fmt.Errorf("index: %s: %w", sid.Key, err)
 	}
 	// No origin: pruning stats origins as local paths; age and size decide.
-	s.id, s.elapsed, s.origin = id, time.Since(start), ""
+	s.id, s.elapsed, s.origin, s.obj = id, time.Since(start), "", src
 	t.snap.Store(s)
 	if cf != "" {
 		_ = saveCache(ctx, cf, s, o) // a failure to save costs only speed next time

@@ -21,11 +21,12 @@ import (
 // concurrency promise.
 type Table struct {
 	path   string
-	opened bool          // made from a file (Open, OpenFile, Create), not by Build; never changes
-	file   *os.File      // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef      // file as a local.File, with its count of users (nil for Build); replaced with file
-	r      io.ReaderAt   // the source when the table came from Build or OpenSource
-	source source.Source // the source of a table made by OpenSource
+	opened bool                                                 // made from a file (Open, OpenFile, Create), not by Build; never changes
+	file   *os.File                                             // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
+	fref   *fileRef                                             // file as a local.File, with its count of users (nil for Build); replaced with file
+	r      io.ReaderAt                                          // the source when the table came from Build, OpenSource or BuildSource
+	source source.Source                                        // the source of a table made by OpenSource or BuildSource (its current version; replaced with t.mu and rioMu held)
+	reload func(context.Context, source.Source) (*Table, error) // how a new version of source is loaded (see refreshSource)
 	opt    Options
 
 	snap atomic.Pointer[snapshot] // the current immutable view
@@ -55,13 +56,14 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity    // source identity when the table was made (zero for Build)
-	local   *local.File // the local file's version the table reads (nil for Build, OpenSource)
-	ref     *fileRef    // that descriptor, for the per-read fstat
-	gen     uint64      // content generation: moves when records may have changed (not on pure appends)
-	origin  string      // absolute source path, saved in the cache file (for pruning)
-	cached  string      // the cache file this table was loaded from or saved to, if any
-	proof   *proof      // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
+	id      identity      // source identity when the table was made (zero for Build)
+	local   *local.File   // the local file's version the table reads (nil for Build, OpenSource)
+	obj     source.Source // the version of a source that is not a local file the table reads (OpenSource, BuildSource)
+	ref     *fileRef      // that descriptor, for the per-read fstat
+	gen     uint64        // content generation: moves when records may have changed (not on pure appends)
+	origin  string        // absolute source path, saved in the cache file (for pruning)
+	cached  string        // the cache file this table was loaded from or saved to, if any
+	proof   *proof        // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
 
 	tab table // the format's record table (see driver.go)
 }
@@ -259,12 +261,17 @@ func (t *Table) Close() error {
 	t.lifetime()
 	t.endLife()
 	t.rioMu.Lock()
-	ref := t.fref
+	ref, src := t.fref, t.source
 	t.rioMu.Unlock()
 	if ref != nil {
 		return ref.release()
 	}
-	if c, ok := t.source.(source.Closer); ok {
+	return closeSource(src)
+}
+
+// closeSource closes src when it is a source.Closer.
+func closeSource(src source.Source) error {
+	if c, ok := src.(source.Closer); ok {
 		return c.Close()
 	}
 	return nil
@@ -274,6 +281,9 @@ func (t *Table) Close() error {
 func (t *Table) src(s *snapshot) io.ReaderAt {
 	if s.local != nil {
 		return s.local
+	}
+	if s.obj != nil {
+		return s.obj
 	}
 	return t.r
 }

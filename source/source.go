@@ -49,6 +49,14 @@ type Stater interface {
 	Stat() (Identity, int64, error)
 }
 
+// Reopener is implemented by sources that can open the version their file
+// or object holds now: after Stater reports a change, Reopen returns a
+// Source naming the new version (its Size and Identity), which reads only
+// that version. The old source stays as it was and is closed by its owner.
+type Reopener interface {
+	Reopen(ctx context.Context) (Source, error)
+}
+
 // FileStater is implemented by sources that are local files, for a check
 // after every read that the file is still the version read. FileStat is
 // the version the source names, typed (device, inode, size, mtime, ctime:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // followStart returns the record cat --follow starts at, from its
@@ -113,15 +112,13 @@ func (f *catFollower) reportOnce(err error) {
 	}
 }
 
-// catFollow is cat --follow: it writes the records of the file at path from
+// catFollow is cat --follow: it writes the records of the file (or s3://
+// object: a new version of it is written again from record 0) at path from
 // the selection's start, then every record appended to it, until the
 // command's context ends (SIGINT or SIGTERM), when it returns nil. It
 // follows through index.Table.Follow, with the rules of a --follow mount.
 func catFollow(cmd *cobra.Command, path string, o index.Options, sel []recordRange, m catMode,
 	dec *decodeFlags, interval time.Duration) error {
-	if s3.IsURL(path) {
-		return usagef("cat --follow follows local files (recfs mount --follow %s DIR follows an S3 object)", path)
-	}
 	start, last, err := followStart(sel)
 	if err != nil {
 		return err

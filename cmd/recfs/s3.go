@@ -215,18 +215,16 @@ func s3MountFlags(f *mountFlags) error {
 // s3Tree is the read-only tree of one object for a mount (its records
 // decoded as --decode says).
 // With follow, the object is HEADed at the follow interval and a new
-// version replaces the table (see followedObject).
+// version replaces the table's records (see index.Table.Follow).
 func s3Tree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan, follow bool, fo rfs.Options) (*rfs.Tree, error) {
 	t, obj, err := openS3Table(cmd, url, o)
 	if err != nil {
 		return nil, err
 	}
-	src, err := objectSource(cmd, url, t, obj, o, follow)
-	if err != nil {
-		t.Close()
-		obj.Close()
-		return nil, err
-	}
+	// The table owns the object (closes it), and follows it when the mount
+	// does (index.Table.Follow HEADs it; a new version replaces the records
+	// as one new generation).
+	var src rfs.Source = t
 	if follow {
 		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only and followed: a new version replaces the records (reads of records opened before fail with EIO)")
 	} else {
@@ -243,33 +241,4 @@ func s3Tree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan
 		return nil, err
 	}
 	return tree, nil
-}
-
-// objectSource is the mount's source of the object url (bucket/key)
-// opened as obj with table t: closed with them, or followed.
-func objectSource(cmd *cobra.Command, url string, t *index.Table, obj *s3.Object, o index.Options, follow bool) (rfs.Source, error) {
-	if !follow {
-		return closingTable{t, obj}, nil
-	}
-	c, err := s3Client(cmd)
-	if err != nil {
-		return nil, err
-	}
-	bucket, key, err := s3.ParseURL(url)
-	if err != nil {
-		return nil, err
-	}
-	return newFollowedObject(c, bucket, key, t, obj, s3Options(url, o)), nil
-}
-
-// closingTable closes the object with its table.
-type closingTable struct {
-	*index.Table
-	obj *s3.Object
-}
-
-// Close closes the table and the object.
-func (c closingTable) Close() error {
-	c.Table.Close()
-	return c.obj.Close()
 }

@@ -64,13 +64,12 @@ func s3DirTree(cmd *cobra.Command, url string, o index.Options, plan *decoders.P
 		if err != nil {
 			return nil, err
 		}
-		var src rfs.Source = closingTable{t, obj}
-		if follow {
-			src = newFollowedObject(c, bucket, key, t, obj, s3Options(ourl, o))
-		}
-		v, err := viewSource(plan, src, ourl)
+		// The table owns the object (closes it), and follows it when the
+		// mount does (index.Table.Follow HEADs it; a new version replaces
+		// the table's records as one new generation).
+		v, err := viewSource(plan, t, ourl)
 		if err != nil {
-			src.Close()
+			t.Close()
 			return nil, err
 		}
 		return v, nil

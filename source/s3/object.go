@@ -51,9 +51,10 @@ type Object struct {
 }
 
 var (
-	_ source.Source = (*Object)(nil)
-	_ source.Stater = (*Object)(nil)
-	_ source.Closer = (*Object)(nil)
+	_ source.Source   = (*Object)(nil)
+	_ source.Stater   = (*Object)(nil)
+	_ source.Reopener = (*Object)(nil)
+	_ source.Closer   = (*Object)(nil)
 )
 
 // Stats counts an object's requests.
@@ -74,6 +75,18 @@ func (c *Client) Open(ctx context.Context, bucket, key string) (*Object, error) 
 	}
 	o.pin(h)
 	return o, nil
+}
+
+// Reopen HEADs the object again and returns it pinned to the version found
+// (with a cache of its own): how a followed object moves to a new version.
+func (o *Object) Reopen(ctx context.Context) (source.Source, error) {
+	n := &Object{api: o.api, bucket: o.bucket, key: o.key, opt: o.opt, url: o.url}
+	h, err := n.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n.pin(h)
+	return n, nil
 }
 
 // OpenListed returns the object bucket/key as a listing described it (its

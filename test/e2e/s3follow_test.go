@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -67,5 +68,50 @@ func TestS3Follow(t *testing.T) {
 				t.Errorf("compared %d records with the new version, want 400", n)
 			}
 		})
+	}
+}
+
+// TestS3CatFollow: `recfs cat --follow s3://…` writes the object's records,
+// and when the object is overwritten with a longer version writes that
+// version from its record 0 after one line on stderr (the rule of a
+// followed file that was replaced); SIGINT ends it with exit status 0.
+func TestS3CatFollow(t *testing.T) {
+	srv := startS3(t)
+	dir := t.TempDir()
+	logOf := func(name string, recs ...string) []byte {
+		p := filepath.Join(dir, name)
+		var b [][]byte
+		for _, r := range recs {
+			b = append(b, []byte(r))
+		}
+		recfile.WriteLog(t, p, b)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	srv.Put(t, "catfollow.log", logOf("v1.log", "first", "second", "third"))
+	url := vgw.URL("catfollow.log")
+	c := startCatFollow(t, "--number", url)
+	first := "000000\tfirst\n000001\tsecond\n000002\tthird\n"
+	c.waitOut(t, first)
+
+	srv.Put(t, "catfollow.log", logOf("v2.log", "first", "second", "third", "fourth"))
+	c.waitOut(t, first+first+"000003\tfourth\n")
+	want := "recfs: " + url + " was rewritten or replaced; following it from record 0\n"
+	waitUntil(t, func() (bool, string) {
+		return strings.Contains(c.stderr.String(), want), "stderr " + quote(c.stderr.String()) + ", want " + quote(want)
+	})
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("cat --follow still runs %v after SIGINT", exitTimeout)
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGINT, want 0; stderr %q", code, c.stderr.String())
 	}
 }
