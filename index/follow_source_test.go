@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/source/sourcetest"
 )
@@ -15,17 +16,8 @@ import (
 // logBytes returns a leveldb log of recs.
 func logBytes(t *testing.T, recs [][]byte) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	w := leveldb.NewWriter(&b, leveldb.WriterOptions{})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	b, _ := recfile.LogBytes(t, recs, leveldb.WriterOptions{})
+	return b
 }
 
 // TestFollowSource: a table of a source that is not a local file (an

@@ -49,6 +49,23 @@ func (c *catFollow) waitOut(t *testing.T, want string) {
 	})
 }
 
+// interrupt sends SIGINT and checks that the process ends at once with
+// exit status 0.
+func (c *catFollow) interrupt(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("cat --follow still runs %v after SIGINT", exitTimeout)
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit status %d after SIGINT, want 0; stderr %q", code, c.stderr.String())
+	}
+}
+
 func quote(s string) string { return `"` + strings.ReplaceAll(s, "\n", `\n`) + `"` }
 
 // TestCatFollow: `recfs cat --follow` writes the records of a log, then
@@ -111,17 +128,7 @@ func TestCatFollow(t *testing.T) {
 				return c.stderr.String() == want, "stderr " + quote(c.stderr.String()) + ", want " + quote(want)
 			})
 
-			if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-c.done:
-			case <-time.After(exitTimeout):
-				t.Fatalf("cat --follow still runs %v after SIGINT", exitTimeout)
-			}
-			if code := c.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("exit status %d after SIGINT, want 0; stderr %q", code, c.stderr.String())
-			}
+			c.interrupt(t)
 		})
 	}
 }

@@ -103,15 +103,5 @@ func TestS3CatFollow(t *testing.T) {
 	waitUntil(t, func() (bool, string) {
 		return strings.Contains(c.stderr.String(), want), "stderr " + quote(c.stderr.String()) + ", want " + quote(want)
 	})
-	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-c.done:
-	case <-time.After(exitTimeout):
-		t.Fatalf("cat --follow still runs %v after SIGINT", exitTimeout)
-	}
-	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("exit status %d after SIGINT, want 0; stderr %q", code, c.stderr.String())
-	}
+	c.interrupt(t)
 }
