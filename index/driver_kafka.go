@@ -43,13 +43,15 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 	prog := progress{fn: o.Progress, total: size}
 	var done atomic.Int64
 	parts := make([]*kafkaPart, n)
+	cache := recordio.DefaultBlockCache()
+	owner := cache.NewOwner()
 	res, err := kafka.ScanParallel(ctx, r, size, kafka.Options{Strict: o.Strict}, n, func(i int, start, end int64, sc *kafka.Scanner) error {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		p := &kafkaPart{t: kafkaTable{prev: -1}}
 		pp := &partProgress{ctx: ctx, done: &done, prog: prog, last: start}
-		if err := p.t.scan(sc, &p.s, pp); err != nil {
+		if err := p.t.scan(sc, &p.s, pp, func(off int64, data []byte) { cache.Offer(owner, off, data) }); err != nil {
 			return err
 		}
 		pp.finish(sc.Info().Next)
@@ -63,6 +65,7 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 		return nil, err
 	}
 	kt := &kafkaTable{prev: -1, found: res.Info, resume: res.Info.LastEnd}
+	kt.owner.Store(owner)
 	if res.Info.Prev >= 0 {
 		kt.prev = res.Info.Prev
 	}
@@ -136,8 +139,11 @@ func (b kBatch) batch() kafka.Batch {
 }
 
 // scan adds the records sc yields to t and s, keeping control batches
-// without their records, and reports progress through pp.
-func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress) (err error) {
+// without their records, and reports progress through pp. It hands keep
+// the decompressed data of each compressed batch (the scanner's bytes,
+// valid during the call), which the readers of the table would otherwise
+// decompress again; keep may be nil.
+func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress, keep func(off int64, data []byte)) (err error) {
 	defer recoverFault(guardFault(), &err)
 	at := int64(-1)
 	for sc.Next() {
@@ -148,6 +154,9 @@ func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress) (err
 				baseTS: b.BaseTimestamp, maxTS: b.MaxTimestamp, attr: b.Attr, magic: b.Magic})
 			if !pp.step(b.Off) {
 				break
+			}
+			if d := sc.Decompressed(); d != nil && keep != nil {
+				keep(b.Off, d)
 			}
 		}
 		kb := &t.batches[len(t.batches)-1]
@@ -505,7 +514,7 @@ func (ot *kafkaTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old
 	s.size = size
 	kt := &kafkaTable{batches: ot.batches, pos: ot.pos, vlen: ot.vlen, delta: ot.delta, resume: ot.resume, prev: ot.prev}
 	s.tab = kt
-	if err := kt.scan(sc, &s, &partProgress{ctx: ctx, done: new(atomic.Int64)}); err != nil {
+	if err := kt.scan(sc, &s, &partProgress{ctx: ctx, done: new(atomic.Int64)}, nil); err != nil {
 		return nil, err
 	}
 	in := sc.Info()

@@ -213,6 +213,17 @@ func (s *Scanner) Record() Record { return s.cur }
 // Batch returns the batch of the record Next found.
 func (s *Scanner) Batch() Batch { return s.batch }
 
+// Decompressed returns the decompressed records of the batch of the record
+// Next found, as ReadBatch returns them (nil when the batch is not
+// compressed). The bytes are the scanner's: valid until Next moves to
+// another batch, and not to be changed.
+func (s *Scanner) Decompressed() []byte {
+	if !s.batch.Compressed() {
+		return nil
+	}
+	return s.dbuf
+}
+
 // Err returns the I/O error, or in strict mode the *codec.CorruptError, that
 // ended the scan; nil at a normal end.
 func (s *Scanner) Err() error { return s.err }

@@ -278,3 +278,35 @@ func TestBlockCacheOwners(t *testing.T) {
 		t.Error("a value larger than the budget was stored")
 	}
 }
+
+// TestBlockCacheOffer: an offered value is kept (a copy) only while the
+// LRU has room for it; it never evicts, and never replaces a value.
+func TestBlockCacheOffer(t *testing.T) {
+	t.Parallel()
+	c := NewBlockCache(4 << 20)
+	c.maxBytes = 10
+	o := c.NewOwner()
+	c.Put(o, 1, append(make([]byte, 0, 4), "abcd"...))
+	b := []byte("efgh")
+	if !c.Offer(o, 2, b) {
+		t.Fatal("a 4-byte offer refused with 6 bytes free")
+	}
+	b[0] = 'x' // the cache holds a copy
+	if got, ok := c.Get(o, 2); !ok || string(got) != "efgh" {
+		t.Fatalf("offered value reads %q, %v", got, ok)
+	}
+	if c.Offer(o, 3, []byte("ijk")) {
+		t.Error("a 3-byte offer taken with 2 bytes free")
+	}
+	if c.Offer(o, 1, []byte("zz")) {
+		t.Error("an offer replaced a value")
+	}
+	for _, k := range []int64{1, 2} {
+		if _, ok := c.Get(o, k); !ok {
+			t.Errorf("value %d evicted by an offer", k)
+		}
+	}
+	if got, _ := c.Get(o, 1); string(got) != "abcd" {
+		t.Errorf("value 1 reads %q after a refused offer", got)
+	}
+}
