@@ -30,7 +30,9 @@ func (promDriver) readOnly() string {
 func (promDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
 	pt := &promTable{wid: newWholeID()}
 	s := &snapshot{format: codec.PrometheusWAL, tab: pt, size: size}
-	if err := pt.scan(ctx, r, size, o, 0, s); err != nil {
+	// The scanner checks every page's checksum: it reads the file by
+	// pread into its window rather than through a map (see unmapped).
+	if err := pt.scan(ctx, unmapped(ctx, r), size, o, 0, s); err != nil {
 		return nil, err
 	}
 	progress{fn: o.Progress, total: size}.report(size)

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 )
 
@@ -27,4 +29,19 @@ func recoverFault(prev bool, err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("index: the source changed while it was scanned (%v); try again", r)
 	}
+}
+
+// unmapped returns what a scan that copies every byte into a window of
+// its own reads r through: for a mapped file (through interruptible's
+// wrapper or not), the file itself by pread, since touching the pages of
+// a map costs more than that copy; r otherwise.
+func unmapped(ctx context.Context, r io.ReaderAt) io.ReaderAt {
+	type unmapper interface{ Unmapped() io.ReaderAt }
+	if cs, ok := r.(ctxSlicer); ok {
+		r = cs.r
+	}
+	if u, ok := r.(unmapper); ok {
+		return interruptible(ctx, u.Unmapped())
+	}
+	return r
 }

@@ -15,7 +15,10 @@ import (
 var ErrNoMap = errors.New("local: cannot map the file")
 
 // mapped is a read-only shared memory map of a file.
-type mapped struct{ data []byte }
+type mapped struct {
+	data []byte
+	f    *os.File
+}
 
 // MapFile maps the first size bytes of f read-only, advising sequential
 // access, or fails with ErrNoMap.
@@ -28,7 +31,7 @@ func MapFile(f *os.File, size int64) (source.Mapping, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoMap, err)
 	}
 	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
-	return &mapped{data: data}, nil
+	return &mapped{data: data, f: f}, nil
 }
 
 // ReadAt copies bytes of the map; it implements io.ReaderAt.
@@ -45,6 +48,11 @@ func (m *mapped) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// Unmapped returns the mapped bytes read from the file itself (pread),
+// not through the map: for a scan that copies every byte into a window of
+// its own anyway, for which mapping the pages costs more than the copy.
+func (m *mapped) Unmapped() io.ReaderAt { return io.NewSectionReader(m.f, 0, int64(len(m.data))) }
 
 // Slice returns n bytes of the map at off without copying.
 func (m *mapped) Slice(off, n int64) ([]byte, error) {

@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,16 +31,8 @@ func rssFileKB(t *testing.T) int64 {
 // resident memory, and their bytes read back unchanged.
 func TestMappingRelease(t *testing.T) {
 	const size = 64 << 20
-	path := filepath.Join(t.TempDir(), "f")
 	want := bytes.Repeat([]byte("0123456789abcdef"), size/16)
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempFile(t, want)
 	m, err := MapFile(f, size)
 	if err != nil {
 		t.Fatal(err)
@@ -61,4 +54,37 @@ func TestMappingRelease(t *testing.T) {
 	if b, err := m.Slice(size/2, 4096); err != nil || !bytes.Equal(b, want[size/2:size/2+4096]) {
 		t.Fatalf("bytes after release: %v", err)
 	}
+}
+
+// TestMappingUnmapped: the file's bytes read by pread are the mapped
+// bytes, and end where the mapping does.
+func TestMappingUnmapped(t *testing.T) {
+	t.Parallel()
+	want := []byte("0123456789abcdefghij")
+	m, err := MapFile(tempFile(t, want), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	u := m.(interface{ Unmapped() io.ReaderAt }).Unmapped()
+	got := make([]byte, 20)
+	n, err := u.ReadAt(got, 4)
+	if n != 12 || err != io.EOF || !bytes.Equal(got[:n], want[4:16]) {
+		t.Fatalf("ReadAt(20 bytes at 4) = %d %v %q, want 12 EOF %q", n, err, got[:n], want[4:16])
+	}
+}
+
+// tempFile returns a file holding b, open for reading until the test ends.
+func tempFile(t *testing.T, b []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
