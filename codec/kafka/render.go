@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -221,8 +222,18 @@ func appendText(dst, b []byte, isNull, name bool) []byte {
 	if isNull {
 		return append(dst, null...)
 	}
+	eq := uint64(wordOnes * '\\')
+	if name {
+		eq = wordOnes * '='
+	}
 	start := 0
 	for i := 0; i < len(b); {
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:]), eq) {
+			i += 8
+		}
+		if i == len(b) {
+			break
+		}
 		c := b[i]
 		if plainText[c] && !(name && c == '=') {
 			i++
@@ -234,23 +245,45 @@ func appendText(dst, b []byte, isNull, name bool) []byte {
 				continue
 			}
 		}
-		dst = append(dst, b[start:i]...)
-		switch c {
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
-		}
+		dst = appendEscape(append(dst, b[start:i]...), c)
 		i++
 		start = i
 	}
 	return append(dst, b[start:]...)
+}
+
+// appendEscape appends the escape of the byte c, which text does not show
+// as it is.
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+}
+
+// wordOnes has a 1 in every byte of a word.
+const wordOnes = 0x0101010101010101
+
+// plainWord reports whether the 8 bytes of x are all shown as they are:
+// printable ASCII, no backslash, and none equal to the byte repeated in
+// eq. It may say no for a word of such bytes only when another of its
+// bytes is not one (borrows and carries start at a byte that fails).
+func plainWord(x, eq uint64) bool {
+	const high = wordOnes * 0x80
+	v := (x - wordOnes*0x20) &^ x // a byte below 0x20
+	v |= (x + wordOnes) | x       // a byte above 0x7e
+	y := x ^ (wordOnes * '\\')
+	v |= (y - wordOnes) &^ y // a backslash
+	z := x ^ eq
+	v |= (z - wordOnes) &^ z // eq's byte
+	return v&high == 0
 }
 
 // appendInt appends v in decimal.
