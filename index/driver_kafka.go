@@ -51,7 +51,18 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 		}
 		p := &kafkaPart{t: kafkaTable{prev: -1}}
 		pp := &partProgress{ctx: ctx, done: &done, prog: prog, last: start}
-		if err := p.t.scan(sc, &p.s, pp, func(off int64, data []byte) { cache.Offer(owner, off, data) }); err != nil {
+		var keep func(int64, []byte)
+		if start == 0 {
+			// What a reader in file order reads first: the batches of
+			// the first part, up to kafkaKeepBytes of them.
+			left := kafkaKeepBytes
+			keep = func(off int64, data []byte) {
+				if left -= int64(len(data)); left >= 0 {
+					cache.Offer(owner, off, data)
+				}
+			}
+		}
+		if err := p.t.scan(sc, &p.s, pp, keep); err != nil {
 			return err
 		}
 		pp.finish(sc.Info().Next)
@@ -85,6 +96,12 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 	prog.report(size)
 	return s, nil
 }
+
+// kafkaKeepBytes bounds the decompressed batches a build offers to the
+// decoded-data cache: enough for the first reads in file order (a cat, a
+// grep over a mount), little beside the decompression for a build that is
+// not followed by reads. A variable for tests.
+var kafkaKeepBytes int64 = 32 << 20
 
 // kafkaPart is what the scan of one part of a segment found.
 type kafkaPart struct {

@@ -132,6 +132,41 @@ func TestKafkaBatchReadOnce(t *testing.T) {
 	}
 }
 
+// TestKafkaBuildKeepsFirstBatches: the build keeps the decompressed
+// batches of the start of the segment only up to kafkaKeepBytes; a read of
+// every record decompresses the others once each.
+func TestKafkaBuildKeepsFirstBatches(t *testing.T) {
+	file, values := kafkaSegment(t, 12, 50) // 6 zstd batches
+	first, _ := openTemp(t, file, Options{CacheDir: "-"})
+	var zstd []int64 // decompressed sizes of the zstd batches
+	for _, b := range first.s().tab.(*kafkaTable).batches {
+		if b.attr&0x07 != 0 {
+			zstd = append(zstd, int64(b.dlen))
+		}
+	}
+	if len(zstd) != 6 {
+		t.Fatalf("%d zstd batches, want 6", len(zstd))
+	}
+	was := kafkaKeepBytes
+	kafkaKeepBytes = zstd[0] + zstd[1] + zstd[2]/2 // room for two
+	defer func() { kafkaKeepBytes = was }()
+	tb, _ := openTemp(t, file, Options{CacheDir: "-"})
+	before := kafkaBatchReads.Load()
+	for i := range tb.Len() {
+		b := make([]byte, tb.Size(i))
+		if _, err := tb.ReadAt(i, b, 0); err != nil && err != io.EOF {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, values[i]) {
+			t.Fatalf("record %d: %q, want %q", i, b, values[i])
+		}
+	}
+	// 6 uncompressed batches read, 2 zstd ones kept, 4 not.
+	if n := kafkaBatchReads.Load() - before; n != 10 {
+		t.Fatalf("%d batch reads, want 10 (6 uncompressed, the 4 zstd ones past the 2 kept)", n)
+	}
+}
+
 // TestKafkaLargeBatchInPlace: an uncompressed batch larger than the cache
 // keeps is verified once and its values read in place, and a damaged one
 // fails its reads instead of serving bytes.
