@@ -123,6 +123,9 @@ func (c *config) wants(id string) bool {
 }
 
 func main() {
+	if proto := os.Getenv(staticEnv); proto != "" {
+		os.Exit(serveStatic(proto, os.Args[1:]))
+	}
 	var c config
 	flag.StringVar(&c.bin, "bin", "../bin/recfs", "recfs binary to measure")
 	flag.StringVar(&c.out, "out", "../docs", "directory for BENCHMARKS.md and benchmarks.png")

@@ -39,6 +39,7 @@ var sections = []section{
 	{"WAL", walIDs, runWAL},
 	{"Decode", decodeIDs, runDecode},
 	{"Kafka", kafkaIDs, runKafka},
+	{"Serve", serveIDs, runServe},
 }
 
 // add records a row, unless -only excludes it.
