@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,11 @@ import (
 
 // Limits of a connection.
 const (
-	idleTimeout    = 5 * time.Minute  // between requests (clients reconnect on their own)
-	requestTimeout = 30 * time.Second // the rest of a record once it has begun (slowloris)
-	maxRecord      = maxRead + 64<<10 // largest request record accepted
+	DefaultIdleTimeout    = 5 * time.Minute  // between requests (clients reconnect on their own)
+	DefaultRequestTimeout = 30 * time.Second // the rest of a record once it has begun (slowloris)
+	maxRecord             = maxRead + 64<<10 // largest request record accepted
+	recordStep            = 16 << 10         // a record's buffer grows by at most this much a read
+	frontBuffer           = 4 << 10          // read buffer of a connection
 )
 
 // RPC programs and procedures the front answers.
@@ -61,7 +64,7 @@ type front struct {
 }
 
 func (s *Server) newFront(c net.Conn, ll *libListener) *front {
-	f := &front{s: s, c: c, br: bufio.NewReaderSize(c, 64<<10)}
+	f := &front{s: s, c: c, br: bufio.NewReaderSize(c, frontBuffer)}
 	f.sc, _ = c.(*serve.Conn)
 	f.lib = &libConn{f: f, in: make(chan []byte), closed: make(chan struct{}), pending: map[uint32]call{}}
 	s.mu.Lock()
@@ -123,29 +126,36 @@ func (f *front) serve(ctx context.Context) {
 	}
 }
 
-// readRecord reads one RPC record, joining its fragments.
+// readRecord reads one RPC record, joining its fragments. The record's
+// buffer grows with the bytes that arrived, not with the length its mark
+// claims: a client that announces a large record and sends it slowly (or
+// never) holds at most recordStep bytes more than it sent.
 func (f *front) readRecord() ([]byte, error) {
 	var rec []byte
 	for first := true; ; first = false {
 		if first {
-			_ = f.c.SetReadDeadline(time.Now().Add(idleTimeout))
+			_ = f.c.SetReadDeadline(time.Now().Add(f.s.o.IdleTimeout))
 		}
 		var mark [4]byte
 		if _, err := io.ReadFull(f.br, mark[:]); err != nil {
 			return nil, err
 		}
 		if first {
-			_ = f.c.SetReadDeadline(time.Now().Add(requestTimeout))
+			_ = f.c.SetReadDeadline(time.Now().Add(f.s.o.RequestTimeout))
 		}
 		m := binary.BigEndian.Uint32(mark[:])
 		n := int(m &^ (1 << 31))
 		if len(rec)+n > maxRecord {
 			return nil, errTooLarge
 		}
-		start := len(rec)
-		rec = append(rec, make([]byte, n)...)
-		if _, err := io.ReadFull(f.br, rec[start:]); err != nil {
-			return nil, err
+		for n > 0 {
+			k := min(n, recordStep)
+			start := len(rec)
+			rec = slices.Grow(rec, k)[:start+k]
+			if _, err := io.ReadFull(f.br, rec[start:]); err != nil {
+				return nil, err
+			}
+			n -= k
 		}
 		if m&(1<<31) != 0 {
 			return rec, nil

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	gonfs "github.com/willscott/go-nfs"
@@ -60,6 +61,11 @@ type Options struct {
 	// ReadBudget bounds the bytes all READ replies in progress hold
 	// together (0: DefaultReadBudget).
 	ReadBudget int64
+	// IdleTimeout closes a connection that sends no request for this
+	// long (0: DefaultIdleTimeout); RequestTimeout one whose request,
+	// once begun, does not arrive whole within it (slowloris; 0:
+	// DefaultRequestTimeout).
+	IdleTimeout, RequestTimeout time.Duration
 	// Logger gets one debug line per request with its duration, and the
 	// library's messages at debug level (nil: logrus's standard logger).
 	Logger logrus.FieldLogger
@@ -86,6 +92,12 @@ func New(t *fs.Tree, o Options) *Server {
 	}
 	if o.ReadBudget <= 0 {
 		o.ReadBudget = DefaultReadBudget
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	s := &Server{t: t, r: serve.NewResolver(t, 0, 0), o: o, paths: newPathTable(), open: map[*front]struct{}{}}
 	s.budget = make(chan struct{}, max(1, o.ReadBudget/maxRead))
