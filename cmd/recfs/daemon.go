@@ -98,6 +98,25 @@ func openDaemonLog(path string) (*os.File, string, error) {
 // waits for the child to report that the mount is ready (or why it failed),
 // drawing its indexing progress on our terminal meanwhile.
 func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
+	return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: src, what: "the mount at " + mnt, none: "nothing is mounted",
+		ready: func(pid int, logPath, _ string) error { return printReady(cmd, src, mnt, pid, logPath) }})
+}
+
+// daemonSpec says what a daemon child serves and how its parent reports
+// it.
+type daemonSpec struct {
+	logFile string // --log-file
+	src     string // the source, for the progress bar
+	what    string // what becomes ready ("the mount at MNT")
+	none    string // what is left after a failure ("nothing is mounted")
+	// ready prints what the child serves: its pid, its log and the last
+	// info line it sent before its verdict (see reportServing).
+	ready func(pid int, logPath, info string) error
+}
+
+// spawnDaemon re-runs this command in a new session without --daemon and
+// waits for the child's verdict, as d says.
+func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -113,7 +132,7 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		}
 		args = append(args, a)
 	}
-	logf, logPath, err := openDaemonLog(f.logFile)
+	logf, logPath, err := openDaemonLog(d.logFile)
 	if err != nil {
 		return err
 	}
@@ -165,8 +184,8 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		close(copied)
 	}()
 
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+src)
-	verdict := ""
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+d.src)
+	verdict, info := "", ""
 	sc := bufio.NewScanner(status)
 	for sc.Scan() {
 		line := sc.Text()
@@ -177,6 +196,10 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 			if bar != nil && err1 == nil && err2 == nil {
 				bar.Update(done, total)
 			}
+			continue
+		}
+		if p, ok := strings.CutPrefix(line, "info "); ok {
+			info = p
 			continue
 		}
 		verdict = line
@@ -193,7 +216,7 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		case <-copied:
 		case <-time.After(time.Second):
 		}
-		return printReady(cmd, src, mnt, pid, logPath)
+		return d.ready(pid, logPath, info)
 	}
 	werr := child.Wait()
 	<-copied
@@ -205,10 +228,10 @@ func startDaemon(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	msg := strings.TrimSpace(strings.TrimPrefix(verdict, "error: "))
 	if interrupted {
 		// The child was told to stop; having exited, it left no mount.
-		msg, code = fmt.Sprintf("interrupted before the mount at %s was ready; nothing is mounted", mnt), exitFailure
+		msg, code = fmt.Sprintf("interrupted before %s was ready; %s", d.what, d.none), exitFailure
 	}
 	if msg == "" {
-		msg = fmt.Sprintf("daemon exited before the mount at %s was ready (%v)", mnt, werr)
+		msg = fmt.Sprintf("daemon exited before %s was ready (%v)", d.what, werr)
 	}
 	if extra := tail.explanation(msg); extra != "" {
 		msg += "\n" + extra
@@ -323,6 +346,19 @@ func (s *statusPipe) verdict(line string) {
 func reportReady(src, mnt string) {
 	logrus.WithFields(logrus.Fields{"source": src, "mountpoint": mnt, "pid": os.Getpid()}).Info("daemon ready")
 	if s := daemonStatus(); s != nil {
+		s.verdict("ready")
+	}
+}
+
+// reportServing tells a waiting parent that the server is ready, with one
+// line of what it serves (info, which its ready function prints).
+func reportServing(info string) {
+	if s := daemonStatus(); s != nil {
+		s.mu.Lock()
+		if !s.closed {
+			_, _ = s.f.WriteString("info " + strings.ReplaceAll(info, "\n", " ") + "\n")
+		}
+		s.mu.Unlock()
 		s.verdict("ready")
 	}
 }

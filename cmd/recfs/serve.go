@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,10 +42,14 @@ type serveFlags struct {
 	tlsKey         string
 	anyone         bool
 	maxConns       int
+	idleTimeout    time.Duration
+	requestTimeout time.Duration
 	follow         bool
 	followInterval time.Duration
 	hideOther      bool
 	cacheMem       string
+	daemon         bool
+	logFile        string
 }
 
 // protocol is one way recfs serve serves a tree.
@@ -135,9 +140,17 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	fl.StringVar(&f.addr, "addr", netserve.DefaultAddr, "address to listen on, host:port (port 0: any free port)")
 	fl.BoolVar(&f.anyone, "insecure-allow-anyone", false, "serve an address other machines can reach without credentials")
 	fl.IntVar(&f.maxConns, "max-conns", netserve.DefaultMaxConns, "connections kept open at once (beyond it the longest idle is closed)")
+	idle, request := netserve.DefaultIdleTimeout, netserve.DefaultReadHeaderTimeout
+	if !p.http {
+		idle, request = nfs.DefaultIdleTimeout, nfs.DefaultRequestTimeout
+	}
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", idle, "close a connection that has no request in progress for this long")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", request, "close a connection whose request (HTTP: line and headers; NFS: record) does not arrive whole within this (slowloris)")
 	fl.BoolVar(&f.follow, "follow", false, "show records appended to the source by any process while serving")
 	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the source is checked (default 500ms)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory tree, hide files that are not record files")
+	fl.BoolVar(&f.daemon, "daemon", false, "serve from a background process; return once it listens (stop it with SIGTERM to its pid)")
+	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file, as recfs mount --log-file (default: the system log when one listens, else $XDG_STATE_HOME/recfs/daemon.log; -: none)")
 	fl.StringVar(&f.cacheMem, "cache-mem", "256M", "memory for decompressed recordio and compressed TFRecord data, shared by every file served")
 	if p.http {
 		fl.StringVar(&f.user, "user", "", "require HTTP basic authentication as this user (with --pass or $"+envPass+")")
@@ -147,7 +160,11 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 		fl.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	}
 	f.decode = addDecodeFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error { return runServe(cmd, p, f, args[0]) }
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := runServe(cmd, p, f, args[0])
+		reportDaemonError(err)
+		return err
+	}
 	return cmd
 }
 
@@ -211,6 +228,13 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	if err != nil {
 		return err
 	}
+	if f.daemon && os.Getenv(envReadyFD) == "" {
+		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: srcAbs, what: "the server of " + srcAbs, none: "nothing is served",
+			ready: func(pid int, logPath, info string) error { return printDaemonServing(cmd, pid, logPath, info) }})
+	}
+	if daemonChild() {
+		setupDaemonLog()
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
 	}
@@ -236,7 +260,7 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	var run func() error
 	switch p.name {
 	case "nfs":
-		s := nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg})
+		s := nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg, IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout})
 		defer s.Close()
 		run = func() error { return s.Serve(ctx, l) }
 	default:
@@ -257,13 +281,20 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 			defer hh.Close()
 			h = hh
 		}
-		o := netserve.HTTPOptions{Credentials: creds, Realm: "recfs", TLS: tlsConf, Logger: lg}
+		o := netserve.HTTPOptions{Credentials: creds, Realm: "recfs", TLS: tlsConf, Logger: lg,
+			ReadHeaderTimeout: f.requestTimeout, IdleTimeout: f.idleTimeout}
 		run = func() error { return netserve.ServeHTTP(ctx, l, h, o) }
 	}
 	addr := l.Addr().String()
 	url := serveURL(p, addr, tlsConf != nil)
 	lg.WithFields(logrus.Fields{"source": srcAbs, "url": url}).Info("serving")
-	if err := printServing(cmd, p, srcAbs, addr, url); err != nil {
+	if daemonChild() {
+		info, err := json.Marshal(servingLine(p, srcAbs, addr, url))
+		if err != nil {
+			return err
+		}
+		reportServing(string(info))
+	} else if err := printServing(cmd, p, srcAbs, addr, url); err != nil {
 		return err
 	}
 	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", srcAbs, p.name, url)); err != nil {
@@ -296,14 +327,39 @@ func hostInURL(host string) string {
 	return host
 }
 
+// servingLine is what the start-up line says.
+func servingLine(p protocol, src, addr, url string) map[string]any {
+	return map[string]any{"status": "serving", "protocol": p.name, "source": src, "addr": addr, "url": url, "pid": os.Getpid()}
+}
+
 // printServing prints the start-up line: where the server listens.
 func printServing(cmd *cobra.Command, p protocol, src, addr, url string) error {
 	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{
-			"status": "serving", "protocol": p.name, "source": src, "addr": addr, "url": url, "pid": os.Getpid(),
-		})
+		return printJSON(cmd.OutOrStdout(), servingLine(p, src, addr, url))
 	}
 	_, err := fmt.Fprintf(cmd.OutOrStdout(), "serving %s over %s at %s\n", src, p.name, url)
+	return err
+}
+
+// printDaemonServing prints the start-up line of a daemon child (pid) from
+// the servingLine it reported (info), with its pid and log.
+func printDaemonServing(cmd *cobra.Command, pid int, logPath, info string) error {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(info), &v); err != nil {
+		return fmt.Errorf("daemon %d serves, but its start-up line %q: %w", pid, info, err)
+	}
+	v["pid"], v["daemon"] = pid, true
+	if logPath != "" {
+		v["log"] = logPath
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), v)
+	}
+	line := fmt.Sprintf("serving %v over %v at %v (daemon pid %d", v["source"], v["protocol"], v["url"], pid)
+	if logPath != "" {
+		line += ", log " + logPath
+	}
+	_, err := fmt.Fprintln(cmd.OutOrStdout(), line+")")
 	return err
 }
 
