@@ -386,13 +386,16 @@ func (b *bench) checkDropCaches() {
 }
 
 // rssMiB returns the resident set size of pid in MiB.
-func rssMiB(pid int) (float64, error) {
+func rssMiB(pid int) (float64, error) { return statusMiB(pid, "VmRSS") }
+
+// statusMiB returns the field (VmRSS, VmHWM…) of pid's /proc status in MiB.
+func statusMiB(pid int, field string) (float64, error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field+":" {
 			kb, err := strconv.ParseFloat(f[1], 64)
 			if err != nil {
 				return 0, err
@@ -400,7 +403,7 @@ func rssMiB(pid int) (float64, error) {
 			return kb / 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("pid %d: no VmRSS", pid)
+	return 0, fmt.Errorf("pid %d: no %s", pid, field)
 }
 
 // serverPID finds the process serving the FUSE mount at mnt: the one whose

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -123,21 +124,6 @@ func (s *server) stop() {
 	}
 }
 
-// peakMiB returns the peak resident set size (VmHWM) of pid in MiB.
-func peakMiB(pid int) (float64, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, err := strconv.ParseFloat(f[1], 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("pid %d: no VmHWM", pid)
-}
-
 // countFiles returns how many regular files dir holds, recursively.
 func countFiles(dir string) int {
 	n := 0
@@ -246,22 +232,12 @@ func (b *bench) serveCopy(scale string, n int, log, files, cache, proto, client 
 	b.add(row)
 	rss := Row{ID: rssID, Section: "Serve", Label: rssLabel, Unit: UnitMiB, Peer: peerName, Cmd: b.selfCmd(id)}
 	var err1, err2 error
-	rss.Recfs, err1 = peakMiB(recfs.cmd.Process.Pid)
-	rss.PeerVal, err2 = peakMiB(peer.cmd.Process.Pid)
-	if err := cmpErr(err1, err2); err != nil {
+	rss.Recfs, err1 = statusMiB(recfs.cmd.Process.Pid, "VmHWM")
+	rss.PeerVal, err2 = statusMiB(peer.cmd.Process.Pid, "VmHWM")
+	if err := errors.Join(err1, err2); err != nil {
 		rss.Skip = err.Error()
 	}
 	b.add(rss)
-}
-
-// cmpErr returns the first non-nil error.
-func cmpErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // walkGrep reads every file of a flat directory (names from list, bytes
@@ -378,11 +354,11 @@ func (b *bench) serveNFS(scale string, n int, log, cache string) {
 	rss := Row{ID: "serve-rss-nfs", Section: "Serve", Label: rssLabel, Unit: UnitMiB, Peer: peerName, Cmd: b.selfCmd("serve-nfs-grep-warm")}
 	fusePID, err3 := serverPID(mnt)
 	var err1, err2 error
-	rss.Recfs, err1 = peakMiB(srv.cmd.Process.Pid)
+	rss.Recfs, err1 = statusMiB(srv.cmd.Process.Pid, "VmHWM")
 	if err3 == nil {
-		rss.PeerVal, err2 = peakMiB(fusePID)
+		rss.PeerVal, err2 = statusMiB(fusePID, "VmHWM")
 	}
-	if err := cmpErr(err1, err3, err2); err != nil {
+	if err := errors.Join(err1, err3, err2); err != nil {
 		rss.Skip = err.Error()
 	}
 	b.add(rss)
