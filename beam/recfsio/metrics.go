@@ -23,6 +23,8 @@ const (
 	MetricDamage       = "damage"       // damaged regions skipped
 	MetricDamageBytes  = "damage-bytes" // bytes of damage skipped
 	MetricDamageFile   = "damage-bytes:"
+	MetricIndexBuilt   = "index-built"  // files whose index a worker built by a scan
+	MetricIndexLoaded  = "index-loaded" // files whose index a worker loaded (saved or published)
 )
 
 var (
@@ -32,7 +34,20 @@ var (
 	splits       = beam.NewCounter(MetricNamespace, MetricSplits)
 	damage       = beam.NewCounter(MetricNamespace, MetricDamage)
 	damageBytes  = beam.NewCounter(MetricNamespace, MetricDamageBytes)
+	indexBuilt   = beam.NewCounter(MetricNamespace, MetricIndexBuilt)
+	indexLoaded  = beam.NewCounter(MetricNamespace, MetricIndexLoaded)
 )
+
+// reportFile counts, once per file, how the worker reading its first
+// record got the file's index, and the file's damage.
+func reportFile(ctx context.Context, path string, f *file) {
+	if f.t.Info().Source == "cached" {
+		indexLoaded.Inc(ctx, 1)
+	} else {
+		indexBuilt.Inc(ctx, 1)
+	}
+	reportDamage(ctx, path, f)
+}
 
 // reportDamage counts f's damage.
 func reportDamage(ctx context.Context, path string, f *file) {
@@ -56,6 +71,8 @@ type Summary struct {
 	Restrictions int64         `json:"restrictions"`
 	Splits       int64         `json:"splits"`
 	Damage       DamageSummary `json:"damage"`
+	IndexBuilt   int64         `json:"index_built"`  // files a worker scanned to index
+	IndexLoaded  int64         `json:"index_loaded"` // files whose saved or published index a worker loaded
 }
 
 // DamageSummary is the damage Read skipped: regions and bytes, and the
@@ -86,6 +103,10 @@ func SummaryOf(r beam.PipelineResult) Summary {
 			s.Damage.Regions += v
 		case MetricDamageBytes:
 			s.Damage.Bytes += v
+		case MetricIndexBuilt:
+			s.IndexBuilt += v
+		case MetricIndexLoaded:
+			s.IndexLoaded += v
 		default:
 			if p, ok := strings.CutPrefix(name, MetricDamageFile); ok {
 				if s.Damage.Files == nil {

@@ -120,7 +120,7 @@ func (fn *base) process(ctx context.Context, rt *sdf.LockRTracker, path string, 
 	rest := rt.GetRestriction().(offsetrange.Restriction)
 	restrictions.Inc(ctx, 1)
 	if rest.Start == 0 {
-		reportDamage(ctx, path, f)
+		reportFile(ctx, path, f)
 	}
 	var records, bytes int64
 	var err2 error
