@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/recfs/recfs/index/source/s3obj"
+	s3obj "github.com/recfs/recfs/source/s3"
 )
 
 func init() {
@@ -49,7 +49,7 @@ func glob(ctx context.Context, pattern string, o Options) ([]string, error) {
 		}
 		out := m[:0]
 		for _, p := range m {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(p, sidecarSuffix) {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(p, s3obj.SidecarSuffix) {
 				out = append(out, p)
 			}
 		}
@@ -66,7 +66,7 @@ func glob(ctx context.Context, pattern string, o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := c.FS(ctx, bucket, "").WithSidecars(sidecarSuffix)
+	fsys := c.FS(ctx, bucket, "").WithSidecars(s3obj.SidecarSuffix)
 	m, err := fs.Glob(fsys, key)
 	if err != nil {
 		return nil, err

@@ -9,12 +9,8 @@ import (
 	"sync"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	s3obj "github.com/recfs/recfs/source/s3"
 )
-
-// sidecarSuffix names the table `recfs index --publish` uploads next to an
-// object.
-const sidecarSuffix = ".recfs-idx"
 
 // openTable opens the table of one file: local paths through index.Open
 // (saved table, else one scan, saved), s3:// URLs through the object's
@@ -59,7 +55,7 @@ func openTable(ctx context.Context, path string, o Options) (*index.Table, error
 // importSidecar stores obj's published table in the cache, when there is
 // one; a missing or unusable one only means a scan.
 func importSidecar(ctx context.Context, c *s3obj.Client, bucket, key string, obj *s3obj.Object, io index.Options) {
-	body, err := c.Get(ctx, bucket, key+sidecarSuffix)
+	body, err := c.GetSidecar(ctx, bucket, key)
 	if err != nil {
 		return
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/index/source/s3obj"
+	s3obj "github.com/recfs/recfs/source/s3"
 )
 
 // The versitygw the test/ module's S3 tests use (.ci/run installs it);
@@ -157,7 +157,9 @@ func (s *s3server) publish(t *testing.T, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.put(t, key+sidecarSuffix, b)
+	if err := s.client.PutSidecar(context.Background(), vgwBucket, key, b); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // take returns the requests counted so far and starts over.
@@ -219,7 +221,7 @@ func TestReadS3PublishedIndex(t *testing.T) {
 	}
 	reqs := s.take()
 	for _, u := range urls {
-		side := "GET " + strings.TrimPrefix(u, "s3:/") + sidecarSuffix
+		side := "GET " + strings.TrimPrefix(u, "s3:/") + s3obj.SidecarSuffix
 		if reqs[side] != 1 {
 			t.Errorf("%s: %d requests, want 1 (requests: %v)", side, reqs[side], reqs)
 		}
