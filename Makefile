@@ -5,7 +5,7 @@ FUZZTIME  ?= 30s
 PREFIX    ?= /usr/local
 PKGS      := ./...
 
-.PHONY: all build test unit nested race e2e soak fuzz bench microbench demo lint tools man install clean
+.PHONY: all build test unit nested beam race e2e soak fuzz bench microbench demo lint tools man install clean
 
 all: build
 
@@ -13,8 +13,8 @@ build:
 	$(GO) build -o $(BIN) ./cmd/recfs
 
 ## test: what CI runs — lint, unit tests (under the race detector), then the nested module
-## (interop + end-to-end mounts). `make unit` runs the unit tests without it, faster.
-test: lint race nested
+## (interop + end-to-end mounts) and the Beam module. `make unit` runs the unit tests without it, faster.
+test: lint race nested beam
 
 unit:
 	$(GO) test -count=1 $(PKGS)
@@ -22,22 +22,30 @@ unit:
 nested: build
 	cd test && $(GO) test -count=1 -p 1 -timeout 25m ./...
 
+## beam: the Beam source's module (recfsio, recfs-beam) on the in-process prism runner. Its
+## first build compiles the Beam Go SDK (about 4.5 minutes of 2 cores); later ones are cached.
+beam:
+	cd beam && $(GO) test -count=1 -timeout 10m ./...
+
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 e2e: build
 	cd test && RECFS_TEST_FUSE=1 $(GO) test -count=1 -p 1 -timeout 15m ./e2e/...
 
-## lint: gofmt, go vet, staticcheck and go mod tidy -diff over both modules.
+## lint: gofmt, go vet, staticcheck and go mod tidy -diff over the three modules.
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd test && $(GO) vet ./...
+	cd beam && $(GO) vet ./...
 	$(STATICCHECK) $(PKGS)
 	cd test && $(STATICCHECK) ./...
+	cd beam && $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 	cd test && $(GO) mod tidy -diff
+	cd beam && $(GO) mod tidy -diff
 
 ## tools: the pinned linters, built once into TOOLS (a cache folder that outlives clones);
 ## STATICCHECK=path uses another build instead.
