@@ -121,6 +121,32 @@ func want(t *testing.T, paths ...string) (keys []string, damage int) {
 	return keys, damage
 }
 
+// want2 returns the payloads of the file at path as a fresh scan gives
+// them, and its damage regions.
+func want2(t *testing.T, path string) ([][]byte, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	tb, err := index.Build(context.Background(), f, fi.Size(), index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	var out [][]byte
+	for n := range tb.Len() {
+		b := make([]byte, tb.Size(n))
+		if _, err := tb.ReadAt(n, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out, len(tb.Damage())
+}
+
 func key(file string, n, off int64, p []byte) string {
 	return fmt.Sprintf("%s:%d@%d:%q", file, n, off, p)
 }
