@@ -37,9 +37,13 @@ func payloads(seed string, n, size int) [][]byte {
 
 // tfrecordBytes returns recs as a TFRecord file.
 func tfrecordBytes(t *testing.T, recs [][]byte) []byte {
-	t.Helper()
 	var b bytes.Buffer
-	w := tfrecord.NewWriter(&b, tfrecord.WriterOptions{})
+	return fileBytes(t, &b, tfrecord.NewWriter(&b, tfrecord.WriterOptions{}), recs)
+}
+
+// fileBytes writes recs with w, which writes to b, and returns b's bytes.
+func fileBytes(t *testing.T, b *bytes.Buffer, w recordWriter, recs [][]byte) []byte {
+	t.Helper()
 	for _, r := range recs {
 		if _, err := w.WriteRecord(r); err != nil {
 			t.Fatal(err)
@@ -67,18 +71,8 @@ func gzipBytes(t *testing.T, b []byte) []byte {
 
 // leveldbBytes returns recs as a leveldb log.
 func leveldbBytes(t *testing.T, recs [][]byte) []byte {
-	t.Helper()
 	var b bytes.Buffer
-	w := leveldb.NewWriter(&b, leveldb.WriterOptions{})
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return fileBytes(t, &b, leveldb.NewWriter(&b, leveldb.WriterOptions{}), recs)
 }
 
 // writeFile writes b as dir/name and returns its path.
