@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -44,6 +45,18 @@ type Options struct {
 	// open moved out of the file (where its bytes went); when nil, each
 	// is logged.
 	TailMoved func(MovedTail)
+}
+
+// InferOptions returns o with what a source's name tells filled in where
+// o leaves it open: a ".grail-rpk-gz" name is legacy recordio whose packed
+// data is raw-DEFLATE compressed (LegacyTransform "flate"). Open applies it
+// to a path; callers that open sources otherwise (objects, URLs) apply it
+// to their name.
+func InferOptions(name string, o Options) Options {
+	if o.LegacyTransform == "" && strings.HasSuffix(name, ".grail-rpk-gz") {
+		o.LegacyTransform = "flate"
+	}
+	return o
 }
 
 // HeaderEntry is one key/value of a recordio header (recordio.HeaderEntry):

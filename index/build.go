@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/recfs/recfs/codec"
@@ -34,9 +33,7 @@ func Open(ctx context.Context, path string, o Options) (*Table, error) {
 }
 
 func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, error) {
-	if o.LegacyTransform == "" && strings.HasSuffix(path, ".grail-rpk-gz") {
-		o.LegacyTransform = "flate"
-	}
+	o = InferOptions(path, o)
 	if o.Format == codec.Unknown && EmptyRecordName(filepath.Base(path)) {
 		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
 			o.Format = codec.Kafka // a segment its broker has just rolled

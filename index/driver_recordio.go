@@ -16,6 +16,8 @@ import (
 // appends through RecordIOAppender, crash repair at open.
 type rioDriver struct{}
 
+func (rioDriver) extensions() []string { return []string{".rio", ".recordio"} }
+
 func (rioDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	f, err := recordio.ProbeHead(head)
 	return f == codec.RecordIO, err

@@ -20,6 +20,8 @@ import (
 // decompressed stream) but not appended to.
 type tfrDriver struct{}
 
+func (tfrDriver) extensions() []string { return []string{".tfrecord", ".tfrecords"} }
+
 func (tfrDriver) probe(r io.ReaderAt, size int64, head []byte) (bool, error) {
 	return tfrecord.Probe(r, size), nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/recfs/recfs/codec"
@@ -74,4 +75,20 @@ func Detect(r io.ReaderAt, size int64) (codec.Format, error) {
 		}
 	}
 	return codec.Unknown, fmt.Errorf("%w: tried %s", codec.ErrFormat, strings.Join(tried, ", "))
+}
+
+// extensioner is implemented by drivers whose format a file's name
+// extension names, for a record file made by name (mkdir in a writable
+// mount): the extensions, lower case with their dot.
+type extensioner interface{ extensions() []string }
+
+// FormatOfName returns the format whose files carry the extension ext
+// (".rio", ".tfrecord", lower case), or codec.Unknown when none does.
+func FormatOfName(ext string) codec.Format {
+	for _, e := range formats {
+		if d, ok := e.driver.(extensioner); ok && slices.Contains(d.extensions(), ext) {
+			return e.format
+		}
+	}
+	return codec.Unknown
 }
