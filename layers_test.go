@@ -1,11 +1,12 @@
 package recfs_test
 
 // The shape of recfs, held by one test: layers import one way (codec ←
-// source ← index ← fs ← adapters ← cmd), codec is pure framing (no
-// operating-system packages), only the two adapters depend on a FUSE
-// library (fs and its node suite fs/fusetest never do), each adapter builds
-// on fs and not on the other, and only the S3 source (source/s3) uses the
-// AWS SDK.
+// source ← index ← fs ← adapters ← fs/open ← cmd; fs/open assembles
+// sources into tables and trees for cmd and servers), codec is pure
+// framing (no operating-system packages), only the two adapters depend on a
+// FUSE library (fs and its node suite fs/fusetest never do), each adapter
+// builds on fs and not on the other, and only the S3 source (source/s3)
+// uses the AWS SDK.
 
 import (
 	"bufio"
@@ -33,6 +34,7 @@ const (
 	rankIndex
 	rankFS
 	rankAdapter
+	rankOpen
 	rankCmd
 )
 
@@ -52,6 +54,8 @@ func layerOf(path string) (int, bool) {
 		return rankIndex, true
 	case adapter(path) != "":
 		return rankAdapter, true
+	case rel == "fs/open":
+		return rankOpen, true
 	case rel == "fs" || strings.HasPrefix(rel, "fs/"):
 		return rankFS, true
 	case strings.HasPrefix(rel, "cmd/"):
@@ -191,7 +195,7 @@ func TestLayers(t *testing.T) {
 	for _, p := range pkgs {
 		seen = append(seen, p.path)
 	}
-	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "source", "source/local", "source/s3", "index", "fs", "fs/fusetest", "fs/gofuse", "fs/bazil", "cmd/recfs"} {
+	for _, want := range []string{"codec", "codec/leveldb", "codec/recordio", "source", "source/local", "source/s3", "index", "fs", "fs/fusetest", "fs/gofuse", "fs/bazil", "fs/open", "cmd/recfs"} {
 		if !strings.Contains(strings.Join(seen, " ")+" ", module+"/"+want+" ") {
 			t.Fatalf("go list did not list %s: %v", want, seen)
 		}
@@ -221,6 +225,9 @@ func TestLayersChecker(t *testing.T) {
 		{"index imports the AWS SDK", pkg{path: m("index"), imports: []string{"github.com/aws/aws-sdk-go-v2/aws"}}, "AWS SDK"},
 		{"the S3 source imports the AWS SDK", pkg{path: m("source/s3"), imports: []string{"github.com/aws/aws-sdk-go-v2/service/s3", m("source")}}, ""},
 		{"fs imports an adapter", pkg{path: m("fs"), imports: []string{m("fs/gofuse")}}, "layer above"},
+		{"fs imports open", pkg{path: m("fs"), imports: []string{m("fs/open")}}, "layer above"},
+		{"adapter imports open", pkg{path: m("fs/webdav"), imports: []string{m("fs"), m("fs/open")}}, "layer above"},
+		{"open imports cmd", pkg{path: m("fs/open"), imports: []string{m("cmd/recfs")}}, "layer above"},
 		{"adapter imports the other", pkg{path: m("fs/bazil"), imports: []string{m("fs/gofuse")}}, "other adapter"},
 		{"adapter without fs", pkg{path: m("fs/gofuse"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, "does not build on fs"},
 		{"adapter's internal package without fs", pkg{path: m("fs/gofuse/internal/measure"), imports: []string{"github.com/hanwen/go-fuse/v2/fuse"}}, ""},

@@ -7,11 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"io"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -264,49 +263,6 @@ func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int
 	}
 	_, err = w.WriteString(`","encoding":"base64"}` + "\n")
 	return err
-}
-
-// windowReader serves small reads from a window of the file read ahead in
-// one call, so that walking many small records in file order costs one
-// system call per window instead of one (or more) per record. It passes
-// reads straight through until enabled (the index's parallel scan reads all
-// over the file) and for reads as large as half the window.
-type windowReader struct {
-	r    io.ReaderAt
-	on   atomic.Bool
-	mu   sync.Mutex
-	buf  []byte // the window, allocated on first use
-	off  int64  // file offset of buf[0]
-	n    int    // valid bytes in buf
-	fill int    // window size
-}
-
-// newWindowReader returns a windowReader over r with a window of size bytes.
-func newWindowReader(r io.ReaderAt, size int) *windowReader {
-	return &windowReader{r: r, fill: size}
-}
-
-// ReadAt implements io.ReaderAt.
-func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
-	if !w.on.Load() || off < 0 || len(p) > w.fill/2 {
-		return w.r.ReadAt(p, off)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if off < w.off || off+int64(len(p)) > w.off+int64(w.n) {
-		if w.buf == nil {
-			w.buf = make([]byte, w.fill)
-		}
-		m, err := w.r.ReadAt(w.buf, off)
-		w.off, w.n = off, m
-		if m < len(p) {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			return copy(p, w.buf[:m]), err
-		}
-	}
-	return copy(p, w.buf[off-w.off:w.n]), nil
 }
 
 // readerAtFunc adapts a function to io.ReaderAt.
@@ -576,7 +532,7 @@ func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool
 	if err != nil {
 		return nil, err
 	}
-	s, why, err := plan.Open(t, decodeEnv(path, t))
+	s, why, err := plan.Open(t, open.DecodeEnv(path, t.Info().Format))
 	if err != nil {
 		return nil, err
 	}

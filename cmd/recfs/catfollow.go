@@ -112,7 +112,7 @@ func (f *catFollower) reportOnce(err error) {
 	}
 }
 
-// catFollow is cat --follow: it writes the records of the file (or s3://
+// catFollow is cat --follow: it writes the records of the file (or remote
 // object: a new version of it is written again from record 0) at path from
 // the selection's start, then every record appended to it, until the
 // command's context ends (SIGINT or SIGTERM), when it returns nil. It

@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/user"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // The mount(8) convention: `mount -t fuse.recfs SRC MNT -o OPTS` (or an
@@ -24,58 +29,33 @@ type helperFlagOption struct {
 	takesValue bool
 }
 
-// helperOptions are the recfs-specific -o options.
-var helperOptions = map[string]helperFlagOption{
-	"rw":                  {"--rw", false},
-	"follow":              {"--follow", false},
-	"follow_interval":     {"--follow-interval", true},
-	"backend":             {"--backend", true},
-	"allow_other":         {"--allow-other", false},
+// helperAliases are the -o options that are not a mount flag's name.
+var helperAliases = map[string]helperFlagOption{
 	"nonempty":            {"--allow-non-empty", false},
-	"allow_non_empty":     {"--allow-non-empty", false},
-	"uid":                 {"--uid", true},
-	"gid":                 {"--gid", true},
-	"umask":               {"--umask", true},
-	"noexec":              {"--noexec", false},
-	"cache_dir":           {"--cache-dir", true},
-	"no_cache":            {"--no-cache", false},
-	"format":              {"--format", true},
-	"strict":              {"--strict", false},
-	"legacy_transform":    {"--legacy-transform", true},
-	"unmasked_crc":        {"--unmasked-crc", false},
-	"xattrs":              {"--xattrs", false},
-	"hide_other":          {"--hide-other", false},
-	"max_inodes":          {"--max-inodes", true},
-	"force":               {"--force", false},
-	"new_format":          {"--new-format", true},
-	"new_trailer":         {"--new-trailer", false},
-	"cache_mem":           {"--cache-mem", true},
-	"pending_mem":         {"--pending-mem", true},
-	"log_file":            {"--log-file", true},
-	"debug_fuse":          {"--debug-fuse", false},
-	"verbose":             {"--verbose", false},
-	"log_format":          {"--log-format", true},
-	"s3_endpoint":         {"--s3-endpoint", true},
-	"s3_path_style":       {"--s3-path-style", false},
-	"s3_region":           {"--s3-region", true},
-	"s3_cache":            {"--s3-cache", true},
-	"decode":              {"--decode", true},
-	"manifest":            {"--manifest", true},
-	"proto":               {"--proto", true},
-	"proto_path":          {"--proto-path", true},
 	"default_permissions": {"", false},           // what allow_other turns on anyway
 	"ro":                  {"--rw=false", false}, // the last of ro and rw wins, as in mount(8)
 	"exec":                {"--noexec=false", false},
-
-	// S3 deadlines and listing bounds.
-	"s3_connect_timeout":    {"--s3-connect-timeout", true},
-	"s3_first_byte_timeout": {"--s3-first-byte-timeout", true},
-	"s3_idle_timeout":       {"--s3-idle-timeout", true},
-	"s3_retry_budget":       {"--s3-retry-budget", true},
-	"s3_attempts":           {"--s3-attempts", true},
-	"s3_list_max_pages":     {"--s3-list-max-pages", true},
-	"s3_list_max_bytes":     {"--s3-list-max-bytes", true},
 }
+
+// helperOptions are the recfs-specific -o options: one for each flag of
+// mount and of the root (--flag-name is -o flag_name; --daemon is -f's
+// business), and the aliases.
+var helperOptions = sync.OnceValue(func() map[string]helperFlagOption {
+	opts := maps.Clone(helperAliases)
+	add := func(f *pflag.Flag) {
+		if f.Name == "daemon" || f.Name == "help" || f.Name == "json" || f.Deprecated != "" {
+			return
+		}
+		opts[strings.ReplaceAll(f.Name, "-", "_")] = helperFlagOption{"--" + f.Name, f.Value.Type() != "bool"}
+	}
+	cmd := &cobra.Command{}
+	(&mountFlags{}).register(cmd)
+	cmd.Flags().VisitAll(add)
+	root := &cobra.Command{}
+	(&globalFlags{}).register(root)
+	root.PersistentFlags().VisitAll(add)
+	return opts
+})
 
 // ignoredOptions are generic mount(8) options that say nothing to recfs:
 // mount(8) and mount.fuse3 use them (auto, user, _netdev, x-systemd.*), or
@@ -169,7 +149,7 @@ func translateOptions(list string) (flags, unknown []string) {
 		if hasPrefix(o, ignoredPrefixes) {
 			continue
 		}
-		h, ok := helperOptions[name]
+		h, ok := helperOptions()[name]
 		if !ok || h.takesValue != hasValue {
 			unknown = append(unknown, o)
 			continue
@@ -219,7 +199,7 @@ func restoreEnv() {
 // helperUsage is the -o part of recfs mount's help.
 func helperUsage() string {
 	var names []string
-	for n, h := range helperOptions {
+	for n, h := range helperOptions() {
 		if h.takesValue {
 			n += "=…"
 		}

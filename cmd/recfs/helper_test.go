@@ -75,7 +75,7 @@ func TestHelperMode(t *testing.T) {
 // say anything the command line can.
 func TestEveryMountFlagHasOption(t *testing.T) {
 	have := map[string]bool{}
-	for _, h := range helperOptions {
+	for _, h := range helperOptions() {
 		name, _, _ := strings.Cut(strings.TrimPrefix(h.flag, "--"), "=")
 		have[name] = true
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source/s3"
 )
 
 func newIndexCmd() *cobra.Command {
@@ -46,7 +46,7 @@ standard error and the others go on (exit status 1 if any failed).`,
 	src := addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
 	cmd.Flags().BoolVar(&prune, "prune", false, "prune the cache directory now (after indexing FILE, if given)")
-	cmd.Flags().Bool(flagPublish, false, "for s3://bucket/key: upload the saved index next to the object (key"+sidecarSuffix+"), where mounts on other machines find it")
+	cmd.Flags().Bool(flagPublish, false, "for s3://bucket/key: upload the saved index next to the object (key"+open.SidecarSuffix+"), where mounts on other machines find it")
 	cmd.Flags().StringVar(&maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
 	cmd.Flags().DurationVar(&maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -71,7 +71,7 @@ standard error and the others go on (exit status 1 if any failed).`,
 			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
 		}
 		o.Rebuild = rebuild
-		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && !s3.IsURL(args[0]) {
+		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && open.KindOf(args[0]) != open.S3Object {
 			return usagef("--%s goes with an s3://bucket/key source", flagPublish)
 		}
 		var changed bool
@@ -80,7 +80,7 @@ standard error and the others go on (exit status 1 if any failed).`,
 			return err
 		}
 		defer t.Close()
-		if !rebuild && !s3.IsURL(args[0]) {
+		if !rebuild && !open.Remote(args[0]) {
 			// The file may have grown since Open looked at it. (An
 			// object's table is keyed by its ETag: it cannot be stale.)
 			if changed, err = t.Refresh(cmd.Context()); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/recfs/recfs/fs/open"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -106,7 +107,7 @@ any failed. A file named like a selection is written ./5.`,
 // offs (file, when not empty, goes in every JSON line), or the entries of
 // an S3 prefix.
 func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool, file string) error {
-	if isS3Prefix(path) {
+	if open.KindOf(path) == open.S3Prefix {
 		if len(sel) > 0 || len(offs) > 0 {
 			return usagef("%s is a prefix: it lists its objects, without record selections", path)
 		}

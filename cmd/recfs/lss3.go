@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"io"
 	iofs "io/fs"
 	"sync"
@@ -46,15 +47,15 @@ type lsPrefixJSON struct {
 // a list page at a time: format, size, published index and name, as
 // lsLocalDir lists a directory.
 func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
-	_, fsys, err := s3PrefixFS(cmd, url)
-	if err != nil {
-		return err
-	}
-	bucket, _, _ := s3.ParseURL(url)
 	o, err := s3ClientOptions(cmd)
 	if err != nil {
 		return err
 	}
+	fsys, err := open.PrefixFS(cmd.Context(), url, open.Options{S3: o})
+	if err != nil {
+		return err
+	}
+	bucket, _, _ := s3.ParseURL(url)
 	o.BlockSize, o.CacheBytes = detectBlock, 4*detectBlock
 	dc, err := s3.NewClient(cmd.Context(), o)
 	if err != nil {

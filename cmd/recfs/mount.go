@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,11 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/recfs/recfs/codec/decode"
-	"github.com/recfs/recfs/codec/recordio"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
@@ -24,7 +23,6 @@ import (
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
-	"github.com/recfs/recfs/source/s3"
 )
 
 func init() { registerCommand(newMountCmd) }
@@ -34,9 +32,6 @@ var backends = map[string]fs.Mounter{
 	"gofuse": gofuse.Mount,
 	"bazil":  bazil.Mount,
 }
-
-// plannedBackends are accepted names whose adapter is not built yet.
-var plannedBackends = map[string]bool{}
 
 // Environment of a daemon child: the inherited file descriptor it reports
 // readiness on.
@@ -63,7 +58,6 @@ type mountFlags struct {
 	hideOther      bool
 	backend        string
 	logFile        string
-	maxInodes      int
 	rw, follow     bool
 	force          bool
 	newFormat      string
@@ -130,6 +124,17 @@ directory: not listed, so that grep -r sees records only, but read by name.
   mount -t fuse.recfs -o ro,allow_other,uid=1000,umask=022 /data/logs /mnt/logs`,
 		Args: cobra.ExactArgs(2),
 	}
+	f.register(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := runMount(cmd, f, args[0], args[1])
+		reportDaemonError(err)
+		return err
+	}
+	return cmd
+}
+
+// register adds mount's flags to cmd, bound to f.
+func (f *mountFlags) register(cmd *cobra.Command) {
 	f.src = addSourceFlags(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.xattrs, "xattrs", false, "serve user.recfs.* extended attributes (slows ls -l)")
@@ -139,8 +144,6 @@ directory: not listed, so that grep -r sees records only, but read by name.
 	fl.BoolVar(&f.debugFuse, "debug-fuse", false, "log every FUSE request (at debug level)")
 	fl.BoolVar(&f.hideOther, "hide-other", false, "in a directory mount, hide files that are not record files")
 	fl.StringVar(&f.backend, "backend", "gofuse", "FUSE library: gofuse or bazil")
-	fl.IntVar(&f.maxInodes, "max-inodes", 0, "no longer used")
-	_ = fl.MarkDeprecated("max-inodes", "the server keeps nothing per record inode the kernel holds, so there is nothing to bound")
 	fl.StringVar(&f.logFile, "log-file", "", "with --daemon: append the daemon's log to this file (in a directory only you or root may write to), rotated to FILE.1 at 10 MiB (default: the system log (syslog, journald) when one listens, else $XDG_STATE_HOME/recfs/daemon.log or ~/.local/state/recfs/daemon.log; syslog: the system log; -: none)")
 	fl.BoolVar(&f.rw, "rw", false, "append records through the mount: a file created in a record directory becomes one record when closed")
 	fl.BoolVar(&f.force, "force", false, "with --rw: append even to logs whose directory holds a LOCK file that a running database has locked, and to files that end in bytes that are not a torn record (moved aside)")
@@ -157,12 +160,6 @@ directory: not listed, so that grep -r sees records only, but read by name.
 	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	f.decode = addDecodeFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		err := runMount(cmd, f, args[0], args[1])
-		reportDaemonError(err)
-		return err
-	}
-	return cmd
 }
 
 // runMount checks the command line and the two paths, then mounts.
@@ -173,9 +170,6 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	}
 	mounter, ok := backends[f.backend]
 	if !ok {
-		if plannedBackends[f.backend] {
-			return usagef("--backend %s is not yet supported (available: %s)", f.backend, backendNames())
-		}
 		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
 	}
 	if f.force && !f.rw {
@@ -208,12 +202,12 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	iopts.Writable = f.rw
 	iopts.IgnoreDBLock = f.force
 	iopts.MoveDamagedTail = f.force
-	srcAbs, srcInfo, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
+	srcAbs, _, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
 	if err != nil {
 		return err
 	}
-	if s3.IsURL(srcAbs) {
-		if err := s3MountFlags(f); err != nil {
+	if open.Remote(srcAbs) {
+		if err := remoteMountFlags(f, srcAbs); err != nil {
 			return err
 		}
 	}
@@ -236,13 +230,16 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 
-	// One budget for every recordio reader of this server.
-	recordio.DefaultBlockCache().SetBudget(cacheMem)
-
-	tree, err := openTree(cmd, srcAbs, srcInfo, treeSpec{
-		index: iopts, plan: plan, hideOther: f.hideOther, follow: f.follow,
-		rw: f.rw, newFormat: newFormat, newTrailer: f.newTrailer,
-		fs: fs.Options{PendingMem: pendingMem, Owner: owner},
+	oo, err := openOptions(cmd, iopts)
+	if err != nil {
+		return err
+	}
+	oo.Decode = plan
+	tree, err := open.Tree(cmd.Context(), srcAbs, open.TreeOptions{
+		Options: oo, HideOther: f.hideOther, Follow: f.follow,
+		ReadWrite: f.rw, NewFormat: newFormat, NewTrailer: f.newTrailer,
+		CacheMem: cacheMem, // one budget for every recordio reader of this server
+		FS:       fs.Options{PendingMem: pendingMem, Owner: owner},
 	})
 	if err != nil {
 		return err
@@ -318,23 +315,6 @@ func dirEmpty(path string) (bool, error) {
 	return len(names) == 0, nil
 }
 
-// reopenNoFollow is the index.Options.Reopen of a single-file mount: a
-// refresh opens the path again, but not a symbolic link (or anything but a
-// regular file) put in the file's place.
-func reopenNoFollow(path string) func() (*os.File, error) {
-	return func() (*os.File, error) {
-		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			return nil, err
-		}
-		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-			f.Close()
-			return nil, fmt.Errorf("%s: no longer a regular file", path)
-		}
-		return f, nil
-	}
-}
-
 func backendNames() string {
 	var names []string
 	for n := range backends {
@@ -391,7 +371,7 @@ func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.
 // sourcePath resolves a mount's source: a local file or directory (made
 // absolute, links resolved), or an s3:// URL as given.
 func sourcePath(src string) (string, os.FileInfo, error) {
-	if s3.IsURL(src) {
+	if open.Remote(src) {
 		return src, objectInfo{name: src}, nil
 	}
 	fi, err := os.Stat(src)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"io"
 	"io/fs"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // A command that takes many FILE operands (info, verify) runs on each file
@@ -35,7 +35,7 @@ type operandFile struct {
 func expandOperands(args []string) (files []operandFile, other int, err error) {
 	for _, a := range args {
 		fi, serr := os.Stat(a)
-		if s3.IsURL(a) || serr != nil || !fi.IsDir() {
+		if open.Remote(a) || serr != nil || !fi.IsDir() {
 			files = append(files, operandFile{path: a, named: true})
 			continue
 		}
@@ -70,7 +70,7 @@ var recordNames = []string{".log", ".rio", ".recordio", ".tfrecord", ".tfrecords
 // and a MANIFEST-NNNNNN).
 func isRecordFile(p string) bool {
 	base := filepath.Base(p)
-	if strings.HasSuffix(base, sidecarSuffix) {
+	if strings.HasSuffix(base, open.SidecarSuffix) {
 		return false
 	}
 	if strings.HasPrefix(base, "MANIFEST-") {
@@ -101,7 +101,7 @@ func singleFile(args []string) bool {
 		return false
 	}
 	fi, err := os.Stat(args[0])
-	return s3.IsURL(args[0]) || err != nil || !fi.IsDir()
+	return open.Remote(args[0]) || err != nil || !fi.IsDir()
 }
 
 // errSomeFailed is the (silent) result of a multi-file command when a file

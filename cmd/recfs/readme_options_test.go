@@ -33,7 +33,7 @@ func TestReadmeListsEveryMountOption(t *testing.T) {
 	}
 	slices.Sort(listed)
 	var accepted []string
-	for name := range helperOptions {
+	for name := range helperOptions() {
 		if name != "default_permissions" && name != "exec" { // in the note that ends the list
 			accepted = append(accepted, name)
 		}
@@ -55,7 +55,7 @@ func TestReadmeListsEveryMountOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, o := range helperOptions {
+	for name, o := range helperOptions() {
 		flag, _, _ := strings.Cut(strings.TrimPrefix(o.flag, "--"), "=")
 		if flag != "" && mount.Flags().Lookup(flag) == nil && mount.InheritedFlags().Lookup(flag) == nil && mount.Root().PersistentFlags().Lookup(flag) == nil {
 			t.Errorf("-o %s maps to --%s, which mount does not have", name, flag)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // Exit statuses of the recfs command.
@@ -54,7 +53,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), open.IsUsage(err):
 		return exitUsage
 	}
 	// Errors cobra makes itself while parsing the command line.
@@ -176,11 +175,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
-	pf := root.PersistentFlags()
-	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
-	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	pf.Bool("json", false, "print results as JSON (errors as JSON objects on standard error)")
-	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletion("text", "json"))
+	g.register(root)
 
 	root.AddCommand(newInfoCmd(), newLsCmd(), newCatCmd(), newVerifyCmd(), newIndexCmd(), newSampleCmd())
 	for _, f := range extraCommands {
@@ -188,6 +183,15 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	wrapArgs(root)
 	return root
+}
+
+// register adds the flags of every command to root, bound to g.
+func (g *globalFlags) register(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug messages")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	pf.Bool("json", false, "print results as JSON (errors as JSON objects on standard error)")
+	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletion("text", "json"))
 }
 
 // wrapArgs makes the positional-argument validators of cmd and its
@@ -254,6 +258,7 @@ func (s *sourceFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&s.legacyTransform, "legacy-transform", "", `legacy packed recordio data is raw-DEFLATE compressed: "flate" (implied by a .grail-rpk-gz name)`)
 	fs.BoolVar(&s.unmasked, "unmasked-crc", false, "leveldb log written with unmasked CRC-32C (some old writers)")
 	registerS3Flags(fs)
+	registerHTTPFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(append([]string{"auto"}, formatNames()...)...))
 	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
@@ -287,133 +292,47 @@ func (s *sourceFlags) options() (index.Options, error) {
 	return o, nil
 }
 
-// checkRegular refuses directories, pipes and devices: a record file is a
-// regular file (reading a FIFO would block, and a device has no size).
-func checkRegular(path string, fi os.FileInfo) error {
-	switch {
-	case fi.IsDir():
-		return fmt.Errorf("%s is a directory, not a record file (recfs mount mirrors directories)", path)
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
-	}
-	return nil
-}
-
-// fileKind names the type of a non-regular file.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeCharDevice != 0:
-		return "character device"
-	case m&os.ModeDevice != 0:
-		return "block device"
-	case m&os.ModeSymlink != 0:
-		return "symbolic link"
-	}
-	return "special file"
-}
-
-// openTable opens the record file at path with o, showing a progress bar
-// on a terminal while the index is built, and logs what it did.
-func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
-	if s3.IsURL(path) {
-		t, _, err := openS3Table(cmd, path, o)
-		return t, err
-	}
-	fi, err := os.Stat(path)
+// openOptions are the options of open's calls for a command: o and the
+// S3 and HTTP flags, with a progress bar on a terminal while an index is
+// built (a daemon child reports it to its parent instead).
+func openOptions(cmd *cobra.Command, o index.Options) (open.Options, error) {
+	s3o, err := s3ClientOptions(cmd)
 	if err != nil {
-		return nil, err
+		return open.Options{}, err
 	}
-	if err := checkRegular(path, fi); err != nil {
-		return nil, err
-	}
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
-	if bar != nil {
-		o.Progress = bar.Update
-	} else if daemonChild() {
-		// The parent of a daemon draws the bar on its terminal.
-		o.Progress = daemonStatus().progress
-	}
-	t, err := index.Open(cmd.Context(), path, o)
-	if bar != nil {
-		bar.Done()
-	}
+	ho, err := httpOptions(cmd)
 	if err != nil {
-		if !strings.Contains(err.Error(), path) {
-			err = fmt.Errorf("%s: %w", path, err)
+		return open.Options{}, err
+	}
+	return open.Options{Index: o, S3: s3o, HTTP: ho, Progress: func(what string) (func(done, total int64), func()) {
+		if bar := newProgressBar(cmd.ErrOrStderr(), what); bar != nil {
+			return bar.Update, bar.Done
 		}
+		if daemonChild() {
+			// The parent of a daemon draws the bar on its terminal.
+			return daemonStatus().progress, func() {}
+		}
+		return nil, func() {}
+	}}, nil
+}
+
+// openTable opens the record file at path (or URL) with o; see open.Table.
+func openTable(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
+	oo, err := openOptions(cmd, o)
+	if err != nil {
 		return nil, err
 	}
-	inf := t.Info()
-	logrus.WithFields(logrus.Fields{
-		"file": path, "format": inf.Format.String(), "records": inf.Records,
-		"source": inf.Source, "time": inf.BuildTime,
-	}).Debug("index ready")
-	return t, nil
+	return open.Table(cmd.Context(), path, oo)
 }
 
-// seqWindow is the read-ahead window of sequential tables.
-const seqWindow = 1 << 20
-
-// seqTable is a table built for reading many records in file order, and
-// the file it reads.
-type seqTable struct {
-	*index.Table
-	f   *os.File
-	obj *s3.Object // instead of f for an s3:// source
-}
-
-// Close closes the table and its file.
-func (s seqTable) Close() error {
-	s.Table.Close()
-	if s.obj != nil {
-		return s.obj.Close()
-	}
-	return s.f.Close()
-}
-
-// openSequential scans the file at path afresh (no saved index is read or
-// written) and returns a table whose reads go through a read-ahead window:
-// for cat of many records and for verify, where one read system call per
-// small record would dominate.
-func openSequential(cmd *cobra.Command, path string, o index.Options) (seqTable, error) {
-	if s3.IsURL(path) {
-		return openS3Sequential(cmd, path, o)
-	}
-	f, err := os.Open(path)
+// openSequential opens the record file at path (or URL) for a pass in
+// file order; see open.Sequential.
+func openSequential(cmd *cobra.Command, path string, o index.Options) (open.Seq, error) {
+	oo, err := openOptions(cmd, o)
 	if err != nil {
-		return seqTable{}, err
+		return open.Seq{}, err
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = checkRegular(path, fi)
-	}
-	if err != nil {
-		f.Close()
-		return seqTable{}, err
-	}
-	if o.LegacyTransform == "" && strings.HasSuffix(path, ".grail-rpk-gz") {
-		o.LegacyTransform = "flate" // as index.Open infers it from the name
-	}
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+path)
-	if bar != nil {
-		o.Progress = bar.Update
-	}
-	wr := newWindowReader(f, seqWindow)
-	t, err := index.Build(cmd.Context(), wr, fi.Size(), o)
-	if bar != nil {
-		bar.Done()
-	}
-	if err != nil {
-		f.Close()
-		return seqTable{}, fmt.Errorf("%s: %w", path, err)
-	}
-	wr.on.Store(true)
-	logrus.WithFields(logrus.Fields{"file": path, "format": t.Format().String(), "records": t.Len()}).Debug("sequential table ready")
-	return seqTable{Table: t, f: f}, nil
+	return open.Sequential(cmd.Context(), path, oo)
 }
 
 // addSourceFlags is a shorthand for commands: it registers the flags and

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"github.com/recfs/recfs/source/httprange"
+	"github.com/recfs/recfs/source/s3"
 	"io/fs"
 	"strings"
 	"time"
@@ -10,11 +10,6 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/recfs/recfs/codec/decoders"
-	rfs "github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // Flags of the S3 sources: every command that takes a record file takes an
@@ -51,19 +46,13 @@ func registerS3Flags(fs *pflag.FlagSet) {
 	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
 }
 
-// s3Client builds the client of a command's S3 flags.
-func s3Client(cmd *cobra.Command) (*s3.Client, error) {
-	o, err := s3ClientOptions(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return s3.NewClient(cmd.Context(), o)
-}
-
 // s3ClientOptions returns the client options of a command's S3 flags.
 func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
 	fl := cmd.Flags()
 	var o s3.Options
+	if fl.Lookup(flagS3Cache) == nil {
+		return o, nil // a command without S3 flags
+	}
 	o.Endpoint, _ = fl.GetString(flagS3Endpoint)
 	o.PathStyle, _ = fl.GetBool(flagS3PathStyle)
 	o.Region, _ = fl.GetString(flagS3Region)
@@ -98,100 +87,6 @@ func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
 	return o, nil
 }
 
-// openS3Object opens the object an s3:// URL names (one HEAD).
-func openS3Object(cmd *cobra.Command, url string) (*s3.Object, error) {
-	_, obj, err := openS3(cmd, url)
-	return obj, err
-}
-
-// openS3 returns the client of the command's flags and the object url
-// names.
-func openS3(cmd *cobra.Command, url string) (*s3.Client, *s3.Object, error) {
-	bucket, key, err := s3.ParseURL(url)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	if key == "" || strings.HasSuffix(key, "/") {
-		return nil, nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", url)
-	}
-	c, err := s3Client(cmd)
-	if err != nil {
-		return nil, nil, err
-	}
-	obj, err := c.Open(cmd.Context(), bucket, key)
-	if errors.Is(err, s3.ErrNotFound) {
-		if berr := c.CheckBucket(cmd.Context(), bucket, key); berr != nil {
-			err = berr // the bucket is what is missing
-		}
-	}
-	return c, obj, err
-}
-
-// s3Options applies what index.Open infers from a local name.
-func s3Options(url string, o index.Options) index.Options {
-	if o.LegacyTransform == "" && strings.HasSuffix(url, ".grail-rpk-gz") {
-		o.LegacyTransform = "flate"
-	}
-	return o
-}
-
-// openS3Table is openTable for an s3:// URL: the object's table, loaded
-// from the cache when one was saved for its ETag and size, else built by
-// ranged GETs (and saved). An index published next to the object is
-// fetched first when there is no saved one. The object stays open for the
-// table's reads.
-func openS3Table(cmd *cobra.Command, url string, o index.Options) (*index.Table, *s3.Object, error) {
-	c, obj, err := openS3(cmd, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	bucket, key, _ := s3.ParseURL(url)
-	importSidecar(cmd.Context(), c, bucket, key, obj, o)
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
-	if bar != nil {
-		o.Progress = bar.Update
-	} else if daemonChild() {
-		o.Progress = daemonStatus().progress
-	}
-	t, err := index.BuildSource(cmd.Context(), obj, s3Options(url, o))
-	if bar != nil {
-		bar.Done()
-	}
-	if err != nil {
-		obj.Close()
-		return nil, nil, err
-	}
-	inf := t.Info()
-	st := obj.Stats()
-	logrus.WithFields(logrus.Fields{
-		"object": obj.URL(), "format": inf.Format.String(), "records": inf.Records,
-		"source": inf.Source, "time": inf.BuildTime, "gets": st.Gets, "fetched": st.BytesFetched,
-	}).Debug("index ready")
-	return t, obj, nil
-}
-
-// openS3Sequential is openSequential for an s3:// URL: a fresh scan whose
-// reads the object's cache turns into large sequential GETs.
-func openS3Sequential(cmd *cobra.Command, url string, o index.Options) (seqTable, error) {
-	obj, err := openS3Object(cmd, url)
-	if err != nil {
-		return seqTable{}, err
-	}
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+url)
-	if bar != nil {
-		o.Progress = bar.Update
-	}
-	t, err := index.Build(cmd.Context(), obj, obj.Size(), s3Options(url, o))
-	if bar != nil {
-		bar.Done()
-	}
-	if err != nil {
-		obj.Close()
-		return seqTable{}, fmt.Errorf("%s: %w", url, err)
-	}
-	return seqTable{Table: t, obj: obj}, nil
-}
-
 // objectInfo is the os.FileInfo checkPaths gives for an s3:// source: a
 // regular file as far as the mount's checks go.
 type objectInfo struct{ name string }
@@ -203,42 +98,43 @@ func (i objectInfo) ModTime() time.Time { return time.Time{} }
 func (i objectInfo) IsDir() bool        { return false }
 func (i objectInfo) Sys() any           { return nil }
 
-// s3MountFlags refuses what an s3 mount cannot do yet.
-func s3MountFlags(f *mountFlags) error {
+// remoteMountFlags refuses what a mount of a remote source cannot do.
+func remoteMountFlags(f *mountFlags, src string) error {
 	switch {
 	case f.rw:
-		return usagef("--rw: s3:// sources are read-only")
+		return usagef("--rw: %s sources are read-only", strings.SplitN(src, ":", 2)[0]+"://")
 	}
 	return nil
 }
 
-// s3Tree is the read-only tree of one object for a mount (its records
-// decoded as --decode says).
-// With follow, the object is HEADed at the follow interval and a new
-// version replaces the table's records (see index.Table.Follow).
-func s3Tree(cmd *cobra.Command, url string, o index.Options, plan *decoders.Plan, follow bool, fo rfs.Options) (*rfs.Tree, error) {
-	t, obj, err := openS3Table(cmd, url, o)
-	if err != nil {
-		return nil, err
+// HTTP source flags (httprange.Options says what each bounds).
+const (
+	flagHTTPTimeout = "http-timeout"
+	flagHTTPCache   = "http-cache"
+)
+
+// registerHTTPFlags adds the http(s):// source flags to a command's flag
+// set.
+func registerHTTPFlags(fs *pflag.FlagSet) {
+	fs.Duration(flagHTTPTimeout, httprange.DefaultTimeout, "http(s):// sources: longest time for one request, its attempts and its body included; a read waits no longer (then EIO)")
+	fs.String(flagHTTPCache, "64M", "memory cache of an http(s):// file's bytes (1 MiB blocks)")
+}
+
+// httpOptions returns the client options of a command's HTTP flags.
+func httpOptions(cmd *cobra.Command) (httprange.Options, error) {
+	var o httprange.Options
+	fl := cmd.Flags()
+	if fl.Lookup(flagHTTPTimeout) == nil {
+		return o, nil
 	}
-	// The table owns the object (closes it), and follows it when the mount
-	// does (index.Table.Follow HEADs it; a new version replaces the records
-	// as one new generation).
-	var src rfs.Source = t
-	if follow {
-		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only and followed: a new version replaces the records (reads of records opened before fail with EIO)")
-	} else {
-		logrus.WithField("object", obj.URL()).Info("s3 object mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until remounted")
+	if o.Timeout, _ = fl.GetDuration(flagHTTPTimeout); o.Timeout <= 0 {
+		return o, usagef("--%s %v: want a duration above 0", flagHTTPTimeout, o.Timeout)
 	}
-	v, err := viewSource(plan, src, url)
-	if err != nil {
-		src.Close()
-		return nil, err
+	cache, _ := fl.GetString(flagHTTPCache)
+	n, err := parseSize(cache)
+	if err != nil || n < httprange.DefaultBlockSize {
+		return o, usagef("--%s %q: want a size of at least 1M", flagHTTPCache, cache)
 	}
-	tree, err := rfs.NewObject(url, obj.Size(), obj.ModTime(), v, fo)
-	if err != nil {
-		src.Close()
-		return nil, err
-	}
-	return tree, nil
+	o.CacheBytes = n
+	return o, nil
 }

@@ -4,10 +4,10 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"github.com/recfs/recfs/fs/open"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -17,12 +17,10 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
-	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/fs/httpserve"
 	"github.com/recfs/recfs/fs/nfs"
 	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/fs/webdav"
-	"github.com/recfs/recfs/source/s3"
 )
 
 func init() { registerCommand(newServeCmd) }
@@ -220,7 +218,7 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	srcAbs, srcInfo, err := sourcePath(src)
+	srcAbs, _, err := sourcePath(src)
 	if err != nil {
 		return err
 	}
@@ -238,8 +236,12 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
 	}
-	recordio.DefaultBlockCache().SetBudget(cacheMem)
-	tree, err := openTree(cmd, srcAbs, srcInfo, treeSpec{index: iopts, plan: plan, hideOther: f.hideOther, follow: f.follow})
+	oo, err := openOptions(cmd, iopts)
+	if err != nil {
+		return err
+	}
+	oo.Decode = plan
+	tree, err := open.Tree(cmd.Context(), srcAbs, open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: cacheMem})
 	if err != nil {
 		return err
 	}
@@ -370,8 +372,5 @@ func browseEnv(path, format string) decode.Env {
 	if f, err := codec.ParseFormat(format); err == nil {
 		env.Format = f
 	}
-	if !s3.IsURL(path) {
-		env.Dir = localDir{dir: filepath.Dir(path)}
-	}
-	return env
+	return open.DecodeEnv(path, env.Format)
 }

@@ -1,0 +1,173 @@
+// Package open assembles sources: it turns what a user names — a local
+// path, an s3:// URL of an object or of a prefix, an http(s):// URL — and
+// options into an [index.Table] (for reading records: cat, info, verify,
+// index, append, ls) or an [fs.Tree] (for serving them: a mount, recfs
+// serve). Every command and server assembles its sources here, so that a
+// record file opens the same way whatever shows it.
+//
+// It sits between fs and the adapters' callers (codec ← index ← fs ←
+// open ← cmd): it knows every source kind, and nothing of flags or
+// terminals — progress and options come in [Options].
+//
+// A new source kind is one package under index/source and one case in
+// [KindOf] with its opener in this package's table of kinds.
+package open
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/codec/decoders"
+	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/httprange"
+	"github.com/recfs/recfs/source/s3"
+)
+
+// Kind is the kind of source a target names.
+type Kind int
+
+// The kinds of target.
+const (
+	Local    Kind = iota // a path on this machine
+	S3Object             // s3://bucket/key
+	S3Prefix             // s3://bucket or s3://bucket/prefix/
+	HTTP                 // http:// or https:// URL of one file
+)
+
+// KindOf tells the kind of source target names, from its spelling alone:
+// the one place recfs tells URLs from paths.
+func KindOf(target string) Kind {
+	switch {
+	case s3.IsURL(target):
+		if _, key, err := s3.ParseURL(target); err == nil && (key == "" || strings.HasSuffix(key, "/")) {
+			return S3Prefix
+		}
+		return S3Object
+	case httprange.IsURL(target):
+		return HTTP
+	}
+	return Local
+}
+
+// Remote reports whether target names a source that is not a local path
+// (nothing to make absolute, stat or resolve beneath a directory).
+func Remote(target string) bool { return KindOf(target) != Local }
+
+// Options say how to open sources.
+type Options struct {
+	Index index.Options     // how tables are built, loaded and saved
+	S3    s3.Options        // the client of s3:// targets
+	HTTP  httprange.Options // the client of http(s):// targets
+	// Decode, when set, shows records decoded as it says (trees and
+	// [View]); nil shows them raw.
+	Decode *decoders.Plan
+	// Progress, when set, is called as a table's build starts with what
+	// it indexes; it returns the build's progress callback and a function
+	// called when the build ends. Trees call it for their first table only.
+	Progress func(what string) (update func(done, total int64), done func())
+}
+
+// progress starts o's progress report of what into io, and returns what
+// ends it.
+func (o Options) progress(what string, io *index.Options) func() {
+	if o.Progress == nil {
+		return func() {}
+	}
+	update, done := o.Progress(what)
+	io.Progress = update
+	return done
+}
+
+// UsageError reports a target the user spelt wrong (a prefix where one
+// object is wanted, a malformed URL): the command line, not the source, is
+// at fault.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// IsUsage reports whether err is, or wraps, a [UsageError].
+func IsUsage(err error) bool {
+	var ue *UsageError
+	return errors.As(err, &ue)
+}
+
+// Table opens the record file target names and returns its table: loaded
+// from the cache directory when a table saved for its version is there,
+// else built (and saved). A local target must be a regular file.
+func Table(ctx context.Context, target string, o Options) (*index.Table, error) {
+	switch KindOf(target) {
+	case S3Prefix:
+		return nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", target)
+	case S3Object:
+		t, _, _, err := s3Table(ctx, target, o)
+		return t, err
+	case HTTP:
+		t, _, err := httpTable(ctx, target, o)
+		return t, err
+	}
+	return localTable(ctx, target, o)
+}
+
+// localTable is Table for a local path.
+func localTable(ctx context.Context, path string, o Options) (*index.Table, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckRegular(path, fi); err != nil {
+		return nil, err
+	}
+	io := o.Index
+	done := o.progress("indexing "+path, &io)
+	t, err := index.Open(ctx, path, io)
+	done()
+	if err != nil {
+		if !strings.Contains(err.Error(), path) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	inf := t.Info()
+	logrus.WithFields(logrus.Fields{
+		"file": path, "format": inf.Format.String(), "records": inf.Records,
+		"source": inf.Source, "time": inf.BuildTime,
+	}).Debug("index ready")
+	return t, nil
+}
+
+// CheckRegular refuses directories, pipes and devices: a record file is a
+// regular file (reading a FIFO would block, and a device has no size).
+func CheckRegular(path string, fi os.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a record file (recfs mount mirrors directories)", path)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
+	}
+	return nil
+}
+
+// fileKind names the type of a non-regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "block device"
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
+}

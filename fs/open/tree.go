@@ -1,0 +1,158 @@
+package open
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source"
+)
+
+// TreeOptions say how to serve a target as a tree: what mount and serve
+// share once their flags are read.
+type TreeOptions struct {
+	Options
+	HideOther bool // a directory tree hides files that are not record files
+	Follow    bool // the sources are followed (the caller starts following)
+	ReadWrite bool // records may be appended (local sources)
+	// NewFormat and NewTrailer: what mkdir makes in a writable directory
+	// tree whose new name's extension names no format (see NewFileFormat).
+	NewFormat  codec.Format
+	NewTrailer bool
+	// CacheMem, when above 0, is the budget of the block cache every
+	// recordio reader of this process shares.
+	CacheMem int64
+	FS       fs.Options // the tree's options; the fields above fill the rest
+}
+
+// Tree opens what target names as the tree a mount or a server shows: an
+// s3:// prefix or object, an http(s):// file, a local directory of record
+// files, or one local record file. A local target is made absolute.
+func Tree(ctx context.Context, target string, o TreeOptions) (*fs.Tree, error) {
+	if o.CacheMem > 0 {
+		recordio.DefaultBlockCache().SetBudget(o.CacheMem)
+	}
+	switch KindOf(target) {
+	case S3Prefix:
+		return s3PrefixTree(ctx, target, o)
+	case S3Object:
+		return s3ObjectTree(ctx, target, o)
+	case HTTP:
+		return httpTree(ctx, target, o)
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return dirTree(abs, o)
+	}
+	return fileTree(ctx, abs, o)
+}
+
+// fileTree is the tree of one local record file.
+func fileTree(ctx context.Context, path string, o TreeOptions) (*fs.Tree, error) {
+	io := o.Options
+	io.Index.Reopen = reopenNoFollow(path)
+	t, err := localTable(ctx, path, io)
+	if err != nil {
+		return nil, err
+	}
+	v, err := View(o.Decode, t, path)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	fo := o.FS
+	fo.ReadWrite = o.ReadWrite
+	return fs.NewFile(path, v, fo)
+}
+
+// dirTree is the tree of a local directory: its record files indexed on
+// first use, mkdir making new ones when writable.
+func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
+	fo := o.FS
+	fo.Open = func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+		logrus.WithField("file", sf.Path).Debug("indexing")
+		io := o.Index
+		io.Reopen = sf.Reopen
+		t, err := index.OpenFile(ctx, sf.File, sf.Path, io)
+		if err != nil {
+			return nil, err
+		}
+		v, err := View(o.Decode, t, sf.Path)
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+		return v, nil
+	}
+	fo.Detect = detect
+	fo.EmptyRecord = index.EmptyRecordName
+	fo.HideOther, fo.ReadWrite = o.HideOther, o.ReadWrite
+	fo.Create = func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+		nf := NewFileFormat(sf.Path, o.NewFormat)
+		logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
+		io := o.Index
+		io.Format, io.Reopen = nf, sf.Reopen
+		return index.CreateFile(ctx, sf.File, sf.Path, nf, nf == codec.RecordIO && o.NewTrailer, io)
+	}
+	return fs.NewDir(path, fo)
+}
+
+// NewFileFormat is the format of a record file created as path: the one
+// its extension names (index.FormatOfName), else def.
+func NewFileFormat(path string, def codec.Format) codec.Format {
+	if f := index.FormatOfName(strings.ToLower(filepath.Ext(path))); f != codec.Unknown {
+		return f
+	}
+	return def
+}
+
+// reopenNoFollow opens path again for a table's refresh, refusing a
+// symbolic link or anything but a regular file there now.
+func reopenNoFollow(path string) func() (*os.File, error) {
+	return func() (*os.File, error) {
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("%s: no longer a regular file", path)
+		}
+		return f, nil
+	}
+}
+
+// objectTree is the read-only tree of one remote object, obj opened with
+// table t (whose modification time is mod). The table owns the object
+// (closes it), and follows it when the tree does (index.Table.Follow asks
+// for its version; a new one replaces the records as a new generation).
+func objectTree(url string, t *index.Table, obj source.Source, mod time.Time, o TreeOptions) (*fs.Tree, error) {
+	v, err := View(o.Decode, t, url)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	tree, err := fs.NewObject(url, obj.Size(), mod, v, o.FS)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	return tree, nil
+}
