@@ -1,0 +1,221 @@
+package e2e
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// httpFiles serves dir with net/http's file server (Range, If-Range and
+// Last-Modified as the standard library does them); while stall is set,
+// its GETs never answer (until the client gives up or the test ends).
+type httpFiles struct {
+	*httptest.Server
+	dir   string
+	stall atomic.Bool
+}
+
+func startHTTP(t *testing.T) *httpFiles {
+	t.Helper()
+	h := &httpFiles{dir: t.TempDir()}
+	fsrv := http.FileServer(http.Dir(h.dir))
+	done := make(chan struct{})
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && h.stall.Load() {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		fsrv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(done); h.Close() })
+	return h
+}
+
+// put writes data as name, with a modification time that differs from
+// the previous version's (Last-Modified has a resolution of a second).
+func (h *httpFiles) put(t *testing.T, name string, data []byte, mod time.Time) string {
+	t.Helper()
+	p := filepath.Join(h.dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return h.URL + "/" + name
+}
+
+// TestHTTPCat: cat, ls and info of an http:// URL print what they print
+// for the same file on disk; a record read alone too.
+func TestHTTPCat(t *testing.T) {
+	t.Parallel()
+	h := startHTTP(t)
+	data := genS3Log(t, 31, 300)
+	url := h.put(t, "gen.log", data, time.Now())
+	local := filepath.Join(t.TempDir(), "gen.log")
+	if err := os.WriteFile(local, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"cat"}, {"cat", "--no-cache"}, {"cat", "--sep", "nl", "7", "250-"}, {"ls"}} {
+		want := runRecfs(t, append(args, local)...)
+		got := runRecfs(t, append(args, url)...)
+		if want.code != 0 || got.code != 0 || got.stdout != want.stdout {
+			t.Errorf("recfs %s: URL exit %d (%d bytes), file exit %d (%d bytes); same output %v\n%s",
+				strings.Join(args, " "), got.code, len(got.stdout), want.code, len(want.stdout), got.stdout == want.stdout, got.stderr)
+		}
+		if len(want.stdout) == 0 {
+			t.Errorf("recfs %s printed nothing", strings.Join(args, " "))
+		}
+	}
+	if r := runRecfs(t, "info", url); r.code != 0 || !strings.Contains(r.stdout, "300") {
+		t.Errorf("recfs info URL: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runRecfs(t, "cat", h.URL+"/missing.log"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("recfs cat of a missing URL: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestHTTPMount mounts an http:// URL on both backends: the same tree as
+// the file's on disk, read-only.
+func TestHTTPMount(t *testing.T) {
+	needFUSE(t)
+	h := startHTTP(t)
+	data := genS3Log(t, 32, 400)
+	url := h.put(t, "m.log", data, time.Now())
+	local := filepath.Join(t.TempDir(), "m.log")
+	if err := os.WriteFile(local, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			lm, rm := newMountDir(t), newMountDir(t)
+			startMount(t, local, lm, "--backend", backend)
+			startMount(t, url, rm, "--backend", backend)
+			if n := compareTrees(t, lm, rm); n != 400 {
+				t.Errorf("compared %d records, want 400", n)
+			}
+			if _, err := os.Create(filepath.Join(rm, "new")); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("create on an http mount: %v, want EROFS", err)
+			}
+		})
+	}
+	if r := runRecfs(t, "mount", "--rw", url, newMountDir(t)); r.code != 2 || !strings.Contains(r.stderr, "read-only") {
+		t.Errorf("mount --rw of a URL: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestHTTPFollow: a --follow mount of an http:// URL shows the records of
+// the file's new version (a new Last-Modified) once the server has it, and
+// a record held open across the change reads EIO.
+func TestHTTPFollow(t *testing.T) {
+	needFUSE(t)
+	h := startHTTP(t)
+	v1, v2 := genS3Log(t, 33, 300), genS3Log(t, 33, 400)
+	if !strings.HasPrefix(string(v2), string(v1)) {
+		t.Fatal("the longer log does not start with the shorter one")
+	}
+	local := filepath.Join(t.TempDir(), "v2.log")
+	if err := os.WriteFile(local, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(-time.Hour)
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			name := "follow-" + backend + ".log"
+			url := h.put(t, name, v1, t0)
+			mnt := newMountDir(t)
+			m := startMount(t, url, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms")
+			recs := recordNames(t, mnt)
+			if len(recs) != 300 {
+				t.Fatalf("%d records before the change, want 300", len(recs))
+			}
+			held, err := os.Open(filepath.Join(mnt, recs[7]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Close()
+			buf := make([]byte, 4096)
+			if _, err := held.ReadAt(buf, 0); err != nil {
+				t.Fatal(err)
+			}
+			h.put(t, name, v2, t0.Add(time.Minute))
+			deadline := time.Now().Add(5 * time.Second)
+			for len(recs) != 400 && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+				recs = recordNames(t, mnt)
+			}
+			if len(recs) != 400 {
+				t.Fatalf("%d records 5 s after the file grew, want 400\n%s", len(recs), m.stderr)
+			}
+			if _, err := held.ReadAt(buf, 1000); !errors.Is(err, syscall.EIO) {
+				t.Errorf("read of a record opened before the change: %v, want EIO", err)
+			}
+			lm := newMountDir(t)
+			startMount(t, local, lm, "--backend", backend)
+			if n := compareTrees(t, lm, mnt); n != 400 {
+				t.Errorf("compared %d records with the new version, want 400", n)
+			}
+		})
+	}
+}
+
+// TestHTTPChanged: a file replaced on the server under a mount (a new
+// Last-Modified) fails the reads that reach the server with EIO, never
+// bytes of the new version.
+func TestHTTPChanged(t *testing.T) {
+	needFUSE(t)
+	h := startHTTP(t)
+	oldLog, newLog := genS3Log(t, 34, 600), genS3Log(t, 35, 600)
+	t0 := time.Now().Add(-time.Hour)
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			name := "w-" + backend + ".log"
+			url := h.put(t, name, oldLog, t0)
+			mnt := newMountDir(t)
+			// A cache smaller than the file: the build's scan does not
+			// leave the middle of it in memory.
+			startMount(t, url, mnt, "--backend", backend, "--no-cache", "--http-cache", "1M")
+			recs := recordNames(t, mnt)
+			if len(recs) != 600 {
+				t.Fatalf("%d records listed, want 600", len(recs))
+			}
+			if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
+				t.Fatal(err)
+			}
+			h.put(t, name, newLog, t0.Add(time.Minute))
+			if b, err := os.ReadFile(filepath.Join(mnt, recs[len(recs)/2])); !errors.Is(err, syscall.EIO) {
+				t.Fatalf("read after the file was replaced: %d bytes, %v; want EIO", len(b), err)
+			}
+		})
+	}
+}
+
+// TestHTTPStalled: a server that stops answering GETs costs a read the
+// --http-timeout, then an error naming the deadline: no hang.
+func TestHTTPStalled(t *testing.T) {
+	t.Parallel()
+	h := startHTTP(t)
+	url := h.put(t, "s.log", genS3Log(t, 36, 50), time.Now())
+	h.stall.Store(true)
+	start := time.Now()
+	r := runRecfs(t, "cat", "--no-cache", "--http-timeout", "1s", url)
+	if r.code != 1 || !strings.Contains(r.stderr, "no answer within 1s") {
+		t.Errorf("cat of a stalled server: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("cat of a stalled server took %v with --http-timeout 1s", d)
+	}
+}
