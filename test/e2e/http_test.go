@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -66,9 +67,13 @@ func TestHTTPCat(t *testing.T) {
 	if err := os.WriteFile(local, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"cat"}, {"cat", "--no-cache"}, {"cat", "--sep", "nl", "7", "250-"}, {"ls"}} {
-		want := runRecfs(t, append(args, local)...)
-		got := runRecfs(t, append(args, url)...)
+	for _, c := range []struct{ args, sel []string }{
+		{[]string{"cat"}, nil}, {[]string{"cat", "--no-cache"}, nil},
+		{[]string{"cat", "--sep", "nl"}, []string{"7", "250-"}}, {[]string{"ls"}, nil},
+	} {
+		args := c.args
+		want := runRecfs(t, slices.Concat(args, []string{local}, c.sel)...)
+		got := runRecfs(t, slices.Concat(args, []string{url}, c.sel)...)
 		if want.code != 0 || got.code != 0 || got.stdout != want.stdout {
 			t.Errorf("recfs %s: URL exit %d (%d bytes), file exit %d (%d bytes); same output %v\n%s",
 				strings.Join(args, " "), got.code, len(got.stdout), want.code, len(want.stdout), got.stdout == want.stdout, got.stderr)
