@@ -162,17 +162,35 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	f.decode = addDecodeFlags(cmd)
 }
 
-// runMount checks the command line and the two paths, then mounts.
+// mountPlan is what validate makes of mount's command line.
+type mountPlan struct {
+	src, mnt string // absolute (src as given when a URL)
+	mounter  fs.Mounter
+	tree     open.TreeOptions
+}
+
+// runMount checks the command line and the two paths, then mounts (from a
+// background process with --daemon).
 func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
-	newFormat, err := codec.ParseFormat(f.newFormat)
-	if err != nil || (newFormat != codec.LevelDB && newFormat != codec.RecordIO && newFormat != codec.TFRecord) {
+	p, err := f.validate(cmd, src, mnt)
+	if err != nil {
+		return err
+	}
+	if f.daemon && os.Getenv(envReadyFD) == "" {
+		return startDaemon(cmd, f, p.src, p.mnt)
+	}
+	return f.run(cmd, p)
+}
+
+// check refuses flags that contradict each other or name nothing.
+func (f *mountFlags) check() error {
+	nf, err := codec.ParseFormat(f.newFormat)
+	switch {
+	case err != nil || (nf != codec.LevelDB && nf != codec.RecordIO && nf != codec.TFRecord):
 		return usagef("--new-format %q: want leveldb, recordio or tfrecord", f.newFormat)
-	}
-	mounter, ok := backends[f.backend]
-	if !ok {
+	case backends[f.backend] == nil:
 		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
-	}
-	if f.force && !f.rw {
+	case f.force && !f.rw:
 		return usagef("--force goes with --rw")
 	}
 	if err := f.decode.check(); err != nil {
@@ -181,43 +199,74 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 	if f.decode.decoding() && f.rw {
 		return usagef("--decode shows records as text; it does not go with --rw")
 	}
+	return nil
+}
+
+// validate checks the flags and the two paths and turns them into the
+// mount's plan.
+func (f *mountFlags) validate(cmd *cobra.Command, src, mnt string) (mountPlan, error) {
+	var p mountPlan
+	if err := f.check(); err != nil {
+		return p, err
+	}
+	tree, err := f.treeOptions(cmd)
+	if err != nil {
+		return p, err
+	}
+	if p.src, _, p.mnt, err = checkPaths(src, mnt, f.allowNonEmpty); err != nil {
+		return p, err
+	}
+	if open.Remote(p.src) {
+		if err := remoteMountFlags(f, p.src); err != nil {
+			return p, err
+		}
+	}
+	p.mounter, p.tree = backends[f.backend], tree
+	return p, nil
+}
+
+// treeOptions turns the flags into the options of the mount's tree.
+func (f *mountFlags) treeOptions(cmd *cobra.Command) (open.TreeOptions, error) {
+	var t open.TreeOptions
 	cacheMem, err := parseSize(f.cacheMem)
 	if err != nil {
-		return usagef("--cache-mem: %v", err)
+		return t, usagef("--cache-mem: %v", err)
 	}
 	pendingMem, err := parseSize(f.pendingMem)
 	if err != nil || pendingMem == 0 {
-		return usagef("--pending-mem %q: want a size above 0", f.pendingMem)
+		return t, usagef("--pending-mem %q: want a size above 0", f.pendingMem)
 	}
 	owner, err := f.ownership(cmd)
 	if err != nil {
-		return err
+		return t, err
 	}
 	iopts, err := f.src.options()
 	if err != nil {
-		return err
+		return t, err
 	}
 	// Only a writable mount opens its sources for appending (which repairs
 	// a crashed recordio append first).
 	iopts.Writable = f.rw
 	iopts.IgnoreDBLock = f.force
 	iopts.MoveDamagedTail = f.force
-	srcAbs, _, mntAbs, err := checkPaths(src, mnt, f.allowNonEmpty)
+	oo, err := openOptions(cmd, iopts)
 	if err != nil {
-		return err
+		return t, err
 	}
-	if open.Remote(srcAbs) {
-		if err := remoteMountFlags(f, srcAbs); err != nil {
-			return err
-		}
+	if oo.Decode, err = f.decode.plan(decode.Output{}); err != nil {
+		return t, err
 	}
-	plan, err := f.decode.plan(decode.Output{})
-	if err != nil {
-		return err
-	}
-	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return startDaemon(cmd, f, srcAbs, mntAbs)
-	}
+	nf, _ := codec.ParseFormat(f.newFormat)
+	return open.TreeOptions{
+		Options: oo, HideOther: f.hideOther, Follow: f.follow,
+		ReadWrite: f.rw, NewFormat: nf, NewTrailer: f.newTrailer,
+		CacheMem: cacheMem, // one budget for every recordio reader of this server
+		FS:       fs.Options{PendingMem: pendingMem, Owner: owner},
+	}, nil
+}
+
+// run serves the mount p in this process until it is unmounted.
+func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 	if daemonChild() {
 		setupDaemonLog()
 	}
@@ -229,25 +278,13 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		// replies) dwarfs its live heap: collect earlier, keep RSS flat.
 		debug.SetGCPercent(gcPercent)
 	}
-
-	oo, err := openOptions(cmd, iopts)
-	if err != nil {
-		return err
-	}
-	oo.Decode = plan
-	tree, err := open.Tree(cmd.Context(), srcAbs, open.TreeOptions{
-		Options: oo, HideOther: f.hideOther, Follow: f.follow,
-		ReadWrite: f.rw, NewFormat: newFormat, NewTrailer: f.newTrailer,
-		CacheMem: cacheMem, // one budget for every recordio reader of this server
-		FS:       fs.Options{PendingMem: pendingMem, Owner: owner},
-	})
+	tree, err := open.Tree(cmd.Context(), p.src, p.tree)
 	if err != nil {
 		return err
 	}
 	defer tree.Close()
-
-	srv, err := mounter(mntAbs, tree, fs.MountOptions{
-		FSName:         srcAbs,
+	srv, err := p.mounter(p.mnt, tree, fs.MountOptions{
+		FSName:         p.src,
 		Name:           "recfs",
 		AllowOther:     f.allowOther,
 		Xattrs:         f.xattrs,
@@ -257,29 +294,38 @@ func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
 		FollowInterval: f.followInterval,
 	})
 	if err != nil {
-		return fmt.Errorf("mount %s on %s: %w", srcAbs, mntAbs, err)
+		return fmt.Errorf("mount %s on %s: %w", p.src, p.mnt, err)
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- srv.Wait() }()
-	if err := waitReady(mntAbs, readyTimeout, ended); err != nil {
+	if err := waitReady(p.mnt, readyTimeout, ended); err != nil {
 		if errors.Is(err, errEndedEarly) {
 			// Unmounted from elsewhere before we saw it ready: nothing to do.
-			logrus.WithField("mountpoint", mntAbs).Info("unmounted")
+			logrus.WithField("mountpoint", p.mnt).Info("unmounted")
 			return nil
 		}
 		_ = srv.Unmount()
 		return err
 	}
-	logrus.WithFields(logrus.Fields{"source": srcAbs, "mountpoint": mntAbs, "backend": f.backend}).Info("mounted")
-	if daemonChild() {
-		reportReady(srcAbs, mntAbs)
-	} else if err := printReady(cmd, srcAbs, mntAbs, 0, ""); err != nil {
+	if err := f.announce(cmd, p); err != nil {
 		return err
 	}
-	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", srcAbs, mntAbs)); err != nil {
+	return serve(cmd.Context(), srv, tree, p.mnt, ended)
+}
+
+// announce says the mount is ready: in the log, to the daemon's parent or
+// on standard output, and to systemd.
+func (f *mountFlags) announce(cmd *cobra.Command, p mountPlan) error {
+	logrus.WithFields(logrus.Fields{"source": p.src, "mountpoint": p.mnt, "backend": f.backend}).Info("mounted")
+	if daemonChild() {
+		reportReady(p.src, p.mnt)
+	} else if err := printReady(cmd, p.src, p.mnt, 0, ""); err != nil {
+		return err
+	}
+	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", p.src, p.mnt)); err != nil {
 		logrus.WithError(err).Warn("systemd readiness notification failed")
 	}
-	return serve(cmd.Context(), srv, tree, mntAbs, ended)
+	return nil
 }
 
 // ownership turns --uid, --gid, --umask and --noexec into the tree's

@@ -265,3 +265,9 @@ func (o *Object) sameVersion(h http.Header) bool {
 	}
 	return true
 }
+
+// Reopen opens the version the URL serves now (one HEAD), with the same
+// client: what a follower switches to when Stat says the file changed.
+func (o *Object) Reopen(ctx context.Context) (source.Source, error) {
+	return o.c.Open(ctx, o.url)
+}
