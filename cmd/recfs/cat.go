@@ -270,11 +270,27 @@ type readerAtFunc func(p []byte, off int64) (int, error)
 
 func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
 
+// catFlags are the flags of `recfs cat`.
+type catFlags struct {
+	src                     *sourceFlags
+	dec                     *decodeFlags
+	offsets                 *[]string
+	sep, data               string
+	trailer, number, follow bool
+	followInterval          time.Duration
+}
+
+// catRun is what validate makes of cat's command line.
+type catRun struct {
+	files []string
+	sel   []recordRange
+	offs  []seqRange
+	o     index.Options
+	m     catMode
+}
+
 func newCatCmd() *cobra.Command {
-	var sep, data string
-	var trailer, number, follow bool
-	var followInterval time.Duration
-	var dec *decodeFlags
+	f := &catFlags{}
 	cmd := &cobra.Command{
 		Use:   "cat FILE... [N | A-B | A- | last:K ...]",
 		Short: "Write records' payloads to standard output",
@@ -337,75 +353,107 @@ one warning line on standard error naming the first damaged offset.`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	cmd.Long += "\n\n" + decodersHelp()
-	src := addSourceFlags(cmd)
-	cmd.Flags().StringVar(&sep, "sep", "", `separator written after each record (escapes like \n are interpreted)`)
-	cmd.Flags().BoolVar(&trailer, "trailer", false, "write the grailbio trailer instead of records")
-	cmd.Flags().BoolVar(&number, "number", false, "write each record's number (its name in a mount) and a tab before it; --sep defaults to \\n")
-	cmd.Flags().StringVar(&data, "data", "base64", `with --json: "base64", or "text" for UTF-8 payloads (a record that is not valid UTF-8 stays base64 and says so)`)
-	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
-	dec = addDecodeFlags(cmd)
-	offsets := addOffsetFlag(cmd)
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "after the records, write every record appended to the file until interrupted (as tail -f)")
-	cmd.Flags().DurationVar(&followInterval, "follow-interval", 0, "with --follow: how often the file is checked (default 500ms)")
+	f.register(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := src.options()
+		r, err := f.validate(cmd, args)
 		if err != nil {
 			return err
 		}
-		asJSON := wantJSON(cmd)
-		offs, err := parseOffsets(*offsets)
-		if err != nil {
-			return err
-		}
-		switch {
-		case data != "base64" && data != "text":
-			return usagef("--data %q: want base64 or text", data)
-		case asJSON && (number || cmd.Flags().Changed("sep")):
-			return usagef("--json lines carry the record number; --number and --sep do not apply")
-		case (asJSON || number) && trailer:
-			return usagef("--trailer writes the trailer alone; --json and --number are for records")
-		case dec.decoding() && trailer:
-			return usagef("--decode is for records; --trailer writes the trailer as it is")
-		case number && !cmd.Flags().Changed("sep") && !dec.decoding():
-			sep = `\n` // decoded text ends its own lines
-		}
-		if err := dec.check(); err != nil {
-			return err
-		}
-		sepText, err := unescape(sep)
-		if err != nil {
-			return err
-		}
-		files, sel, err := splitOperands(args)
-		if err != nil {
-			return err
-		}
-		switch {
-		case trailer && (len(sel) > 0 || len(offs) > 0):
-			return usagef("--trailer takes no record selection")
-		case len(sel) > 0 && len(offs) > 0:
-			return usagef("select records by number or by --offset, not both")
-		}
-		m := catMode{asJSON: asJSON, number: number, text: data == "text", sep: sepText, buf: make([]byte, copyBufSize)}
-		switch {
-		case follow && trailer:
-			return usagef("--follow is for records; --trailer writes the trailer once")
-		case follow && len(offs) > 0:
-			return usagef("--follow starts at a record number (A- or last:K), not at --offset")
-		case follow && len(files) > 1:
-			return usagef("--follow follows one file (got %d)", len(files))
-		case follow:
-			return catFollow(cmd, files[0], o, sel, m, dec, followInterval)
-		case cmd.Flags().Changed("follow-interval"):
-			return usagef("--follow-interval is for --follow")
-		case trailer && len(files) > 1:
-			return usagef("--trailer writes one file's trailer (got %d files)", len(files))
-		case len(files) > 1:
-			return catMany(cmd, files, sel, offs, o, m, dec)
-		}
-		return catOne(cmd, files[0], sel, offs, o, m, dec, trailer)
+		return f.run(cmd, r)
 	}
 	return cmd
+}
+
+// register adds cat's flags to cmd, bound to f.
+func (f *catFlags) register(cmd *cobra.Command) {
+	f.src = addSourceFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.sep, "sep", "", `separator written after each record (escapes like \n are interpreted)`)
+	fl.BoolVar(&f.trailer, "trailer", false, "write the grailbio trailer instead of records")
+	fl.BoolVar(&f.number, "number", false, "write each record's number (its name in a mount) and a tab before it; --sep defaults to \\n")
+	fl.StringVar(&f.data, "data", "base64", `with --json: "base64", or "text" for UTF-8 payloads (a record that is not valid UTF-8 stays base64 and says so)`)
+	_ = cmd.RegisterFlagCompletionFunc("data", fixedCompletion("base64", "text"))
+	f.dec = addDecodeFlags(cmd)
+	f.offsets = addOffsetFlag(cmd)
+	fl.BoolVarP(&f.follow, "follow", "f", false, "after the records, write every record appended to the file until interrupted (as tail -f)")
+	fl.DurationVar(&f.followInterval, "follow-interval", 0, "with --follow: how often the file is checked (default 500ms)")
+}
+
+// checkModes refuses output flags that contradict each other.
+func (f *catFlags) checkModes(cmd *cobra.Command, asJSON bool) error {
+	sepSet := cmd.Flags().Changed("sep")
+	switch {
+	case f.data != "base64" && f.data != "text":
+		return usagef("--data %q: want base64 or text", f.data)
+	case asJSON && (f.number || sepSet):
+		return usagef("--json lines carry the record number; --number and --sep do not apply")
+	case (asJSON || f.number) && f.trailer:
+		return usagef("--trailer writes the trailer alone; --json and --number are for records")
+	case f.dec.decoding() && f.trailer:
+		return usagef("--decode is for records; --trailer writes the trailer as it is")
+	}
+	return f.dec.check()
+}
+
+// checkSelection refuses selections the other flags do not take.
+func (f *catFlags) checkSelection(cmd *cobra.Command, r catRun) error {
+	switch {
+	case f.trailer && (len(r.sel) > 0 || len(r.offs) > 0):
+		return usagef("--trailer takes no record selection")
+	case len(r.sel) > 0 && len(r.offs) > 0:
+		return usagef("select records by number or by --offset, not both")
+	case f.follow && f.trailer:
+		return usagef("--follow is for records; --trailer writes the trailer once")
+	case f.follow && len(r.offs) > 0:
+		return usagef("--follow starts at a record number (A- or last:K), not at --offset")
+	case f.follow && len(r.files) > 1:
+		return usagef("--follow follows one file (got %d)", len(r.files))
+	case !f.follow && cmd.Flags().Changed("follow-interval"):
+		return usagef("--follow-interval is for --follow")
+	case f.trailer && len(r.files) > 1:
+		return usagef("--trailer writes one file's trailer (got %d files)", len(r.files))
+	}
+	return nil
+}
+
+// validate checks the command line and turns it into what run does.
+func (f *catFlags) validate(cmd *cobra.Command, args []string) (catRun, error) {
+	var r catRun
+	var err error
+	if r.o, err = f.src.options(); err != nil {
+		return r, err
+	}
+	asJSON := wantJSON(cmd)
+	if r.offs, err = parseOffsets(*f.offsets); err != nil {
+		return r, err
+	}
+	if err := f.checkModes(cmd, asJSON); err != nil {
+		return r, err
+	}
+	sep := f.sep
+	if f.number && !cmd.Flags().Changed("sep") && !f.dec.decoding() {
+		sep = `\n` // decoded text ends its own lines
+	}
+	sepText, err := unescape(sep)
+	if err != nil {
+		return r, err
+	}
+	if r.files, r.sel, err = splitOperands(args); err != nil {
+		return r, err
+	}
+	r.m = catMode{asJSON: asJSON, number: f.number, text: f.data == "text", sep: sepText, buf: make([]byte, copyBufSize)}
+	return r, f.checkSelection(cmd, r)
+}
+
+// run writes what r selects.
+func (f *catFlags) run(cmd *cobra.Command, r catRun) error {
+	switch {
+	case f.follow:
+		return catFollow(cmd, r.files[0], r.o, r.sel, r.m, f.dec, f.followInterval)
+	case len(r.files) > 1:
+		return catMany(cmd, r.files, r.sel, r.offs, r.o, r.m, f.dec)
+	}
+	return catOne(cmd, r.files[0], r.sel, r.offs, r.o, r.m, f.dec, f.trailer)
 }
 
 // catOne writes the records of the file at path that sel or offs select
