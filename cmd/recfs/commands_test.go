@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // xorshift32 is the generator of the leveldb vectors' payload rule.
@@ -545,7 +547,7 @@ func FuzzCommandsAgree(f *testing.F) {
 		}
 	}
 	f.Add([]byte("not a record file"))
-	f.Add(encodeLegacyPacked([][]byte{[]byte("a"), nil, []byte("bc")}, 2))
+	f.Add(recordio.AppendLegacyPacked(nil, [][]byte{[]byte("a"), nil, []byte("bc")}, 2))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,49 +123,6 @@ func writeSampleRIO(w io.Writer) error {
 	return rw.Close()
 }
 
-// appendLegacyRecord appends one legacy recordio record (spec section 13):
-// magic, little-endian uint64 length, CRC-32/IEEE of those 8 length bytes,
-// payload.
-func appendLegacyRecord(dst []byte, magic [8]byte, payload []byte) []byte {
-	dst = append(dst, magic[:]...)
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(payload)))
-	dst = append(dst, n[:]...)
-	dst = binary.LittleEndian.AppendUint32(dst, crc32.ChecksumIEEE(n[:]))
-	return append(dst, payload...)
-}
-
-// legacyPackedPayload encodes items as a legacy packed payload (spec section
-// 13.2): CRC-32/IEEE of the varints, uvarint count, uvarint sizes, data.
-func legacyPackedPayload(items [][]byte) []byte {
-	var v []byte
-	v = binary.AppendUvarint(v, uint64(len(items)))
-	for _, it := range items {
-		v = binary.AppendUvarint(v, uint64(len(it)))
-	}
-	p := binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(v))
-	p = append(p, v...)
-	for _, it := range items {
-		p = append(p, it...)
-	}
-	return p
-}
-
-// legacyPackedMagic starts every legacy packed record (spec section 13).
-var legacyPackedMagic = [8]byte{0x2e, 0x76, 0x47, 0xeb, 0x34, 0x07, 0x3c, 0x2e}
-
-// encodeLegacyPacked encodes items as legacy packed records of at most
-// perRecord items each, as the legacy packed writer with MaxItems=perRecord.
-func encodeLegacyPacked(items [][]byte, perRecord int) []byte {
-	var out []byte
-	for len(items) > 0 {
-		k := min(perRecord, len(items))
-		out = appendLegacyRecord(out, legacyPackedMagic, legacyPackedPayload(items[:k]))
-		items = items[k:]
-	}
-	return out
-}
-
 // writeSampleLegacy writes the legacy packed sample: the notes in records of
 // at most 4 items.
 func writeSampleLegacy(w io.Writer) error {
@@ -175,7 +130,7 @@ func writeSampleLegacy(w io.Writer) error {
 	for i, s := range sampleNotes {
 		items[i] = []byte(s)
 	}
-	_, err := w.Write(encodeLegacyPacked(items, 4))
+	_, err := w.Write(recordio.AppendLegacyPacked(nil, items, 4))
 	return err
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/codec/recordio"
 )
 
 // TestLegacyEncoderMatchesReference re-encodes the items of the reference
@@ -28,7 +30,7 @@ func TestLegacyEncoderMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := encodeLegacyPacked(items, 4); !bytes.Equal(got, want) {
+	if got := recordio.AppendLegacyPacked(nil, items, 4); !bytes.Equal(got, want) {
 		t.Errorf("encoded %d bytes, reference file has %d; they differ", len(got), len(want))
 	}
 }

@@ -13,10 +13,7 @@ import (
 
 // legacyRecord builds one legacy record (spec 13) for tests.
 func legacyRecord(magic [8]byte, payload []byte) []byte {
-	b := slices.Clone(magic[:])
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(payload)))
-	b = binary.LittleEndian.AppendUint32(b, crcIEEE(b[8:16]))
-	return append(b, payload...)
+	return AppendLegacyRecord(nil, magic, payload)
 }
 
 // legacyPackedPayload builds a packed payload; flate compresses the data.
@@ -35,6 +32,28 @@ func legacyPackedPayload(t testing.TB, items [][]byte, flate bool) []byte {
 	}
 	p := binary.LittleEndian.AppendUint32(nil, crcIEEE(hdr))
 	return slices.Concat(p, hdr, data)
+}
+
+// TestAppendLegacyPacked: what AppendLegacyPacked writes scans back as
+// its items, perRecord of them a record.
+func TestAppendLegacyPacked(t *testing.T) {
+	t.Parallel()
+	items := [][]byte{[]byte("a"), nil, []byte("bc"), []byte("def"), []byte("g")}
+	data := AppendLegacyPacked(nil, items, 2)
+	if want := slices.Concat(legacyRecord(bodyMagic, legacyPackedPayload(t, items[:2], false)),
+		legacyRecord(bodyMagic, legacyPackedPayload(t, items[2:4], false)),
+		legacyRecord(bodyMagic, legacyPackedPayload(t, items[4:], false))); !slices.Equal(data, want) {
+		t.Fatalf("encoded % x\nwant    % x", data, want)
+	}
+	got, damage, _ := scanLegacy(t, data, Options{})
+	if len(damage) != 0 || len(got) != len(items) {
+		t.Fatalf("scanned %d items, damage %v", len(got), damage)
+	}
+	for i := range items {
+		if !slices.Equal(got[i], items[i]) {
+			t.Errorf("item %d: %q, want %q", i, got[i], items[i])
+		}
+	}
 }
 
 // legacyFile is a generated legacy file with its record layout.
