@@ -3,20 +3,9 @@ package open
 import (
 	"bytes"
 	"testing"
-)
 
-// payload returns n pseudo-random bytes, the same for the same seed.
-func payload(seed int, n int64) []byte {
-	s := uint32(seed+1)*0x9E3779B9 + 0x7F4A7C15
-	p := make([]byte, n)
-	for k := range p {
-		s ^= s << 13
-		s ^= s >> 17
-		s ^= s << 5
-		p[k] = byte(s)
-	}
-	return p
-}
+	"github.com/recfs/recfs/codec/codectest"
+)
 
 // countingReaderAt counts the ReadAt calls that reach the file.
 type countingReaderAt struct {
@@ -44,7 +33,7 @@ func checkWindowRead(t *testing.T, w *windowReader, data []byte, off int64, n in
 }
 
 func TestWindowReader(t *testing.T) {
-	data := payload(7, 10_000)
+	data := codectest.VectorPayload(7, 10_000)
 	src := &countingReaderAt{r: bytes.NewReader(data)}
 	w := newWindowReader(src, 1024)
 	checkWindowRead(t, w, data, 100, 10) // off: straight through
@@ -83,7 +72,7 @@ func TestWindowReader(t *testing.T) {
 func FuzzWindowReader(f *testing.F) {
 	f.Add(uint16(300), []byte{0, 10, 5, 200, 100, 7})
 	f.Fuzz(func(t *testing.T, size uint16, ops []byte) {
-		data := payload(int(size), int64(size))
+		data := codectest.VectorPayload(int(size), int(size))
 		w := newWindowReader(bytes.NewReader(data), 64)
 		w.on.Store(true)
 		for i := 0; i+1 < len(ops) && i < 200; i += 2 {
