@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 )
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs"
+	"github.com/recfs/recfs/fs/open"
 )
 
 // decodeFlags are --decode and the flags that give its decoder

@@ -2,18 +2,24 @@ package main
 
 import (
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 )
 
+// indexFlags are the flags of `recfs index`.
+type indexFlags struct {
+	src            *sourceFlags
+	rebuild, prune bool
+	maxCache       string
+	maxAge         time.Duration
+}
+
 func newIndexCmd() *cobra.Command {
-	var rebuild, prune bool
-	var maxCache string
-	var maxAge time.Duration
+	f := &indexFlags{}
 	cmd := &cobra.Command{
 		Use:   "index FILE|DIR... | index --prune [FILE|DIR...]",
 		Short: "Build or refresh the saved index of a record file",
@@ -43,84 +49,108 @@ standard error and the others go on (exit status 1 if any failed).`,
   recfs index /var/lib/db        # every log and MANIFEST under it`,
 		Args: cobra.RangeArgs(0, 1),
 	}
-	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
-	cmd.Flags().BoolVar(&prune, "prune", false, "prune the cache directory now (after indexing FILE, if given)")
+	f.src = addSourceFlags(cmd)
+	cmd.Flags().BoolVar(&f.rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
+	cmd.Flags().BoolVar(&f.prune, "prune", false, "prune the cache directory now (after indexing FILE, if given)")
 	cmd.Flags().Bool(flagPublish, false, "for s3://bucket/key: upload the saved index next to the object (key"+open.SidecarSuffix+"), where mounts on other machines find it")
-	cmd.Flags().StringVar(&maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
-	cmd.Flags().DurationVar(&maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
+	cmd.Flags().StringVar(&f.maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
+	cmd.Flags().DurationVar(&f.maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := src.options()
+		o, po, err := f.validate(cmd, args)
 		if err != nil {
 			return err
-		}
-		if src.noCache {
-			return usagef("index saves an index: --no-cache makes no sense here")
-		}
-		if !prune && (cmd.Flags().Changed("max-cache") || cmd.Flags().Changed("max-age")) {
-			return usagef("--max-cache and --max-age go with --prune")
-		}
-		capBytes, err := parseSize(maxCache)
-		if err != nil || capBytes == 0 || maxAge <= 0 {
-			return usagef("--max-cache %q / --max-age %v: want sizes and durations above 0", maxCache, maxAge)
 		}
 		if len(args) == 0 {
-			if !prune {
-				return usagef("index needs a FILE (or --prune)")
-			}
-			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
+			return runPrune(cmd, f.src.cacheDir, po)
 		}
-		o.Rebuild = rebuild
-		if publish, _ := cmd.Flags().GetBool(flagPublish); publish && open.KindOf(args[0]) != open.S3Object {
-			return usagef("--%s goes with an s3://bucket/key source", flagPublish)
-		}
-		var changed bool
-		t, err := openTable(cmd, args[0], o)
-		if err != nil {
+		if err := f.indexOne(cmd, args[0], o); err != nil {
 			return err
 		}
-		defer t.Close()
-		if !rebuild && !open.Remote(args[0]) {
-			// The file may have grown since Open looked at it. (An
-			// object's table is keyed by its ETag: it cannot be stale.)
-			if changed, err = t.Refresh(cmd.Context()); err != nil {
-				return err
-			}
-		}
-		inf := t.Info()
-		// state is the JSON word, what the sentence for people.
-		state, what := "built", "built"
-		switch {
-		case inf.Source == "cached" && changed:
-			state, what = "refreshed", "refreshed (the file grew or changed)"
-		case inf.Source == "cached":
-			state, what = "up_to_date", "up to date (loaded from the cache)"
-		}
-		if wantJSON(cmd) {
-			err = printJSON(cmd.OutOrStdout(), map[string]any{
-				"file": args[0], "index": state, "format": inf.Format.String(), "records": inf.Records,
-				"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
-				"cache_file": inf.CacheFile,
-			})
-		} else {
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
-				args[0], what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime))
-		}
-		if err != nil {
-			return err
-		}
-		if publish, _ := cmd.Flags().GetBool(flagPublish); publish {
-			if err := publishIndex(cmd, args[0], inf.CacheFile); err != nil {
-				return err
-			}
-		}
-		if prune {
-			return runPrune(cmd, src.cacheDir, index.PruneOptions{MaxBytes: capBytes, MaxAge: maxAge})
+		if f.prune {
+			return runPrune(cmd, f.src.cacheDir, po)
 		}
 		return nil
 	}
-	indexMany(cmd, &prune)
+	indexMany(cmd, &f.prune)
 	return cmd
+}
+
+// validate checks the command line and returns the index and prune
+// options it says.
+func (f *indexFlags) validate(cmd *cobra.Command, args []string) (index.Options, index.PruneOptions, error) {
+	var po index.PruneOptions
+	o, err := f.src.options()
+	if err != nil {
+		return o, po, err
+	}
+	if f.src.noCache {
+		return o, po, usagef("index saves an index: --no-cache makes no sense here")
+	}
+	if !f.prune && (cmd.Flags().Changed("max-cache") || cmd.Flags().Changed("max-age")) {
+		return o, po, usagef("--max-cache and --max-age go with --prune")
+	}
+	capBytes, err := parseSize(f.maxCache)
+	if err != nil || capBytes == 0 || f.maxAge <= 0 {
+		return o, po, usagef("--max-cache %q / --max-age %v: want sizes and durations above 0", f.maxCache, f.maxAge)
+	}
+	po = index.PruneOptions{MaxBytes: capBytes, MaxAge: f.maxAge}
+	if len(args) == 0 && !f.prune {
+		return o, po, usagef("index needs a FILE (or --prune)")
+	}
+	if publish, _ := cmd.Flags().GetBool(flagPublish); publish && len(args) > 0 && open.KindOf(args[0]) != open.S3Object {
+		return o, po, usagef("--%s goes with an s3://bucket/key source", flagPublish)
+	}
+	o.Rebuild = f.rebuild
+	return o, po, nil
+}
+
+// indexOne builds or refreshes the saved index of path, says so, and
+// publishes it when asked.
+func (f *indexFlags) indexOne(cmd *cobra.Command, path string, o index.Options) error {
+	var changed bool
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if !f.rebuild && !open.Remote(path) {
+		// The file may have grown since Open looked at it. (An
+		// object's table is keyed by its ETag: it cannot be stale.)
+		if changed, err = t.Refresh(cmd.Context()); err != nil {
+			return err
+		}
+	}
+	if err := reportIndex(cmd, path, t, changed); err != nil {
+		return err
+	}
+	if publish, _ := cmd.Flags().GetBool(flagPublish); publish {
+		return publishIndex(cmd, path, t.Info().CacheFile)
+	}
+	return nil
+}
+
+// reportIndex prints what index did to path's table t (changed: a saved
+// table was refreshed).
+func reportIndex(cmd *cobra.Command, path string, t *index.Table, changed bool) error {
+	inf := t.Info()
+	// state is the JSON word, what the sentence for people.
+	state, what := "built", "built"
+	switch {
+	case inf.Source == "cached" && changed:
+		state, what = "refreshed", "refreshed (the file grew or changed)"
+	case inf.Source == "cached":
+		state, what = "up_to_date", "up to date (loaded from the cache)"
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{
+			"file": path, "index": state, "format": inf.Format.String(), "records": inf.Records,
+			"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
+			"cache_file": inf.CacheFile,
+		})
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
+		path, what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime))
+	return err
 }
 
 // runPrune prunes the cache directory and reports what it did.

@@ -3,11 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/recfs/recfs/fs/open"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 )
 

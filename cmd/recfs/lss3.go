@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	iofs "io/fs"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/source/s3"
 )

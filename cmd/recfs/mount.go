@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
+	"github.com/recfs/recfs/fs/open"
 )
 
 func init() { registerCommand(newMountCmd) }

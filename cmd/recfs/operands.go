@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"io"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 )
 

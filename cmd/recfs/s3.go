@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/recfs/recfs/source/httprange"
-	"github.com/recfs/recfs/source/s3"
 	"io/fs"
 	"strings"
 	"time"
@@ -10,6 +8,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/recfs/recfs/source/httprange"
+	"github.com/recfs/recfs/source/s3"
 )
 
 // Flags of the S3 sources: every command that takes a record file takes an

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"github.com/recfs/recfs/fs/open"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs/httpserve"
 	"github.com/recfs/recfs/fs/nfs"
+	"github.com/recfs/recfs/fs/open"
 	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/fs/webdav"
 )
