@@ -89,7 +89,9 @@ func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []reco
 	if err := t.guardDBLock(); err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
+	t.saver.inside = true
 	first, err = t.appendLocked(ctx, recs, streams, o)
+	t.saver.inside = false
 	if err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}

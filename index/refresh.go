@@ -153,7 +153,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 	}
 	t.snap.Store(s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
-		_ = saveCache(ctx, cf, s, t.opt)
+		t.save(ctx, cf, s)
 	}
 	return true, nil
 }

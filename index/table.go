@@ -39,7 +39,8 @@ type Table struct {
 	writing atomic.Int32              // appends of ours in progress (see checkSource)
 	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
 
-	cf       string // the saved table a proven snapshot was loaded from, resaved when it lies (proof.go)
+	saver    appendSaver // saves the table once appends pause
+	cf       string      // the saved table a proven snapshot was loaded from, resaved when it lies (proof.go)
 	lifeOnce sync.Once
 	life     context.Context // ends with Close (see lifetime)
 	endLife  context.CancelFunc
@@ -258,6 +259,7 @@ func (t *Table) Info() Info {
 // Close releases the source file of a table made by Open.
 // The file is closed once reads still running on it end.
 func (t *Table) Close() error {
+	t.saveNow() // what appends left unsaved
 	t.lifetime()
 	t.endLife()
 	t.rioMu.Lock()
