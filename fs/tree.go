@@ -164,6 +164,7 @@ type recDir struct {
 	pmu     sync.Mutex
 	pend    map[string]*pending // writable trees: created files not yet released
 	pendSeq int64
+	commits commitQueue // closes waiting to append (group.go)
 }
 
 // plainEntry caches what a tree mount learned about one regular file.

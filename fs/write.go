@@ -353,13 +353,10 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
-	// The append must finish once started: an interrupted close must not
-	// leave half a record.
-	first, err := ap.Append(context.WithoutCancel(ctx), [][]byte{b}, index.AppendOptions{Sync: sync})
+	first, err := t.commit(ctx, rd, ap, b, sync)
 	if err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
-	t.appended(rd)
 	return first, nil
 }
 

@@ -1,0 +1,191 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/index"
+)
+
+// gatedTable is an index.Table whose Append calls are counted, the first
+// one held until gate is closed, and the ones that carry refuse refused.
+type gatedTable struct {
+	*index.Table
+	gate   chan struct{}
+	refuse []byte
+
+	mu    sync.Mutex
+	calls []int // records per Append
+	syncs int
+}
+
+func (g *gatedTable) Append(ctx context.Context, recs [][]byte, o index.AppendOptions) (int64, error) {
+	g.mu.Lock()
+	first := len(g.calls) == 0
+	g.calls = append(g.calls, len(recs))
+	if o.Sync {
+		g.syncs++
+	}
+	g.mu.Unlock()
+	if first {
+		<-g.gate
+	}
+	for _, r := range recs {
+		if g.refuse != nil && bytes.Equal(r, g.refuse) {
+			return 0, errors.New("refused")
+		}
+	}
+	return g.Table.Append(ctx, recs, o)
+}
+
+// newGatedTree returns a writable tree of a new leveldb log whose appends
+// go through a gatedTable.
+func newGatedTree(t *testing.T, refuse []byte) (*Tree, *gatedTable, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "w.log")
+	tb, err := index.Create(context.Background(), p, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedTable{Table: tb, gate: make(chan struct{}), refuse: refuse}
+	tr, err := NewFile(p, g, Options{ReadWrite: true, Logger: codectest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr, g, p
+}
+
+// waitQueued waits until n closes wait behind the append in progress.
+func waitQueued(t *testing.T, tr *Tree, n int) {
+	t.Helper()
+	q := &tr.Root().rd.commits
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		q.mu.Lock()
+		k := len(q.waiting)
+		q.mu.Unlock()
+		if k == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d closes queued, want %d", k, n)
+		}
+	}
+}
+
+// TestGroupCommit: closes that arrive while an append runs go together in
+// one Append (one sync when any of them asked), each getting its own
+// record number.
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	tr, g, path := newGatedTree(t, nil)
+	const writers = 8
+	recs := make([]int64, writers)
+	var wg sync.WaitGroup
+	start := func(i int, sync bool) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, h, err := tr.Create(context.Background(), tr.Root(), fmt.Sprintf("f%d", i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := h.WriteAt(fmt.Appendf(nil, "record of writer %d", i), 0); err != nil {
+				t.Error(err)
+			}
+			if sync {
+				recs[i], err = h.Fsync(context.Background())
+			} else {
+				recs[i], err = h.Flush(context.Background())
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			h.Close()
+		}()
+	}
+	start(0, false)
+	waitQueued(t, tr, 0) // writer 0 leads, held in its Append
+	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	g.mu.Unlock()
+	for i := 1; i < writers; i++ {
+		start(i, i == 3)
+	}
+	waitQueued(t, tr, writers-1)
+	close(g.gate)
+	wg.Wait()
+	if fmt.Sprint(g.calls) != "[1 7]" || g.syncs != 1 {
+		t.Errorf("Append calls with %v records, %d synced; want [1 7], 1", g.calls, g.syncs)
+	}
+	got := readBack(t, path)
+	if len(got) != writers {
+		t.Fatalf("%d records, want %d", len(got), writers)
+	}
+	for i, n := range recs {
+		if want := fmt.Sprintf("record of writer %d", i); n < 0 || n >= writers || string(got[n]) != want {
+			t.Errorf("writer %d told record %d, want the one holding %q", i, n, want)
+		}
+	}
+}
+
+// TestGroupCommitRefusal: a batch that fails is retried one record at a
+// time, so only the refused record's close fails.
+func TestGroupCommitRefusal(t *testing.T) {
+	t.Parallel()
+	tr, g, path := newGatedTree(t, []byte("bad"))
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	start := func(i int, data string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, h, err := tr.Create(context.Background(), tr.Root(), fmt.Sprintf("f%d", i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := h.WriteAt([]byte(data), 0); err != nil {
+				t.Error(err)
+			}
+			_, errs[i] = h.Flush(context.Background())
+			h.Close()
+		}()
+	}
+	start(0, "first")
+	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	g.mu.Unlock()
+	start(1, "good1")
+	start(2, "bad")
+	start(3, "good3")
+	waitQueued(t, tr, 3)
+	close(g.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == 2) {
+			t.Errorf("close %d: %v", i, err)
+		}
+	}
+	got := readBack(t, path)
+	var s []string
+	for _, r := range got {
+		s = append(s, string(r))
+	}
+	if len(s) != 3 || s[0] != "first" {
+		t.Errorf("records %q, want first and the two good ones", s)
+	}
+}
