@@ -251,7 +251,7 @@ func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 		return u, err
 	}
 	if o.Sync {
-		return u, f.Sync()
+		return u, syncFile(f, t.path)
 	}
 	return u, nil
 }

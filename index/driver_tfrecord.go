@@ -381,7 +381,7 @@ func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 		return u, err
 	}
 	if a.o.Sync {
-		return u, f.Sync()
+		return u, syncFile(f, t.path)
 	}
 	return u, nil
 }

@@ -382,7 +382,9 @@ func (a *RecordIOAppender) write(emit func(at int64) (int64, error)) error {
 func (a *RecordIOAppender) appendInPlace(emit func(at int64) (int64, error)) error {
 	n, err := emit(a.size)
 	if err == nil {
-		err = a.f.Sync()
+		if err = a.f.Sync(); err == nil {
+			synced(a.path)
+		}
 	}
 	if err != nil {
 		if rerr := a.f.Truncate(a.size); rerr != nil {
@@ -422,7 +424,9 @@ func (a *RecordIOAppender) appendJournaled(emit func(at int64) (int64, error)) e
 		_, err = a.f.WriteAt(a.trailer, newOff)
 	}
 	if err == nil {
-		err = a.f.Sync()
+		if err = a.f.Sync(); err == nil {
+			synced(a.path)
+		}
 	}
 	if err == nil {
 		err = a.fsys.Remove(jpath)

@@ -1,0 +1,43 @@
+package index
+
+import "os"
+
+// Sync makes the table's file durable: everything appended to it so far,
+// by this table or anyone else, reaches stable storage (one fsync of the
+// descriptor the table reads) before Sync returns. Append with
+// AppendOptions.Sync does the same for its own records.
+func (t *Table) Sync() error {
+	if !t.opened {
+		return errNoFile
+	}
+	done, err := t.hold()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := t.fref.src.Sync(); err != nil {
+		return err
+	}
+	synced(t.path)
+	return nil
+}
+
+// syncFile fsyncs f, the source file at path, for an append.
+func syncFile(f *os.File, path string) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	synced(path)
+	return nil
+}
+
+// syncs, when set (tests only), is called with the file's path after each
+// fsync of a source file that an append or Sync asked for.
+var syncs func(path string)
+
+// synced tells syncs that the source file at path was synced.
+func synced(path string) {
+	if syncs != nil {
+		syncs(path)
+	}
+}
