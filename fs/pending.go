@@ -269,6 +269,11 @@ func (p *pending) flush(ctx context.Context, sync, force bool) (int64, error) {
 	if p.err != nil {
 		return -1, p.err
 	}
+	if p.sealed && sync && p.record >= 0 {
+		// Appended by an earlier flush (a close of a duplicate
+		// descriptor) without a sync: fsync(2) still promises it durable.
+		return -1, p.t.syncSource(ctx, p.rd, p)
+	}
 	if p.sealed || (!p.dirty && !force) {
 		return -1, nil
 	}

@@ -360,6 +360,32 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	return first, nil
 }
 
+// Syncer is implemented by sources that can make what was appended to
+// them durable; *index.Table is one.
+type Syncer interface {
+	Sync() error
+}
+
+var _ Syncer = (*index.Table)(nil)
+
+// syncSource makes rd's source durable for p, whose record was appended
+// earlier without a sync.
+func (t *Tree) syncSource(ctx context.Context, rd *recDir, p *pending) error {
+	src, err := t.acquire(ctx, rd)
+	if err != nil {
+		return err
+	}
+	defer t.release(rd)
+	s, ok := src.(Syncer)
+	if !ok {
+		return p.opErr("fsync", -1, ErrNotSupported)
+	}
+	if err := s.Sync(); err != nil {
+		return p.opErr("fsync", -1, err)
+	}
+	return nil
+}
+
 // checkAppendTarget makes sure, in a directory tree, that the path the
 // index appends through (it opens the path for writing) still leads,
 // beneath the root and without symbolic links, to the file the source

@@ -26,3 +26,7 @@ func TestWriteOptions(t *testing.T) {
 		t.Errorf("read-only mount: flags %#x, negative timeout %v", ro.MountOptions.DirectMountFlags, *ro.NegativeTimeout)
 	}
 }
+
+// TestDurability: close(2) appends, fsync(2) syncs the source before it
+// returns (fusetest.CheckDurability), through a real mount.
+func TestDurability(t *testing.T) { fusetest.CheckDurability(t, Mount) }
