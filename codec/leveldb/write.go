@@ -58,7 +58,8 @@ func (o WriterOptions) hdr() (size int64, full byte) {
 type Writer struct {
 	s   codec.Sink
 	o   WriterOptions
-	off int64 // log offset of the next byte, buffered bytes included
+	off int64               // log offset of the next byte, buffered bytes included
+	hdr [logHdrWALSync]byte // putChunk's header scratch: a local one escapes through the CRC
 }
 
 // NewWriter returns a writer that appends records to w.
@@ -165,7 +166,7 @@ func (w *Writer) putChunk(first, last bool, data []byte) error {
 		kind = logKindMiddle
 	}
 	typ := full + byte(kind)
-	var h [logHdrWALSync]byte
+	h := &w.hdr
 	h[6] = typ
 	var crc uint32 // of the header bytes after the length: type [+ log number [+ synced offset]]
 	if hs == logHdrLegacy {

@@ -48,9 +48,10 @@ func ParseHeader(h []byte) (n uint64, ok bool) {
 // returns the extended slice; appending writers can build their bytes with
 // it and write them with one WriteAt.
 func AppendRecord(dst, data []byte) []byte {
-	var h [HeaderSize]byte
-	PutHeader(&h, uint64(len(data)))
-	dst = append(dst, h[:]...)
+	// The header is built in dst: a local array would escape through the
+	// CRC and cost an allocation per record.
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(len(data)))
+	dst = binary.LittleEndian.AppendUint32(dst, maskCRC(crc32c(dst[len(dst)-8:])))
 	dst = append(dst, data...)
 	return binary.LittleEndian.AppendUint32(dst, maskCRC(crc32c(data)))
 }
