@@ -278,7 +278,7 @@ func (rioDriver) append(t *Table, f *os.File, s *snapshot, r appendReq) (undo, e
 // recordSizes returns the payload lengths of recs, or of streams when recs
 // is nil.
 func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
-	var sizes []int64
+	sizes := make([]int64, 0, len(recs)+len(streams))
 	for _, r := range recs {
 		sizes = append(sizes, int64(len(r)))
 	}
