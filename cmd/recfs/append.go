@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -266,22 +265,31 @@ func openInput(stdin io.Reader, name string) (input, error) {
 	return input{f: tmp, size: memInput + 1 + n}, nil
 }
 
-// readInput reads a whole input file, or standard input for "-".
+// readInput reads a whole input file, or standard input for "-" (in one
+// read of its size when it is a regular file).
 func readInput(stdin io.Reader, name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(stdin)
+	if name != "-" {
+		return os.ReadFile(name)
 	}
-	return os.ReadFile(name)
+	var b bytes.Buffer
+	if f, ok := stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			b.Grow(int(st.Size()) + bytes.MinRead)
+		}
+	}
+	_, err := b.ReadFrom(stdin)
+	return b.Bytes(), err
 }
 
 // splitLines cuts b into lines without their "\n" (or "\r\n"); a final
-// line without a newline counts, an empty input has no lines.
+// line without a newline counts, an empty input has no lines. The lines
+// share b's memory: one allocation for all of them.
 func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, len(b)+1)
-	for sc.Scan() {
-		out = append(out, bytes.Clone(sc.Bytes()))
+	out := make([][]byte, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		out = append(out, bytes.TrimSuffix(line, []byte{'\r'}))
+		b = rest
 	}
 	return out
 }
