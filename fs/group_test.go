@@ -81,6 +81,38 @@ func waitQueued(t *testing.T, tr *Tree, n int) {
 	}
 }
 
+// closeAsync creates name in tr with data and flushes it (fsyncs it when
+// sync) in a goroutine of wg, storing the record number and error.
+func closeAsync(t *testing.T, tr *Tree, wg *sync.WaitGroup, name, data string, sync bool, rec *int64, errp *error) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, h, err := tr.Create(context.Background(), tr.Root(), name)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := h.WriteAt([]byte(data), 0); err != nil {
+			t.Error(err)
+		}
+		if sync {
+			*rec, *errp = h.Fsync(context.Background())
+		} else {
+			*rec, *errp = h.Flush(context.Background())
+		}
+		h.Close()
+	}()
+}
+
+// waitAppending waits until the first Append of g has begun.
+func waitAppending(g *gatedTable) {
+	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
+		g.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	g.mu.Unlock()
+}
+
 // TestGroupCommit: closes that arrive while an append runs go together in
 // one Append (one sync when any of them asked), each getting its own
 // record number.
@@ -89,43 +121,24 @@ func TestGroupCommit(t *testing.T) {
 	tr, g, path := newGatedTree(t, nil)
 	const writers = 8
 	recs := make([]int64, writers)
+	errs := make([]error, writers)
 	var wg sync.WaitGroup
 	start := func(i int, sync bool) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, h, err := tr.Create(context.Background(), tr.Root(), fmt.Sprintf("f%d", i))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if _, err := h.WriteAt(fmt.Appendf(nil, "record of writer %d", i), 0); err != nil {
-				t.Error(err)
-			}
-			if sync {
-				recs[i], err = h.Fsync(context.Background())
-			} else {
-				recs[i], err = h.Flush(context.Background())
-			}
-			if err != nil {
-				t.Error(err)
-			}
-			h.Close()
-		}()
+		closeAsync(t, tr, &wg, fmt.Sprintf("f%d", i), fmt.Sprintf("record of writer %d", i), sync, &recs[i], &errs[i])
 	}
 	start(0, false)
-	waitQueued(t, tr, 0) // writer 0 leads, held in its Append
-	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
-		g.mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
-	g.mu.Unlock()
+	waitAppending(g) // writer 0 leads, held in its Append
 	for i := 1; i < writers; i++ {
 		start(i, i == 3)
 	}
 	waitQueued(t, tr, writers-1)
 	close(g.gate)
 	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
 	if fmt.Sprint(g.calls) != "[1 7]" || g.syncs != 1 {
 		t.Errorf("Append calls with %v records, %d synced; want [1 7], 1", g.calls, g.syncs)
 	}
@@ -146,32 +159,14 @@ func TestGroupCommitRefusal(t *testing.T) {
 	t.Parallel()
 	tr, g, path := newGatedTree(t, []byte("bad"))
 	errs := make([]error, 4)
+	recs := make([]int64, 4)
 	var wg sync.WaitGroup
-	start := func(i int, data string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, h, err := tr.Create(context.Background(), tr.Root(), fmt.Sprintf("f%d", i))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if _, err := h.WriteAt([]byte(data), 0); err != nil {
-				t.Error(err)
-			}
-			_, errs[i] = h.Flush(context.Background())
-			h.Close()
-		}()
+	for i, data := range []string{"first", "good1", "bad", "good3"} {
+		closeAsync(t, tr, &wg, fmt.Sprintf("f%d", i), data, false, &recs[i], &errs[i])
+		if i == 0 {
+			waitAppending(g)
+		}
 	}
-	start(0, "first")
-	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
-		g.mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
-	g.mu.Unlock()
-	start(1, "good1")
-	start(2, "bad")
-	start(3, "good3")
 	waitQueued(t, tr, 3)
 	close(g.gate)
 	wg.Wait()
