@@ -34,6 +34,7 @@ var sections = []section{
 	{"Big record", []string{"big-read"}, runBig},
 	{"Memory", []string{"mem-bytes-per-record", "mem-rss"}, runMemory},
 	{"Append", []string{"append-cli", "append-mount-gofuse", "append-mount-bazil"}, runAppend},
+	{"Writes", writeIDs, runWrites},
 	{"Compressed TFRecord", gzIDs, runGzip},
 	{"S3", s3IDs, runS3},
 	{"WAL", walIDs, runWAL},
