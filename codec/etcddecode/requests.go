@@ -53,80 +53,84 @@ func normal(l *line, data []byte) error {
 	return nil
 }
 
-// request renders one request field of an InternalRaftRequest.
+// request renders one request field of an InternalRaftRequest: by its
+// field number's entry in requests, else as an unknown request.
 func request(l *line, r field) error {
-	b := r.b
-	switch r.num {
-	case 3:
-		return rangeReq(l, b)
-	case 4:
-		return put(l, b)
-	case 5:
-		return deleteRange(l, b)
-	case 6:
-		return txn(l, b)
-	case 7:
-		return simple(l, "compaction", b, map[protowire.Number]string{1: "revision", 2: "physical"}, nil)
-	case 8:
-		return simple(l, "lease-grant", b, map[protowire.Number]string{2: "id", 1: "ttl"}, map[string]bool{"id": true})
-	case 9:
-		return simple(l, "lease-revoke", b, map[protowire.Number]string{1: "id"}, map[string]bool{"id": true})
-	case 10:
-		return simple(l, "alarm", b, map[protowire.Number]string{1: "action", 2: "member", 3: "alarm"}, map[string]bool{"member": true})
-	case 11:
-		return fields(b, 0, func(f field) error {
-			if f.num != 1 {
-				return nil
-			}
-			return simple(l, "lease-checkpoint", f.b, map[protowire.Number]string{1: "id", 2: "remaining_ttl"}, map[string]bool{"id": true})
-		})
-	case 1000:
-		return simple(l, "auth-enable", b, nil, nil)
-	case 1011:
-		return simple(l, "auth-disable", b, nil, nil)
-	case 1013:
-		return simple(l, "auth-status", b, nil, nil)
-	case 1012:
-		return names(l, "authenticate", b, 1)
-	case 1100:
-		return names(l, "user-add", b, 1)
-	case 1101:
-		return names(l, "user-delete", b, 1)
-	case 1102:
-		return names(l, "user-get", b, 1)
-	case 1103:
-		return names(l, "user-change-password", b, 1)
-	case 1104:
-		return names(l, "user-grant-role", b, 1, 2)
-	case 1105:
-		return names(l, "user-revoke-role", b, 1, 2)
-	case 1106:
-		return simple(l, "user-list", b, nil, nil)
-	case 1107:
-		return simple(l, "role-list", b, nil, nil)
-	case 1200:
-		return names(l, "role-add", b, 1)
-	case 1201:
-		return names(l, "role-delete", b, 1)
-	case 1202:
-		return names(l, "role-get", b, 1)
-	case 1203:
-		return grantPermission(l, b)
-	case 1204:
-		return keyed(l, "role-revoke-permission", b, 1, 2, 3)
-	case 1300:
-		return names(l, "cluster-version-set", b, 1)
-	case 1301:
-		return memberAttr(l, b)
-	case 1302:
-		return simple(l, "downgrade-info-set", b, map[protowire.Number]string{1: "enabled", 2: "version"}, nil)
+	if render, ok := requests[r.num]; ok {
+		return render(l, r.b)
 	}
 	l.begin("request")
 	l.num("field", int64(r.num))
-	l.pos("data", b, true)
+	l.pos("data", r.b, true)
 	l.end()
 	return nil
 }
+
+// requests maps an InternalRaftRequest field number to the renderer of
+// its request message.
+var requests = map[protowire.Number]func(l *line, b []byte) error{
+	3:    rangeReq,
+	4:    put,
+	5:    deleteRange,
+	6:    txn,
+	7:    simpleOf("compaction", scalars{1: "revision", 2: "physical"}),
+	8:    simpleOf("lease-grant", scalars{2: "id", 1: "ttl"}, "id"),
+	9:    simpleOf("lease-revoke", scalars{1: "id"}, "id"),
+	10:   simpleOf("alarm", scalars{1: "action", 2: "member", 3: "alarm"}, "member"),
+	11:   leaseCheckpoint,
+	1000: simpleOf("auth-enable", nil),
+	1011: simpleOf("auth-disable", nil),
+	1013: simpleOf("auth-status", nil),
+	1012: namesOf("authenticate", 1),
+	1100: namesOf("user-add", 1),
+	1101: namesOf("user-delete", 1),
+	1102: namesOf("user-get", 1),
+	1103: namesOf("user-change-password", 1),
+	1104: namesOf("user-grant-role", 1, 2),
+	1105: namesOf("user-revoke-role", 1, 2),
+	1106: simpleOf("user-list", nil),
+	1107: simpleOf("role-list", nil),
+	1200: namesOf("role-add", 1),
+	1201: namesOf("role-delete", 1),
+	1202: namesOf("role-get", 1),
+	1203: grantPermission,
+	1204: func(l *line, b []byte) error { return keyed(l, "role-revoke-permission", b, 1, 2, 3) },
+	1300: namesOf("cluster-version-set", 1),
+	1301: memberAttr,
+	1302: simpleOf("downgrade-info-set", scalars{1: "enabled", 2: "version"}),
+}
+
+// scalars names the scalar fields of a request message by number.
+type scalars map[protowire.Number]string
+
+// simpleOf returns the renderer of a request of scalar fields (see
+// simple); the fields named in hexIDs are shown in hex.
+func simpleOf(op string, names scalars, hexIDs ...string) func(*line, []byte) error {
+	hex := map[string]bool{}
+	for _, n := range hexIDs {
+		hex[n] = true
+	}
+	return func(l *line, b []byte) error { return simple(l, op, b, names, hex) }
+}
+
+// namesOf returns the renderer of a request of names (see names).
+func namesOf(op string, nums ...protowire.Number) func(*line, []byte) error {
+	return func(l *line, b []byte) error { return names(l, op, b, nums...) }
+}
+
+// leaseCheckpoint renders a LeaseCheckpointRequest: one line per
+// checkpoint.
+func leaseCheckpoint(l *line, b []byte) error {
+	return fields(b, 0, func(f field) error {
+		if f.num != 1 {
+			return nil
+		}
+		return checkpoint(l, f.b)
+	})
+}
+
+// checkpoint renders one LeaseCheckpoint.
+var checkpoint = simpleOf("lease-checkpoint", scalars{1: "id", 2: "remaining_ttl"}, "id")
 
 // simple renders a request of scalar fields as name=value, the fields
 // named in hexIDs in hex; strings and bytes escaped.
@@ -189,7 +193,8 @@ func names(l *line, op string, b []byte, nums ...protowire.Number) error {
 	return nil
 }
 
-// keyed renders a request with a name, a key and a range end.
+// keyed renders a request with a name (none if nameF is 0), a key and a
+// range end.
 func keyed(l *line, op string, b []byte, nameF, keyF, endF protowire.Number) error {
 	var name, key, end []byte
 	if err := fields(b, 0, func(f field) error {
@@ -206,7 +211,9 @@ func keyed(l *line, op string, b []byte, nameF, keyF, endF protowire.Number) err
 		return err
 	}
 	l.begin(op)
-	l.pos("name", name, false)
+	if nameF != 0 {
+		l.pos("name", name, false)
+	}
 	l.pos("key", key, false)
 	if len(end) > 0 {
 		l.pos("range_end", end, false)
@@ -328,30 +335,8 @@ func put(l *line, b []byte) error {
 }
 
 // deleteRange renders a DeleteRangeRequest (rangeReq a RangeRequest).
-func deleteRange(l *line, b []byte) error { return keyRange(l, "delete-range", b) }
-func rangeReq(l *line, b []byte) error    { return keyRange(l, "range", b) }
-
-func keyRange(l *line, op string, b []byte) error {
-	var key, end []byte
-	if err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			key = f.b
-		case 2:
-			end = f.b
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	l.begin(op)
-	l.pos("key", key, false)
-	if len(end) > 0 {
-		l.pos("range_end", end, false)
-	}
-	l.end()
-	return nil
-}
+func deleteRange(l *line, b []byte) error { return keyed(l, "delete-range", b, 0, 1, 2) }
+func rangeReq(l *line, b []byte) error    { return keyed(l, "range", b, 0, 1, 2) }
 
 // compareResults and compareTargets name a Compare's enums.
 var (
