@@ -32,3 +32,84 @@ func RunParts[T any](ctx context.Context, n int, scan func(part int) T) ([]T, er
 	}
 	return out, nil
 }
+
+// ParallelResult is the outcome of a format's ScanParallel: what one
+// sequential scan of the whole file reports.
+type ParallelResult[I any] struct {
+	// Parts is the number of parts whose records, taken in part order, are
+	// the file's records. It is 1 when ScanParallel fell back to a
+	// sequential scan, which it reports as part 0 again (the caller's
+	// earlier part 0 is to be replaced).
+	Parts int
+	// Damage is every part's damage, in offset order.
+	Damage []Damage
+	// Info is the facts of the parts, merged in part order.
+	Info I
+}
+
+// PartScanner is what ScanHandover asks of a format's scanner once a
+// part's scan has ended: its facts, its damage and its error.
+type PartScanner[I any] interface {
+	Info() I
+	Damage() []Damage
+	Err() error
+}
+
+// Part is one part's outcome in ScanHandover.
+type Part[I any] struct {
+	Info   I
+	Damage []Damage
+}
+
+// ScanHandover scans a file of size bytes in n even parts at once for a
+// format whose part scans hand over: open returns the scanner of the
+// records that start in [start, end) (part i > 0 resyncing on its first
+// record at or after start), scan drives it (see PartScan), and span
+// reads from a finished part's facts where its first record starts (< 0:
+// it found none) and where the record after its last one starts. The
+// parts are accepted only if each starts exactly where the one before it
+// handed over (or, finding no record, the one before it ran to the end of
+// the file) and none failed; otherwise the file is scanned again as one
+// part, open(0, size), so correctness never rests on the resync rule. It
+// returns the parts in order, or the first error of the accepted parts,
+// or ctx's error if ctx ended. n < 2 or size <= 0 scans sequentially.
+func ScanHandover[S PartScanner[I], I any](ctx context.Context, size int64, n int, open func(start, end int64) S, scan PartScan[S], span func(I) (first, next int64)) ([]Part[I], error) {
+	if size <= 0 {
+		n = 1
+	}
+	n = max(n, 1)
+	type outcome struct {
+		Part[I]
+		err error
+	}
+	run := func(i int, start, end int64) outcome {
+		sc := open(start, end)
+		if err := scan(i, start, end, sc); err != nil {
+			return outcome{err: err}
+		}
+		return outcome{Part[I]{sc.Info(), sc.Damage()}, sc.Err()}
+	}
+	outs, err := RunParts(ctx, n, func(i int) outcome {
+		return run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	var next int64
+	for i, o := range outs {
+		first, nx := span(o.Info)
+		if n > 1 && (o.err != nil || i > 0 && first != next && !(first < 0 && next == size)) {
+			outs = []outcome{run(0, 0, size)}
+			break
+		}
+		next = nx
+	}
+	parts := make([]Part[I], len(outs))
+	for i, o := range outs {
+		if o.err != nil {
+			return nil, o.err
+		}
+		parts[i] = o.Part
+	}
+	return parts, nil
+}

@@ -13,20 +13,10 @@ import (
 type PartScan = codec.PartScan[*Scanner]
 
 // ParallelResult is the outcome of ScanParallel: what one sequential scan
-// of the whole log reports.
-type ParallelResult struct {
-	// Parts is the number of parts whose records, taken in part order, are
-	// the log's records. It is 1 when ScanParallel fell back to a sequential
-	// scan, which it reports as part 0 again (the caller's earlier part 0
-	// is to be replaced).
-	Parts int
-	// Damage is every part's damage, stitched: joined across part edges,
-	// lead chunks no earlier part consumed reported as orphans, a stale
-	// tail settled, in offset order.
-	Damage []codec.Damage
-	// Info is the flavour facts of the whole log.
-	Info Info
-}
+// of the whole log reports. Its Damage is stitched: joined across part
+// edges, lead chunks no earlier part consumed reported as orphans, a stale
+// tail settled; its Info is the flavour facts of the whole log.
+type ParallelResult = codec.ParallelResult[Info]
 
 // ScanParallel scans the log r (size bytes) in n block-aligned parts at
 // once, calling scan for each part from its own goroutine, and returns the

@@ -44,69 +44,27 @@ type ParallelResult struct {
 // ignored.
 func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n int, scan PartScan) (ParallelResult, error) {
 	o.Start, o.End, o.Aligned = 0, 0, false
-	if o.Strict || size <= 0 {
+	if o.Strict {
 		n = 1
 	}
-	n = max(n, 1)
-	type part struct {
-		info   Info
-		damage []codec.Damage
-		err    error
-	}
-	run := func(i int, start, end int64) part {
+	open := func(start, end int64) *Scanner {
 		po := o
 		po.Start, po.End = start, end
-		sc := NewScanner(r, size, po)
-		if err := scan(i, start, end, sc); err != nil {
-			return part{err: err}
-		}
-		return part{info: sc.Info(), damage: sc.Damage(), err: sc.Err()}
+		return NewScanner(r, size, po)
 	}
-	parts, err := codec.RunParts(ctx, n, func(i int) part {
-		return run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
-	})
+	parts, err := codec.ScanHandover(ctx, size, n, open, scan, func(in Info) (int64, int64) { return in.First, in.Next })
 	if err != nil {
 		return ParallelResult{}, err
 	}
-	if n > 1 && !handsOver(size, func(i int) (Info, error) { return parts[i].info, parts[i].err }, n) {
-		parts = []part{run(0, 0, size)}
-	}
 	res := ParallelResult{Parts: len(parts)}
 	for _, p := range parts {
-		if p.err != nil {
-			return ParallelResult{}, p.err
-		}
-		res.Damage = append(res.Damage, p.damage...)
-		res.Records += p.info.Records
-		if p.info.Records > 0 {
-			res.LastEnd = p.info.LastEnd
+		res.Damage = append(res.Damage, p.Damage...)
+		res.Records += p.Info.Records
+		if p.Info.Records > 0 {
+			res.LastEnd = p.Info.LastEnd
 		}
 	}
 	return res, nil
-}
-
-// handsOver reports whether every part starts exactly where the part before
-// it stopped (or, having found no record at all, the part before it ran to
-// the end of the file), and none failed.
-func handsOver(size int64, part func(int) (Info, error), n int) bool {
-	var next int64
-	for i := range n {
-		in, err := part(i)
-		if err != nil {
-			return false
-		}
-		if i > 0 {
-			if in.First < 0 {
-				if next != size {
-					return false
-				}
-			} else if in.First != next {
-				return false
-			}
-		}
-		next = in.Next
-	}
-	return true
 }
 
 // Probe reports whether r holds a TFRecord file, plain or compressed (see
