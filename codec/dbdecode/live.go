@@ -110,100 +110,127 @@ func (s *liveState) cf(id uint64) *cfLive {
 	return c
 }
 
-// apply applies edit n. The fields of a RocksDB edit name their column
-// family anywhere in the edit, so its changes are gathered first.
+// liveEdit is what one VersionEdit changes in the live state.
+type liveEdit struct {
+	cf       uint64
+	adds     []*liveFile
+	dels     [][2]uint64 // level, file
+	addName  []byte
+	hasName  bool
+	drop     bool
+	nums     map[string]uint64
+	compName []byte
+	rocks    bool
+}
+
+// readEdit gathers the changes of one VersionEdit. The fields of a
+// RocksDB edit name their column family anywhere in the edit, so they
+// are gathered before any applies.
+func readEdit(rec []byte) (*liveEdit, error) {
+	e := editReader{r: reader{b: rec}}
+	ed := &liveEdit{nums: map[string]uint64{}}
+	for {
+		ok, err := e.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		ed.add(&e.f)
+	}
+	ed.rocks = e.rocks
+	return ed, nil
+}
+
+// add notes one field of the edit.
+func (ed *liveEdit) add(f *field) {
+	switch f.tag {
+	case tagComparator:
+		ed.compName = bytes.Clone(f.parts[0].b)
+	case tagLogNumber, tagNextFile, tagLastSeq, tagPrevLogNumber, tagMinLogNumberToKeep, tagMaxColumnFamily:
+		ed.nums[f.name] = f.parts[0].num
+	case tagColumnFamily:
+		ed.cf = f.parts[0].num
+	case tagColumnFamilyAdd:
+		ed.addName, ed.hasName = bytes.Clone(f.parts[0].b), true
+	case tagColumnFamilyDrop:
+		ed.drop = true
+	case tagDeletedFile:
+		ed.dels = append(ed.dels, [2]uint64{f.parts[0].num, f.parts[1].num})
+	case tagNewFile, tagNewFile2, tagNewFile3, tagNewFile4, tagNewFile5:
+		ed.adds = append(ed.adds, newLiveFile(f))
+	}
+}
+
+// apply applies edit n, whole or not at all: an edit that does not decode
+// is counted and skipped, one that would take the state past budget
+// stops learning.
 func (s *liveState) apply(n int64, rec []byte, budget int64) error {
 	if s.over {
 		return ErrBudget
 	}
 	s.edits++
-	e := editReader{r: reader{b: rec}}
-	var (
-		cf       uint64
-		adds     []*liveFile
-		dels     [][2]uint64 // level, file
-		addName  []byte
-		hasName  bool
-		drop     bool
-		nums     = map[string]uint64{}
-		compName []byte
-	)
-	for {
-		ok, err := e.next()
-		if err != nil {
-			s.bad++
-			if s.firstBad < 0 {
-				s.firstBad = n
-			}
-			return nil
+	ed, err := readEdit(rec)
+	if err != nil {
+		s.bad++
+		if s.firstBad < 0 {
+			s.firstBad = n
 		}
-		if !ok {
-			break
-		}
-		f := &e.f
-		switch f.tag {
-		case tagComparator:
-			compName = bytes.Clone(f.parts[0].b)
-		case tagLogNumber, tagNextFile, tagLastSeq, tagPrevLogNumber, tagMinLogNumberToKeep, tagMaxColumnFamily:
-			nums[f.name] = f.parts[0].num
-		case tagColumnFamily:
-			cf = f.parts[0].num
-		case tagColumnFamilyAdd:
-			addName, hasName = bytes.Clone(f.parts[0].b), true
-		case tagColumnFamilyDrop:
-			drop = true
-		case tagDeletedFile:
-			dels = append(dels, [2]uint64{f.parts[0].num, f.parts[1].num})
-		case tagNewFile, tagNewFile2, tagNewFile3, tagNewFile4, tagNewFile5:
-			adds = append(adds, newLiveFile(f))
-		}
+		return nil
 	}
-	// The edit applies whole or not at all: past the budget, not.
-	c := s.cfs[cf]
-	cost := s.bytes
-	for _, f := range adds {
-		cost += fileCost + int64(len(f.smallest)+len(f.largest))
-	}
-	if c != nil {
-		for _, d := range dels {
-			if f, ok := c.files[d[1]]; ok {
-				cost -= fileCost + int64(len(f.smallest)+len(f.largest))
-			}
-		}
-	}
-	if cost > budget {
+	if s.costAfter(ed) > budget {
 		s.over, s.overAt = true, n
 		return ErrBudget
 	}
-	s.rocks = s.rocks || e.rocks
-	if compName != nil {
-		s.comparator = compName
+	s.rocks = s.rocks || ed.rocks
+	if ed.compName != nil {
+		s.comparator = ed.compName
 	}
-	for k, v := range nums {
+	for k, v := range ed.nums {
 		s.nums[k] = v
 	}
-	c = s.cf(cf)
-	if hasName {
-		c.name, c.named, c.dropped = addName, true, false
+	c := s.cf(ed.cf)
+	if ed.hasName {
+		c.name, c.named, c.dropped = ed.addName, true, false
 	}
-	if drop {
+	if ed.drop {
 		c.dropped = true
 	}
-	for _, d := range dels {
+	for _, d := range ed.dels {
 		if f, ok := c.files[d[1]]; ok && f.level == d[0] {
-			s.bytes -= fileCost + int64(len(f.smallest)+len(f.largest))
+			s.bytes -= f.cost()
 			delete(c.files, d[1])
 		}
 	}
-	for _, f := range adds {
+	for _, f := range ed.adds {
 		if old, ok := c.files[f.num]; ok {
-			s.bytes -= fileCost + int64(len(old.smallest)+len(old.largest))
+			s.bytes -= old.cost()
 		}
 		c.files[f.num] = f
-		s.bytes += fileCost + int64(len(f.smallest)+len(f.largest))
+		s.bytes += f.cost()
 	}
 	return nil
 }
+
+// costAfter is the memory the state would hold with ed applied.
+func (s *liveState) costAfter(ed *liveEdit) int64 {
+	cost := s.bytes
+	for _, f := range ed.adds {
+		cost += f.cost()
+	}
+	if c := s.cfs[ed.cf]; c != nil {
+		for _, d := range ed.dels {
+			if f, ok := c.files[d[1]]; ok {
+				cost -= f.cost()
+			}
+		}
+	}
+	return cost
+}
+
+// cost is the memory a live table is counted at.
+func (f *liveFile) cost() int64 { return fileCost + int64(len(f.smallest)+len(f.largest)) }
 
 // newLiveFile makes the live table of an add-file field. The bounds are
 // the point-key ones, else (pebble, range keys only) the range-key ones.
@@ -252,26 +279,7 @@ func (s *liveState) write(w *decode.Writer) {
 		f.parts = parts
 		writeField(w, &f, kinds)
 	}
-	head := []part{{key: "edits", show: sNum, num: uint64(s.edits)}}
-	if s.bad > 0 {
-		head = append(head, part{key: "undecoded", show: sNum, num: uint64(s.bad)}, part{key: "first-undecoded", show: sNum, num: uint64(s.firstBad)})
-	}
-	line(head...)
-	if s.over {
-		line(part{key: "incomplete", show: sText, pos: true, b: fmt.Appendf(nil, "incomplete: the state passed its memory budget at record %d; it and later edits are not applied", s.overAt)})
-	}
-	if s.comparator != nil {
-		line(part{key: "comparator", show: sText, b: s.comparator})
-	}
-	for _, k := range liveNums {
-		if v, ok := s.nums[k]; ok {
-			show := sFile
-			if k == "last-seq" || k == "max-column-family" {
-				show = sNum
-			}
-			line(part{key: k, show: show, num: v})
-		}
-	}
+	s.writeHead(line)
 	ids := make([]uint64, 0, len(s.cfs))
 	for id := range s.cfs {
 		ids = append(ids, id)
@@ -293,39 +301,76 @@ func (s *liveState) write(w *decode.Writer) {
 				cfPart = []part{{key: "cf", show: sNum, num: id}}
 			}
 		}
-		files := make([]*liveFile, 0, len(c.files))
-		for _, lf := range c.files {
-			files = append(files, lf)
-		}
-		slices.SortFunc(files, func(a, b *liveFile) int {
-			if a.level != b.level {
-				return cmp.Compare(a.level, b.level)
+		c.writeLevels(line, cfPart)
+	}
+}
+
+// writeHead writes the live state's counts, comparator and last numbers.
+func (s *liveState) writeHead(line func(...part)) {
+	head := []part{{key: "edits", show: sNum, num: uint64(s.edits)}}
+	if s.bad > 0 {
+		head = append(head, part{key: "undecoded", show: sNum, num: uint64(s.bad)}, part{key: "first-undecoded", show: sNum, num: uint64(s.firstBad)})
+	}
+	line(head...)
+	if s.over {
+		line(part{key: "incomplete", show: sText, pos: true, b: fmt.Appendf(nil, "incomplete: the state passed its memory budget at record %d; it and later edits are not applied", s.overAt)})
+	}
+	if s.comparator != nil {
+		line(part{key: "comparator", show: sText, b: s.comparator})
+	}
+	for _, k := range liveNums {
+		if v, ok := s.nums[k]; ok {
+			show := sFile
+			if k == "last-seq" || k == "max-column-family" {
+				show = sNum
 			}
-			if a.level > 0 {
-				if c := bytes.Compare(userKey(a.smallest), userKey(b.smallest)); c != 0 {
-					return c
-				}
-			}
-			return cmp.Compare(a.num, b.num)
-		})
-		for i := 0; i < len(files); {
-			j, size := i, uint64(0)
-			for ; j < len(files) && files[j].level == files[i].level; j++ {
-				size += files[j].size
-			}
-			lvl := part{key: "level", show: sLevel, pos: true, num: files[i].level}
-			line(append(slices.Clone(cfPart), lvl, part{key: "files", show: sNum, num: uint64(j - i)}, part{key: "size", show: sNum, num: size})...)
-			for _, lf := range files[i:j] {
-				ps := append(slices.Clone(cfPart), lvl, part{key: "file", show: sFile, pos: true, num: lf.num}, part{key: "size", show: sNum, num: lf.size},
-					part{key: "smallest", show: sIKey, b: lf.smallest}, part{key: "largest", show: sIKey, b: lf.largest})
-				if lf.seqs {
-					ps = append(ps, part{key: "seqs", show: sSeqs, num: lf.lo, num2: lf.hi})
-				}
-				line(ps...)
-			}
-			i = j
+			line(part{key: k, show: show, num: v})
 		}
 	}
+}
+
+// writeLevels writes a column family's levels: a line of totals per
+// level, then a line per table, each line starting with cfPart.
+func (c *cfLive) writeLevels(line func(...part), cfPart []part) {
+	files := c.sorted()
+	for i := 0; i < len(files); {
+		j, size := i, uint64(0)
+		for ; j < len(files) && files[j].level == files[i].level; j++ {
+			size += files[j].size
+		}
+		lvl := part{key: "level", show: sLevel, pos: true, num: files[i].level}
+		line(append(slices.Clone(cfPart), lvl, part{key: "files", show: sNum, num: uint64(j - i)}, part{key: "size", show: sNum, num: size})...)
+		for _, lf := range files[i:j] {
+			ps := append(slices.Clone(cfPart), lvl, part{key: "file", show: sFile, pos: true, num: lf.num}, part{key: "size", show: sNum, num: lf.size},
+				part{key: "smallest", show: sIKey, b: lf.smallest}, part{key: "largest", show: sIKey, b: lf.largest})
+			if lf.seqs {
+				ps = append(ps, part{key: "seqs", show: sSeqs, num: lf.lo, num2: lf.hi})
+			}
+			line(ps...)
+		}
+		i = j
+	}
+}
+
+// sorted returns the column family's tables by level, then L0 by file
+// number and deeper levels by smallest key.
+func (c *cfLive) sorted() []*liveFile {
+	files := make([]*liveFile, 0, len(c.files))
+	for _, lf := range c.files {
+		files = append(files, lf)
+	}
+	slices.SortFunc(files, func(a, b *liveFile) int {
+		if a.level != b.level {
+			return cmp.Compare(a.level, b.level)
+		}
+		if a.level > 0 {
+			if c := bytes.Compare(userKey(a.smallest), userKey(b.smallest)); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.num, b.num)
+	})
+	return files
 }
 
 // userKey returns the user key of internal key k.
