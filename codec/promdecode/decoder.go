@@ -80,60 +80,75 @@ func (d *Decoder) render(w *decode.Writer, p []byte, n int64) error {
 	if len(p) == 0 {
 		return decode.Misfit(0, "empty record")
 	}
-	c := cursor{b: p, off: 1}
-	r := renderer{d: d, w: w, n: n}
-	switch t := p[0]; t {
-	case typeSeries:
-		for c.left() > 0 && c.err == nil {
-			ref := c.be64()
-			lbls := c.labels()
-			if c.err == nil {
-				r.series(ref, lbls)
-			}
-		}
-	case typeSamples:
-		r.samplesV1(&c)
-	case typeSamplesV2:
-		r.samplesV2(&c)
-	case typeTombstones:
-		for c.left() > 0 && c.err == nil {
-			ref, mint, maxt := c.be64(), c.varint(), c.varint()
-			if c.err == nil {
-				r.tombstone(ref, mint, maxt)
-			}
-		}
-	case typeExemplars:
-		r.exemplars(&c)
-	case typeMmapMarkers:
-		for c.left() > 0 && c.err == nil {
-			ref, mref := c.be64(), c.be64()
-			if c.err == nil {
-				r.mmapMarker(ref, mref)
-			}
-		}
-	case typeMetadata:
-		r.metadata(&c)
-	case typeHistogramSamples, typeCustomBucketsHistograms:
-		r.histogramsV1(&c, false)
-	case typeFloatHistogramSamples, typeCustomBucketsFloatHistograms:
-		r.histogramsV1(&c, true)
-	case typeHistogramSamplesV2:
-		r.histogramsV2(&c, false)
-	case typeFloatHistogramSamplesV2:
-		r.histogramsV2(&c, true)
-	case typeMinValidTime:
-		mint := int64(c.be64())
-		if c.err == nil && c.left() == 0 {
-			r.minValidTime(mint)
-		}
-	default:
-		r.unknown(p)
+	items := recordItems[p[0]]
+	if items == nil {
+		(&renderer{d: d, w: w, n: n}).unknown(p)
 		return nil
 	}
+	c := cursor{b: p, off: 1}
+	r := renderer{d: d, w: w, n: n}
+	items(&r, &c)
 	if c.err == nil && c.left() > 0 {
 		c.fail("bytes left after the last item")
 	}
 	return c.err
+}
+
+// recordItems maps a record type to the renderer of its items (nil: a
+// type the decoder does not know).
+var recordItems = [256]func(r *renderer, c *cursor){
+	typeSeries:                       (*renderer).seriesItems,
+	typeSamples:                      (*renderer).samplesV1,
+	typeSamplesV2:                    (*renderer).samplesV2,
+	typeTombstones:                   (*renderer).tombstones,
+	typeExemplars:                    (*renderer).exemplars,
+	typeMmapMarkers:                  (*renderer).mmapMarkers,
+	typeMetadata:                     (*renderer).metadata,
+	typeHistogramSamples:             (*renderer).intHistogramsV1,
+	typeCustomBucketsHistograms:      (*renderer).intHistogramsV1,
+	typeFloatHistogramSamples:        (*renderer).floatHistogramsV1,
+	typeCustomBucketsFloatHistograms: (*renderer).floatHistogramsV1,
+	typeHistogramSamplesV2:           func(r *renderer, c *cursor) { r.histogramsV2(c, false) },
+	typeFloatHistogramSamplesV2:      func(r *renderer, c *cursor) { r.histogramsV2(c, true) },
+	typeMinValidTime:                 (*renderer).minValid,
+}
+
+func (r *renderer) seriesItems(c *cursor) {
+	for c.left() > 0 && c.err == nil {
+		ref := c.be64()
+		lbls := c.labels()
+		if c.err == nil {
+			r.series(ref, lbls)
+		}
+	}
+}
+
+func (r *renderer) tombstones(c *cursor) {
+	for c.left() > 0 && c.err == nil {
+		ref, mint, maxt := c.be64(), c.varint(), c.varint()
+		if c.err == nil {
+			r.tombstone(ref, mint, maxt)
+		}
+	}
+}
+
+func (r *renderer) mmapMarkers(c *cursor) {
+	for c.left() > 0 && c.err == nil {
+		ref, mref := c.be64(), c.be64()
+		if c.err == nil {
+			r.mmapMarker(ref, mref)
+		}
+	}
+}
+
+func (r *renderer) intHistogramsV1(c *cursor)   { r.histogramsV1(c, false) }
+func (r *renderer) floatHistogramsV1(c *cursor) { r.histogramsV1(c, true) }
+
+func (r *renderer) minValid(c *cursor) {
+	mint := int64(c.be64())
+	if c.err == nil && c.left() == 0 {
+		r.minValidTime(mint)
+	}
 }
 
 // renderer writes the lines of one record.
@@ -211,15 +226,20 @@ func (r *renderer) value(v float64) {
 	r.w.B = appendValue(r.w.B, v)
 }
 
+// labelSet writes a label set: positional in text, key in JSON.
+func (r *renderer) labelSet(key string, lbls []byte) {
+	if r.w.JSON() {
+		r.w.Key(key)
+		r.w.B = appendJSONLabels(r.w.B, lbls)
+		return
+	}
+	r.w.B = append(r.w.B, ' ')
+	r.w.B = appendLabels(r.w.B, lbls)
+}
+
 func (r *renderer) series(ref uint64, lbls []byte) {
 	r.begin("series", ref)
-	if r.w.JSON() {
-		r.w.Key("labels")
-		r.w.B = appendJSONLabels(r.w.B, lbls)
-	} else {
-		r.w.B = append(r.w.B, ' ')
-		r.w.B = appendLabels(r.w.B, lbls)
-	}
+	r.labelSet("labels", lbls)
 	r.w.End()
 }
 
@@ -312,13 +332,7 @@ func (r *renderer) exemplars(c *cursor) {
 		r.begin("exemplar", ref)
 		r.time("t", baseT+dt)
 		r.value(v)
-		if r.w.JSON() {
-			r.w.Key("exemplar_labels")
-			r.w.B = appendJSONLabels(r.w.B, lbls)
-		} else {
-			r.w.B = append(r.w.B, ' ')
-			r.w.B = appendLabels(r.w.B, lbls)
-		}
+		r.labelSet("exemplar_labels", lbls)
 		r.end(ref)
 	}
 }
