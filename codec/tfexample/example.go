@@ -236,6 +236,22 @@ func appendMap(dst []byte, msgs [][]byte, what string, s style, value func(dst, 
 // appendFeature appends a Feature (the concatenation of its messages) as
 // the list of its values: the oneof member set last; [] when none is.
 func appendFeature(dst []byte, msgs [][]byte, s style) ([]byte, error) {
+	kind, parts, err := featureLists(msgs)
+	if err != nil {
+		return dst, err
+	}
+	l := valueList{dst: append(dst, '['), comma: s.comma, kind: kind}
+	for _, p := range parts {
+		if err := eachField(p, l.add); err != nil {
+			return l.dst, err
+		}
+	}
+	return append(l.dst, ']'), nil
+}
+
+// featureLists returns the oneof member a Feature sets last (bytes, float
+// or int64 list) and the messages of that member.
+func featureLists(msgs [][]byte) (protowire.Number, [][]byte, error) {
 	var kind protowire.Number
 	var parts [][]byte
 	for _, m := range msgs {
@@ -250,61 +266,67 @@ func appendFeature(dst []byte, msgs [][]byte, s style) ([]byte, error) {
 			return nil
 		})
 		if err != nil {
-			return dst, err
+			return 0, nil, err
 		}
 	}
-	dst = append(dst, '[')
-	n := 0
-	sep := func() {
-		if n > 0 {
-			dst = append(dst, s.comma...)
-		}
-		n++
+	return kind, parts, nil
+}
+
+// valueList appends the values of a Feature's list, separated by comma.
+type valueList struct {
+	dst   []byte
+	comma string
+	kind  protowire.Number // fBytesList, fFloatList or fInt64List
+	n     int
+}
+
+// sep appends the separator before every value but the first.
+func (l *valueList) sep() {
+	if l.n > 0 {
+		l.dst = append(l.dst, l.comma...)
 	}
-	for _, p := range parts {
-		err := eachField(p, func(num protowire.Number, typ protowire.Type, v []byte, at int) error {
-			if num != fListValue {
-				return misfit(at, "field %d in a value list", num)
+	l.n++
+}
+
+// add appends the values of one field of a value list (an eachField
+// callback): one value, or a packed run of them.
+func (l *valueList) add(num protowire.Number, typ protowire.Type, v []byte, at int) error {
+	if num != fListValue {
+		return misfit(at, "field %d in a value list", num)
+	}
+	switch {
+	case l.kind == fBytesList && typ == protowire.BytesType:
+		l.sep()
+		l.dst = decode.AppendJSONBytes(l.dst, v)
+	case l.kind == fFloatList && typ == protowire.Fixed32Type:
+		l.sep()
+		l.dst = appendFloat(l.dst, uint32(v[0])|uint32(v[1])<<8|uint32(v[2])<<16|uint32(v[3])<<24)
+	case l.kind == fFloatList && typ == protowire.BytesType:
+		if len(v)%4 != 0 {
+			return misfit(at, "packed floats of %d bytes", len(v))
+		}
+		for i := 0; i < len(v); i += 4 {
+			l.sep()
+			l.dst = appendFloat(l.dst, uint32(v[i])|uint32(v[i+1])<<8|uint32(v[i+2])<<16|uint32(v[i+3])<<24)
+		}
+	case l.kind == fInt64List && typ == protowire.VarintType:
+		x, _ := protowire.ConsumeVarint(v)
+		l.sep()
+		l.dst = strconv.AppendInt(l.dst, int64(x), 10)
+	case l.kind == fInt64List && typ == protowire.BytesType:
+		for i := 0; i < len(v); {
+			x, k := protowire.ConsumeVarint(v[i:])
+			if k < 0 {
+				return misfit(at, "bad varint in packed int64s")
 			}
-			switch {
-			case kind == fBytesList && typ == protowire.BytesType:
-				sep()
-				dst = decode.AppendJSONBytes(dst, v)
-			case kind == fFloatList && typ == protowire.Fixed32Type:
-				sep()
-				dst = appendFloat(dst, uint32(v[0])|uint32(v[1])<<8|uint32(v[2])<<16|uint32(v[3])<<24)
-			case kind == fFloatList && typ == protowire.BytesType:
-				if len(v)%4 != 0 {
-					return misfit(at, "packed floats of %d bytes", len(v))
-				}
-				for i := 0; i < len(v); i += 4 {
-					sep()
-					dst = appendFloat(dst, uint32(v[i])|uint32(v[i+1])<<8|uint32(v[i+2])<<16|uint32(v[i+3])<<24)
-				}
-			case kind == fInt64List && typ == protowire.VarintType:
-				x, _ := protowire.ConsumeVarint(v)
-				sep()
-				dst = strconv.AppendInt(dst, int64(x), 10)
-			case kind == fInt64List && typ == protowire.BytesType:
-				for i := 0; i < len(v); {
-					x, k := protowire.ConsumeVarint(v[i:])
-					if k < 0 {
-						return misfit(at, "bad varint in packed int64s")
-					}
-					sep()
-					dst = strconv.AppendInt(dst, int64(x), 10)
-					i += k
-				}
-			default:
-				return misfit(at, "wire type %d in a value list", typ)
-			}
-			return nil
-		})
-		if err != nil {
-			return dst, err
+			l.sep()
+			l.dst = strconv.AppendInt(l.dst, int64(x), 10)
+			i += k
 		}
+	default:
+		return misfit(at, "wire type %d in a value list", typ)
 	}
-	return append(dst, ']'), nil
+	return nil
 }
 
 // appendFloat appends a float32 as protojson does: its shortest decimal
