@@ -142,28 +142,42 @@ func parseHeader(h []byte, off int64) (Batch, string) {
 		return b, ReasonTruncHeader
 	}
 	if magic != 2 {
-		b.CRC = binary.BigEndian.Uint32(h[12:])
-		b.Attr = int16(h[17])
-		b.LastOffset = b.BaseOffset
-		min, known := int64(MessageV0Size), int16(v0attrKnown)
-		if magic == 1 {
-			min, known = MessageV1Size, v1attrKnown
-			b.BaseTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
-			b.MaxTimestamp = b.BaseTimestamp
-		}
-		keyLen := int64(int32(binary.BigEndian.Uint32(h[LogHeaderSize+min-8:])))
-		switch {
-		case n < LogHeaderSize+min:
-			return b, ReasonLength
-		case b.Attr&^known != 0 || b.Compression() > LZ4:
-			return b, ReasonAttributes
-		case b.BaseOffset < 0:
-			return b, ReasonOffset
-		case keyLen < -1 || keyLen > n-LogHeaderSize-min:
-			return b, ReasonHeader
-		}
-		return b, ""
+		return b, b.legacyHeader(h)
 	}
+	return b, b.v2Header(h)
+}
+
+// legacyHeader fills b (Off, Len, Magic 0 or 1, BaseOffset set) from the
+// header h of a v0/v1 message and returns why it is impossible, if it is.
+func (b *Batch) legacyHeader(h []byte) string {
+	n := b.Len
+	b.CRC = binary.BigEndian.Uint32(h[12:])
+	b.Attr = int16(h[17])
+	b.LastOffset = b.BaseOffset
+	min, known := int64(MessageV0Size), int16(v0attrKnown)
+	if b.Magic == 1 {
+		min, known = MessageV1Size, v1attrKnown
+		b.BaseTimestamp = int64(binary.BigEndian.Uint64(h[18:]))
+		b.MaxTimestamp = b.BaseTimestamp
+	}
+	keyLen := int64(int32(binary.BigEndian.Uint32(h[LogHeaderSize+min-8:])))
+	switch {
+	case n < LogHeaderSize+min:
+		return ReasonLength
+	case b.Attr&^known != 0 || b.Compression() > LZ4:
+		return ReasonAttributes
+	case b.BaseOffset < 0:
+		return ReasonOffset
+	case keyLen < -1 || keyLen > n-LogHeaderSize-min:
+		return ReasonHeader
+	}
+	return ""
+}
+
+// v2Header fills b (Off, Len, Magic 2, BaseOffset set) from the header h
+// of a v2 record batch and returns why it is impossible, if it is.
+func (b *Batch) v2Header(h []byte) string {
+	n := b.Len
 	b.LeaderEpoch = int32(binary.BigEndian.Uint32(h[12:]))
 	b.CRC = binary.BigEndian.Uint32(h[17:])
 	b.Attr = int16(binary.BigEndian.Uint16(h[21:]))
@@ -177,19 +191,19 @@ func parseHeader(h []byte, off int64) (Batch, string) {
 	b.Count = int32(binary.BigEndian.Uint32(h[57:]))
 	switch {
 	case n < BatchHeaderSize:
-		return b, ReasonLength
+		return ReasonLength
 	case b.Attr&^v2attrKnown != 0 || b.Compression() > Zstd:
-		return b, ReasonAttributes
+		return ReasonAttributes
 	case b.BaseOffset < 0 || lastDelta < 0:
-		return b, ReasonOffset
+		return ReasonOffset
 	case b.LeaderEpoch < -1 || b.ProducerID < -1 || b.ProducerEpoch < -1 || b.BaseSequence < -1:
-		return b, ReasonHeader
+		return ReasonHeader
 	case b.Count < 0 || int64(b.Count) > int64(lastDelta)+1:
-		return b, ReasonCount
+		return ReasonCount
 	case !b.Compressed() && int64(b.Count)*minRecordSize > n-BatchHeaderSize:
-		return b, ReasonCount
+		return ReasonCount
 	}
-	return b, ""
+	return ""
 }
 
 // minRecordSize is the fewest bytes a v2 record takes: a length, its
