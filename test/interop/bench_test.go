@@ -169,6 +169,63 @@ func openBench(b *testing.B, bf benchFile) *os.File {
 	return f
 }
 
+// runPass runs the benchmark name/who: pass reads the opened file bf once
+// and returns how many records it found, which must be bf.count. With an
+// item size, it also reports the decoded item rate (reportItemRate).
+func runPass(b *testing.B, name, who string, bf benchFile, pass func(f *os.File) (int, error), itemSize ...int) {
+	b.Run(name+"/"+who, func(b *testing.B) {
+		b.SetBytes(bf.size)
+		for b.Loop() {
+			f := openBench(b, bf)
+			n, err := pass(f)
+			f.Close()
+			if err != nil {
+				b.Fatal(who, err)
+			}
+			wantCount(b, who, n, bf.count)
+		}
+		for _, size := range itemSize {
+			reportItemRate(b, bf, size)
+		}
+	})
+}
+
+// scanCount drives a recfs scanner to its end and counts its records; a
+// scan that fails or reports damage is an error.
+func scanCount[S interface {
+	Next() bool
+	Err() error
+	Damage() []codec.Damage
+}](sc S) (int, error) {
+	n := 0
+	for sc.Next() {
+		n++
+	}
+	if err := sc.Err(); err != nil || len(sc.Damage()) > 0 {
+		return n, fmt.Errorf("scan: %v, damage %v", err, sc.Damage())
+	}
+	return n, nil
+}
+
+// readerCount counts the records a reference reader's next yields (pebble's
+// record.Reader, goleveldb's journal.Reader), reading each to its end.
+func readerCount(next func() (io.Reader, error)) (int, error) {
+	n := 0
+	for {
+		r, err := next()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
 func wantCount(b *testing.B, who string, got, want int) {
 	if got != want {
 		b.Fatalf("%s returned %d records, want %d", who, got, want)
@@ -200,67 +257,16 @@ func BenchmarkLeveldbScan(b *testing.B) {
 			return n, lw.Close()
 		})
 		name := fmt.Sprintf("rec=%dKiB", recSize>>10)
-		b.Run(name+"/recfs", func(b *testing.B) {
-			b.SetBytes(bf.size)
-			for b.Loop() {
-				f := openBench(b, bf)
-				sc := recfsldb.NewScanner(f, bf.size, recfsldb.Options{})
-				n := 0
-				for sc.Next() {
-					n++
-				}
-				if err := sc.Err(); err != nil || len(sc.Damage()) > 0 {
-					b.Fatal(err, sc.Damage())
-				}
-				f.Close()
-				wantCount(b, "recfs", n, bf.count)
-			}
+		runPass(b, name, "recfs", bf, func(f *os.File) (int, error) {
+			return scanCount(recfsldb.NewScanner(f, bf.size, recfsldb.Options{}))
 		})
-		b.Run(name+"/pebble", func(b *testing.B) {
-			b.SetBytes(bf.size)
-			for b.Loop() {
-				f := openBench(b, bf)
-				r := record.NewReader(f, 0)
-				n := 0
-				for {
-					rr, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := io.Copy(io.Discard, rr); err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				f.Close()
-				wantCount(b, "pebble", n, bf.count)
-			}
+		runPass(b, name, "pebble", bf, func(f *os.File) (int, error) {
+			r := record.NewReader(f, 0)
+			return readerCount(r.Next)
 		})
-		b.Run(name+"/goleveldb", func(b *testing.B) {
-			b.SetBytes(bf.size)
-			for b.Loop() {
-				f := openBench(b, bf)
-				r := journal.NewReader(f, nil, false, true)
-				n := 0
-				for {
-					jr, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := io.Copy(io.Discard, jr); err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				f.Close()
-				wantCount(b, "goleveldb", n, bf.count)
-			}
+		runPass(b, name, "goleveldb", bf, func(f *os.File) (int, error) {
+			r := journal.NewReader(f, nil, false, true)
+			return readerCount(r.Next)
 		})
 		b.Run(name+"/read", func(b *testing.B) { plainRead(b, bf) })
 	}
@@ -288,44 +294,22 @@ func BenchmarkRecordIOScan(b *testing.B) {
 			}
 			return n, rw.Finish()
 		})
-		b.Run(xf+"/recfs", func(b *testing.B) {
-			b.SetBytes(bf.size)
-			for b.Loop() {
-				f := openBench(b, bf)
-				sc, err := recfsrio.NewScanner(f, bf.size, codec.RecordIO, recfsrio.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for sc.Next() {
-					n++
-				}
-				if err := sc.Err(); err != nil || len(sc.Damage()) > 0 {
-					b.Fatal(err, sc.Damage())
-				}
-				f.Close()
-				wantCount(b, "recfs", n, bf.count)
+		runPass(b, xf, "recfs", bf, func(f *os.File) (int, error) {
+			sc, err := recfsrio.NewScanner(f, bf.size, codec.RecordIO, recfsrio.Options{})
+			if err != nil {
+				return 0, err
 			}
-			reportItemRate(b, bf, itemSize)
-		})
-		b.Run(xf+"/grailbio", func(b *testing.B) {
-			b.SetBytes(bf.size)
-			for b.Loop() {
-				f := openBench(b, bf)
-				sc := recordio.NewScanner(f, recordio.ScannerOpts{})
-				n := 0
-				for sc.Scan() {
-					_ = sc.Get()
-					n++
-				}
-				if err := sc.Finish(); err != nil {
-					b.Fatal(err)
-				}
-				f.Close()
-				wantCount(b, "grailbio", n, bf.count)
+			return scanCount(sc)
+		}, itemSize)
+		runPass(b, xf, "grailbio", bf, func(f *os.File) (int, error) {
+			sc := recordio.NewScanner(f, recordio.ScannerOpts{})
+			n := 0
+			for sc.Scan() {
+				_ = sc.Get()
+				n++
 			}
-			reportItemRate(b, bf, itemSize)
-		})
+			return n, sc.Finish()
+		}, itemSize)
 		b.Run(xf+"/read", func(b *testing.B) { plainRead(b, bf) })
 	}
 }
