@@ -199,25 +199,22 @@ var changeModes = []changeMode{
 
 func TestSourceChange(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			for _, format := range changeFormats {
-				for _, mode := range changeModes {
-					for _, follow := range []bool{false, true} {
-						if backend == "bazil" && !follow {
-							continue // the unfollowed path is the tree's, shared by both
-						}
-						name := fmt.Sprintf("%s/%s/nofollow", format, mode.name)
-						if follow {
-							name = fmt.Sprintf("%s/%s/follow", format, mode.name)
-						}
-						t.Run(name, func(t *testing.T) { sourceChange(t, backend, format, mode, follow) })
+	eachBackend(t, func(t *testing.T, backend string) {
+		for _, format := range changeFormats {
+			for _, mode := range changeModes {
+				for _, follow := range []bool{false, true} {
+					if backend == "bazil" && !follow {
+						continue // the unfollowed path is the tree's, shared by both
 					}
+					name := fmt.Sprintf("%s/%s/nofollow", format, mode.name)
+					if follow {
+						name = fmt.Sprintf("%s/%s/follow", format, mode.name)
+					}
+					t.Run(name, func(t *testing.T) { sourceChange(t, backend, format, mode, follow) })
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // readRecordFile reads record n of the mount at dir.

@@ -99,87 +99,84 @@ func TestDecodeMount(t *testing.T) {
 	if len(wals) != 1 {
 		t.Fatalf("WALs %v, want one", wals)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, wals[0], mnt, "--backend", backend, "--decode", "batch")
-			ents, err := os.ReadDir(mnt)
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, wals[0], mnt, "--backend", backend, "--decode", "batch")
+		ents, err := os.ReadDir(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") {
+				names = append(names, e.Name())
+			}
+		}
+		sort.Strings(names)
+		if len(names) != len(want) {
+			t.Fatalf("%d records listed, %d batches written", len(names), len(want))
+		}
+		holders := map[string]bool{}
+		needle := ""
+		for i, name := range names {
+			p := filepath.Join(mnt, name)
+			fi, err := os.Stat(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, e := range ents {
-				if !strings.HasPrefix(e.Name(), ".") {
-					names = append(names, e.Name())
-				}
+			got, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sort.Strings(names)
-			if len(names) != len(want) {
-				t.Fatalf("%d records listed, %d batches written", len(names), len(want))
+			if string(got) != want[i] {
+				t.Fatalf("%s:\n%s\nwant:\n%s", name, got, want[i])
 			}
-			holders := map[string]bool{}
-			needle := ""
-			for i, name := range names {
-				p := filepath.Join(mnt, name)
-				fi, err := os.Stat(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if string(got) != want[i] {
-					t.Fatalf("%s:\n%s\nwant:\n%s", name, got, want[i])
-				}
-				if fi.Size() != int64(len(got)) {
-					t.Fatalf("%s: ls -l size %d, %d bytes read", name, fi.Size(), len(got))
-				}
-				if i == len(names)/2 {
-					needle = strings.Fields(strings.Split(want[i], "\n")[1])[1]
-				}
+			if fi.Size() != int64(len(got)) {
+				t.Fatalf("%s: ls -l size %d, %d bytes read", name, fi.Size(), len(got))
 			}
-			for i, text := range want {
-				if strings.Contains(text, needle) {
-					holders[names[i]] = true
-				}
+			if i == len(names)/2 {
+				needle = strings.Fields(strings.Split(want[i], "\n")[1])[1]
 			}
-			r := runCmd(t, "grep", "-rlF", "--", needle, mnt)
-			var found []string
-			for _, l := range strings.Fields(r.stdout) {
-				found = append(found, filepath.Base(l))
+		}
+		for i, text := range want {
+			if strings.Contains(text, needle) {
+				holders[names[i]] = true
 			}
-			if r.code != 0 || len(found) != len(holders) {
-				t.Fatalf("grep -rl %q: %v (exit %d, %s); the batches holding it: %v", needle, found, r.code, r.stderr, holders)
+		}
+		r := runCmd(t, "grep", "-rlF", "--", needle, mnt)
+		var found []string
+		for _, l := range strings.Fields(r.stdout) {
+			found = append(found, filepath.Base(l))
+		}
+		if r.code != 0 || len(found) != len(holders) {
+			t.Fatalf("grep -rl %q: %v (exit %d, %s); the batches holding it: %v", needle, found, r.code, r.stderr, holders)
+		}
+		for _, f := range found {
+			if !holders[f] {
+				t.Fatalf("grep found %q in %s, which does not hold it", needle, f)
 			}
-			for _, f := range found {
-				if !holders[f] {
-					t.Fatalf("grep found %q in %s, which does not hold it", needle, f)
-				}
-			}
-			// A value with a space greps as it was written.
-			hello := names[len(want)/2]
-			if r := runCmd(t, "grep", "-rl", "hello world", mnt); r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(mnt, hello) {
-				t.Fatalf("grep -rl 'hello world': %q (exit %d, %s), want %s", r.stdout, r.code, r.stderr, hello)
-			}
+		}
+		// A value with a space greps as it was written.
+		hello := names[len(want)/2]
+		if r := runCmd(t, "grep", "-rl", "hello world", mnt); r.code != 0 || strings.TrimSpace(r.stdout) != filepath.Join(mnt, hello) {
+			t.Fatalf("grep -rl 'hello world': %q (exit %d, %s), want %s", r.stdout, r.code, r.stderr, hello)
+		}
 
-			// The directory, decoded by name.
-			dmnt := newMountDir(t)
-			startMount(t, dir, dmnt, "--backend", backend, "--decode", "auto")
-			walDir := filepath.Join(dmnt, filepath.Base(wals[0]))
-			first, err := os.ReadFile(filepath.Join(walDir, names[0]))
-			if err != nil || string(first) != want[0] {
-				t.Fatalf("auto: %s/%s: %q, %v; want %q", walDir, names[0], first, err, want[0])
-			}
-			ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
-			if len(ms) != 1 {
-				t.Fatalf("MANIFESTs %v", ms)
-			}
-			edit, err := os.ReadFile(filepath.Join(dmnt, filepath.Base(ms[0]), "0"))
-			if err != nil || !strings.HasPrefix(string(edit), "comparator leveldb.BytewiseComparator\n") {
-				t.Fatalf("auto: first VersionEdit of %s: %q, %v", filepath.Base(ms[0]), edit, err)
-			}
-		})
-	}
+		// The directory, decoded by name.
+		dmnt := newMountDir(t)
+		startMount(t, dir, dmnt, "--backend", backend, "--decode", "auto")
+		walDir := filepath.Join(dmnt, filepath.Base(wals[0]))
+		first, err := os.ReadFile(filepath.Join(walDir, names[0]))
+		if err != nil || string(first) != want[0] {
+			t.Fatalf("auto: %s/%s: %q, %v; want %q", walDir, names[0], first, err, want[0])
+		}
+		ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+		if len(ms) != 1 {
+			t.Fatalf("MANIFESTs %v", ms)
+		}
+		edit, err := os.ReadFile(filepath.Join(dmnt, filepath.Base(ms[0]), "0"))
+		if err != nil || !strings.HasPrefix(string(edit), "comparator leveldb.BytewiseComparator\n") {
+			t.Fatalf("auto: first VersionEdit of %s: %q, %v", filepath.Base(ms[0]), edit, err)
+		}
+	})
 }

@@ -66,41 +66,38 @@ func TestDecodeExampleMount(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("label 7 is a horse\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			fm, dm := newMountDir(t), newMountDir(t)
-			startMount(t, src, fm, "--backend", backend, "--decode", "example")
-			startMount(t, dir, dm, "--backend", backend, "--decode", "auto", "--hide-other")
-			recDir := filepath.Join(dm, filepath.Base(src))
-			for _, mnt := range []string{fm, recDir} {
-				for _, i := range []int{0, 7, 123, n - 1} {
-					p := filepath.Join(mnt, fmt.Sprintf("%06d", i))
-					got, err := os.ReadFile(p)
-					fi, serr := os.Stat(p)
-					if err != nil || serr != nil || string(got) != exampleText(i) || fi.Size() != int64(len(got)) {
-						t.Fatalf("%s: %q (%v), size %v (%v); want %q", p, got, err, fi, serr, exampleText(i))
-					}
+	eachBackend(t, func(t *testing.T, backend string) {
+		fm, dm := newMountDir(t), newMountDir(t)
+		startMount(t, src, fm, "--backend", backend, "--decode", "example")
+		startMount(t, dir, dm, "--backend", backend, "--decode", "auto", "--hide-other")
+		recDir := filepath.Join(dm, filepath.Base(src))
+		for _, mnt := range []string{fm, recDir} {
+			for _, i := range []int{0, 7, 123, n - 1} {
+				p := filepath.Join(mnt, fmt.Sprintf("%06d", i))
+				got, err := os.ReadFile(p)
+				fi, serr := os.Stat(p)
+				if err != nil || serr != nil || string(got) != exampleText(i) || fi.Size() != int64(len(got)) {
+					t.Fatalf("%s: %q (%v), size %v (%v); want %q", p, got, err, fi, serr, exampleText(i))
 				}
 			}
-			if info := infoLines(t, filepath.Join(recDir, ".recfs")); !strings.HasPrefix(strings.Join(info["decode"], ""), "example (auto: the first 8 records are example records)") {
-				t.Errorf(".recfs decode: %q", info["decode"])
-			}
-			r := runCmd(t, "grep", "-rl", `"label": \[7\]`, dm)
-			var found []string
-			for _, l := range strings.Fields(r.stdout) {
-				found = append(found, filepath.Base(l))
-			}
-			sort.Strings(found)
-			var want []string
-			for i := 7; i < n; i += 10 {
-				want = append(want, fmt.Sprintf("%06d", i))
-			}
-			if r.code != 0 || strings.Join(found, " ") != strings.Join(want, " ") {
-				t.Fatalf("grep -rl '\"label\": \\[7\\]': %v (exit %d, %s); want %v", found, r.code, r.stderr, want)
-			}
-		})
-	}
+		}
+		if info := infoLines(t, filepath.Join(recDir, ".recfs")); !strings.HasPrefix(strings.Join(info["decode"], ""), "example (auto: the first 8 records are example records)") {
+			t.Errorf(".recfs decode: %q", info["decode"])
+		}
+		r := runCmd(t, "grep", "-rl", `"label": \[7\]`, dm)
+		var found []string
+		for _, l := range strings.Fields(r.stdout) {
+			found = append(found, filepath.Base(l))
+		}
+		sort.Strings(found)
+		var want []string
+		for i := 7; i < n; i += 10 {
+			want = append(want, fmt.Sprintf("%06d", i))
+		}
+		if r.code != 0 || strings.Join(found, " ") != strings.Join(want, " ") {
+			t.Fatalf("grep -rl '\"label\": \\[7\\]': %v (exit %d, %s); want %v", found, r.code, r.stderr, want)
+		}
+	})
 }
 
 // TestDecodeManifestSummaryMount: in a directory mount of a database with
@@ -114,38 +111,35 @@ func TestDecodeManifestSummaryMount(t *testing.T) {
 	if len(ms) != 1 {
 		t.Fatalf("MANIFESTs %v", ms)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, db, mnt, "--backend", backend, "--decode", "auto")
-			md := filepath.Join(mnt, filepath.Base(ms[0]))
-			sum, err := os.ReadFile(filepath.Join(md, ".recfs-summary"))
-			if err != nil || !strings.HasPrefix(string(sum), "live edits=") || !strings.Contains(string(sum), "live comparator=leveldb.BytewiseComparator\n") {
-				t.Fatalf(".recfs-summary: %q, %v", sum, err)
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, db, mnt, "--backend", backend, "--decode", "auto")
+		md := filepath.Join(mnt, filepath.Base(ms[0]))
+		sum, err := os.ReadFile(filepath.Join(md, ".recfs-summary"))
+		if err != nil || !strings.HasPrefix(string(sum), "live edits=") || !strings.Contains(string(sum), "live comparator=leveldb.BytewiseComparator\n") {
+			t.Fatalf(".recfs-summary: %q, %v", sum, err)
+		}
+		fi, err := os.Stat(filepath.Join(md, ".recfs-summary"))
+		if err != nil || fi.Size() != int64(len(sum)) {
+			t.Fatalf("stat .recfs-summary: %v, %v (read %d bytes)", fi, err, len(sum))
+		}
+		ents, err := os.ReadDir(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if e.Name() == ".recfs-summary" {
+				t.Fatalf("%s lists .recfs-summary", md)
 			}
-			fi, err := os.Stat(filepath.Join(md, ".recfs-summary"))
-			if err != nil || fi.Size() != int64(len(sum)) {
-				t.Fatalf("stat .recfs-summary: %v, %v (read %d bytes)", fi, err, len(sum))
-			}
-			ents, err := os.ReadDir(md)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range ents {
-				if e.Name() == ".recfs-summary" {
-					t.Fatalf("%s lists .recfs-summary", md)
-				}
-			}
-			if r := runCmd(t, "grep", "-rl", "live comparator", mnt); strings.Contains(r.stdout, ".recfs-summary") {
-				t.Fatalf("grep -r finds the summary: %q", r.stdout)
-			}
-			info := infoLines(t, filepath.Join(md, ".recfs"))
-			if !strings.HasPrefix(strings.Join(info["decode"], ""), "manifest (auto:") || !strings.HasPrefix(strings.Join(info["decode summary"], ""), ".recfs-summary") {
-				t.Errorf(".recfs: %v", info)
-			}
-		})
-	}
+		}
+		if r := runCmd(t, "grep", "-rl", "live comparator", mnt); strings.Contains(r.stdout, ".recfs-summary") {
+			t.Fatalf("grep -r finds the summary: %q", r.stdout)
+		}
+		info := infoLines(t, filepath.Join(md, ".recfs"))
+		if !strings.HasPrefix(strings.Join(info["decode"], ""), "manifest (auto:") || !strings.HasPrefix(strings.Join(info["decode summary"], ""), ".recfs-summary") {
+			t.Errorf(".recfs: %v", info)
+		}
+	})
 }
 
 // TestDecodeMisfitMount: a decoder that does not fit a file's records
@@ -159,28 +153,25 @@ func TestDecodeMisfitMount(t *testing.T) {
 	if err := os.WriteFile(src, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			m := startMount(t, src, mnt, "--backend", backend, "--decode", "batch")
-			for range 3 {
-				_, err := os.ReadFile(filepath.Join(mnt, "000002"))
-				if !errors.Is(err, syscall.EIO) {
-					t.Fatalf("read of a misfit: %v, want EIO", err)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		m := startMount(t, src, mnt, "--backend", backend, "--decode", "batch")
+		for range 3 {
+			_, err := os.ReadFile(filepath.Join(mnt, "000002"))
+			if !errors.Is(err, syscall.EIO) {
+				t.Fatalf("read of a misfit: %v, want EIO", err)
 			}
-			if r := runCmd(t, "cat", filepath.Join(mnt, "000002")); r.code == 0 || !strings.Contains(r.stderr, "Input/output error") {
-				t.Fatalf("cat: %d %q", r.code, r.stderr)
-			}
-			runRecfs(t, "unmount", mnt)
-			m.wait(t)
-			lines := regexp.MustCompile(`(?m)^.*level=error.*decode batch: record 2 at byte 8: count \d+ overruns the payload.*$`).FindAllString(m.stderr.String(), -1)
-			if len(lines) != 1 {
-				t.Fatalf("log lines about record 2: %q\nstderr:\n%s", lines, m.stderr)
-			}
-		})
-	}
+		}
+		if r := runCmd(t, "cat", filepath.Join(mnt, "000002")); r.code == 0 || !strings.Contains(r.stderr, "Input/output error") {
+			t.Fatalf("cat: %d %q", r.code, r.stderr)
+		}
+		runRecfs(t, "unmount", mnt)
+		m.wait(t)
+		lines := regexp.MustCompile(`(?m)^.*level=error.*decode batch: record 2 at byte 8: count \d+ overruns the payload.*$`).FindAllString(m.stderr.String(), -1)
+		if len(lines) != 1 {
+			t.Fatalf("log lines about record 2: %q\nstderr:\n%s", lines, m.stderr)
+		}
+	})
 }
 
 // batchRecord is a WriteBatch of one put.
@@ -198,50 +189,47 @@ func batchRecord(seq uint64, k, v string) []byte {
 // appended by another process, decoded.
 func TestDecodeFollow(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src := filepath.Join(t.TempDir(), "000005.log")
-			recfile.WriteLog(t, src, [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
-			mnt := newMountDir(t)
-			startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "batch")
-			in := filepath.Join(t.TempDir(), "in")
-			if err := os.WriteFile(in, batchRecord(3, "user 17", "hello world"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if r := runRecfs(t, "append", src, in); r.code != 0 {
-				t.Fatalf("recfs append: %d %s", r.code, r.stderr)
-			}
-			waitRecords(t, mnt, 3)
-			want := "batch seq 3 count 1\nput user\\x2017 hello world\n"
-			if b, err := os.ReadFile(filepath.Join(mnt, "000002")); err != nil || string(b) != want {
-				t.Fatalf("appended batch: %q %v; want %q", b, err, want)
-			}
-			if r := runCmd(t, "grep", "-rl", "hello world", mnt); strings.TrimSpace(r.stdout) != filepath.Join(mnt, "000002") {
-				t.Fatalf("grep -rl 'hello world': %q", r.stdout)
-			}
+	eachBackend(t, func(t *testing.T, backend string) {
+		src := filepath.Join(t.TempDir(), "000005.log")
+		recfile.WriteLog(t, src, [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
+		mnt := newMountDir(t)
+		startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "batch")
+		in := filepath.Join(t.TempDir(), "in")
+		if err := os.WriteFile(in, batchRecord(3, "user 17", "hello world"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := runRecfs(t, "append", src, in); r.code != 0 {
+			t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+		}
+		waitRecords(t, mnt, 3)
+		want := "batch seq 3 count 1\nput user\\x2017 hello world\n"
+		if b, err := os.ReadFile(filepath.Join(mnt, "000002")); err != nil || string(b) != want {
+			t.Fatalf("appended batch: %q %v; want %q", b, err, want)
+		}
+		if r := runCmd(t, "grep", "-rl", "hello world", mnt); strings.TrimSpace(r.stdout) != filepath.Join(mnt, "000002") {
+			t.Fatalf("grep -rl 'hello world': %q", r.stdout)
+		}
 
-			// A followed MANIFEST's summary follows its edits.
-			man := filepath.Join(t.TempDir(), "MANIFEST-000001")
-			recfile.WriteLog(t, man, [][]byte{[]byte("\x02\x03\x03\x05")}) // log-number 3, next-file 5
-			mm := newMountDir(t)
-			startMount(t, man, mm, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "manifest")
-			sum := filepath.Join(mm, ".recfs-summary")
-			if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000005\n") {
-				t.Fatalf("summary: %q %v", b, err)
-			}
-			if err := os.WriteFile(in, []byte("\x03\x09"), 0o644); err != nil { // next-file 9
-				t.Fatal(err)
-			}
-			if r := runRecfs(t, "append", man, in); r.code != 0 {
-				t.Fatalf("recfs append: %d %s", r.code, r.stderr)
-			}
-			waitRecords(t, mm, 2)
-			if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000009\n") || !strings.HasPrefix(string(b), "live edits=2\n") {
-				t.Fatalf("summary after an appended edit: %q %v", b, err)
-			}
-		})
-	}
+		// A followed MANIFEST's summary follows its edits.
+		man := filepath.Join(t.TempDir(), "MANIFEST-000001")
+		recfile.WriteLog(t, man, [][]byte{[]byte("\x02\x03\x03\x05")}) // log-number 3, next-file 5
+		mm := newMountDir(t)
+		startMount(t, man, mm, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "manifest")
+		sum := filepath.Join(mm, ".recfs-summary")
+		if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000005\n") {
+			t.Fatalf("summary: %q %v", b, err)
+		}
+		if err := os.WriteFile(in, []byte("\x03\x09"), 0o644); err != nil { // next-file 9
+			t.Fatal(err)
+		}
+		if r := runRecfs(t, "append", man, in); r.code != 0 {
+			t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+		}
+		waitRecords(t, mm, 2)
+		if b, err := os.ReadFile(sum); err != nil || !strings.Contains(string(b), "live next-file=000009\n") || !strings.HasPrefix(string(b), "live edits=2\n") {
+			t.Fatalf("summary after an appended edit: %q %v", b, err)
+		}
+	})
 }
 
 // TestDecodeS3: objects in an S3 store mount decoded as local files do:

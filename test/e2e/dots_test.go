@@ -44,31 +44,28 @@ func inodeOf(t *testing.T, p string) uint64 {
 // 0) and every listing has "." (the directory's inode) and ".." (the
 // parent's).
 func TestDotEntries(t *testing.T) {
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src := t.TempDir()
-			if err := os.Mkdir(filepath.Join(src, "sub"), 0o755); err != nil {
-				t.Fatal(err)
+	eachBackend(t, func(t *testing.T, backend string) {
+		src := t.TempDir()
+		if err := os.Mkdir(filepath.Join(src, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		recfile.WriteLog(t, filepath.Join(src, "sub", "ev.log"), genRecords(48, 3, 20))
+		mnt := newMountDir(t)
+		startMount(t, src, mnt, "--backend", backend, "--no-cache")
+		root := inodeOf(t, mnt)
+		if root == 0 {
+			t.Errorf("the root reports inode 0")
+		}
+		for _, c := range []struct{ dir, parent string }{
+			{mnt, filepath.Dir(mnt)}, // ls stats ".." of a mount's root: the directory below
+			{filepath.Join(mnt, "sub"), mnt},
+			{filepath.Join(mnt, "sub", "ev.log"), filepath.Join(mnt, "sub")},
+		} {
+			ents := lsInodes(t, c.dir)
+			self, parent := inodeOf(t, c.dir), inodeOf(t, c.parent)
+			if ents["."] != self || ents[".."] != parent {
+				t.Errorf("%s: . %d .. %d; want %d and %d (listing %v)", c.dir, ents["."], ents[".."], self, parent, ents)
 			}
-			recfile.WriteLog(t, filepath.Join(src, "sub", "ev.log"), genRecords(48, 3, 20))
-			mnt := newMountDir(t)
-			startMount(t, src, mnt, "--backend", backend, "--no-cache")
-			root := inodeOf(t, mnt)
-			if root == 0 {
-				t.Errorf("the root reports inode 0")
-			}
-			for _, c := range []struct{ dir, parent string }{
-				{mnt, filepath.Dir(mnt)}, // ls stats ".." of a mount's root: the directory below
-				{filepath.Join(mnt, "sub"), mnt},
-				{filepath.Join(mnt, "sub", "ev.log"), filepath.Join(mnt, "sub")},
-			} {
-				ents := lsInodes(t, c.dir)
-				self, parent := inodeOf(t, c.dir), inodeOf(t, c.parent)
-				if ents["."] != self || ents[".."] != parent {
-					t.Errorf("%s: . %d .. %d; want %d and %d (listing %v)", c.dir, ents["."], ents[".."], self, parent, ents)
-				}
-			}
-		})
-	}
+		}
+	})
 }

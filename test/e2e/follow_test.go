@@ -76,13 +76,10 @@ func waitUntil(t *testing.T, cond func() (ok bool, state string)) {
 
 func TestFollow(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			t.Run("external appender", func(t *testing.T) { followAppender(t, backend) })
-			t.Run("goleveldb live log", func(t *testing.T) { followGoleveldb(t, backend) })
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		t.Run("external appender", func(t *testing.T) { followAppender(t, backend) })
+		t.Run("goleveldb live log", func(t *testing.T) { followGoleveldb(t, backend) })
+	})
 }
 
 // followAppender: another process (recfs append, i.e. the codec writer)

@@ -22,13 +22,10 @@ import (
 // mount's log); `recfs append` says why; --force lets the append through.
 func TestWriteGuards(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			t.Run("closed pebble WAL", func(t *testing.T) { guardClosedWAL(t, backend) })
-			t.Run("open goleveldb", func(t *testing.T) { guardOpenDB(t, backend) })
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		t.Run("closed pebble WAL", func(t *testing.T) { guardClosedWAL(t, backend) })
+		t.Run("open goleveldb", func(t *testing.T) { guardOpenDB(t, backend) })
+	})
 }
 
 // appendBytes appends b to the file at path.

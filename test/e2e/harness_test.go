@@ -94,6 +94,18 @@ func needFUSE(t *testing.T) {
 	}
 }
 
+// eachBackend runs check as a subtest per FUSE backend, named for it,
+// skipping a backend this machine cannot mount with (needBackend).
+func eachBackend(t *testing.T, check func(t *testing.T, backend string)) {
+	t.Helper()
+	for _, backend := range []string{"gofuse", "bazil"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			check(t, backend)
+		})
+	}
+}
+
 // needBackend applies RECFS_TEST_FUSE to what a backend needs beyond
 // /dev/fuse: bazil always mounts through fusermount3.
 func needBackend(t *testing.T, backend string) {

@@ -109,96 +109,93 @@ func newKafkaPart(t *testing.T) *kafkaPart {
 func TestKafkaPartitionMount(t *testing.T) {
 	needFUSE(t)
 	p := newKafkaPart(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, p.dir, mnt, "--backend", backend, "--no-cache")
-			ents, err := os.ReadDir(mnt)
-			if err != nil {
-				t.Fatal(err)
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, p.dir, mnt, "--backend", backend, "--no-cache")
+		ents, err := os.ReadDir(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var segs []string
+		for _, e := range ents {
+			if e.IsDir() {
+				segs = append(segs, e.Name())
+			} else if want, ok := p.others[e.Name()]; !ok || !bytes.Equal(mustRead(t, filepath.Join(mnt, e.Name())), want) {
+				t.Errorf("plain file %s: not passed through as it is", e.Name())
 			}
-			var segs []string
-			for _, e := range ents {
-				if e.IsDir() {
-					segs = append(segs, e.Name())
-				} else if want, ok := p.others[e.Name()]; !ok || !bytes.Equal(mustRead(t, filepath.Join(mnt, e.Name())), want) {
-					t.Errorf("plain file %s: not passed through as it is", e.Name())
+		}
+		if !sort.StringsAreSorted(segs) || strings.Join(segs, " ") != strings.Join(p.segments, " ") {
+			t.Fatalf("record directories %v, want the segments %v in order", segs, p.segments)
+		}
+		for i, seg := range p.segments {
+			names := recordNames(t, filepath.Join(mnt, seg))
+			if len(names) != 120 {
+				t.Fatalf("%s: %d records", seg, len(names))
+			}
+			for _, k := range []int{0, 41, 119} {
+				off := int64(i*120 + k)
+				if got := mustRead(t, filepath.Join(mnt, seg, names[k])); !bytes.Equal(got, p.values[off]) {
+					t.Fatalf("%s/%s: %q, want %q", seg, names[k], got, p.values[off])
+				}
+				at := filepath.Join(mnt, seg, fmt.Sprintf("@%d", off))
+				if got := mustRead(t, at); !bytes.Equal(got, p.values[off]) {
+					t.Fatalf("%s: %q, want %q", at, got, p.values[off])
 				}
 			}
-			if !sort.StringsAreSorted(segs) || strings.Join(segs, " ") != strings.Join(p.segments, " ") {
-				t.Fatalf("record directories %v, want the segments %v in order", segs, p.segments)
+			if _, err := os.Stat(filepath.Join(mnt, seg, "@999999")); !os.IsNotExist(err) {
+				t.Errorf("@ of an offset the segment does not hold: %v", err)
 			}
-			for i, seg := range p.segments {
-				names := recordNames(t, filepath.Join(mnt, seg))
-				if len(names) != 120 {
-					t.Fatalf("%s: %d records", seg, len(names))
-				}
-				for _, k := range []int{0, 41, 119} {
-					off := int64(i*120 + k)
-					if got := mustRead(t, filepath.Join(mnt, seg, names[k])); !bytes.Equal(got, p.values[off]) {
-						t.Fatalf("%s/%s: %q, want %q", seg, names[k], got, p.values[off])
-					}
-					at := filepath.Join(mnt, seg, fmt.Sprintf("@%d", off))
-					if got := mustRead(t, at); !bytes.Equal(got, p.values[off]) {
-						t.Fatalf("%s: %q, want %q", at, got, p.values[off])
-					}
-				}
-				if _, err := os.Stat(filepath.Join(mnt, seg, "@999999")); !os.IsNotExist(err) {
-					t.Errorf("@ of an offset the segment does not hold: %v", err)
-				}
-			}
-			// The log directory above the partition: topics and partitions.
-			lm := newMountDir(t)
-			startMount(t, filepath.Dir(p.dir), lm, "--backend", backend, "--no-cache")
-			if got := mustRead(t, filepath.Join(lm, "orders-0", p.segments[2], "@300")); !bytes.Equal(got, p.values[300]) {
-				t.Fatalf("log directory mount: orders-0/%s/@300 = %q", p.segments[2], got)
-			}
-			info := infoLines(t, filepath.Join(mnt, p.segments[1], ".recfs"))
-			if f, l := strings.Join(info["first offset"], ""), strings.Join(info["last offset"], ""); f != "120" || l != "239" {
-				t.Errorf(".recfs offsets %s..%s, want 120..239", f, l)
-			}
+		}
+		// The log directory above the partition: topics and partitions.
+		lm := newMountDir(t)
+		startMount(t, filepath.Dir(p.dir), lm, "--backend", backend, "--no-cache")
+		if got := mustRead(t, filepath.Join(lm, "orders-0", p.segments[2], "@300")); !bytes.Equal(got, p.values[300]) {
+			t.Fatalf("log directory mount: orders-0/%s/@300 = %q", p.segments[2], got)
+		}
+		info := infoLines(t, filepath.Join(mnt, p.segments[1], ".recfs"))
+		if f, l := strings.Join(info["first offset"], ""), strings.Join(info["last offset"], ""); f != "120" || l != "239" {
+			t.Errorf(".recfs offsets %s..%s, want 120..239", f, l)
+		}
 
-			// --rw: segments stay read-only (a broker writes them).
-			rw := newMountDir(t)
-			startMount(t, p.dir, rw, "--backend", backend, "--no-cache", "--rw")
-			before := mustRead(t, filepath.Join(p.dir, p.segments[0]))
-			if err := os.WriteFile(filepath.Join(rw, p.segments[0], "new"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
-				t.Errorf("a record created in a segment through --rw: %v, want EROFS", err)
-			}
-			if !bytes.Equal(mustRead(t, filepath.Join(p.dir, p.segments[0])), before) {
-				t.Fatal("the refused write changed the segment")
-			}
+		// --rw: segments stay read-only (a broker writes them).
+		rw := newMountDir(t)
+		startMount(t, p.dir, rw, "--backend", backend, "--no-cache", "--rw")
+		before := mustRead(t, filepath.Join(p.dir, p.segments[0]))
+		if err := os.WriteFile(filepath.Join(rw, p.segments[0], "new"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
+			t.Errorf("a record created in a segment through --rw: %v, want EROFS", err)
+		}
+		if !bytes.Equal(mustRead(t, filepath.Join(p.dir, p.segments[0])), before) {
+			t.Fatal("the refused write changed the segment")
+		}
 
-			dm := newMountDir(t)
-			startMount(t, p.dir, dm, "--backend", backend, "--no-cache", "--decode", "kafka")
-			off := int64(155) // a record with a header
-			line := string(mustRead(t, filepath.Join(dm, p.segments[1], fmt.Sprintf("@%d", off))))
-			if !strings.HasPrefix(line, fmt.Sprintf("offset=%d\ttime=", off)) || !strings.Contains(line, "\tkey="+p.keys[off]+"\t") ||
-				!strings.Contains(line, fmt.Sprintf("\theader.trace-id=tr-%x\t", off*7919)) || !strings.HasSuffix(line, "\tvalue="+string(p.values[off])+"\n") {
-				t.Fatalf("decoded record %d: %q", off, line)
+		dm := newMountDir(t)
+		startMount(t, p.dir, dm, "--backend", backend, "--no-cache", "--decode", "kafka")
+		off := int64(155) // a record with a header
+		line := string(mustRead(t, filepath.Join(dm, p.segments[1], fmt.Sprintf("@%d", off))))
+		if !strings.HasPrefix(line, fmt.Sprintf("offset=%d\ttime=", off)) || !strings.Contains(line, "\tkey="+p.keys[off]+"\t") ||
+			!strings.Contains(line, fmt.Sprintf("\theader.trace-id=tr-%x\t", off*7919)) || !strings.HasSuffix(line, "\tvalue="+string(p.values[off])+"\n") {
+			t.Fatalf("decoded record %d: %q", off, line)
+		}
+		for _, needle := range []string{"key=" + p.keys[off] + "\t", fmt.Sprintf("tr-%x", off*7919)} {
+			r := runCmd(t, "grep", "-rlF", "--", needle, dm)
+			want := filepath.Join(dm, p.segments[1], fmt.Sprintf("%06d", off-120))
+			if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+				t.Fatalf("grep -rl %q: exit %d, %q, want only %s", needle, r.code, r.stdout, want)
 			}
-			for _, needle := range []string{"key=" + p.keys[off] + "\t", fmt.Sprintf("tr-%x", off*7919)} {
-				r := runCmd(t, "grep", "-rlF", "--", needle, dm)
-				want := filepath.Join(dm, p.segments[1], fmt.Sprintf("%06d", off-120))
-				if r.code != 0 || strings.TrimSpace(r.stdout) != want {
-					t.Fatalf("grep -rl %q: exit %d, %q, want only %s", needle, r.code, r.stdout, want)
-				}
+		}
+		r := runCmd(t, "grep", "-rc", "offset=", dm)
+		total := 0
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var n int
+			if i := strings.LastIndex(l, ":"); i >= 0 {
+				fmt.Sscan(l[i+1:], &n)
 			}
-			r := runCmd(t, "grep", "-rc", "offset=", dm)
-			total := 0
-			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-				var n int
-				if i := strings.LastIndex(l, ":"); i >= 0 {
-					fmt.Sscan(l[i+1:], &n)
-				}
-				total += n
-			}
-			if total != 360 {
-				t.Errorf("grep -r sees %d record lines, want each of the 360 records once", total)
-			}
-		})
-	}
+			total += n
+		}
+		if total != 360 {
+			t.Errorf("grep -r sees %d record lines, want each of the 360 records once", total)
+		}
+	})
 }
 
 // TestKafkaFollowPartition follows a partition directory on both
@@ -206,39 +203,36 @@ func TestKafkaPartitionMount(t *testing.T) {
 // appears, and a deleted (retired) segment goes away.
 func TestKafkaFollowPartition(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			p := newKafkaPart(t)
-			mnt := newMountDir(t)
-			startMount(t, p.dir, mnt, "--backend", backend, "--no-cache", "--follow", "--follow-interval", "20ms")
-			active := filepath.Join(mnt, p.segments[2])
-			waitRecords(t, active, 120)
-			more := p.kafkaSegment(t, 360, 1, 10)
-			f, err := os.OpenFile(filepath.Join(p.dir, p.segments[2]), os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.Write(more)
-			f.Close()
-			waitRecords(t, active, 130)
-			if got := mustRead(t, filepath.Join(active, "@365")); !bytes.Equal(got, p.values[365]) {
-				t.Fatalf("@365 after the append: %q", got)
-			}
-			// A broker rolls a segment as an empty file, then writes to it.
-			next := filepath.Join(p.dir, fmt.Sprintf("%020d.log", 370))
-			if err := os.WriteFile(next, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			waitEntry(t, filepath.Join(mnt, filepath.Base(next)), true)
-			p.addSegment(t, 370, 1, 5)
-			waitRecords(t, filepath.Join(mnt, p.segments[3]), 5)
-			for _, ext := range []string{".log", ".index", ".timeindex", ".snapshot"} {
-				os.Remove(filepath.Join(p.dir, strings.TrimSuffix(p.segments[0], ".log")+ext))
-			}
-			waitEntry(t, filepath.Join(mnt, p.segments[0]), false)
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		p := newKafkaPart(t)
+		mnt := newMountDir(t)
+		startMount(t, p.dir, mnt, "--backend", backend, "--no-cache", "--follow", "--follow-interval", "20ms")
+		active := filepath.Join(mnt, p.segments[2])
+		waitRecords(t, active, 120)
+		more := p.kafkaSegment(t, 360, 1, 10)
+		f, err := os.OpenFile(filepath.Join(p.dir, p.segments[2]), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(more)
+		f.Close()
+		waitRecords(t, active, 130)
+		if got := mustRead(t, filepath.Join(active, "@365")); !bytes.Equal(got, p.values[365]) {
+			t.Fatalf("@365 after the append: %q", got)
+		}
+		// A broker rolls a segment as an empty file, then writes to it.
+		next := filepath.Join(p.dir, fmt.Sprintf("%020d.log", 370))
+		if err := os.WriteFile(next, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitEntry(t, filepath.Join(mnt, filepath.Base(next)), true)
+		p.addSegment(t, 370, 1, 5)
+		waitRecords(t, filepath.Join(mnt, p.segments[3]), 5)
+		for _, ext := range []string{".log", ".index", ".timeindex", ".snapshot"} {
+			os.Remove(filepath.Join(p.dir, strings.TrimSuffix(p.segments[0], ".log")+ext))
+		}
+		waitEntry(t, filepath.Join(mnt, p.segments[0]), false)
+	})
 }
 
 // waitEntry polls, with a bound, until path exists (or is gone).
@@ -272,25 +266,22 @@ func TestKafkaS3Tiered(t *testing.T) {
 		}
 	}
 	url := vgw.URL("tiered/orders-0/")
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, url, mnt, "--backend", backend)
-			for i, seg := range p.segments {
-				dir := filepath.Join(mnt, strings.TrimSuffix(seg, ".log")+"-Xk2mW9.log")
-				if names := recordNames(t, dir); len(names) != 120 {
-					t.Fatalf("%s: %d records", dir, len(names))
-				}
-				off := int64(i*120 + 77)
-				if got := mustRead(t, filepath.Join(dir, fmt.Sprintf("@%d", off))); !bytes.Equal(got, p.values[off]) {
-					t.Fatalf("%s/@%d: %q", dir, off, got)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, url, mnt, "--backend", backend)
+		for i, seg := range p.segments {
+			dir := filepath.Join(mnt, strings.TrimSuffix(seg, ".log")+"-Xk2mW9.log")
+			if names := recordNames(t, dir); len(names) != 120 {
+				t.Fatalf("%s: %d records", dir, len(names))
 			}
-			r := runRecfs(t, "cat", "--offset", "250", vgw.URL("tiered/orders-0/"+strings.TrimSuffix(p.segments[2], ".log")+"-Xk2mW9.log"))
-			if r.code != 0 || r.stdout != string(p.values[250]) {
-				t.Fatalf("recfs cat --offset 250 of the S3 segment: %d %q %s", r.code, r.stdout, r.stderr)
+			off := int64(i*120 + 77)
+			if got := mustRead(t, filepath.Join(dir, fmt.Sprintf("@%d", off))); !bytes.Equal(got, p.values[off]) {
+				t.Fatalf("%s/@%d: %q", dir, off, got)
 			}
-		})
-	}
+		}
+		r := runRecfs(t, "cat", "--offset", "250", vgw.URL("tiered/orders-0/"+strings.TrimSuffix(p.segments[2], ".log")+"-Xk2mW9.log"))
+		if r.code != 0 || r.stdout != string(p.values[250]) {
+			t.Fatalf("recfs cat --offset 250 of the S3 segment: %d %q %s", r.code, r.stdout, r.stderr)
+		}
+	})
 }

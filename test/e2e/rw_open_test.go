@@ -23,34 +23,31 @@ import (
 // the attempt are the source's, on both backends.
 func TestRWRecordOpenForWriting(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			recs := genRecords(21, 8, 600)
-			src := filepath.Join(t.TempDir(), "rw.log")
-			recfile.WriteLog(t, src, recs)
-			mnt := newMountDir(t)
-			startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
-			const n = 5
-			rec := filepath.Join(mnt, recordName(n, int64(len(recs))))
-			if got, err := os.ReadFile(rec); err != nil || !bytes.Equal(got, recs[n]) {
-				t.Fatalf("record %d before: %d bytes, %v; want %d bytes", n, len(got), err, len(recs[n]))
-			}
-			if f, err := os.OpenFile(rec, os.O_RDWR, 0); err == nil {
-				t.Errorf("open O_RDWR of record %d succeeded, want EPERM", n)
-				scribble(t, f, len(recs[n]))
-			} else if !errors.Is(err, syscall.EPERM) {
-				t.Errorf("open O_RDWR of record %d: %v, want EPERM", n, err)
-			}
-			got, err := os.ReadFile(rec)
-			if err != nil || !bytes.Equal(got, recs[n]) {
-				t.Errorf("record %d read through the mount after the attempt: %q... (%v), want the source's bytes %q...", n, got[:min(len(got), 16)], err, recs[n][:16])
-			}
-			if r := runRecfs(t, "cat", src, strconv.Itoa(n)); r.code != 0 || r.stdout != string(recs[n]) {
-				t.Errorf("record %d in the source: exit %d, %d bytes, want %d bytes: %s", n, r.code, len(r.stdout), len(recs[n]), r.stderr)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		recs := genRecords(21, 8, 600)
+		src := filepath.Join(t.TempDir(), "rw.log")
+		recfile.WriteLog(t, src, recs)
+		mnt := newMountDir(t)
+		startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
+		const n = 5
+		rec := filepath.Join(mnt, recordName(n, int64(len(recs))))
+		if got, err := os.ReadFile(rec); err != nil || !bytes.Equal(got, recs[n]) {
+			t.Fatalf("record %d before: %d bytes, %v; want %d bytes", n, len(got), err, len(recs[n]))
+		}
+		if f, err := os.OpenFile(rec, os.O_RDWR, 0); err == nil {
+			t.Errorf("open O_RDWR of record %d succeeded, want EPERM", n)
+			scribble(t, f, len(recs[n]))
+		} else if !errors.Is(err, syscall.EPERM) {
+			t.Errorf("open O_RDWR of record %d: %v, want EPERM", n, err)
+		}
+		got, err := os.ReadFile(rec)
+		if err != nil || !bytes.Equal(got, recs[n]) {
+			t.Errorf("record %d read through the mount after the attempt: %q... (%v), want the source's bytes %q...", n, got[:min(len(got), 16)], err, recs[n][:16])
+		}
+		if r := runRecfs(t, "cat", src, strconv.Itoa(n)); r.code != 0 || r.stdout != string(recs[n]) {
+			t.Errorf("record %d in the source: exit %d, %d bytes, want %d bytes: %s", n, r.code, len(r.stdout), len(recs[n]), r.stderr)
+		}
+	})
 }
 
 // scribble stores bytes through a shared writable mapping of f and closes

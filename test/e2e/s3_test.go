@@ -130,28 +130,25 @@ func TestS3Mount(t *testing.T) {
 		}
 		srv.Put(t, key, b)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			for key, path := range files {
-				lm, rm := newMountDir(t), newMountDir(t)
-				startMount(t, path, lm, "--backend", backend)
-				startMount(t, vgw.URL(key), rm, "--backend", backend)
-				if n := compareTrees(t, lm, rm); n == 0 {
-					t.Errorf("%s: no records compared", key)
+	eachBackend(t, func(t *testing.T, backend string) {
+		for key, path := range files {
+			lm, rm := newMountDir(t), newMountDir(t)
+			startMount(t, path, lm, "--backend", backend)
+			startMount(t, vgw.URL(key), rm, "--backend", backend)
+			if n := compareTrees(t, lm, rm); n == 0 {
+				t.Errorf("%s: no records compared", key)
+			}
+			if backend == "gofuse" && key == "gen.log" {
+				_, err := os.Create(filepath.Join(rm, "new"))
+				if !errors.Is(err, syscall.EROFS) {
+					t.Errorf("create on an s3 mount: %v, want EROFS", err)
 				}
-				if backend == "gofuse" && key == "gen.log" {
-					_, err := os.Create(filepath.Join(rm, "new"))
-					if !errors.Is(err, syscall.EROFS) {
-						t.Errorf("create on an s3 mount: %v, want EROFS", err)
-					}
-					if err := os.Mkdir(filepath.Join(rm, "d"), 0o755); !errors.Is(err, syscall.EROFS) {
-						t.Errorf("mkdir on an s3 mount: %v, want EROFS", err)
-					}
+				if err := os.Mkdir(filepath.Join(rm, "d"), 0o755); !errors.Is(err, syscall.EROFS) {
+					t.Errorf("mkdir on an s3 mount: %v, want EROFS", err)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestS3Overwrite overwrites an object under its mount: reads that reach the
@@ -162,56 +159,53 @@ func TestS3Overwrite(t *testing.T) {
 	srv := startS3(t)
 	oldLog, newLog := genS3Log(t, 2, 600), genS3Log(t, 3, 600)
 	srv.Put(t, "w.log", oldLog)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			srv.Put(t, "w.log", oldLog)
-			mnt := newMountDir(t)
-			// A cache smaller than the object: the build's sequential scan
-			// does not leave the middle of it in memory.
-			m := startMount(t, vgw.URL("w.log"), mnt, "--backend", backend, "--no-cache", "--s3-cache", "2M")
-			names, err := os.ReadDir(mnt)
-			if err != nil {
-				t.Fatal(err)
+	eachBackend(t, func(t *testing.T, backend string) {
+		srv.Put(t, "w.log", oldLog)
+		mnt := newMountDir(t)
+		// A cache smaller than the object: the build's sequential scan
+		// does not leave the middle of it in memory.
+		m := startMount(t, vgw.URL("w.log"), mnt, "--backend", backend, "--no-cache", "--s3-cache", "2M")
+		names, err := os.ReadDir(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []string
+		for _, e := range names {
+			if !strings.HasPrefix(e.Name(), ".") {
+				recs = append(recs, e.Name())
 			}
-			var recs []string
-			for _, e := range names {
-				if !strings.HasPrefix(e.Name(), ".") {
-					recs = append(recs, e.Name())
-				}
-			}
-			if len(recs) < 600 {
-				t.Fatalf("%d records listed", len(recs))
-			}
-			if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
-				t.Fatal(err)
-			}
-			srv.Put(t, "w.log", newLog)
-			_, err = os.ReadFile(filepath.Join(mnt, recs[len(recs)/2]))
-			if !errors.Is(err, syscall.EIO) {
-				t.Fatalf("read after overwrite: %v, want EIO", err)
-			}
-			// The server's stderr reaches the test through a pipe, copied
-			// as it comes: the line may follow the EIO by a moment.
-			const changed = "object changed since it was opened"
-			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(m.stderr.String(), changed) && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := strings.Count(m.stderr.String(), changed); n != 1 {
-				t.Errorf("%d log lines about the change, want 1:\n%s", n, m.stderr)
-			}
-			local := filepath.Join(t.TempDir(), "new.log")
-			if err := os.WriteFile(local, newLog, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			lm, rm := newMountDir(t), newMountDir(t)
-			startMount(t, local, lm, "--backend", backend)
-			startMount(t, vgw.URL("w.log"), rm, "--backend", backend)
-			if n := compareTrees(t, lm, rm); n < 600 {
-				t.Errorf("remount compared %d records", n)
-			}
-		})
-	}
+		}
+		if len(recs) < 600 {
+			t.Fatalf("%d records listed", len(recs))
+		}
+		if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
+			t.Fatal(err)
+		}
+		srv.Put(t, "w.log", newLog)
+		_, err = os.ReadFile(filepath.Join(mnt, recs[len(recs)/2]))
+		if !errors.Is(err, syscall.EIO) {
+			t.Fatalf("read after overwrite: %v, want EIO", err)
+		}
+		// The server's stderr reaches the test through a pipe, copied
+		// as it comes: the line may follow the EIO by a moment.
+		const changed = "object changed since it was opened"
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(m.stderr.String(), changed) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := strings.Count(m.stderr.String(), changed); n != 1 {
+			t.Errorf("%d log lines about the change, want 1:\n%s", n, m.stderr)
+		}
+		local := filepath.Join(t.TempDir(), "new.log")
+		if err := os.WriteFile(local, newLog, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lm, rm := newMountDir(t), newMountDir(t)
+		startMount(t, local, lm, "--backend", backend)
+		startMount(t, vgw.URL("w.log"), rm, "--backend", backend)
+		if n := compareTrees(t, lm, rm); n < 600 {
+			t.Errorf("remount compared %d records", n)
+		}
+	})
 }
 
 // TestS3Commands runs info, ls, cat, verify and index on s3:// URLs: the

@@ -59,46 +59,43 @@ func TestS3PrefixMount(t *testing.T) {
 		t.Errorf("recfs ls %s: %d %q (%s), want %q", url, r.code, got, r.stderr, want)
 	}
 
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			lm, rm := newMountDir(t), newMountDir(t)
-			startMount(t, local, lm, "--backend", backend)
-			startMount(t, url, rm, "--backend", backend)
-			if n := compareTrees(t, lm, rm); n < 600 {
-				t.Errorf("compared %d files, want every record of every object", n)
+	eachBackend(t, func(t *testing.T, backend string) {
+		lm, rm := newMountDir(t), newMountDir(t)
+		startMount(t, local, lm, "--backend", backend)
+		startMount(t, url, rm, "--backend", backend)
+		if n := compareTrees(t, lm, rm); n < 600 {
+			t.Errorf("compared %d files, want every record of every object", n)
+		}
+		for _, name := range []string{"gen.log", "records.bin", "dir/grailbio/large-items.rio", "dir/leveldb/appengine-padded-seven.log"} {
+			fi, err := os.Stat(filepath.Join(rm, name))
+			if err != nil || !fi.IsDir() {
+				t.Errorf("%s: %v (dir %v), want a record directory", name, err, fi != nil && fi.IsDir())
 			}
-			for _, name := range []string{"gen.log", "records.bin", "dir/grailbio/large-items.rio", "dir/leveldb/appengine-padded-seven.log"} {
-				fi, err := os.Stat(filepath.Join(rm, name))
-				if err != nil || !fi.IsDir() {
-					t.Errorf("%s: %v (dir %v), want a record directory", name, err, fi != nil && fi.IsDir())
+		}
+		ents, err := os.ReadDir(rm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); got != "dir gen.log notes.txt records.bin" {
+			t.Errorf("root lists %q", got)
+		}
+		for _, p := range []string{rm, filepath.Join(rm, "dir"), filepath.Join(rm, "gen.log")} {
+			if f, err := os.Create(filepath.Join(p, "new")); !errors.Is(err, syscall.EROFS) {
+				if f != nil {
+					f.Close()
 				}
+				t.Errorf("create in %s: %v, want EROFS", p, err)
 			}
-			ents, err := os.ReadDir(rm)
-			if err != nil {
-				t.Fatal(err)
+			if err := os.Mkdir(filepath.Join(p, "d"), 0o755); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("mkdir in %s: %v, want EROFS", p, err)
 			}
-			var names []string
-			for _, e := range ents {
-				names = append(names, e.Name())
-			}
-			sort.Strings(names)
-			if got := strings.Join(names, " "); got != "dir gen.log notes.txt records.bin" {
-				t.Errorf("root lists %q", got)
-			}
-			for _, p := range []string{rm, filepath.Join(rm, "dir"), filepath.Join(rm, "gen.log")} {
-				if f, err := os.Create(filepath.Join(p, "new")); !errors.Is(err, syscall.EROFS) {
-					if f != nil {
-						f.Close()
-					}
-					t.Errorf("create in %s: %v, want EROFS", p, err)
-				}
-				if err := os.Mkdir(filepath.Join(p, "d"), 0o755); !errors.Is(err, syscall.EROFS) {
-					t.Errorf("mkdir in %s: %v, want EROFS", p, err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 func mustRead(t *testing.T, p string) []byte {

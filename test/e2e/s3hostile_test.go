@@ -207,81 +207,78 @@ func TestS3HostileReads(t *testing.T) {
 func TestS3HostileMountReads(t *testing.T) {
 	needFUSE(t)
 	t.Parallel()
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			t.Parallel()
-			srv := hs3.Start(t)
-			local := hostileLog(t, srv, "ev.log", 23, 400)
-			url := hs3.URLOf("ev.log")
-			cache := t.TempDir()
-			if r := runRecfsOn(t, srv, "index", "--cache-dir", cache, url); r.code != 0 {
-				t.Fatalf("index: %d %s", r.code, r.stderr)
-			}
-			const stalled, other = 200, 10
-			blk, oblk := recordBlock(t, local, stalled), recordBlock(t, local, other)
-			same := stalled + 1
-			if recordBlock(t, local, same) != blk || oblk == blk {
-				t.Fatalf("records %d/%d in blocks %d/%d", stalled, same, blk, oblk)
-			}
-			mnt := newMountDir(t)
-			m := startMountEnv(t, srv.Env(), url, mnt, append([]string{"--backend", backend, "--cache-dir", cache}, hostileFlags...)...)
-			name := func(n int) string {
-				return filepath.Join(mnt, fmt.Sprintf("%06d", n))
-			}
-			misbehave(srv, "ev.log", blk, -1, hs3.Behavior{StallAfter: 100})
-			mark := len(srv.Requests())
-			type read struct {
-				err  error
-				took time.Duration
-			}
-			first := make(chan read, 1)
-			go func() {
+	eachBackend(t, func(t *testing.T, backend string) {
+		t.Parallel()
+		srv := hs3.Start(t)
+		local := hostileLog(t, srv, "ev.log", 23, 400)
+		url := hs3.URLOf("ev.log")
+		cache := t.TempDir()
+		if r := runRecfsOn(t, srv, "index", "--cache-dir", cache, url); r.code != 0 {
+			t.Fatalf("index: %d %s", r.code, r.stderr)
+		}
+		const stalled, other = 200, 10
+		blk, oblk := recordBlock(t, local, stalled), recordBlock(t, local, other)
+		same := stalled + 1
+		if recordBlock(t, local, same) != blk || oblk == blk {
+			t.Fatalf("records %d/%d in blocks %d/%d", stalled, same, blk, oblk)
+		}
+		mnt := newMountDir(t)
+		m := startMountEnv(t, srv.Env(), url, mnt, append([]string{"--backend", backend, "--cache-dir", cache}, hostileFlags...)...)
+		name := func(n int) string {
+			return filepath.Join(mnt, fmt.Sprintf("%06d", n))
+		}
+		misbehave(srv, "ev.log", blk, -1, hs3.Behavior{StallAfter: 100})
+		mark := len(srv.Requests())
+		type read struct {
+			err  error
+			took time.Duration
+		}
+		first := make(chan read, 1)
+		go func() {
+			start := time.Now()
+			_, err := os.ReadFile(name(stalled))
+			first <- read{err, time.Since(start)}
+		}()
+		waitUntil(t, func() (bool, string) { return len(getsOf(srv, mark, "ev.log", blk)) > 0, "no GET of the stalled block" })
+		// Another block reads while the first read waits.
+		want := runRecfs(t, "cat", local, strconv.Itoa(other))
+		if b, err := os.ReadFile(name(other)); err != nil || string(b) != want.stdout {
+			t.Errorf("record %d of another block during the stall: %v", other, err)
+		}
+		for _, rd := range []func() read{
+			func() read { return <-first },
+			func() read { // the next record of the stalled block
+				start := time.Now()
+				_, err := os.ReadFile(name(same))
+				return read{err, time.Since(start)}
+			},
+			func() read { // the first again
 				start := time.Now()
 				_, err := os.ReadFile(name(stalled))
-				first <- read{err, time.Since(start)}
-			}()
-			waitUntil(t, func() (bool, string) { return len(getsOf(srv, mark, "ev.log", blk)) > 0, "no GET of the stalled block" })
-			// Another block reads while the first read waits.
-			want := runRecfs(t, "cat", local, strconv.Itoa(other))
-			if b, err := os.ReadFile(name(other)); err != nil || string(b) != want.stdout {
-				t.Errorf("record %d of another block during the stall: %v", other, err)
+				return read{err, time.Since(start)}
+			},
+		} {
+			r := rd()
+			if !errors.Is(r.err, syscall.EIO) || r.took > hostileBudget+slack {
+				t.Errorf("read of a stalled record: %v after %v, want EIO within %v", r.err, r.took, hostileBudget)
 			}
-			for _, rd := range []func() read{
-				func() read { return <-first },
-				func() read { // the next record of the stalled block
-					start := time.Now()
-					_, err := os.ReadFile(name(same))
-					return read{err, time.Since(start)}
-				},
-				func() read { // the first again
-					start := time.Now()
-					_, err := os.ReadFile(name(stalled))
-					return read{err, time.Since(start)}
-				},
-			} {
-				r := rd()
-				if !errors.Is(r.err, syscall.EIO) || r.took > hostileBudget+slack {
-					t.Errorf("read of a stalled record: %v after %v, want EIO within %v", r.err, r.took, hostileBudget)
-				}
-			}
-			if n := len(getsOf(srv, mark, "ev.log", blk)); n > 3*hostileAttempts {
-				t.Errorf("%d GETs of the stalled block for 3 reads", n)
-			}
-			// Once the store answers, a read fetches again (a failed
-			// block fails reads for a second: the kernel retries a failed
-			// read at once).
-			srv.OnObject(nil)
-			want = runRecfs(t, "cat", local, strconv.Itoa(stalled))
-			waitUntil(t, func() (bool, string) {
-				b, err := os.ReadFile(name(stalled))
-				return err == nil && string(b) == want.stdout, fmt.Sprintf("record %d once the store answers: %v", stalled, err)
-			})
-			if n := logLines(m.stderr.String(), fmt.Sprintf("record=%d", stalled)); n != 1 {
-				t.Errorf("%d log lines about record %d, want 1:\n%s", n, stalled, m.stderr)
-			}
+		}
+		if n := len(getsOf(srv, mark, "ev.log", blk)); n > 3*hostileAttempts {
+			t.Errorf("%d GETs of the stalled block for 3 reads", n)
+		}
+		// Once the store answers, a read fetches again (a failed
+		// block fails reads for a second: the kernel retries a failed
+		// read at once).
+		srv.OnObject(nil)
+		want = runRecfs(t, "cat", local, strconv.Itoa(stalled))
+		waitUntil(t, func() (bool, string) {
+			b, err := os.ReadFile(name(stalled))
+			return err == nil && string(b) == want.stdout, fmt.Sprintf("record %d once the store answers: %v", stalled, err)
 		})
-	}
+		if n := logLines(m.stderr.String(), fmt.Sprintf("record=%d", stalled)); n != 1 {
+			t.Errorf("%d log lines about record %d, want 1:\n%s", n, stalled, m.stderr)
+		}
+	})
 }
 
 // endless makes listings of prefix never end: every page holds 1,000 new
@@ -395,64 +392,61 @@ func TestS3HostileListings(t *testing.T) {
 func TestS3HostileMountListings(t *testing.T) {
 	needFUSE(t)
 	t.Parallel()
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			t.Parallel()
-			srv := hs3.Start(t)
-			endless(srv, "cut/", false)
-			mnt := newMountDir(t)
-			m := startMountEnv(t, srv.Env(), hs3.URLOf("cut/"), mnt, append([]string{"--backend", backend, "--s3-list-max-pages", "1"}, hostileFlags...)...)
-			for i := range 2 {
-				ents, err := os.ReadDir(mnt)
-				if err != nil || len(ents) != 1000 {
-					t.Fatalf("listing %d of a cut directory: %d entries, %v", i, len(ents), err)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		t.Parallel()
+		srv := hs3.Start(t)
+		endless(srv, "cut/", false)
+		mnt := newMountDir(t)
+		m := startMountEnv(t, srv.Env(), hs3.URLOf("cut/"), mnt, append([]string{"--backend", backend, "--s3-list-max-pages", "1"}, hostileFlags...)...)
+		for i := range 2 {
+			ents, err := os.ReadDir(mnt)
+			if err != nil || len(ents) != 1000 {
+				t.Fatalf("listing %d of a cut directory: %d entries, %v", i, len(ents), err)
 			}
-			if n := strings.Count(m.stderr.String(), "listing too long"); n != 1 {
-				t.Errorf("%d log lines about the cut listing, want 1:\n%.3000s", n, m.stderr)
-			}
+		}
+		if n := strings.Count(m.stderr.String(), "listing too long"); n != 1 {
+			t.Errorf("%d log lines about the cut listing, want 1:\n%.3000s", n, m.stderr)
+		}
 
-			for _, sig := range []string{"ls SIGINT", "mount SIGTERM"} {
-				srv := hs3.Start(t)
-				endless(srv, "dir/", false)
-				mnt := newMountDir(t)
-				m := startMountEnv(t, srv.Env(), hs3.URLOf("dir/"), mnt, "--backend", backend)
-				ls := exec.Command("ls", "-f", mnt)
-				ls.Stdout = &bytes.Buffer{}
-				if err := ls.Start(); err != nil {
-					t.Fatal(err)
-				}
-				done := make(chan error, 1)
-				go func() { done <- ls.Wait() }()
-				t.Cleanup(func() { ls.Process.Kill() })
-				waitUntil(t, func() (bool, string) {
-					return srv.Count(hs3.IsList) >= 3, fmt.Sprintf("%d list requests", srv.Count(hs3.IsList))
-				})
-				sent := time.Now()
-				if sig == "ls SIGINT" {
-					ls.Process.Signal(os.Interrupt)
-				} else {
-					m.cmd.Process.Signal(syscall.SIGTERM)
-				}
-				select {
-				case <-done:
-				case <-time.After(20 * time.Second):
-					t.Fatalf("%s: ls still running 20 s after the signal", sig)
-				}
-				took := time.Since(sent)
-				t.Logf("%s: ls ended %v after the signal (%d pages listed)", sig, took.Round(time.Millisecond), srv.Count(hs3.IsList))
-				if took > 500*time.Millisecond {
-					t.Errorf("%s: ls ended %v after the signal, want within 0.5 s", sig, took)
-				}
-				if sig == "mount SIGTERM" {
-					if code := m.wait(t); code != 0 {
-						t.Errorf("mount exited %d after SIGTERM:\n%s", code, m.stderr)
-					}
+		for _, sig := range []string{"ls SIGINT", "mount SIGTERM"} {
+			srv := hs3.Start(t)
+			endless(srv, "dir/", false)
+			mnt := newMountDir(t)
+			m := startMountEnv(t, srv.Env(), hs3.URLOf("dir/"), mnt, "--backend", backend)
+			ls := exec.Command("ls", "-f", mnt)
+			ls.Stdout = &bytes.Buffer{}
+			if err := ls.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- ls.Wait() }()
+			t.Cleanup(func() { ls.Process.Kill() })
+			waitUntil(t, func() (bool, string) {
+				return srv.Count(hs3.IsList) >= 3, fmt.Sprintf("%d list requests", srv.Count(hs3.IsList))
+			})
+			sent := time.Now()
+			if sig == "ls SIGINT" {
+				ls.Process.Signal(os.Interrupt)
+			} else {
+				m.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s: ls still running 20 s after the signal", sig)
+			}
+			took := time.Since(sent)
+			t.Logf("%s: ls ended %v after the signal (%d pages listed)", sig, took.Round(time.Millisecond), srv.Count(hs3.IsList))
+			if took > 500*time.Millisecond {
+				t.Errorf("%s: ls ended %v after the signal, want within 0.5 s", sig, took)
+			}
+			if sig == "mount SIGTERM" {
+				if code := m.wait(t); code != 0 {
+					t.Errorf("mount exited %d after SIGTERM:\n%s", code, m.stderr)
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestS3HostileSidecar: a published index of 1 GiB next to a 1 MB object is
@@ -563,39 +557,36 @@ func TestS3HostileNames(t *testing.T) {
 	if n := strings.Count(r.stderr, "longer than 255 bytes"); n != 1 {
 		t.Errorf("%d log lines about the long name, want 1:\n%s", n, r.stderr)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			m := startMountEnv(t, srv.Env(), url, mnt, "--backend", backend)
-			// Before any listing: each name finds its own.
-			check := func(name, local string, n int) {
-				t.Helper()
-				want := runRecfs(t, "cat", local, strconv.Itoa(n))
-				if b, err := os.ReadFile(filepath.Join(mnt, name, fmt.Sprintf("%06d", n))); err != nil || string(b) != want.stdout {
-					t.Errorf("%s record %d: %v", name, n, err)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		m := startMountEnv(t, srv.Env(), url, mnt, "--backend", backend)
+		// Before any listing: each name finds its own.
+		check := func(name, local string, n int) {
+			t.Helper()
+			want := runRecfs(t, "cat", local, strconv.Itoa(n))
+			if b, err := os.ReadFile(filepath.Join(mnt, name, fmt.Sprintf("%06d", n))); err != nil || string(b) != want.stdout {
+				t.Errorf("%s record %d: %v", name, n, err)
 			}
-			check("x.log.recfs-object", x, 7)
-			check("x.log/inner.log", inner, 3)
-			for i := range 2 {
-				ents, err := os.ReadDir(mnt)
-				var names []string
-				for _, e := range ents {
-					names = append(names, e.Name())
-				}
-				if got, want := sortedLines(strings.Join(names, "\n")), "a.log\nx.log\nx.log.recfs-object\nz.log"; err != nil || got != want {
-					t.Errorf("listing %d: %v\n%s\nwant\n%s", i, err, got, want)
-				}
+		}
+		check("x.log.recfs-object", x, 7)
+		check("x.log/inner.log", inner, 3)
+		for i := range 2 {
+			ents, err := os.ReadDir(mnt)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
 			}
-			check("a.log", a, 5)
-			check("x.log.recfs-object", x, 39)
-			check("x.log/inner.log", inner, 49)
-			if n := strings.Count(m.stderr.String(), "longer than 255 bytes"); n != 1 {
-				t.Errorf("%d log lines about the long name, want 1:\n%s", n, m.stderr)
+			if got, want := sortedLines(strings.Join(names, "\n")), "a.log\nx.log\nx.log.recfs-object\nz.log"; err != nil || got != want {
+				t.Errorf("listing %d: %v\n%s\nwant\n%s", i, err, got, want)
 			}
-		})
-	}
+		}
+		check("a.log", a, 5)
+		check("x.log.recfs-object", x, 39)
+		check("x.log/inner.log", inner, 49)
+		if n := strings.Count(m.stderr.String(), "longer than 255 bytes"); n != 1 {
+			t.Errorf("%d log lines about the long name, want 1:\n%s", n, m.stderr)
+		}
+	})
 }
 
 // sortedLines returns the lines of s, sorted and joined.

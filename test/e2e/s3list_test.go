@@ -96,29 +96,26 @@ func TestS3PrefixList(t *testing.T) {
 		t.Errorf("ls --json: exit %d\n%s\nwant (name dir size format published_index)\n%s", r.code, strings.Join(gotJSON, "\n"), strings.Join(wantJSON, "\n"))
 	}
 
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, url, mnt, "--backend", backend)
-			ents, err := os.ReadDir(mnt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, e := range ents {
-				names = append(names, e.Name())
-			}
-			sort.Strings(names)
-			if got := strings.Join(names, " "); got != "a.log b.rio empty notes.txt sub" {
-				t.Errorf("the mount lists %q, want no sidecar", got)
-			}
-			if _, err := os.Stat(filepath.Join(mnt, "a.log.recfs-idx")); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("stat of the sidecar in the mount: %v, want ENOENT", err)
-			}
-			if b, err := os.ReadFile(filepath.Join(mnt, "a.log", "000007")); err != nil || len(b) == 0 {
-				t.Errorf("a record of a.log: %d bytes, %v", len(b), err)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, url, mnt, "--backend", backend)
+		ents, err := os.ReadDir(mnt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); got != "a.log b.rio empty notes.txt sub" {
+			t.Errorf("the mount lists %q, want no sidecar", got)
+		}
+		if _, err := os.Stat(filepath.Join(mnt, "a.log.recfs-idx")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stat of the sidecar in the mount: %v, want ENOENT", err)
+		}
+		if b, err := os.ReadFile(filepath.Join(mnt, "a.log", "000007")); err != nil || len(b) == 0 {
+			t.Errorf("a record of a.log: %d bytes, %v", len(b), err)
+		}
+	})
 }

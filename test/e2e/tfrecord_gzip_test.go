@@ -165,42 +165,39 @@ func jsonRecords(t *testing.T, r result) int {
 func TestTFRecordGzipMountReads(t *testing.T) {
 	needFUSE(t)
 	s := makeGzShard(t, 1500, 6000, 2)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src := writeTemp(t, "shard.tfrecord.gz", append(bytes.Clone(s.z), make([]byte, 512)...))
-			mnt := newMountDir(t)
-			startMount(t, src, mnt, "--no-cache", "--backend", backend)
-			names := recordNames(t, mnt)
-			if len(names) != len(s.recs) {
-				t.Fatalf("%d record files, want %d", len(names), len(s.recs))
-			}
-			last := len(names) - 1
-			if b, err := os.ReadFile(filepath.Join(mnt, names[last])); err != nil || !bytes.Equal(b, s.recs[last]) {
-				t.Fatalf("last record: %v", err)
-			}
-			r := runCmd(t, "grep", "-rlc", "needle", mnt)
-			if want := (len(s.recs) + 91) / 97; r.code != 0 || strings.Count(r.stdout, "\n") != want {
-				t.Fatalf("grep -rl needle: %d, %d files (want %d) %s", r.code, strings.Count(r.stdout, "\n"), want, r.stderr)
-			}
-			var wg sync.WaitGroup
-			for g := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					rng := rand.New(rand.NewPCG(uint64(g), 3))
-					for range 100 {
-						i := rng.IntN(len(names))
-						if b, err := os.ReadFile(filepath.Join(mnt, names[i])); err != nil || !bytes.Equal(b, s.recs[i]) {
-							t.Errorf("record %s: %v", names[i], err)
-							return
-						}
+	eachBackend(t, func(t *testing.T, backend string) {
+		src := writeTemp(t, "shard.tfrecord.gz", append(bytes.Clone(s.z), make([]byte, 512)...))
+		mnt := newMountDir(t)
+		startMount(t, src, mnt, "--no-cache", "--backend", backend)
+		names := recordNames(t, mnt)
+		if len(names) != len(s.recs) {
+			t.Fatalf("%d record files, want %d", len(names), len(s.recs))
+		}
+		last := len(names) - 1
+		if b, err := os.ReadFile(filepath.Join(mnt, names[last])); err != nil || !bytes.Equal(b, s.recs[last]) {
+			t.Fatalf("last record: %v", err)
+		}
+		r := runCmd(t, "grep", "-rlc", "needle", mnt)
+		if want := (len(s.recs) + 91) / 97; r.code != 0 || strings.Count(r.stdout, "\n") != want {
+			t.Fatalf("grep -rl needle: %d, %d files (want %d) %s", r.code, strings.Count(r.stdout, "\n"), want, r.stderr)
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(g), 3))
+				for range 100 {
+					i := rng.IntN(len(names))
+					if b, err := os.ReadFile(filepath.Join(mnt, names[i])); err != nil || !bytes.Equal(b, s.recs[i]) {
+						t.Errorf("record %s: %v", names[i], err)
+						return
 					}
-				}()
-			}
-			wg.Wait()
-		})
-	}
+				}
+			}()
+		}
+		wg.Wait()
+	})
 }
 
 // TestTFRecordGzipFollow: a gzipped shard still being written (its writer
@@ -220,30 +217,27 @@ func TestTFRecordGzipFollow(t *testing.T) {
 		}
 	}
 	zw.Close()
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src := writeTemp(t, "live.tfrecord.gz", z.Bytes()[:flushed[1]])
-			mnt := newMountDir(t)
-			startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
-			waitRecords(t, mnt, 200)
-			f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
+	eachBackend(t, func(t *testing.T, backend string) {
+		src := writeTemp(t, "live.tfrecord.gz", z.Bytes()[:flushed[1]])
+		mnt := newMountDir(t)
+		startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
+		waitRecords(t, mnt, 200)
+		f, err := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.Write(z.Bytes()[flushed[1]:flushed[3]])
+		waitRecords(t, mnt, 400)
+		f.Write(z.Bytes()[flushed[3]:])
+		waitRecords(t, mnt, len(s.recs))
+		names := recordNames(t, mnt)
+		for _, i := range []int{0, 399, 400, len(s.recs) - 1} {
+			if b, err := os.ReadFile(filepath.Join(mnt, names[i])); err != nil || !bytes.Equal(b, s.recs[i]) {
+				t.Fatalf("record %d after growth: %v", i, err)
 			}
-			defer f.Close()
-			f.Write(z.Bytes()[flushed[1]:flushed[3]])
-			waitRecords(t, mnt, 400)
-			f.Write(z.Bytes()[flushed[3]:])
-			waitRecords(t, mnt, len(s.recs))
-			names := recordNames(t, mnt)
-			for _, i := range []int{0, 399, 400, len(s.recs) - 1} {
-				if b, err := os.ReadFile(filepath.Join(mnt, names[i])); err != nil || !bytes.Equal(b, s.recs[i]) {
-					t.Fatalf("record %d after growth: %v", i, err)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // bigGzShard writes a gzipped TFRecord file of n records of 1 MiB zeros

@@ -25,47 +25,44 @@ func TestTFRecordMount(t *testing.T) {
 	ex := tfrnode.MakeExamples(t, 40)
 	recs := ex.Records(t)
 	base, more := recs[:30], recs[30:]
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			var file []byte
-			for _, r := range base {
-				file = tfrecord.AppendRecord(file, r)
+	eachBackend(t, func(t *testing.T, backend string) {
+		var file []byte
+		for _, r := range base {
+			file = tfrecord.AppendRecord(file, r)
+		}
+		torn := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("T"), 1000))[:500]
+		src, mnt, m, names := mountRW(t, backend, "data.tfrecord", append(file, torn...), len(base))
+		for i, name := range names {
+			got, err := os.ReadFile(filepath.Join(mnt, name))
+			if err != nil || !bytes.Equal(got, base[i]) {
+				t.Fatalf("record %s: %d bytes, %v", name, len(got), err)
 			}
-			torn := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("T"), 1000))[:500]
-			src, mnt, m, names := mountRW(t, backend, "data.tfrecord", append(file, torn...), len(base))
-			for i, name := range names {
-				got, err := os.ReadFile(filepath.Join(mnt, name))
-				if err != nil || !bytes.Equal(got, base[i]) {
-					t.Fatalf("record %s: %d bytes, %v", name, len(got), err)
-				}
-			}
-			// Appends: each Example through a created file, the last copied
-			// in with cp.
-			for i, r := range more[:len(more)-1] {
-				if err := os.WriteFile(filepath.Join(mnt, "new"+string(rune('a'+i))), r, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			big := filepath.Join(t.TempDir(), "big")
-			if err := os.WriteFile(big, more[len(more)-1], 0o644); err != nil {
+		}
+		// Appends: each Example through a created file, the last copied
+		// in with cp.
+		for i, r := range more[:len(more)-1] {
+			if err := os.WriteFile(filepath.Join(mnt, "new"+string(rune('a'+i))), r, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			sh(t, "cp "+big+" "+filepath.Join(mnt, "big"))
-			if n := len(recordNames(t, mnt)); n != len(recs) {
-				t.Fatalf("%d record files after the appends, want %d", n, len(recs))
-			}
-			unmountAndWait(t, m)
-			got := tfrnode.Read(t, src)
-			if got.Count != len(recs) || !reflect.DeepEqual(got.K, ex.K) || !reflect.DeepEqual(got.Blob, ex.Blob) || !reflect.DeepEqual(got.N, ex.N) {
-				t.Fatalf("@roboflow/tfrecords reads %d records of the appended file, want %d", got.Count, len(recs))
-			}
-			r := runRecfs(t, "info", "--json", "--no-cache", src)
-			if r.code != 0 || !bytes.Contains([]byte(r.stdout), []byte(`"format": "tfrecord"`)) || !bytes.Contains([]byte(r.stdout), []byte(`"damage": []`)) {
-				t.Fatalf("recfs info: %d %s %s", r.code, r.stdout, r.stderr)
-			}
-		})
-	}
+		}
+		big := filepath.Join(t.TempDir(), "big")
+		if err := os.WriteFile(big, more[len(more)-1], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sh(t, "cp "+big+" "+filepath.Join(mnt, "big"))
+		if n := len(recordNames(t, mnt)); n != len(recs) {
+			t.Fatalf("%d record files after the appends, want %d", n, len(recs))
+		}
+		unmountAndWait(t, m)
+		got := tfrnode.Read(t, src)
+		if got.Count != len(recs) || !reflect.DeepEqual(got.K, ex.K) || !reflect.DeepEqual(got.Blob, ex.Blob) || !reflect.DeepEqual(got.N, ex.N) {
+			t.Fatalf("@roboflow/tfrecords reads %d records of the appended file, want %d", got.Count, len(recs))
+		}
+		r := runRecfs(t, "info", "--json", "--no-cache", src)
+		if r.code != 0 || !bytes.Contains([]byte(r.stdout), []byte(`"format": "tfrecord"`)) || !bytes.Contains([]byte(r.stdout), []byte(`"damage": []`)) {
+			t.Fatalf("recfs info: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
 
 // TestTFRecordMountGzip mounts a GZIP-compressed TFRecord file written by
@@ -81,31 +78,28 @@ func TestTFRecordMountGzip(t *testing.T) {
 	zw := gzip.NewWriter(&z)
 	zw.Write(tfrnode.Build(t, recs))
 	zw.Close()
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src, mnt, m, names := mountRW(t, backend, "data.tfrecord.gz", z.Bytes(), len(recs))
-			for _, order := range []string{"forward", "backward"} {
-				for k := range names {
-					i := k
-					if order == "backward" {
-						i = len(names) - 1 - k
-					}
-					got, err := os.ReadFile(filepath.Join(mnt, names[i]))
-					if err != nil || !bytes.Equal(got, recs[i]) {
-						t.Fatalf("%s: record %s: %d bytes, %v", order, names[i], len(got), err)
-					}
+	eachBackend(t, func(t *testing.T, backend string) {
+		src, mnt, m, names := mountRW(t, backend, "data.tfrecord.gz", z.Bytes(), len(recs))
+		for _, order := range []string{"forward", "backward"} {
+			for k := range names {
+				i := k
+				if order == "backward" {
+					i = len(names) - 1 - k
+				}
+				got, err := os.ReadFile(filepath.Join(mnt, names[i]))
+				if err != nil || !bytes.Equal(got, recs[i]) {
+					t.Fatalf("%s: record %s: %d bytes, %v", order, names[i], len(got), err)
 				}
 			}
-			if err := os.WriteFile(filepath.Join(mnt, "new"), []byte("refused"), 0o644); err == nil {
-				t.Error("an append to a compressed TFRecord file succeeded")
-			}
-			unmountAndWait(t, m)
-			if b, err := os.ReadFile(src); err != nil || !bytes.Equal(b, z.Bytes()) {
-				t.Fatalf("the refused append changed the file (%v)", err)
-			}
-		})
-	}
+		}
+		if err := os.WriteFile(filepath.Join(mnt, "new"), []byte("refused"), 0o644); err == nil {
+			t.Error("an append to a compressed TFRecord file succeeded")
+		}
+		unmountAndWait(t, m)
+		if b, err := os.ReadFile(src); err != nil || !bytes.Equal(b, z.Bytes()) {
+			t.Fatalf("the refused append changed the file (%v)", err)
+		}
+	})
 }
 
 // mountRW writes data as the file name in a temporary folder and mounts it

@@ -118,23 +118,20 @@ func TestVectors(t *testing.T) {
 			}
 		}
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			for _, mpath := range manifests {
-				e := loadManifest(t, mpath)
-				t.Run(filepath.Base(e.file), func(t *testing.T) {
-					mnt := newMountDir(t)
-					src, err := filepath.Abs(e.file)
-					if err != nil {
-						t.Fatal(err)
-					}
-					startMount(t, src, mnt, "--no-cache", "--backend", backend)
-					checkRecordDir(t, mnt, e)
-				})
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		for _, mpath := range manifests {
+			e := loadManifest(t, mpath)
+			t.Run(filepath.Base(e.file), func(t *testing.T) {
+				mnt := newMountDir(t)
+				src, err := filepath.Abs(e.file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				startMount(t, src, mnt, "--no-cache", "--backend", backend)
+				checkRecordDir(t, mnt, e)
+			})
+		}
+	})
 }
 
 // checkRecordDir compares a mounted record directory with a manifest.

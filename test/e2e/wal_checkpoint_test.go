@@ -122,38 +122,35 @@ func TestPrometheusCheckpointCat(t *testing.T) {
 // earlier ones labelled.
 func TestPrometheusCheckpointMount(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			wal := refCheckpointWAL(t)
-			mnt := newMountDir(t)
-			startMount(t, wal, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms", "--decode", "prometheus")
-			got := grepR(t, `http_requests_total\{code="500"\}$`, mnt)
-			for _, want := range []string{
-				"/checkpoint.00000001/00000000/", "series 1 http_requests_total{code=\"500\"}",
-				"/00000002/", ckptSample(1, 2, "500"),
-				"/00000003/", ckptSample(1, 3, "500"),
-			} {
-				if !strings.Contains(strings.Join(got, "\n"), want) {
-					t.Errorf("grep -r code=500 lacks %q:\n%s", want, strings.Join(got, "\n"))
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		wal := refCheckpointWAL(t)
+		mnt := newMountDir(t)
+		startMount(t, wal, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms", "--decode", "prometheus")
+		got := grepR(t, `http_requests_total\{code="500"\}$`, mnt)
+		for _, want := range []string{
+			"/checkpoint.00000001/00000000/", "series 1 http_requests_total{code=\"500\"}",
+			"/00000002/", ckptSample(1, 2, "500"),
+			"/00000003/", ckptSample(1, 3, "500"),
+		} {
+			if !strings.Contains(strings.Join(got, "\n"), want) {
+				t.Errorf("grep -r code=500 lacks %q:\n%s", want, strings.Join(got, "\n"))
 			}
-			// The next segment: Prometheus's writer starts 00000004 when
-			// it opens the directory again.
-			w, err := wlog.New(nil, nil, wal, compression.Snappy)
-			if err != nil {
-				t.Fatal(err)
+		}
+		// The next segment: Prometheus's writer starts 00000004 when
+		// it opens the directory again.
+		w, err := wlog.New(nil, nil, wal, compression.Snappy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logSegment(t, w, 4, map[int]string{3: "404"}, 1, 3)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{ckptSample(1, 4, "500"), ckptSample(3, 4, "404")} {
+			lines := waitLines(t, "^"+regexp.QuoteMeta(want)+"$", mnt, 0, 15*time.Second)
+			if len(lines) != 1 || !strings.Contains(lines[0], "/00000004/") {
+				t.Errorf("%q: %q, want one line in 00000004", want, lines)
 			}
-			logSegment(t, w, 4, map[int]string{3: "404"}, 1, 3)
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range []string{ckptSample(1, 4, "500"), ckptSample(3, 4, "404")} {
-				lines := waitLines(t, "^"+regexp.QuoteMeta(want)+"$", mnt, 0, 15*time.Second)
-				if len(lines) != 1 || !strings.Contains(lines[0], "/00000004/") {
-					t.Errorf("%q: %q, want one line in 00000004", want, lines)
-				}
-			}
-		})
-	}
+		}
+	})
 }

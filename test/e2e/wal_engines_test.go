@@ -54,26 +54,23 @@ func TestPrometheusLiveMount(t *testing.T) {
 	needFUSE(t)
 	p := engines.StartPrometheus(t, engines.PromOptions{Compress: true})
 	wal := filepath.Join(p.Dir, "wal")
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, wal, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms", "--decode", "prometheus")
-			up := `^sample [0-9]+ [0-9TZ:.-]+ 1 up\{instance="` + regexp.QuoteMeta(p.Addr) + `", job="self"\}$`
-			first := waitLines(t, up, mnt, 0, 30*time.Second)
-			series := grepR(t, `^series [0-9]+ up\{instance=`, mnt)
-			if len(series) != 1 {
-				t.Fatalf("series lines of up: %q", series)
-			}
-			// Prometheus scrapes every second: within a few follow
-			// intervals more samples of up are there.
-			waitLines(t, up, mnt, len(first), 15*time.Second)
-			info, err := os.ReadFile(filepath.Join(mnt, "00000000", ".recfs"))
-			if err != nil || !strings.Contains(string(info), "prometheus-wal") {
-				t.Fatalf(".recfs of the live segment: %q, %v", info, err)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, wal, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms", "--decode", "prometheus")
+		up := `^sample [0-9]+ [0-9TZ:.-]+ 1 up\{instance="` + regexp.QuoteMeta(p.Addr) + `", job="self"\}$`
+		first := waitLines(t, up, mnt, 0, 30*time.Second)
+		series := grepR(t, `^series [0-9]+ up\{instance=`, mnt)
+		if len(series) != 1 {
+			t.Fatalf("series lines of up: %q", series)
+		}
+		// Prometheus scrapes every second: within a few follow
+		// intervals more samples of up are there.
+		waitLines(t, up, mnt, len(first), 15*time.Second)
+		info, err := os.ReadFile(filepath.Join(mnt, "00000000", ".recfs"))
+		if err != nil || !strings.Contains(string(info), "prometheus-wal") {
+			t.Fatalf(".recfs of the live segment: %q, %v", info, err)
+		}
+	})
 	seg := filepath.Join(t.TempDir(), "00000000")
 	b, err := os.ReadFile(filepath.Join(wal, "00000000"))
 	if err != nil {
@@ -130,20 +127,17 @@ func TestEtcdMount(t *testing.T) {
 			t.Fatalf("line %q", l)
 		}
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			mnt := newMountDir(t)
-			startMount(t, e.WALDir(), mnt, "--backend", backend, "--decode", "auto")
-			got := grepR(t, "/registry/secrets/default", mnt)
-			if len(got) != len(want) {
-				t.Fatalf("grep -r: %q, want %q", got, want)
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		startMount(t, e.WALDir(), mnt, "--backend", backend, "--decode", "auto")
+		got := grepR(t, "/registry/secrets/default", mnt)
+		if len(got) != len(want) {
+			t.Fatalf("grep -r: %q, want %q", got, want)
+		}
+		for i, l := range got {
+			if _, line, _ := strings.Cut(l, ":"); line != want[i] {
+				t.Fatalf("grep -r line %d: %q, want %q", i, line, want[i])
 			}
-			for i, l := range got {
-				if _, line, _ := strings.Cut(l, ":"); line != want[i] {
-					t.Fatalf("grep -r line %d: %q, want %q", i, line, want[i])
-				}
-			}
-		})
-	}
+		}
+	})
 }
