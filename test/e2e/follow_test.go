@@ -57,21 +57,11 @@ func waitInfo(t *testing.T, path, key, want string) {
 	})
 }
 
-// waitUntil polls cond until it holds, and fails t with what cond last
-// said once followWait has passed.
+// waitUntil polls cond every 10 ms until it holds, and fails t with what
+// cond last said once followWait has passed.
 func waitUntil(t *testing.T, cond func() (ok bool, state string)) {
 	t.Helper()
-	deadline := time.Now().Add(followWait)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", followWait, state)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, followWait, 10*time.Millisecond, cond)
 }
 
 func TestFollow(t *testing.T) {

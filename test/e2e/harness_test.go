@@ -94,6 +94,23 @@ func needFUSE(t *testing.T) {
 	}
 }
 
+// waitFor polls cond every period until it holds, and fails t with what
+// cond last said once limit has passed.
+func waitFor(t *testing.T, limit, period time.Duration, cond func() (ok bool, state string)) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", limit, state)
+		}
+		time.Sleep(period)
+	}
+}
+
 // eachBackend runs check as a subtest per FUSE backend, named for it,
 // skipping a backend this machine cannot mount with (needBackend).
 func eachBackend(t *testing.T, check func(t *testing.T, backend string)) {

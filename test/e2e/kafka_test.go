@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -238,17 +237,10 @@ func TestKafkaFollowPartition(t *testing.T) {
 // waitEntry polls, with a bound, until path exists (or is gone).
 func waitEntry(t *testing.T, path string, exists bool) {
 	t.Helper()
-	deadline := time.Now().Add(followWait)
-	for {
+	waitUntil(t, func() (bool, string) {
 		_, err := os.Stat(path)
-		if (err == nil) == exists {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: exists %v after %v, want %v (%v)", path, err == nil, followWait, exists, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return (err == nil) == exists, fmt.Sprintf("%s: exists %v, want %v (%v)", path, err == nil, exists, err)
+	})
 }
 
 // TestKafkaS3Tiered mounts an S3 prefix of tiered segments (each segment

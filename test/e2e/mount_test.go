@@ -479,21 +479,14 @@ func TestDaemonKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait (bounded) for the process to die and the mount to go stale.
-	deadline := time.Now().Add(exitTimeout)
-	for {
+	waitFor(t, exitTimeout, 10*time.Millisecond, func() (bool, string) {
 		// Open, not stat: a stat may be answered from the attribute cache.
 		f, err := os.Open(mnt)
 		if err == nil {
 			f.Close()
 		}
-		if errors.Is(err, syscall.ENOTCONN) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mount not stale after SIGKILL: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.Is(err, syscall.ENOTCONN), fmt.Sprintf("mount not stale after SIGKILL: %v", err)
+	})
 	if mountedAt(mnt) != "fuse.recfs" {
 		t.Fatal("stale mount not listed")
 	}

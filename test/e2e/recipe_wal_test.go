@@ -58,16 +58,10 @@ func TestRecipeLiveWAL(t *testing.T) {
 	if err := db.Put([]byte("user99999"), []byte("after"), nil); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if got := tail3(); len(got) == 3 && got[2] == "000005" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the batch written after the mount did not appear: %q", tail3())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, 100*time.Millisecond, func() (bool, string) {
+		got := tail3()
+		return len(got) == 3 && got[2] == "000005", fmt.Sprintf("the batch written after the mount did not appear: %q", got)
+	})
 	r := runCmd(t, "sh", "-c", "cat "+mnt+"/$(ls "+mnt+" | tail -1)")
 	if want := "batch seq 6 count 1\nput user99999 after\n"; r.code != 0 || r.stdout != want {
 		t.Fatalf("cat of the last record: %d %q %s, want %q", r.code, r.stdout, r.stderr, want)

@@ -43,17 +43,13 @@ func countingMount(t *testing.T, src string, args ...string) (*mount, func() opC
 		if err := m.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			b, err := os.ReadFile(file)
-			if err == nil {
-				return parseOpCounts(t, b)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no op counts in %s after SIGUSR1: %v\nstderr:\n%s", file, err, m.stderr)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		var b []byte
+		waitFor(t, 5*time.Second, 10*time.Millisecond, func() (bool, string) {
+			var err error
+			b, err = os.ReadFile(file)
+			return err == nil, fmt.Sprintf("no op counts in %s after SIGUSR1: %v\nstderr:\n%s", file, err, m.stderr)
+		})
+		return parseOpCounts(t, b)
 	}
 	return m, snap
 }
@@ -225,17 +221,10 @@ func TestPlainFileRewrittenShows(t *testing.T) {
 		if err := os.Chtimes(plain, later, later); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		waitFor(t, 5*time.Second, 100*time.Millisecond, func() (bool, string) {
 			b, err := os.ReadFile(filepath.Join(mnt, "notes.txt"))
-			if err == nil && string(b) == "version two\n" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("notes.txt still reads %q (%v) 5 s after it was rewritten", b, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return err == nil && string(b) == "version two\n", fmt.Sprintf("notes.txt still reads %q (%v) after it was rewritten", b, err)
+		})
 	})
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,17 +32,12 @@ func grepR(t *testing.T, pattern, dir string) []string {
 // timeout; it returns what it found.
 func waitLines(t *testing.T, pattern, dir string, n int, timeout time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		lines := grepR(t, pattern, dir)
-		if len(lines) > n {
-			return lines
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grep -r %s %s: %d lines after %v, want more than %d", pattern, dir, len(lines), timeout, n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var lines []string
+	waitFor(t, timeout, 100*time.Millisecond, func() (bool, string) {
+		lines = grepR(t, pattern, dir)
+		return len(lines) > n, fmt.Sprintf("grep -r %s %s: %d lines, want more than %d", pattern, dir, len(lines), n)
+	})
+	return lines
 }
 
 // TestPrometheusLiveMount: the wal/ directory of a running Prometheus
