@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"runtime"
 	"testing"
 
@@ -168,24 +167,6 @@ func TestCompressionBombs(t *testing.T) {
 	})
 }
 
-// countingReader counts the bytes read through it and fails once they
-// pass limit.
-type countingReader struct {
-	r     io.ReaderAt
-	read  int64
-	limit int64
-}
-
-var errReadLimit = errors.New("test: read limit passed")
-
-func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	c.read += int64(len(p))
-	if c.read > c.limit {
-		return 0, errReadLimit
-	}
-	return c.r.ReadAt(p, off)
-}
-
 // TestResyncLinear: damage full of headers that pass every check but the
 // checksum, each claiming the rest of the file, costs a scan reads linear
 // in the file's size, not a pass per header.
@@ -204,7 +185,7 @@ func TestResyncLinear(t *testing.T) {
 		copy(file[at:], h)
 	}
 	limit := int64(12*size + 32<<20)
-	cr := &countingReader{r: bytes.NewReader(file), limit: limit}
+	cr := &codectest.ReadLimit{R: bytes.NewReader(file), Limit: limit}
 	s := NewScanner(cr, int64(size), Options{Window: 64 << 10})
 	n := 0
 	for s.Next() {
@@ -216,5 +197,5 @@ func TestResyncLinear(t *testing.T) {
 	if d := s.Damage(); n != 2 || len(d) != 1 || d[0].Off+d[0].Len != int64(size) {
 		t.Fatalf("%d records, damage %+v", n, d)
 	}
-	t.Logf("%d bytes, %d read", size, cr.read)
+	t.Logf("%d bytes, %d read", size, cr.Read)
 }

@@ -3,31 +3,12 @@ package tfrecord
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
 )
-
-// countingReader counts the bytes read through it and fails once they
-// pass limit, so a test of a quadratic scan ends quickly.
-type countingReader struct {
-	r     io.ReaderAt
-	read  int64
-	limit int64
-}
-
-var errReadLimit = errors.New("test: read limit passed")
-
-func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	c.read += int64(len(p))
-	if c.read > c.limit {
-		return 0, errReadLimit
-	}
-	return c.r.ReadAt(p, off)
-}
 
 // headerRun returns a file of one bad byte followed by k valid headers,
 // 12 bytes apart, each claiming the rest of the file as its data, none
@@ -55,7 +36,7 @@ func TestResyncLinear(t *testing.T) {
 	size := int64(len(file))
 	// Four passes of the file plus the resync allowance, with slack.
 	limit := 8*size + 32<<20
-	cr := &countingReader{r: bytes.NewReader(file), limit: limit}
+	cr := &codectest.ReadLimit{R: bytes.NewReader(file), Limit: limit}
 	recs, dmg, err := scanCount(cr, size, Options{Window: 64})
 	if err != nil {
 		t.Fatalf("scan of %d bytes read more than %d bytes (quadratic resync): %v", size, limit, err)
@@ -63,7 +44,7 @@ func TestResyncLinear(t *testing.T) {
 	if recs != 0 || len(dmg) != 1 || dmg[0].Off != 0 || dmg[0].Len != size {
 		t.Errorf("records %d, damage %+v; want none and one range over the whole file", recs, dmg)
 	}
-	t.Logf("%d bytes, %d read", size, cr.read)
+	t.Logf("%d bytes, %d read", size, cr.Read)
 }
 
 func scanCount(r io.ReaderAt, size int64, o Options) (int, []codec.Damage, error) {
@@ -84,7 +65,7 @@ func TestResyncLinearCompressed(t *testing.T) {
 	z := codectest.Gzip(file)
 	size := int64(len(file))
 	limit := 16*int64(len(z)) + 32<<20
-	cr := &countingReader{r: bytes.NewReader(z), limit: limit}
+	cr := &codectest.ReadLimit{R: bytes.NewReader(z), Limit: limit}
 	recs := 0
 	res, err := IndexCompressed(context.Background(), cr, int64(len(z)), Gzip, IndexOptions{}, func(Record) bool { recs++; return true })
 	if err != nil {
@@ -93,5 +74,5 @@ func TestResyncLinearCompressed(t *testing.T) {
 	if recs != 0 || len(res.Damage) != 1 || res.Damage[0].Len != size {
 		t.Errorf("records %d, damage %+v; want none and one range over the whole stream", recs, res.Damage)
 	}
-	t.Logf("%d bytes (%d compressed), %d compressed bytes read", size, len(z), cr.read)
+	t.Logf("%d bytes (%d compressed), %d compressed bytes read", size, len(z), cr.Read)
 }
