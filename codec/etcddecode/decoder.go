@@ -170,75 +170,43 @@ func (l *line) end() {
 
 // metadata renders an etcdserverpb.Metadata.
 func metadata(l *line, b []byte) error {
-	var node, cluster uint64
-	err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			node = f.v
-		case 2:
-			cluster = f.v
-		}
-		return nil
-	})
+	m, err := readMessage(b)
 	if err != nil {
 		return err
 	}
 	l.begin("metadata")
-	l.id("node", node)
-	l.id("cluster", cluster)
+	l.id("node", m.v[1])
+	l.id("cluster", m.v[2])
 	l.end()
 	return nil
 }
 
 // hardState renders a raftpb.HardState.
 func hardState(l *line, b []byte) error {
-	var term, vote, commit uint64
-	err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			term = f.v
-		case 2:
-			vote = f.v
-		case 3:
-			commit = f.v
-		}
-		return nil
-	})
+	m, err := readMessage(b)
 	if err != nil {
 		return err
 	}
 	l.begin("state")
-	l.num("term", int64(term))
-	l.id("vote", vote)
-	l.num("commit", int64(commit))
+	l.num("term", int64(m.v[1]))
+	l.id("vote", m.v[2])
+	l.num("commit", int64(m.v[3]))
 	l.end()
 	return nil
 }
 
 // snapshot renders a walpb.Snapshot with its raftpb.ConfState.
 func snapshot(l *line, b []byte) error {
-	var index, term uint64
-	var conf []byte
-	err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			index = f.v
-		case 2:
-			term = f.v
-		case 3:
-			conf = f.b
-		}
-		return nil
-	})
+	m, err := readMessage(b)
 	if err != nil {
 		return err
 	}
 	l.begin("snapshot")
-	l.num("index", int64(index))
-	l.num("term", int64(term))
+	l.num("index", int64(m.v[1]))
+	l.num("term", int64(m.v[2]))
 	lists := [6][]uint64{}
 	autoLeave := false
-	if err := fields(conf, 0, func(f field) error {
+	if err := fields(m.b[3], 0, func(f field) error {
 		switch {
 		case f.num >= 1 && f.num <= 4 && f.typ == 0:
 			lists[f.num] = append(lists[f.num], f.v)
@@ -342,30 +310,16 @@ func confChangeType(v uint64) string {
 
 // confChange renders a raftpb.ConfChange.
 func confChange(l *line, b []byte) error {
-	var typ, node, id uint64
-	var ctx []byte
-	err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			id = f.v
-		case 2:
-			typ = f.v
-		case 3:
-			node = f.v
-		case 4:
-			ctx = f.b
-		}
-		return nil
-	})
+	m, err := readMessage(b)
 	if err != nil {
 		return err
 	}
-	l.begin(confChangeType(typ))
-	l.id("node", node)
-	if id != 0 {
+	l.begin(confChangeType(m.v[2]))
+	l.id("node", m.v[3])
+	if id := m.v[1]; id != 0 {
 		l.id("id", id)
 	}
-	if len(ctx) > 0 {
+	if ctx := m.b[4]; len(ctx) > 0 {
 		l.namedBytes("context", ctx)
 	}
 	l.end()

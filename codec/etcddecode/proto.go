@@ -51,3 +51,24 @@ func fields(msg []byte, base int, f func(fl field) error) error {
 func wrong(fl field) error {
 	return decode.Misfit(-1, "field %d has wire type %d", fl.num, fl.typ)
 }
+
+// message holds the last value of each field numbered below 16 of a
+// protobuf message, the fields a renderer reads by number: v its varint or
+// fixed value, b its bytes (nil for a scalar field).
+type message struct {
+	v [16]uint64
+	b [16][]byte
+}
+
+// readMessage reads the fields of b (see fields); those numbered 16 or
+// above are checked and skipped.
+func readMessage(b []byte) (message, error) {
+	var m message
+	err := fields(b, 0, func(f field) error {
+		if f.num < 16 {
+			m.v[f.num], m.b[f.num] = f.v, f.b
+		}
+		return nil
+	})
+	return m, err
+}

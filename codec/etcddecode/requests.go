@@ -196,26 +196,16 @@ func names(l *line, op string, b []byte, nums ...protowire.Number) error {
 // keyed renders a request with a name (none if nameF is 0), a key and a
 // range end.
 func keyed(l *line, op string, b []byte, nameF, keyF, endF protowire.Number) error {
-	var name, key, end []byte
-	if err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case nameF:
-			name = f.b
-		case keyF:
-			key = f.b
-		case endF:
-			end = f.b
-		}
-		return nil
-	}); err != nil {
+	m, err := readMessage(b)
+	if err != nil {
 		return err
 	}
 	l.begin(op)
 	if nameF != 0 {
-		l.pos("name", name, false)
+		l.pos("name", m.b[nameF], false)
 	}
-	l.pos("key", key, false)
-	if len(end) > 0 {
+	l.pos("key", m.b[keyF], false)
+	if end := m.b[endF]; len(end) > 0 {
 		l.pos("range_end", end, false)
 	}
 	l.end()
@@ -299,37 +289,19 @@ func memberAttr(l *line, b []byte) error {
 
 // put renders a PutRequest.
 func put(l *line, b []byte) error {
-	var key, value []byte
-	var lease uint64
-	var ignoreValue, ignoreLease, prevKV bool
-	if err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 1:
-			key = f.b
-		case 2:
-			value = f.b
-		case 3:
-			lease = f.v
-		case 4:
-			prevKV = f.v != 0
-		case 5:
-			ignoreValue = f.v != 0
-		case 6:
-			ignoreLease = f.v != 0
-		}
-		return nil
-	}); err != nil {
+	m, err := readMessage(b)
+	if err != nil {
 		return err
 	}
 	l.begin("put")
-	l.pos("key", key, false)
-	l.value(value)
-	if lease != 0 {
+	l.pos("key", m.b[1], false)
+	l.value(m.b[2])
+	if lease := m.v[3]; lease != 0 {
 		l.id("lease", lease)
 	}
-	l.flag("prev_kv", prevKV)
-	l.flag("ignore_value", ignoreValue)
-	l.flag("ignore_lease", ignoreLease)
+	l.flag("prev_kv", m.v[4] != 0)
+	l.flag("ignore_value", m.v[5] != 0)
+	l.flag("ignore_lease", m.v[6] != 0)
 	l.end()
 	return nil
 }
@@ -443,32 +415,12 @@ func compare(l *line, b []byte) error {
 
 // v2Request renders an etcd v2 etcdserverpb.Request.
 func v2Request(l *line, b []byte) error {
-	var method, path, val, prevValue []byte
-	var dir, recursive bool
-	var prevIndex, expiration uint64
-	if err := fields(b, 0, func(f field) error {
-		switch f.num {
-		case 2:
-			method = f.b
-		case 3:
-			path = f.b
-		case 4:
-			val = f.b
-		case 5:
-			dir = f.v != 0
-		case 6:
-			prevValue = f.b
-		case 7:
-			prevIndex = f.v
-		case 9:
-			expiration = f.v
-		case 12:
-			recursive = f.v != 0
-		}
-		return nil
-	}); err != nil {
+	m, err := readMessage(b)
+	if err != nil {
 		return err
 	}
+	method, path, val, prevValue := m.b[2], m.b[3], m.b[4], m.b[6]
+	dir, prevIndex, expiration, recursive := m.v[5] != 0, m.v[7], m.v[9], m.v[12] != 0
 	if method == nil {
 		return decode.Misfit(0, "entry data is neither an etcd 3 request nor a v2 request")
 	}
