@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // catFollow is a running `recfs cat --follow` process.
 type catFollow struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	done           chan struct{}
 }
 
@@ -28,7 +29,7 @@ func startCatFollow(t *testing.T, args ...string) *catFollow {
 		t.Fatal(buildErr)
 	}
 	c := &catFollow{cmd: exec.Command(bin, append([]string{"cat", "--follow", "--follow-interval", "20ms", "--no-cache"}, args...)...),
-		stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+		stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -256,7 +257,7 @@ func TestDaemonInterrupted(t *testing.T) {
 	p := servePaced(t, "big.log", progressLog(t))
 	mnt := daemonMountDir(t)
 	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", "-", p.path, mnt)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // vectors is the shared reference-vector folder, relative to test/e2e.
@@ -183,29 +185,11 @@ func recfsMounts() []string {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // mount is a running `recfs mount` subprocess.
 type mount struct {
 	dir            string
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	done           chan struct{} // closed when the process has exited
 	err            error         // its Wait result, valid after done
 }
@@ -278,7 +262,7 @@ func launchMount(t *testing.T, src, dir string, args ...string) *mount {
 func launchMountEnv(t *testing.T, env []string, src, dir string, args ...string) *mount {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	m := &mount{dir: dir, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	m := &mount{dir: dir, stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	m.cmd = exec.CommandContext(ctx, bin, append(append([]string{"mount"}, args...), src, dir)...)
 	if env != nil {
 		m.cmd.Env = append(os.Environ(), env...)

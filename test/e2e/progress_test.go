@@ -17,6 +17,7 @@ import (
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -60,7 +61,7 @@ func progressTFR(*testing.T) []byte {
 
 // termRun is a command running on a pseudo-terminal.
 type termRun struct {
-	out  *syncBuffer // what the terminal showed
+	out  *syncbuf.Buffer // what the terminal showed
 	done chan struct{}
 	err  error // valid after done
 }
@@ -73,7 +74,7 @@ func onTerminal(t *testing.T, line string) *termRun {
 		t.Skip("no script(1)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), procTimeout)
-	r := &termRun{out: &syncBuffer{}, done: make(chan struct{})}
+	r := &termRun{out: &syncbuf.Buffer{}, done: make(chan struct{})}
 	c := exec.CommandContext(ctx, "script", "-qfec", line, "/dev/null")
 	c.Stdout, c.Stderr = r.out, r.out
 	c.WaitDelay = 5 * time.Second

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/test/internal/hs3"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // Attacks by a hostile S3 server (test/internal/hs3): answers that stall
@@ -356,7 +357,7 @@ func TestS3HostileListings(t *testing.T) {
 		endless(srv, "dir/", false)
 		c := exec.Command(bin, "ls", hs3.URLOf("dir/"))
 		c.Env = append(os.Environ(), srv.Env()...)
-		var stderr syncBuffer
+		var stderr syncbuf.Buffer
 		c.Stderr = &stderr
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

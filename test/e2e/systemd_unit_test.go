@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // readmeUnit returns the systemd unit the README shows (the ini block
@@ -87,7 +88,7 @@ func TestReadmeSystemdUnit(t *testing.T) {
 	}
 	f := strings.Fields(start[0])
 	c := exec.Command(f[0], f[1:]...)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	c.Stderr = &stderr
 	mountDirs.Store(mnt, true)
 	if err := c.Start(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -302,7 +303,7 @@ func TestTFRecordGzipInterrupt(t *testing.T) {
 // within interruptBound, failing, with "interrupted" said once.
 func interruptDuring(t *testing.T, c *exec.Cmd, sig os.Signal) {
 	t.Helper()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	c.Stderr = &stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/record"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // oldLogNum is the log number of the previous life of a recycled WAL file.
@@ -21,7 +22,7 @@ const oldLogNum = 5
 // trailer.
 func pebbleWALBytes(t *testing.T, recs [][]byte, num int, closed bool) []byte {
 	t.Helper()
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	cfg := record.LogWriterConfig{WriteWALSyncOffsets: func() bool { return false }, QueueSemChan: make(chan struct{}, 64)}
 	var w *record.LogWriter
 	switch num {
@@ -41,9 +42,7 @@ func pebbleWALBytes(t *testing.T, recs [][]byte, num int, closed bool) []byte {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	b := bytes.Clone(buf.b.Bytes())
+	b := buf.Bytes()
 	if !closed {
 		b = b[:n]
 	}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/grailbio/base/recordio"
@@ -16,6 +15,8 @@ import (
 	"github.com/grailbio/base/recordio/recordioutil"
 	"github.com/grailbio/base/recordio/recordiozstd"
 	"github.com/syndtr/goleveldb/leveldb/journal"
+
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 func init() {
@@ -63,23 +64,11 @@ func writePebbleWriter(recs [][]byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// lockedBuffer is a bytes.Buffer safe for pebble's flush goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 // writePebbleLogWriter writes recs with pebble's WAL writer (recyclable
 // chunks, or WAL-sync chunks when walSync) and closes it, which appends the
 // EOF trailer.
 func writePebbleLogWriter(recs [][]byte, walSync bool) ([]byte, error) {
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	w := record.NewLogWriter(&buf, pebbleLogNum, record.LogWriterConfig{
 		WriteWALSyncOffsets: func() bool { return walSync },
 		QueueSemChan:        make(chan struct{}, 64),
@@ -92,9 +81,7 @@ func writePebbleLogWriter(recs [][]byte, walSync bool) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	return buf.b.Bytes(), nil
+	return buf.Bytes(), nil
 }
 
 // ---- leveldb readers ----

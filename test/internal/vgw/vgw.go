@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3obj "github.com/recfs/recfs/source/s3"
+	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // Root credentials of every server started here.
@@ -49,7 +50,7 @@ type Server struct {
 	Client   *s3obj.Client
 
 	cmd      *exec.Cmd
-	log      *syncBuffer
+	log      *syncbuf.Buffer
 	stopOnce sync.Once
 }
 
@@ -128,7 +129,7 @@ func StartServer(o StartOptions) (*Server, error) {
 	argv := append(append([]string(nil), o.Wrap...), bin, "--port", addr, "posix", o.Root)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+AccessKey, "ROOT_SECRET_ACCESS_KEY="+SecretKey)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -231,23 +232,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's two output streams
-// and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
