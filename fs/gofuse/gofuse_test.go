@@ -208,10 +208,10 @@ func TestNodes(t *testing.T) {
 	}
 }
 
-// TestMount mounts a tree in-process and reads it through the kernel.
-func TestMount(t *testing.T) {
-	fusetest.NeedFUSE(t)
-	tr := newTree(t, &memSource{n: 300, bad: 5})
+// mountTree mounts tr read-only on a new directory; the mount ends with the
+// test (detached if a clean unmount fails).
+func mountTree(t *testing.T, tr *fs.Tree) (fs.Server, string) {
+	t.Helper()
 	dir := t.TempDir()
 	srv, err := Mount(dir, tr, fs.MountOptions{})
 	if err != nil {
@@ -222,6 +222,14 @@ func TestMount(t *testing.T) {
 			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
 		}
 	})
+	return srv, dir
+}
+
+// TestMount mounts a tree in-process and reads it through the kernel.
+func TestMount(t *testing.T) {
+	fusetest.NeedFUSE(t)
+	tr := newTree(t, &memSource{n: 300, bad: 5})
+	srv, dir := mountTree(t, tr)
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	if !strings.Contains(string(mi), " "+dir+" ") || !strings.Contains(string(mi), "fuse.recfs") {
 		t.Errorf("mount of %s not listed as fuse.recfs", dir)
@@ -265,16 +273,7 @@ func TestMount(t *testing.T) {
 func TestRecordsMakeNoNodes(t *testing.T) {
 	fusetest.NeedFUSE(t)
 	tr := newTree(t, &memSource{n: 5000, bad: -1})
-	dir := t.TempDir()
-	srv, err := Mount(dir, tr, fs.MountOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Unmount(); err != nil {
-			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
-		}
-	})
+	srv, dir := mountTree(t, tr)
 	m := srv.(*server).m
 	for i := range 3000 {
 		if _, err := os.Stat(filepath.Join(dir, fmt.Sprint(i))); err != nil {
