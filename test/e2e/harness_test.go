@@ -96,6 +96,20 @@ func needFUSE(t *testing.T) {
 	}
 }
 
+// startWatched starts c with its standard error captured; done receives
+// what c.Wait returns, once, when c has ended.
+func startWatched(t *testing.T, c *exec.Cmd) (stderr *syncbuf.Buffer, done chan error) {
+	t.Helper()
+	stderr = &syncbuf.Buffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	return stderr, done
+}
+
 // waitFor polls cond every period until it holds, and fails t with what
 // cond last said once limit has passed.
 func waitFor(t *testing.T, limit, period time.Duration, cond func() (ok bool, state string)) {

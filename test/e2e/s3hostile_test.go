@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/test/internal/hs3"
-	"github.com/recfs/recfs/test/internal/syncbuf"
 )
 
 // Attacks by a hostile S3 server (test/internal/hs3): answers that stall
@@ -357,13 +356,7 @@ func TestS3HostileListings(t *testing.T) {
 		endless(srv, "dir/", false)
 		c := exec.Command(bin, "ls", hs3.URLOf("dir/"))
 		c.Env = append(os.Environ(), srv.Env()...)
-		var stderr syncbuf.Buffer
-		c.Stderr = &stderr
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
+		stderr, done := startWatched(t, c)
 		t.Cleanup(func() { c.Process.Kill() })
 		waitUntil(t, func() (bool, string) { return lists(srv) >= 3, fmt.Sprintf("%d list requests", lists(srv)) })
 		sent := time.Now()

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/tfrecord"
-	"github.com/recfs/recfs/test/internal/syncbuf"
 	"github.com/recfs/recfs/test/internal/vgw"
 )
 
@@ -303,13 +302,7 @@ func TestTFRecordGzipInterrupt(t *testing.T) {
 // within interruptBound, failing, with "interrupted" said once.
 func interruptDuring(t *testing.T, c *exec.Cmd, sig os.Signal) {
 	t.Helper()
-	var stderr syncbuf.Buffer
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	stderr, done := startWatched(t, c)
 	defer func() {
 		c.Process.Kill()
 		<-done
