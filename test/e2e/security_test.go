@@ -416,16 +416,10 @@ func TestReplacedSourcesClosed(t *testing.T) {
 			deadline := time.Now().Add(5 * time.Second)
 			for i := 0; i < files; i++ {
 				p := filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")
-				for {
+				waitFor(t, time.Until(deadline), 20*time.Millisecond, func() (bool, string) {
 					b, err := os.ReadFile(p)
-					if err == nil && bytes.Equal(b, newRecs[i][1]) {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s still not the new version: %q %v", p, b, err)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
+					return err == nil && bytes.Equal(b, newRecs[i][1]), fmt.Sprintf("%s still not the new version: %q %v", p, b, err)
+				})
 			}
 			n, names := waitDeletedFDs(t, pid, 0, deadline, false)
 			if n != 0 {
