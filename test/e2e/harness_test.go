@@ -96,6 +96,20 @@ func needFUSE(t *testing.T) {
 	}
 }
 
+// dirNames returns the names in dir, sorted (as os.ReadDir gives them).
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names
+}
+
 // startWatched starts c with its standard error captured; done receives
 // what c.Wait returns, once, when c has ended.
 func startWatched(t *testing.T, c *exec.Cmd) (stderr *syncbuf.Buffer, done chan error) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,16 +71,7 @@ func TestS3PrefixMount(t *testing.T) {
 				t.Errorf("%s: %v (dir %v), want a record directory", name, err, fi != nil && fi.IsDir())
 			}
 		}
-		ents, err := os.ReadDir(rm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		sort.Strings(names)
-		if got := strings.Join(names, " "); got != "dir gen.log notes.txt records.bin" {
+		if got := strings.Join(dirNames(t, rm), " "); got != "dir gen.log notes.txt records.bin" {
 			t.Errorf("root lists %q", got)
 		}
 		for _, p := range []string{rm, filepath.Join(rm, "dir"), filepath.Join(rm, "gen.log")} {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -99,16 +98,7 @@ func TestS3PrefixList(t *testing.T) {
 	eachBackend(t, func(t *testing.T, backend string) {
 		mnt := newMountDir(t)
 		startMount(t, url, mnt, "--backend", backend)
-		ents, err := os.ReadDir(mnt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		sort.Strings(names)
-		if got := strings.Join(names, " "); got != "a.log b.rio empty notes.txt sub" {
+		if got := strings.Join(dirNames(t, mnt), " "); got != "a.log b.rio empty notes.txt sub" {
 			t.Errorf("the mount lists %q, want no sidecar", got)
 		}
 		if _, err := os.Stat(filepath.Join(mnt, "a.log.recfs-idx")); !errors.Is(err, fs.ErrNotExist) {
