@@ -53,70 +53,83 @@ func normal(l *line, data []byte) error {
 	return nil
 }
 
-// request renders one request field of an InternalRaftRequest: by its
-// field number's entry in requests, else as an unknown request.
+// request renders one request field of an InternalRaftRequest: the
+// requests with a renderer of their own, then those of requests, then an
+// unknown request. (Direct calls, not a table of functions: an indirect
+// call would move every record's line to the heap.)
 func request(l *line, r field) error {
-	if render, ok := requests[r.num]; ok {
-		return render(l, r.b)
+	b := r.b
+	switch r.num {
+	case 3:
+		return keyed(l, "range", b, 0, 1, 2)
+	case 4:
+		return put(l, b)
+	case 5:
+		return keyed(l, "delete-range", b, 0, 1, 2)
+	case 6:
+		return txn(l, b)
+	case 11:
+		return leaseCheckpoint(l, b)
+	case 1203:
+		return grantPermission(l, b)
+	case 1204:
+		return keyed(l, "role-revoke-permission", b, 1, 2, 3)
+	case 1301:
+		return memberAttr(l, b)
+	}
+	if k, ok := requests[r.num]; ok {
+		if k.nums != nil {
+			return names(l, k.op, b, k.nums...)
+		}
+		return simple(l, k.op, b, k.scalars, k.hex)
 	}
 	l.begin("request")
 	l.num("field", int64(r.num))
-	l.pos("data", r.b, true)
+	l.pos("data", b, true)
 	l.end()
 	return nil
 }
 
-// requests maps an InternalRaftRequest field number to the renderer of
-// its request message.
-var requests = map[protowire.Number]func(l *line, b []byte) error{
-	3:    rangeReq,
-	4:    put,
-	5:    deleteRange,
-	6:    txn,
-	7:    simpleOf("compaction", scalars{1: "revision", 2: "physical"}),
-	8:    simpleOf("lease-grant", scalars{2: "id", 1: "ttl"}, "id"),
-	9:    simpleOf("lease-revoke", scalars{1: "id"}, "id"),
-	10:   simpleOf("alarm", scalars{1: "action", 2: "member", 3: "alarm"}, "member"),
-	11:   leaseCheckpoint,
-	1000: simpleOf("auth-enable", nil),
-	1011: simpleOf("auth-disable", nil),
-	1013: simpleOf("auth-status", nil),
-	1012: namesOf("authenticate", 1),
-	1100: namesOf("user-add", 1),
-	1101: namesOf("user-delete", 1),
-	1102: namesOf("user-get", 1),
-	1103: namesOf("user-change-password", 1),
-	1104: namesOf("user-grant-role", 1, 2),
-	1105: namesOf("user-revoke-role", 1, 2),
-	1106: simpleOf("user-list", nil),
-	1107: simpleOf("role-list", nil),
-	1200: namesOf("role-add", 1),
-	1201: namesOf("role-delete", 1),
-	1202: namesOf("role-get", 1),
-	1203: grantPermission,
-	1204: func(l *line, b []byte) error { return keyed(l, "role-revoke-permission", b, 1, 2, 3) },
-	1300: namesOf("cluster-version-set", 1),
-	1301: memberAttr,
-	1302: simpleOf("downgrade-info-set", scalars{1: "enabled", 2: "version"}),
+// requestKind is how a request renders: its operation, and either its
+// scalar fields (see simple) or its name fields (see names).
+type requestKind struct {
+	op      string
+	scalars scalars
+	hex     map[string]bool    // scalars shown in hex
+	nums    []protowire.Number // name fields, positional
 }
 
 // scalars names the scalar fields of a request message by number.
 type scalars map[protowire.Number]string
 
-// simpleOf returns the renderer of a request of scalar fields (see
-// simple); the fields named in hexIDs are shown in hex.
-func simpleOf(op string, names scalars, hexIDs ...string) func(*line, []byte) error {
-	hex := map[string]bool{}
-	for _, n := range hexIDs {
-		hex[n] = true
-	}
-	return func(l *line, b []byte) error { return simple(l, op, b, names, hex) }
+// requests maps an InternalRaftRequest field number to how its request
+// message renders, for the requests of scalars or names.
+var requests = map[protowire.Number]requestKind{
+	7:    {op: "compaction", scalars: scalars{1: "revision", 2: "physical"}},
+	8:    {op: "lease-grant", scalars: scalars{2: "id", 1: "ttl"}, hex: hexID},
+	9:    {op: "lease-revoke", scalars: scalars{1: "id"}, hex: hexID},
+	10:   {op: "alarm", scalars: scalars{1: "action", 2: "member", 3: "alarm"}, hex: map[string]bool{"member": true}},
+	1000: {op: "auth-enable"},
+	1011: {op: "auth-disable"},
+	1013: {op: "auth-status"},
+	1012: {op: "authenticate", nums: []protowire.Number{1}},
+	1100: {op: "user-add", nums: []protowire.Number{1}},
+	1101: {op: "user-delete", nums: []protowire.Number{1}},
+	1102: {op: "user-get", nums: []protowire.Number{1}},
+	1103: {op: "user-change-password", nums: []protowire.Number{1}},
+	1104: {op: "user-grant-role", nums: []protowire.Number{1, 2}},
+	1105: {op: "user-revoke-role", nums: []protowire.Number{1, 2}},
+	1106: {op: "user-list"},
+	1107: {op: "role-list"},
+	1200: {op: "role-add", nums: []protowire.Number{1}},
+	1201: {op: "role-delete", nums: []protowire.Number{1}},
+	1202: {op: "role-get", nums: []protowire.Number{1}},
+	1300: {op: "cluster-version-set", nums: []protowire.Number{1}},
+	1302: {op: "downgrade-info-set", scalars: scalars{1: "enabled", 2: "version"}},
 }
 
-// namesOf returns the renderer of a request of names (see names).
-func namesOf(op string, nums ...protowire.Number) func(*line, []byte) error {
-	return func(l *line, b []byte) error { return names(l, op, b, nums...) }
-}
+// hexID shows a request's "id" field in hex.
+var hexID = map[string]bool{"id": true}
 
 // leaseCheckpoint renders a LeaseCheckpointRequest: one line per
 // checkpoint.
@@ -125,12 +138,12 @@ func leaseCheckpoint(l *line, b []byte) error {
 		if f.num != 1 {
 			return nil
 		}
-		return checkpoint(l, f.b)
+		return simple(l, "lease-checkpoint", f.b, checkpointFields, hexID)
 	})
 }
 
-// checkpoint renders one LeaseCheckpoint.
-var checkpoint = simpleOf("lease-checkpoint", scalars{1: "id", 2: "remaining_ttl"}, "id")
+// checkpointFields names the fields of a LeaseCheckpoint.
+var checkpointFields = scalars{1: "id", 2: "remaining_ttl"}
 
 // simple renders a request of scalar fields as name=value, the fields
 // named in hexIDs in hex; strings and bytes escaped.

@@ -80,37 +80,51 @@ func (d *Decoder) render(w *decode.Writer, p []byte, n int64) error {
 	if len(p) == 0 {
 		return decode.Misfit(0, "empty record")
 	}
-	items := recordItems[p[0]]
-	if items == nil {
-		(&renderer{d: d, w: w, n: n}).unknown(p)
-		return nil
-	}
 	c := cursor{b: p, off: 1}
 	r := renderer{d: d, w: w, n: n}
-	items(&r, &c)
+	if !r.items(p[0], &c) {
+		r.unknown(p)
+		return nil
+	}
 	if c.err == nil && c.left() > 0 {
 		c.fail("bytes left after the last item")
 	}
 	return c.err
 }
 
-// recordItems maps a record type to the renderer of its items (nil: a
-// type the decoder does not know).
-var recordItems = [256]func(r *renderer, c *cursor){
-	typeSeries:                       (*renderer).seriesItems,
-	typeSamples:                      (*renderer).samplesV1,
-	typeSamplesV2:                    (*renderer).samplesV2,
-	typeTombstones:                   (*renderer).tombstones,
-	typeExemplars:                    (*renderer).exemplars,
-	typeMmapMarkers:                  (*renderer).mmapMarkers,
-	typeMetadata:                     (*renderer).metadata,
-	typeHistogramSamples:             (*renderer).intHistogramsV1,
-	typeCustomBucketsHistograms:      (*renderer).intHistogramsV1,
-	typeFloatHistogramSamples:        (*renderer).floatHistogramsV1,
-	typeCustomBucketsFloatHistograms: (*renderer).floatHistogramsV1,
-	typeHistogramSamplesV2:           func(r *renderer, c *cursor) { r.histogramsV2(c, false) },
-	typeFloatHistogramSamplesV2:      func(r *renderer, c *cursor) { r.histogramsV2(c, true) },
-	typeMinValidTime:                 (*renderer).minValid,
+// items renders the items of a record of type typ, one handler per type;
+// false means a type the decoder does not know. (A switch, not a table of
+// functions: an indirect call would move r and c to the heap.)
+func (r *renderer) items(typ byte, c *cursor) bool {
+	switch typ {
+	case typeSeries:
+		r.seriesItems(c)
+	case typeSamples:
+		r.samplesV1(c)
+	case typeSamplesV2:
+		r.samplesV2(c)
+	case typeTombstones:
+		r.tombstones(c)
+	case typeExemplars:
+		r.exemplars(c)
+	case typeMmapMarkers:
+		r.mmapMarkers(c)
+	case typeMetadata:
+		r.metadata(c)
+	case typeHistogramSamples, typeCustomBucketsHistograms:
+		r.histogramsV1(c, false)
+	case typeFloatHistogramSamples, typeCustomBucketsFloatHistograms:
+		r.histogramsV1(c, true)
+	case typeHistogramSamplesV2:
+		r.histogramsV2(c, false)
+	case typeFloatHistogramSamplesV2:
+		r.histogramsV2(c, true)
+	case typeMinValidTime:
+		r.minValid(c)
+	default:
+		return false
+	}
+	return true
 }
 
 func (r *renderer) seriesItems(c *cursor) {
@@ -140,9 +154,6 @@ func (r *renderer) mmapMarkers(c *cursor) {
 		}
 	}
 }
-
-func (r *renderer) intHistogramsV1(c *cursor)   { r.histogramsV1(c, false) }
-func (r *renderer) floatHistogramsV1(c *cursor) { r.histogramsV1(c, true) }
 
 func (r *renderer) minValid(c *cursor) {
 	mint := int64(c.be64())
