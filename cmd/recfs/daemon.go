@@ -117,48 +117,16 @@ type daemonSpec struct {
 // spawnDaemon re-runs this command in a new session without --daemon and
 // waits for the child's verdict, as d says.
 func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	argv, _ := cmd.Context().Value(argvKey{}).([]string)
-	if argv == nil {
-		argv = os.Args[1:]
-	}
-	var args []string
-	for _, a := range argv {
-		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
-			continue
-		}
-		args = append(args, a)
-	}
 	logf, logPath, err := openDaemonLog(d.logFile)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	status, statusW, err := os.Pipe()
+	c, err := startChild(cmd, logf, logPath)
 	if err != nil {
 		return err
 	}
-	defer status.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		statusW.Close()
-		return err
-	}
-	child := exec.Command(exe, args...)
-	child.Env = append(os.Environ(), envReadyFD+"=3", envDaemonLog+"="+logPath)
-	child.Stdout, child.Stderr = logf, errW
-	child.ExtraFiles = []*os.File{statusW}
-	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = child.Start()
-	statusW.Close()
-	errW.Close()
-	if err != nil {
-		errR.Close()
-		return fmt.Errorf("start daemon: %w", err)
-	}
+	defer c.status.Close()
 	// SIGINT or SIGTERM while we wait (the user gave up): end the child
 	// too, rather than leave it to mount behind the user's back.
 	// decided settles the race between an interruption and the verdict:
@@ -170,56 +138,124 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 		select {
 		case <-cmd.Context().Done():
 			if decided.CompareAndSwap(0, 1) {
-				_ = child.Process.Signal(syscall.SIGTERM)
+				_ = c.child.Process.Signal(syscall.SIGTERM)
 			}
 		case <-waiting:
 		}
 	}()
-	// Copy the child's early standard error to the log, keeping its tail.
-	var tail tailBuffer
-	copied := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.MultiWriter(logf, &tail), errR)
-		errR.Close()
-		close(copied)
-	}()
-
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+d.src)
-	verdict, info := "", ""
-	sc := bufio.NewScanner(status)
-	for sc.Scan() {
-		line := sc.Text()
-		if p, ok := strings.CutPrefix(line, "progress "); ok {
-			d, t, _ := strings.Cut(p, " ")
-			done, err1 := strconv.ParseInt(d, 10, 64)
-			total, err2 := strconv.ParseInt(t, 10, 64)
-			if bar != nil && err1 == nil && err2 == nil {
-				bar.Update(done, total)
-			}
-			continue
-		}
-		if p, ok := strings.CutPrefix(line, "info "); ok {
-			info = p
-			continue
-		}
-		verdict = line
-		break
-	}
-	if bar != nil {
-		bar.Done()
-	}
+	verdict, info := c.verdict(cmd, d.src)
 	interrupted := !decided.CompareAndSwap(0, 2)
 	if verdict == "ready" && !interrupted {
-		pid := child.Process.Pid
-		_ = child.Process.Release()
+		pid := c.child.Process.Pid
+		_ = c.child.Process.Release()
 		select {
-		case <-copied:
+		case <-c.copied:
 		case <-time.After(time.Second):
 		}
 		return d.ready(pid, logPath, info)
 	}
-	werr := child.Wait()
-	<-copied
+	return c.failure(verdict, d, interrupted)
+}
+
+// spawnedChild is a started daemon child: its status pipe, and its early
+// standard error being copied to the log (copied closes when done).
+type spawnedChild struct {
+	child  *exec.Cmd
+	status *os.File
+	tail   tailBuffer
+	copied chan struct{}
+}
+
+// daemonArgs is this command line without --daemon.
+func daemonArgs(cmd *cobra.Command) []string {
+	argv, _ := cmd.Context().Value(argvKey{}).([]string)
+	if argv == nil {
+		argv = os.Args[1:]
+	}
+	var args []string
+	for _, a := range argv {
+		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+// startChild starts the daemon child in a new session, its output to
+// logf (at logPath), its status lines on a pipe.
+func startChild(cmd *cobra.Command, logf *os.File, logPath string) (*spawnedChild, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	status, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		status.Close()
+		statusW.Close()
+		return nil, err
+	}
+	child := exec.Command(exe, daemonArgs(cmd)...)
+	child.Env = append(os.Environ(), envReadyFD+"=3", envDaemonLog+"="+logPath)
+	child.Stdout, child.Stderr = logf, errW
+	child.ExtraFiles = []*os.File{statusW}
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = child.Start()
+	statusW.Close()
+	errW.Close()
+	if err != nil {
+		status.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start daemon: %w", err)
+	}
+	c := &spawnedChild{child: child, status: status, copied: make(chan struct{})}
+	// Copy the child's early standard error to the log, keeping its tail.
+	go func() {
+		_, _ = io.Copy(io.MultiWriter(logf, &c.tail), errR)
+		errR.Close()
+		close(c.copied)
+	}()
+	return c, nil
+}
+
+// verdict reads the child's status lines, drawing its progress and
+// keeping its last info line, until its verdict ("ready" or "error: …";
+// "" if it ended without one).
+func (c *spawnedChild) verdict(cmd *cobra.Command, src string) (verdict, info string) {
+	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+src)
+	if bar != nil {
+		defer bar.Done()
+	}
+	sc := bufio.NewScanner(c.status)
+	for sc.Scan() {
+		line := sc.Text()
+		if p, ok := strings.CutPrefix(line, "info "); ok {
+			info = p
+			continue
+		}
+		p, ok := strings.CutPrefix(line, "progress ")
+		if !ok {
+			return line, info
+		}
+		ds, ts, _ := strings.Cut(p, " ")
+		done, err1 := strconv.ParseInt(ds, 10, 64)
+		total, err2 := strconv.ParseInt(ts, 10, 64)
+		if bar != nil && err1 == nil && err2 == nil {
+			bar.Update(done, total)
+		}
+	}
+	return "", info
+}
+
+// failure waits for the child that did not become ready and returns why,
+// with its exit status.
+func (c *spawnedChild) failure(verdict string, d daemonSpec, interrupted bool) error {
+	werr := c.child.Wait()
+	<-c.copied
 	code := exitFailure
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) && ee.ExitCode() > 0 {
@@ -233,7 +269,7 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	if msg == "" {
 		msg = fmt.Sprintf("daemon exited before %s was ready (%v)", d.what, werr)
 	}
-	if extra := tail.explanation(msg); extra != "" {
+	if extra := c.tail.explanation(msg); extra != "" {
 		msg += "\n" + extra
 	}
 	return &exitError{code: code, err: errors.New(msg)}
