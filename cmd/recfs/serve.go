@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -16,11 +17,13 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
+	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/httpserve"
 	"github.com/recfs/recfs/fs/nfs"
 	"github.com/recfs/recfs/fs/open"
 	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/fs/webdav"
+	"github.com/recfs/recfs/index"
 )
 
 func init() { registerCommand(newServeCmd) }
@@ -187,47 +190,69 @@ func (f *serveFlags) credentials() (*netserve.Credentials, error) {
 	return nil, nil
 }
 
+// serveSetup is what runServe checked on the command line.
+type serveSetup struct {
+	cacheMem int64
+	creds    *netserve.Credentials
+	tls      *tls.Config
+	iopts    index.Options
+	srcAbs   string
+	plan     *decoders.Plan
+}
+
+// validate checks the flags and the source, loading the credentials and
+// the TLS certificate they name.
+func (f *serveFlags) validate(ctx context.Context, src string) (*serveSetup, error) {
+	if err := f.decode.check(); err != nil {
+		return nil, err
+	}
+	s := &serveSetup{}
+	var err error
+	if s.cacheMem, err = parseSize(f.cacheMem); err != nil {
+		return nil, usagef("--cache-mem: %v", err)
+	}
+	if s.creds, err = f.credentials(); err != nil {
+		return nil, err
+	}
+	if s.tls, err = f.loadTLS(); err != nil {
+		return nil, err
+	}
+	if err := netserve.CheckExposure(ctx, f.addr, s.creds != nil || f.anyone); err != nil {
+		return nil, err
+	}
+	if s.iopts, err = f.src.options(); err != nil {
+		return nil, err
+	}
+	if s.srcAbs, _, err = sourcePath(src); err != nil {
+		return nil, err
+	}
+	if s.plan, err = f.decode.plan(decode.Output{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadTLS loads the certificate --tls-cert and --tls-key name (nil: none).
+func (f *serveFlags) loadTLS() (*tls.Config, error) {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return nil, usagef("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert == "" {
+		return nil, nil
+	}
+	return netserve.LoadTLS(f.tlsCert, f.tlsKey)
+}
+
 // runServe checks the command line, opens the tree and serves it until
 // the command's context ends.
 func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	ctx := cmd.Context()
-	if err := f.decode.check(); err != nil {
-		return err
-	}
-	cacheMem, err := parseSize(f.cacheMem)
-	if err != nil {
-		return usagef("--cache-mem: %v", err)
-	}
-	creds, err := f.credentials()
-	if err != nil {
-		return err
-	}
-	var tlsConf *tls.Config
-	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return usagef("--tls-cert and --tls-key go together")
-	}
-	if f.tlsCert != "" {
-		if tlsConf, err = netserve.LoadTLS(f.tlsCert, f.tlsKey); err != nil {
-			return err
-		}
-	}
-	if err := netserve.CheckExposure(ctx, f.addr, creds != nil || f.anyone); err != nil {
-		return err
-	}
-	iopts, err := f.src.options()
-	if err != nil {
-		return err
-	}
-	srcAbs, _, err := sourcePath(src)
-	if err != nil {
-		return err
-	}
-	plan, err := f.decode.plan(decode.Output{})
+	s, err := f.validate(ctx, src)
 	if err != nil {
 		return err
 	}
 	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: srcAbs, what: "the server of " + srcAbs, none: "nothing is served",
+		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: s.srcAbs, what: "the server of " + s.srcAbs, none: "nothing is served",
 			ready: func(pid int, logPath, info string) error { return printDaemonServing(cmd, pid, logPath, info) }})
 	}
 	if daemonChild() {
@@ -236,12 +261,12 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
 	}
-	oo, err := openOptions(cmd, iopts)
+	oo, err := openOptions(cmd, s.iopts)
 	if err != nil {
 		return err
 	}
-	oo.Decode = plan
-	tree, err := open.Tree(cmd.Context(), srcAbs, open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: cacheMem})
+	oo.Decode = s.plan
+	tree, err := open.Tree(ctx, s.srcAbs, open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: s.cacheMem})
 	if err != nil {
 		return err
 	}
@@ -258,53 +283,88 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer l.Close()
-
-	var run func() error
-	switch p.name {
-	case "nfs":
-		s := nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg, IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout})
-		defer s.Close()
-		run = func() error { return s.Serve(ctx, l) }
-	default:
-		var h http.Handler
-		if p.name == "webdav" {
-			wh := webdav.New(tree, webdav.Options{Stamps: stamps, Logger: lg})
-			defer wh.Close()
-			h = wh
-		} else {
-			ho := httpserve.Options{Stamps: stamps, Logger: lg, Env: browseEnv}
-			if plan == nil {
-				// Raw files; the browse page shows records as --decode auto would.
-				if ho.Decoders, err = decoders.Prepare(decoders.Spec{Mode: decoders.ModeAuto, Params: decode.Params{Open: openFile}}); err != nil {
-					return err
-				}
-			}
-			hh := httpserve.New(tree, ho)
-			defer hh.Close()
-			h = hh
-		}
-		o := netserve.HTTPOptions{Credentials: creds, Realm: "recfs", TLS: tlsConf, Logger: lg,
-			ReadHeaderTimeout: f.requestTimeout, IdleTimeout: f.idleTimeout}
-		run = func() error { return netserve.ServeHTTP(ctx, l, h, o) }
+	srv, err := newProtocolServer(p, f, s, tree, stamps, lg, l)
+	if err != nil {
+		return err
 	}
-	addr := l.Addr().String()
-	url := serveURL(p, addr, tlsConf != nil)
-	lg.WithFields(logrus.Fields{"source": srcAbs, "url": url}).Info("serving")
+	defer srv.Close()
+	if err := announceServing(cmd, p, s, l.Addr().String(), lg); err != nil {
+		return err
+	}
+	err = srv.serve(ctx)
+	lg.Info("stopped")
+	return err
+}
+
+// protocolServer serves a tree over one protocol on its listener.
+type protocolServer interface {
+	serve(ctx context.Context) error
+	Close()
+}
+
+// nfsServer is the NFS server on its listener.
+type nfsServer struct {
+	*nfs.Server
+	l *netserve.Listener
+}
+
+func (s nfsServer) serve(ctx context.Context) error { return s.Serve(ctx, s.l) }
+
+// closingHandler is an HTTP handler holding resources until Close.
+type closingHandler interface {
+	http.Handler
+	Close()
+}
+
+// httpServer serves a WebDAV or browsing handler on its listener.
+type httpServer struct {
+	h closingHandler
+	l *netserve.Listener
+	o netserve.HTTPOptions
+}
+
+func (s httpServer) serve(ctx context.Context) error { return netserve.ServeHTTP(ctx, s.l, s.h, s.o) }
+func (s httpServer) Close()                          { s.h.Close() }
+
+// newProtocolServer makes the server of protocol p for tree on l.
+func newProtocolServer(p protocol, f *serveFlags, s *serveSetup, tree *fs.Tree, stamps *netserve.Stamps, lg logrus.FieldLogger, l *netserve.Listener) (protocolServer, error) {
+	if p.name == "nfs" {
+		return nfsServer{nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg, IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout}), l}, nil
+	}
+	o := netserve.HTTPOptions{Credentials: s.creds, Realm: "recfs", TLS: s.tls, Logger: lg,
+		ReadHeaderTimeout: f.requestTimeout, IdleTimeout: f.idleTimeout}
+	if p.name == "webdav" {
+		return httpServer{webdav.New(tree, webdav.Options{Stamps: stamps, Logger: lg}), l, o}, nil
+	}
+	ho := httpserve.Options{Stamps: stamps, Logger: lg, Env: browseEnv}
+	if s.plan == nil {
+		// Raw files; the browse page shows records as --decode auto would.
+		var err error
+		if ho.Decoders, err = decoders.Prepare(decoders.Spec{Mode: decoders.ModeAuto, Params: decode.Params{Open: openFile}}); err != nil {
+			return nil, err
+		}
+	}
+	return httpServer{httpserve.New(tree, ho), l, o}, nil
+}
+
+// announceServing says where the server listening at addr is: in the log,
+// to the daemon's parent or on standard output, and to systemd.
+func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr string, lg logrus.FieldLogger) error {
+	url := serveURL(p, addr, s.tls != nil)
+	lg.WithFields(logrus.Fields{"source": s.srcAbs, "url": url}).Info("serving")
 	if daemonChild() {
-		info, err := json.Marshal(servingLine(p, srcAbs, addr, url))
+		info, err := json.Marshal(servingLine(p, s.srcAbs, addr, url))
 		if err != nil {
 			return err
 		}
 		reportServing(string(info))
-	} else if err := printServing(cmd, p, srcAbs, addr, url); err != nil {
+	} else if err := printServing(cmd, p, s.srcAbs, addr, url); err != nil {
 		return err
 	}
-	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", srcAbs, p.name, url)); err != nil {
+	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", s.srcAbs, p.name, url)); err != nil {
 		lg.WithError(err).Warn("systemd readiness notification failed")
 	}
-	err = run()
-	lg.Info("stopped")
-	return err
+	return nil
 }
 
 // serveURL is where clients find the server listening at addr.
