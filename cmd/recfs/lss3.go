@@ -47,71 +47,24 @@ type lsPrefixJSON struct {
 // a list page at a time: format, size, published index and name, as
 // lsLocalDir lists a directory.
 func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
-	o, err := s3ClientOptions(cmd)
+	d, dc, err := openS3Prefix(cmd, url)
 	if err != nil {
 		return err
 	}
-	fsys, err := open.PrefixFS(cmd.Context(), url, open.Options{S3: o})
-	if err != nil {
-		return err
-	}
+	defer d.Close()
 	bucket, _, _ := s3.ParseURL(url)
-	o.BlockSize, o.CacheBytes = detectBlock, 4*detectBlock
-	dc, err := s3.NewClient(cmd.Context(), o)
-	if err != nil {
-		return err
-	}
-	f, err := fsys.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	d, ok := f.(iofs.ReadDirFile)
-	if !ok {
-		return fmt.Errorf("%s: not a prefix", url)
-	}
 	w := bufio.NewWriter(cmd.OutOrStdout())
-	enc := json.NewEncoder(w)
-	fails := failures{cmd: cmd}
+	p := &prefixPrinter{w: w, enc: json.NewEncoder(w), asJSON: asJSON, bucket: bucket, fails: failures{cmd: cmd}}
 	for {
 		ents, err := d.ReadDir(1000)
-		rows := make([]lsPrefixJSON, len(ents))
-		for i, e := range ents {
-			r := &rows[i]
-			r.Name, r.Dir, r.Format = e.Name(), e.IsDir(), "dir"
-			if fi, ierr := e.Info(); ierr == nil && !e.IsDir() {
-				r.fi, r.Size, r.Format = fi, fi.Size(), "other"
-				r.obj, _ = fi.Sys().(*s3.ListedObject)
-				r.Published = r.obj != nil && r.obj.Sidecar
-			}
-		}
+		rows := prefixRows(ents)
 		detectFormats(cmd, dc, bucket, rows)
 		if cerr := cmd.Context().Err(); cerr != nil {
 			w.Flush()
 			return cerr
 		}
-		for _, r := range rows {
-			if r.err != nil {
-				if ferr := fails.add("s3://"+bucket+"/"+r.obj.Key, fmt.Errorf("format: %w", r.err)); ferr != nil {
-					w.Flush()
-					return ferr
-				}
-			}
-			if asJSON {
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-				continue
-			}
-			size, pub, name := fmt.Sprint(r.Size), "-", r.Name
-			if r.Dir {
-				size, name = "-", name+"/"
-			} else if r.Published {
-				pub = "published"
-			}
-			if _, err := fmt.Fprintf(w, "%-15s %12s  %-9s  %s\n", r.Format, size, pub, name); err != nil {
-				return err
-			}
+		if perr := p.print(rows); perr != nil {
+			return perr
 		}
 		if err == io.EOF {
 			break
@@ -124,7 +77,92 @@ func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return fails.result()
+	return p.fails.result()
+}
+
+// openS3Prefix opens the listing of a prefix URL, and a client reading
+// the first blocks of its objects for their formats.
+func openS3Prefix(cmd *cobra.Command, url string) (iofs.ReadDirFile, *s3.Client, error) {
+	o, err := s3ClientOptions(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	fsys, err := open.PrefixFS(cmd.Context(), url, open.Options{S3: o})
+	if err != nil {
+		return nil, nil, err
+	}
+	o.BlockSize, o.CacheBytes = detectBlock, 4*detectBlock
+	dc, err := s3.NewClient(cmd.Context(), o)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := fsys.Open(".")
+	if err != nil {
+		return nil, nil, err
+	}
+	d, ok := f.(iofs.ReadDirFile)
+	if !ok {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: not a prefix", url)
+	}
+	return d, dc, nil
+}
+
+// prefixRows are the rows of one list page, before format detection:
+// prefixes as "dir", objects as "other" with their size and whether they
+// have a published index.
+func prefixRows(ents []iofs.DirEntry) []lsPrefixJSON {
+	rows := make([]lsPrefixJSON, len(ents))
+	for i, e := range ents {
+		r := &rows[i]
+		r.Name, r.Dir, r.Format = e.Name(), e.IsDir(), "dir"
+		if fi, ierr := e.Info(); ierr == nil && !e.IsDir() {
+			r.fi, r.Size, r.Format = fi, fi.Size(), "other"
+			r.obj, _ = fi.Sys().(*s3.ListedObject)
+			r.Published = r.obj != nil && r.obj.Sidecar
+		}
+	}
+	return rows
+}
+
+// prefixPrinter writes the rows of `recfs ls s3://bucket/prefix/`, as
+// text or JSON lines, counting the objects whose format could not be
+// read.
+type prefixPrinter struct {
+	w      *bufio.Writer
+	enc    *json.Encoder
+	asJSON bool
+	bucket string
+	fails  failures
+}
+
+// print writes rows; it stops at a write error or when too many formats
+// could not be read.
+func (p *prefixPrinter) print(rows []lsPrefixJSON) error {
+	for _, r := range rows {
+		if r.err != nil {
+			if ferr := p.fails.add("s3://"+p.bucket+"/"+r.obj.Key, fmt.Errorf("format: %w", r.err)); ferr != nil {
+				p.w.Flush()
+				return ferr
+			}
+		}
+		if p.asJSON {
+			if err := p.enc.Encode(r); err != nil {
+				return err
+			}
+			continue
+		}
+		size, pub, name := fmt.Sprint(r.Size), "-", r.Name
+		if r.Dir {
+			size, name = "-", name+"/"
+		} else if r.Published {
+			pub = "published"
+		}
+		if _, err := fmt.Fprintf(p.w, "%-15s %12s  %-9s  %s\n", r.Format, size, pub, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // detectFormats sets the format of each listed object of rows from its
