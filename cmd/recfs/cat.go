@@ -402,16 +402,25 @@ func (f *catFlags) checkSelection(cmd *cobra.Command, r catRun) error {
 		return usagef("--trailer takes no record selection")
 	case len(r.sel) > 0 && len(r.offs) > 0:
 		return usagef("select records by number or by --offset, not both")
-	case f.follow && f.trailer:
-		return usagef("--follow is for records; --trailer writes the trailer once")
-	case f.follow && len(r.offs) > 0:
-		return usagef("--follow starts at a record number (A- or last:K), not at --offset")
-	case f.follow && len(r.files) > 1:
-		return usagef("--follow follows one file (got %d)", len(r.files))
-	case !f.follow && cmd.Flags().Changed("follow-interval"):
+	case f.follow:
+		return f.checkFollow(r)
+	case cmd.Flags().Changed("follow-interval"):
 		return usagef("--follow-interval is for --follow")
 	case f.trailer && len(r.files) > 1:
 		return usagef("--trailer writes one file's trailer (got %d files)", len(r.files))
+	}
+	return nil
+}
+
+// checkFollow refuses what --follow does not take.
+func (f *catFlags) checkFollow(r catRun) error {
+	switch {
+	case f.trailer:
+		return usagef("--follow is for records; --trailer writes the trailer once")
+	case len(r.offs) > 0:
+		return usagef("--follow starts at a record number (A- or last:K), not at --offset")
+	case len(r.files) > 1:
+		return usagef("--follow follows one file (got %d)", len(r.files))
 	}
 	return nil
 }
@@ -459,35 +468,48 @@ func (f *catFlags) run(cmd *cobra.Command, r catRun) error {
 // catOne writes the records of the file at path that sel or offs select
 // (every record when both are empty), or its trailer, as m and dec say.
 func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags, trailer bool) error {
-	var err error
-	var t *index.Table
-	if len(sel) == 0 && len(offs) == 0 && !trailer {
-		// Every record: one fresh scan, then reads in file order.
-		st, err := openSequential(cmd, path, o)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		t = st.Table
-	} else {
-		if t, err = openTable(cmd, path, o); err != nil {
-			return err
-		}
-		defer t.Close()
+	if trailer {
+		return catTrailer(cmd, path, o)
 	}
-	if !trailer {
-		warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	if len(sel) > 0 || len(offs) > 0 {
+		return catSelected(cmd, path, sel, offs, o, m, dec)
+	}
+	// Every record: one fresh scan, then reads in file order.
+	st, err := openSequential(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	warnDamaged(cmd.ErrOrStderr(), path, st.Table.Damage())
+	return catRanges(cmd, st.Table, path, []recordRange{{lo: 0, hi: st.Table.Len()}}, true, m, dec)
+}
+
+// catTrailer writes the trailer of the file at path.
+func catTrailer(cmd *cobra.Command, path string, o index.Options) error {
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if !t.HasTrailer() {
+		return fmt.Errorf("%s has no trailer", path)
 	}
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
-	if trailer {
-		if !t.HasTrailer() {
-			return fmt.Errorf("%s has no trailer", path)
-		}
-		if err := copyTrailer(w, t); err != nil {
-			return err
-		}
-		return w.Flush()
+	if err := copyTrailer(w, t); err != nil {
+		return err
 	}
+	return w.Flush()
+}
+
+// catSelected writes the records of the file at path that sel or offs
+// select.
+func catSelected(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags) error {
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
 	var rs []recordRange
 	if len(offs) > 0 {
 		rs, err = offsetRanges(t, path, offs)
@@ -497,7 +519,7 @@ func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange,
 	if err != nil {
 		return err
 	}
-	if (len(sel) > 0 || len(offs) > 0) && countRecords(rs) >= seqMinRecords {
+	if countRecords(rs) >= seqMinRecords {
 		// Many records: rescan once and read through a window.
 		st, err := openSequential(cmd, path, o)
 		if err != nil {
@@ -506,8 +528,15 @@ func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange,
 		defer st.Close()
 		t = st.Table
 	}
+	return catRanges(cmd, t, path, rs, false, m, dec)
+}
+
+// catRanges writes the records rs of t (the file at path), decoded when
+// dec says so (with the decoder's summary when all were asked for).
+func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []recordRange, all bool, m catMode, dec *decodeFlags) error {
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
 	if dec.decoding() {
-		return catDecoded(cmd, w, t, path, rs, len(sel) == 0 && len(offs) == 0, dec, m.asJSON, m.number, m.sep, m.label)
+		return catDecoded(cmd, w, t, path, rs, all, dec, m.asJSON, m.number, m.sep, m.label)
 	}
 	ctx := cmd.Context()
 	for _, r := range rs {
