@@ -87,88 +87,118 @@ appends anyway.`,
 // size must be known before its bytes), so memory stays bounded whatever
 // the record size. --lines reads its inputs into memory.
 func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags) error {
-	if len(inputs) == 0 {
-		inputs = []string{"-"}
+	in, err := readAppendInputs(cmd, inputs, af.lines)
+	defer in.close()
+	if err != nil {
+		return err
 	}
-	var (
-		recs    [][]byte
-		streams []recordio.ItemSource
-		large   bool
-	)
-	for _, in := range inputs {
-		if af.lines {
-			b, err := readInput(cmd.InOrStdin(), in)
-			if err != nil {
-				return err
-			}
-			recs = append(recs, splitLines(b)...)
-			continue
-		}
-		src, err := openInput(cmd.InOrStdin(), in)
-		if err != nil {
-			return err
-		}
-		if src.f != nil {
-			defer src.f.Close()
-			large = true
-		}
-		streams = append(streams, src.item())
-		recs = append(recs, src.b)
-	}
-	if large {
-		recs = nil
-	} else {
-		streams = nil
-	}
-	count := max(len(recs), len(streams))
 	moved := []movedJSON{}
 	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force,
 		TailMoved: func(m index.MovedTail) {
 			moved = append(moved, movedJSON{Offset: m.Off, Bytes: m.Len, SavedTo: m.SavedTo, Reason: m.Reason})
 			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", movedText(m))
 		}}
-	var (
-		t   *index.Table
-		err error
-	)
-	if _, statErr := os.Stat(path); os.IsNotExist(statErr) && af.create != "" {
-		f, perr := codec.ParseFormat(af.create)
-		if perr != nil {
-			return usageError{perr}
-		}
-		t, err = index.Create(cmd.Context(), path, f, af.trailer, o)
-		if errors.Is(err, fs.ErrExist) {
-			// Created by someone else meanwhile: append to it.
-			t, err = openTable(cmd, path, o)
-		}
-	} else {
-		if af.create == "" && af.trailer {
-			return usagef("--trailer goes with --create")
-		}
-		t, err = openTable(cmd, path, o)
-	}
+	t, err := openAppendTarget(cmd, path, af, o)
 	if err != nil {
 		return forceHint(err)
 	}
 	defer t.Close()
 	var first int64
-	if streams != nil {
-		first, err = t.AppendFrom(cmd.Context(), streams, index.AppendOptions{Sync: af.sync})
+	if in.streams != nil {
+		first, err = t.AppendFrom(cmd.Context(), in.streams, index.AppendOptions{Sync: af.sync})
 	} else {
-		first, err = t.Append(cmd.Context(), recs, index.AppendOptions{Sync: af.sync})
+		first, err = t.Append(cmd.Context(), in.recs, index.AppendOptions{Sync: af.sync})
 	}
 	if err != nil {
 		return forceHint(err)
 	}
+	count := in.count()
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{
 			"status": "appended", "file": path, "records": count, "first": first, "last": t.Len() - 1, "total": t.Len(),
 			"moved": moved,
 		})
 	}
+	if count == 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "appended 0 record(s) to %s\n", path)
+		return nil
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
 		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
 	return nil
+}
+
+// appendInputs are the records an append writes: in memory (recs), or
+// streamed from files when one input is large (streams, whose files
+// close closes).
+type appendInputs struct {
+	recs    [][]byte
+	streams []recordio.ItemSource
+	files   []*os.File
+}
+
+func (a *appendInputs) count() int { return max(len(a.recs), len(a.streams)) }
+
+func (a *appendInputs) close() {
+	for _, f := range a.files {
+		f.Close()
+	}
+}
+
+// readAppendInputs opens the inputs ("-" is standard input, the default);
+// with lines, each line of each input is a record. The files it opened are
+// returned to close even when it fails.
+func readAppendInputs(cmd *cobra.Command, inputs []string, lines bool) (*appendInputs, error) {
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	a := &appendInputs{}
+	for _, in := range inputs {
+		if lines {
+			b, err := readInput(cmd.InOrStdin(), in)
+			if err != nil {
+				return a, err
+			}
+			a.recs = append(a.recs, splitLines(b)...)
+			continue
+		}
+		src, err := openInput(cmd.InOrStdin(), in)
+		if err != nil {
+			return a, err
+		}
+		if src.f != nil {
+			a.files = append(a.files, src.f)
+		}
+		a.streams = append(a.streams, src.item())
+		a.recs = append(a.recs, src.b)
+	}
+	if len(a.files) > 0 {
+		a.recs = nil
+	} else {
+		a.streams = nil
+	}
+	return a, nil
+}
+
+// openAppendTarget opens the file at path for appending, creating it
+// first when it is missing and --create names its format.
+func openAppendTarget(cmd *cobra.Command, path string, af appendFlags, o index.Options) (*index.Table, error) {
+	if _, statErr := os.Stat(path); !os.IsNotExist(statErr) || af.create == "" {
+		if af.create == "" && af.trailer {
+			return nil, usagef("--trailer goes with --create")
+		}
+		return openTable(cmd, path, o)
+	}
+	f, perr := codec.ParseFormat(af.create)
+	if perr != nil {
+		return nil, usageError{perr}
+	}
+	t, err := index.Create(cmd.Context(), path, f, af.trailer, o)
+	if errors.Is(err, fs.ErrExist) {
+		// Created by someone else meanwhile: append to it.
+		t, err = openTable(cmd, path, o)
+	}
+	return t, err
 }
 
 // movedJSON is a tail an append moved out of the file, in --json.

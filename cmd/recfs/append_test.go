@@ -106,3 +106,24 @@ func TestAppendCommandErrors(t *testing.T) {
 		t.Fatal("failed appends changed the file")
 	}
 }
+
+// TestAppendNothing: an append of no records says so, and names no range
+// of record numbers.
+func TestAppendNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "log")
+	for _, step := range []struct {
+		stdin, want string
+		args       []string
+	}{
+		{"", "appended 0 record(s) to " + path + "\n", []string{"--create", "leveldb"}},
+		{"a\nb", "appended 2 record(s) to " + path + " as 000000..000001\n", nil},
+		{"", "appended 0 record(s) to " + path + "\n", nil},
+	} {
+		args := append([]string{"append", "--lines"}, step.args...)
+		code, out, e := runIn(t, step.stdin, append(args, path)...)
+		if code != 0 || out != step.want {
+			t.Fatalf("append %q %v: exit %d, out %q (want %q) %s", step.stdin, step.args, code, out, step.want, e)
+		}
+	}
+}
