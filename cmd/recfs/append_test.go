@@ -114,7 +114,7 @@ func TestAppendNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log")
 	for _, step := range []struct {
 		stdin, want string
-		args       []string
+		args        []string
 	}{
 		{"", "appended 0 record(s) to " + path + "\n", []string{"--create", "leveldb"}},
 		{"a\nb", "appended 2 record(s) to " + path + " as 000000..000001\n", nil},

@@ -510,12 +510,7 @@ func catSelected(cmd *cobra.Command, path string, sel []recordRange, offs []seqR
 	}
 	defer t.Close()
 	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
-	var rs []recordRange
-	if len(offs) > 0 {
-		rs, err = offsetRanges(t, path, offs)
-	} else {
-		rs, err = resolveRanges(sel, t.Len())
-	}
+	rs, err := selectRanges(t, path, sel, offs)
 	if err != nil {
 		return err
 	}

@@ -119,25 +119,44 @@ func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, 
 	}
 	defer t.Close()
 	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
-	var rs []recordRange
-	switch {
-	case len(offs) > 0 && len(sel) > 0:
+	if len(offs) > 0 && len(sel) > 0 {
 		return usagef("select records by number or by --offset, not both")
-	case len(offs) > 0:
-		rs, err = offsetRanges(t, path, offs)
-	default:
-		rs, err = resolveRanges(sel, t.Len())
 	}
+	rs, err := selectRanges(t, path, sel, offs)
 	if err != nil {
 		return err
 	}
+	return lsRecords(cmd, t, rs, asJSON, file)
+}
+
+// selectRanges resolves a selection by record number (sel) or by Kafka
+// offset (offs) in t, the file at path.
+func selectRanges(t *index.Table, path string, sel []recordRange, offs []seqRange) ([]recordRange, error) {
+	if len(offs) > 0 {
+		return offsetRanges(t, path, offs)
+	}
+	return resolveRanges(sel, t.Len())
+}
+
+// recordLister writes the lines of `recfs ls FILE`.
+type recordLister struct {
+	t      *index.Table
+	w      *bufio.Writer
+	enc    *json.Encoder
+	asJSON bool
+	file   string
+	nw, ow int // widths of the number and offset columns
+	line   []byte
+}
+
+// lsRecords writes a line for each record of rs in t.
+func lsRecords(cmd *cobra.Command, t *index.Table, rs []recordRange, asJSON bool, file string) error {
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	// Column widths from the largest possible values, so the output
 	// streams without a first pass.
-	nw := len(strconv.FormatInt(max(t.Len()-1, 0), 10))
-	ow := len(strconv.FormatInt(t.Info().FileSize, 10))
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-	enc := json.NewEncoder(w)
-	var line []byte
+	l := &recordLister{t: t, w: w, enc: json.NewEncoder(w), asJSON: asJSON, file: file,
+		nw: len(strconv.FormatInt(max(t.Len()-1, 0), 10)),
+		ow: len(strconv.FormatInt(t.Info().FileSize, 10))}
 	ctx := cmd.Context()
 	for _, r := range rs {
 		for n := r.lo; n < r.hi; n++ {
@@ -145,27 +164,32 @@ func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, 
 				w.Flush()
 				return ctx.Err()
 			}
-			seq, hasSeq := t.Seq(n)
-			if asJSON {
-				l := lsJSON{File: file, N: n, Offset: t.Offset(n), Length: t.Size(n)}
-				if hasSeq {
-					l.KafkaOffset = &seq
-				}
-				if err := enc.Encode(l); err != nil {
-					return err
-				}
-				continue
-			}
-			line = appendRight(line[:0], n, nw)
-			line = appendRight(append(line, "  "...), t.Offset(n), ow)
-			line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
-			if hasSeq {
-				line = strconv.AppendInt(append(line, "  "...), seq, 10)
-			}
-			if _, err := w.Write(append(line, '\n')); err != nil {
+			if err := l.write(n); err != nil {
 				return err
 			}
 		}
 	}
 	return w.Flush()
+}
+
+// write writes record n's line: number, offset, length and Kafka offset.
+func (l *recordLister) write(n int64) error {
+	t := l.t
+	seq, hasSeq := t.Seq(n)
+	if l.asJSON {
+		j := lsJSON{File: l.file, N: n, Offset: t.Offset(n), Length: t.Size(n)}
+		if hasSeq {
+			j.KafkaOffset = &seq
+		}
+		return l.enc.Encode(j)
+	}
+	line := appendRight(l.line[:0], n, l.nw)
+	line = appendRight(append(line, "  "...), t.Offset(n), l.ow)
+	line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
+	if hasSeq {
+		line = strconv.AppendInt(append(line, "  "...), seq, 10)
+	}
+	l.line = append(line, '\n')
+	_, err := l.w.Write(l.line)
+	return err
 }
