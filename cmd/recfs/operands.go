@@ -150,15 +150,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		switch {
 		case err != nil:
 			failed++
-			msg := withPath(f.path, err)
-			switch {
-			case asJSON && blocks:
-				_ = writeJSON(out, map[string]string{"path": f.path, "error": msg})
-			case asJSON:
-				_ = printJSON(out, map[string]string{"path": f.path, "error": msg})
-			default:
-				fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", msg)
-			}
+			reportFileFailed(cmd, out, f.path, err, asJSON, blocks)
 		case st == fileBad:
 			bad++
 		default:
@@ -174,6 +166,21 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
 	}
 	return nil
+}
+
+// reportFileFailed reports the error of a file of eachFile: a JSON
+// object {"path","error"} on out (indented when blocks), or a line on
+// standard error.
+func reportFileFailed(cmd *cobra.Command, out io.Writer, path string, err error, asJSON, blocks bool) {
+	msg := withPath(path, err)
+	switch {
+	case asJSON && blocks:
+		_ = writeJSON(out, map[string]string{"path": path, "error": msg})
+	case asJSON:
+		_ = printJSON(out, map[string]string{"path": path, "error": msg})
+	default:
+		fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", msg)
+	}
 }
 
 // blockWriter separates the outputs of files by a blank line: the first

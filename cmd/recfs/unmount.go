@@ -71,18 +71,29 @@ func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) err
 	if err != nil {
 		return err
 	}
-	if !ok && ifMounted {
-		if wantJSON(cmd) {
-			return printJSON(cmd.OutOrStdout(), map[string]any{"status": "not_mounted", "mountpoint": mnt, "stale": false})
-		}
-		return nil
-	}
 	if !ok {
-		return fmt.Errorf("%s: %w (--if-mounted makes that no error)", mnt, errNotMounted)
+		return notMounted(cmd, mnt, ifMounted)
 	}
 	if m.FSType != fsType && !force {
 		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
 	}
+	return detach(cmd, mnt, lazy)
+}
+
+// notMounted answers for a mountpoint with nothing mounted on it: an
+// error, unless --if-mounted.
+func notMounted(cmd *cobra.Command, mnt string, ifMounted bool) error {
+	if !ifMounted {
+		return fmt.Errorf("%s: %w (--if-mounted makes that no error)", mnt, errNotMounted)
+	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "not_mounted", "mountpoint": mnt, "stale": false})
+	}
+	return nil
+}
+
+// detach unmounts the mount at mnt, waits until it is gone and says so.
+func detach(cmd *cobra.Command, mnt string, lazy bool) error {
 	stale := isStale(mnt)
 	if err := unmountSoon(mnt, lazy); err != nil {
 		return err
@@ -90,12 +101,12 @@ func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) err
 	if err := waitGone(mnt, unmountTimeout); err != nil {
 		return err
 	}
+	if wantJSON(cmd) {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
+	}
 	what := "unmounted"
 	if stale {
 		what = "cleaned up stale mount"
-	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
 	return nil
