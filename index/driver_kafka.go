@@ -645,24 +645,14 @@ func (t *kafkaTable) check(s *snapshot) error {
 		if i+1 < len(t.batches) {
 			next = t.batches[i+1].first
 		}
-		switch {
-		case b.off < end || b.n <= 0 || b.off+b.n > s.size || b.off+b.n < b.off:
-			return fmt.Errorf("batch %d at %d, %d bytes (previous ends at %d, file %d)", i, b.off, b.n, end, s.size)
-		case b.first != first || next < first || (b.batch().Control() && next != first):
-			return fmt.Errorf("batch %d: records from %d, want %d", i, b.first, first)
-		case b.base < 0 || b.last < b.base || b.magic < 0 || b.magic > 2 || b.batch().Compression() > kafka.Zstd:
-			return fmt.Errorf("batch %d: offsets %d..%d, magic %d, attributes %#x", i, b.base, b.last, b.magic, b.attr)
+		if err := b.check(i, end, first, next, s.size); err != nil {
+			return err
 		}
-		prevDelta := int64(-1)
-		for k := first; k < next; k++ {
-			if int64(t.pos[k])+int64(t.vlen[k]) > int64(b.dlen) || int64(t.delta[k]) <= prevDelta ||
-				b.base+int64(t.delta[k]) > b.last {
-				return fmt.Errorf("record %d outside batch %d", k, i)
-			}
-			prevDelta = int64(t.delta[k])
-			total += int64(t.vlen[k])
+		bytes, err := t.checkRecords(i, first, next)
+		if err != nil {
+			return err
 		}
-		end, first = b.off+b.n, next
+		end, first, total = b.off+b.n, next, total+bytes
 	}
 	if first != s.n {
 		return fmt.Errorf("batches hold %d records, table %d", first, s.n)
@@ -671,6 +661,37 @@ func (t *kafkaTable) check(s *snapshot) error {
 		return fmt.Errorf("%d payload bytes, table says %d", total, s.bytes)
 	}
 	return nil
+}
+
+// check verifies batch i, which holds records first..next-1 and follows
+// a batch ending at end, in a file of size bytes.
+func (b kBatch) check(i int, end, first, next, size int64) error {
+	switch {
+	case b.off < end || b.n <= 0 || b.off+b.n > size || b.off+b.n < b.off:
+		return fmt.Errorf("batch %d at %d, %d bytes (previous ends at %d, file %d)", i, b.off, b.n, end, size)
+	case b.first != first || next < first || (b.batch().Control() && next != first):
+		return fmt.Errorf("batch %d: records from %d, want %d", i, b.first, first)
+	case b.base < 0 || b.last < b.base || b.magic < 0 || b.magic > 2 || b.batch().Compression() > kafka.Zstd:
+		return fmt.Errorf("batch %d: offsets %d..%d, magic %d, attributes %#x", i, b.base, b.last, b.magic, b.attr)
+	}
+	return nil
+}
+
+// checkRecords verifies records first..next-1 of batch i: each inside
+// the batch's data, offset deltas rising within the batch's offsets. It
+// returns their payload bytes.
+func (t *kafkaTable) checkRecords(i int, first, next int64) (int64, error) {
+	b := &t.batches[i]
+	prevDelta, total := int64(-1), int64(0)
+	for k := first; k < next; k++ {
+		if int64(t.pos[k])+int64(t.vlen[k]) > int64(b.dlen) || int64(t.delta[k]) <= prevDelta ||
+			b.base+int64(t.delta[k]) > b.last {
+			return 0, fmt.Errorf("record %d outside batch %d", k, i)
+		}
+		prevDelta = int64(t.delta[k])
+		total += int64(t.vlen[k])
+	}
+	return total, nil
 }
 
 // The capabilities of Kafka segments: read-only, extended when grown,
