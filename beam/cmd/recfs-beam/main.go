@@ -5,12 +5,18 @@
 //
 //	recfs-beam grep PATTERN GLOB --output FILE
 //	recfs-beam count GLOB [--output FILE]
+//	recfs-beam copy GLOB --to tfrecord|leveldb --output FILE
 //
 // grep writes one line per record whose bytes match the regular
 // expression PATTERN: FILE:N, a tab, the record with non-printable bytes
 // escaped. count reads every record. Both print a JSON summary line at the
 // end: {"records", "bytes", "restrictions", "splits", "damage"}; count
 // --output writes FILE, a tab, records, a tab, payload bytes for each file.
+// copy writes every record of the files into one new file at FILE, a
+// TFRecord file or a leveldb log (through recfsio.WriteTFRecord and
+// WriteLeveldbLog): the records of several files and ranges arrive in no
+// particular order, so the copy holds the same multiset of records, not
+// their order.
 // GLOB is a local glob or an s3:// URL whose key may hold one.
 package main
 
@@ -31,7 +37,8 @@ import (
 )
 
 var (
-	output     = flag.String("output", "", "grep: the file matching records go to (required); count: the file per-file counts go to")
+	output     = flag.String("output", "", "grep, copy: the file matching or copied records go to (required); count: the file per-file counts go to")
+	to         = flag.String("to", "", "copy: the format of the file written, tfrecord or leveldb (a leveldb log)")
 	format     = flag.String("format", "", "the files' format (tfrecord, leveldb, recordio, kafka, ...); default: detected")
 	cacheDir   = flag.String("cache-dir", "", "where workers keep saved indexes (default: the user's cache directory; - for none)")
 	splitBytes = flag.Int64("split-bytes", recfsio.DefaultSplitBytes, "payload bytes of one initial range of a file")
@@ -41,7 +48,7 @@ var (
 )
 
 // errUsage marks a command line recfs-beam cannot run.
-var errUsage = errors.New("usage: recfs-beam [flags] grep PATTERN GLOB --output FILE | count GLOB [--output FILE]")
+var errUsage = errors.New("usage: recfs-beam [flags] grep PATTERN GLOB --output FILE | count GLOB [--output FILE] | copy GLOB --to tfrecord|leveldb --output FILE")
 
 func main() {
 	flag.Parse()
@@ -83,6 +90,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		} else {
 			textio.Write(s, *output, countFiles(s, recfsio.ReadWithMeta(s, ops[1], o)))
 		}
+	case ops[0] == "copy" && len(ops) == 2 && *output != "" && *to == "tfrecord":
+		recfsio.WriteTFRecord(s, *output, recfsio.Read(s, ops[1], o))
+	case ops[0] == "copy" && len(ops) == 2 && *output != "" && *to == "leveldb":
+		recfsio.WriteLeveldbLog(s, *output, recfsio.Read(s, ops[1], o))
 	default:
 		return errUsage
 	}

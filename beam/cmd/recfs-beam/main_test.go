@@ -74,7 +74,7 @@ func records(t *testing.T, path string) []recfsio.Record {
 // command runs recfs-beam with args and returns its summary line.
 func command(t *testing.T, args ...string) recfsio.Summary {
 	t.Helper()
-	for _, f := range []string{"output", "format", "cache-dir"} {
+	for _, f := range []string{"output", "format", "cache-dir", "to"} {
 		flag.Set(f, "")
 	}
 	flag.Set("split-bytes", "2048")
@@ -155,10 +155,40 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// TestCopy runs `recfs-beam copy` into both formats: each copy, read
+// back by recfs, holds every record of the shards once (as a multiset: the
+// sink does not keep the order), and the summary counts them.
+func TestCopy(t *testing.T) {
+	paths := shards(t, 3)
+	var want []string
+	for _, p := range paths {
+		for _, r := range records(t, p) {
+			want = append(want, string(r.Payload))
+		}
+	}
+	slices.Sort(want)
+	for _, to := range []string{"tfrecord", "leveldb"} {
+		out := filepath.Join(t.TempDir(), "copy."+to)
+		sum := command(t, "copy", filepath.Join(filepath.Dir(paths[0]), "*.tfrecord"), "--to", to, "--output", out, "--cache-dir", t.TempDir())
+		var got []string
+		for _, r := range records(t, out) {
+			got = append(got, string(r.Payload))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s copy holds %d records, want %d", to, len(got), len(want))
+		}
+		if sum.Records != int64(len(want)) || sum.Restrictions <= int64(len(paths)) {
+			t.Errorf("%s summary %+v: want %d records in more than %d restrictions", to, sum, len(want), len(paths))
+		}
+	}
+}
+
 // TestUsage refuses a command line without its operands.
 func TestUsage(t *testing.T) {
 	flag.Set("output", "")
-	for _, args := range [][]string{nil, {"grep", "x"}, {"grep", "x", "y"}, {"count"}, {"frob", "x"}} {
+	flag.Set("to", "")
+	for _, args := range [][]string{nil, {"grep", "x"}, {"grep", "x", "y"}, {"count"}, {"frob", "x"}, {"copy", "x"}, {"copy", "x", "--output", "y"}, {"copy", "x", "--output", "y", "--to", "zip"}} {
 		if err := run(context.Background(), args, &bytes.Buffer{}); err != errUsage {
 			t.Errorf("%q: %v, want the usage error", args, err)
 		}
