@@ -41,6 +41,7 @@ var sections = []section{
 	{"Decode", decodeIDs, runDecode},
 	{"Kafka", kafkaIDs, runKafka},
 	{"Serve", serveIDs, runServe},
+	{"Beam", beamIDs, runBeam},
 }
 
 // add records a row, unless -only excludes it.
