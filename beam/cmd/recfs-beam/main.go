@@ -3,13 +3,15 @@
 // every other Beam flag) go to Beam, for Dataflow, Flink or Spark job
 // services.
 //
-//	recfs-beam grep PATTERN GLOB --output FILE
+//	recfs-beam grep PATTERN GLOB --output FILE [--shards N]
 //	recfs-beam count GLOB [--output FILE]
 //	recfs-beam copy GLOB --to tfrecord|leveldb --output FILE
 //
 // grep writes one line per record whose bytes match the regular
 // expression PATTERN: FILE:N, a tab, the record with non-printable bytes
-// escaped. count reads every record. Both print a JSON summary line at the
+// escaped; with --shards N above 1 the lines go into up to N files
+// FILE-00000-of-0000N…, written by as many workers (a shard no line falls
+// in is not written). count reads every record. Both print a JSON summary line at the
 // end: {"records", "bytes", "restrictions", "splits", "damage"}; count
 // --output writes FILE, a tab, records, a tab, payload bytes for each file.
 // copy writes every record of the files into one new file at FILE, a
@@ -38,6 +40,7 @@ import (
 
 var (
 	output     = flag.String("output", "", "grep, copy: the file matching or copied records go to (required); count: the file per-file counts go to")
+	shardCount = flag.Int("shards", 1, "grep: write the lines into up to this many files FILE-00000-of-0000N…, one worker each (1: the one file FILE)")
 	to         = flag.String("to", "", "copy: the format of the file written, tfrecord or leveldb (a leveldb log)")
 	format     = flag.String("format", "", "the files' format (tfrecord, leveldb, recordio, kafka, ...); default: detected")
 	cacheDir   = flag.String("cache-dir", "", "where workers keep saved indexes (default: the user's cache directory; - for none)")
@@ -83,7 +86,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	switch {
 	case ops[0] == "grep" && len(ops) == 3 && *output != "":
 		lines := grep(s, ops[1], recfsio.ReadWithMeta(s, ops[2], o))
-		textio.Write(s, *output, lines)
+		if *shardCount > 1 {
+			writeShards(s, *output, *shardCount, lines)
+		} else {
+			textio.Write(s, *output, lines)
+		}
 	case ops[0] == "count" && len(ops) == 2:
 		if *output == "" {
 			recfsio.Read(s, ops[1], o) // the counters are the result

@@ -78,6 +78,7 @@ func command(t *testing.T, args ...string) recfsio.Summary {
 		flag.Set(f, "")
 	}
 	flag.Set("split-bytes", "2048")
+	flag.Set("shards", "1")
 	var out bytes.Buffer
 	if err := run(context.Background(), args, &out); err != nil {
 		t.Fatal(err)
@@ -127,6 +128,38 @@ func TestGrep(t *testing.T) {
 	}
 	if sum.Records != all || sum.Restrictions <= int64(len(paths)) {
 		t.Errorf("summary %+v: want %d records in more than %d restrictions", sum, all, len(paths))
+	}
+}
+
+// TestGrepShards runs `recfs-beam grep --shards 4`: the lines are spread
+// over files FILE-0000k-of-00004, each line in one of them, once.
+func TestGrepShards(t *testing.T) {
+	paths := shards(t, 3)
+	out := filepath.Join(t.TempDir(), "matches")
+	command(t, "grep", `needle\s`, filepath.Join(filepath.Dir(paths[0]), "*.tfrecord"), "--output", out, "--shards", "4", "--cache-dir", t.TempDir())
+	var want []string
+	for _, p := range paths {
+		for _, r := range records(t, p) {
+			if strings.Contains(string(r.Payload), "needle\t") {
+				want = append(want, line(r))
+			}
+		}
+	}
+	slices.Sort(want)
+	files, err := filepath.Glob(out + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		if !regexp.MustCompile(`-0000[0-3]-of-00004$`).MatchString(f) {
+			t.Errorf("output file %s: not a shard name", f)
+		}
+		got = append(got, lines(t, f)...)
+	}
+	slices.Sort(got)
+	if len(files) < 2 || !slices.Equal(got, want) {
+		t.Errorf("%d shards hold %d lines, want several shards holding %d", len(files), len(got), len(want))
 	}
 }
 
