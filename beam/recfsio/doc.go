@@ -15,9 +15,9 @@
 // Damaged files yield the same records as `recfs cat` (damage is skipped);
 // the damage is counted in the metrics named in Metric*.
 //
-// Files open through recfs's storage seam (index.Open for local paths,
-// index.BuildSource over an s3obj.Object for s3:// URLs), not Beam's
-// filesystem registry: the index needs random access (io.ReaderAt) with
+// Files open as recfs cat and recfs mount open them (package fs/open, over
+// recfs's storage seam: local paths, s3:// objects, http(s):// URLs), not
+// through Beam's filesystem registry: the index needs random access (io.ReaderAt) with
 // recfs's version pinning, deadlines and saved-table checks, which Beam's
 // filesystem interface (sequential readers) does not give.
 package recfsio

@@ -9,7 +9,7 @@
 // open ← cmd): it knows every source kind, and nothing of flags or
 // terminals — progress and options come in [Options].
 //
-// A new source kind is one package under index/source and one case in
+// A new source kind is one package under source/ and one case in
 // [KindOf] with its opener in this package's table of kinds.
 package open
 
