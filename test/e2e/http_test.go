@@ -135,45 +135,13 @@ func TestHTTPFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now().Add(-time.Hour)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			name := "follow-" + backend + ".log"
-			url := h.put(t, name, v1, t0)
-			mnt := newMountDir(t)
-			m := startMount(t, url, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms")
-			recs := recordNames(t, mnt)
-			if len(recs) != 300 {
-				t.Fatalf("%d records before the change, want 300", len(recs))
-			}
-			held, err := os.Open(filepath.Join(mnt, recs[7]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer held.Close()
-			buf := make([]byte, 4096)
-			if _, err := held.ReadAt(buf, 0); err != nil {
-				t.Fatal(err)
-			}
-			h.put(t, name, v2, t0.Add(time.Minute))
-			deadline := time.Now().Add(5 * time.Second)
-			for len(recs) != 400 && time.Now().Before(deadline) {
-				time.Sleep(100 * time.Millisecond)
-				recs = recordNames(t, mnt)
-			}
-			if len(recs) != 400 {
-				t.Fatalf("%d records 5 s after the file grew, want 400\n%s", len(recs), m.stderr)
-			}
-			if _, err := held.ReadAt(buf, 1000); !errors.Is(err, syscall.EIO) {
-				t.Errorf("read of a record opened before the change: %v, want EIO", err)
-			}
-			lm := newMountDir(t)
-			startMount(t, local, lm, "--backend", backend)
-			if n := compareTrees(t, lm, mnt); n != 400 {
-				t.Errorf("compared %d records with the new version, want 400", n)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		name := "follow-" + backend + ".log"
+		url := h.put(t, name, v1, t0)
+		mnt := newMountDir(t)
+		m := startMount(t, url, mnt, "--backend", backend, "--follow", "--follow-interval", "200ms")
+		checkGrownFollowed(t, m, mnt, local, backend, "file", func() { h.put(t, name, v2, t0.Add(time.Minute)) })
+	})
 }
 
 // TestHTTPChanged: a file replaced on the server under a mount (a new
