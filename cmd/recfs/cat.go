@@ -2,102 +2,18 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
-
-// recordRange is a half-open range [lo, hi) of record numbers; hi < 0 means
-// "to the last record". last > 0 selects the last records instead: as many
-// as it says (all of them in a shorter file).
-type recordRange struct{ lo, hi, last int64 }
-
-// String formats r for messages and tests: "{lo hi}" or "last:K".
-func (r recordRange) String() string {
-	if r.last > 0 {
-		return lastPrefix + strconv.FormatInt(r.last, 10)
-	}
-	return fmt.Sprintf("{%d %d}", r.lo, r.hi)
-}
-
-// lastPrefix starts a selection counted from the end ("last:10"); a
-// leading minus would read as a flag.
-const lastPrefix = "last:"
-
-// parseRanges parses record selections: "N", "A-B" (inclusive), "A-"
-// (from A to the last record) and "last:K" (the last K records). A
-// malformed selection is a usage error.
-func parseRanges(args []string) ([]recordRange, error) {
-	out := make([]recordRange, 0, len(args))
-	for _, a := range args {
-		if k, ok := strings.CutPrefix(a, lastPrefix); ok {
-			v, err := strconv.ParseInt(k, 10, 64)
-			if err != nil || v < 1 || k != strconv.FormatInt(v, 10) {
-				return nil, usagef("bad record selection %q (want last:K with K >= 1)", a)
-			}
-			out = append(out, recordRange{lo: 0, hi: -1, last: v})
-			continue
-		}
-		lo, hi, isRange := strings.Cut(a, "-")
-		l, err := strconv.ParseInt(lo, 10, 64)
-		if err != nil || l < 0 {
-			return nil, usagef("bad record selection %q (want N, A-B, A- or last:K)", a)
-		}
-		switch {
-		case !isRange:
-			out = append(out, recordRange{lo: l, hi: l + 1})
-		case hi == "":
-			out = append(out, recordRange{lo: l, hi: -1})
-		default:
-			h, err := strconv.ParseInt(hi, 10, 64)
-			if err != nil || h < l || h == 1<<63-1 {
-				return nil, usagef("bad record selection %q (want N, A-B with A <= B, or A-)", a)
-			}
-			out = append(out, recordRange{lo: l, hi: h + 1})
-		}
-	}
-	return out, nil
-}
-
-// resolveRanges fixes open ends against n records and checks every range
-// lies inside [0, n). No ranges selects every record.
-func resolveRanges(rs []recordRange, n int64) ([]recordRange, error) {
-	if len(rs) == 0 {
-		return []recordRange{{lo: 0, hi: n}}, nil
-	}
-	out := make([]recordRange, len(rs))
-	for i, r := range rs {
-		if r.last > 0 {
-			out[i] = recordRange{lo: max(0, n-r.last), hi: n}
-			continue
-		}
-		if r.hi < 0 {
-			r.hi = max(n, r.lo+1)
-		}
-		if r.hi > n {
-			bad := max(r.lo, n)
-			if n == 0 {
-				return nil, fmt.Errorf("record %d is out of range: the file has no records", bad)
-			}
-			return nil, fmt.Errorf("record %d is out of range: the file has %d records (0-%d)", bad, n, n-1)
-		}
-		out[i] = r
-	}
-	return out, nil
-}
 
 // unescape interprets the backslash escapes of a --sep value (\n, \t, \0,
 // \\, \xHH, ...), so shells need no $'...' quoting.
@@ -139,137 +55,6 @@ func unescape(s string) (string, error) {
 // reading in file order (openSequential) rather than a read per record.
 const seqMinRecords = 4096
 
-// countRecords returns how many records the resolved ranges select.
-func countRecords(rs []recordRange) int64 {
-	var n int64
-	for _, r := range rs {
-		n += r.hi - r.lo
-	}
-	return n
-}
-
-// copyBufSize is the read size used to stream payloads.
-const copyBufSize = 256 << 10
-
-// recordSize returns the size of record n of t, proven first: a table
-// loaded from a saved one that lies about it is replaced by a scan (see
-// index.Table.ReadAt), and the size given is the source's.
-func recordSize(t *index.Table, n int64) (int64, error) {
-	if _, err := t.ReadAt(n, nil, 0); err != nil {
-		return 0, fmt.Errorf("record %d (file offset %d): %w", n, t.Offset(n), err)
-	}
-	return t.Size(n), nil
-}
-
-// copyRecord writes record n of t to w, a buffer at a time until ctx
-// ends.
-func copyRecord(ctx context.Context, w io.Writer, t *index.Table, n int64, buf []byte) error {
-	size, err := recordSize(t, n)
-	if err != nil {
-		return err
-	}
-	for off := int64(0); off < size; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m, err := t.ReadAt(n, buf[:min(int64(len(buf)), size-off)], off)
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
-				return werr
-			}
-			off += int64(m)
-		}
-		if err != nil && (err != io.EOF || off < size) {
-			return fmt.Errorf("record %d at byte %d (file offset of record %d): %w", n, off, t.Offset(n), err)
-		}
-		if m == 0 && err == nil {
-			return fmt.Errorf("record %d: read returned no data at byte %d", n, off)
-		}
-	}
-	return nil
-}
-
-// copyTrailer writes the trailer of t to w.
-func copyTrailer(w io.Writer, t *index.Table) error {
-	_, err := io.Copy(w, io.NewSectionReader(readerAtFunc(t.ReadTrailerAt), 0, t.TrailerSize()))
-	if err != nil {
-		return fmt.Errorf("trailer: %w", err)
-	}
-	return nil
-}
-
-// catJSON is one line of cat --json.
-type catJSON struct {
-	File     string `json:"file,omitempty"` // when cat writes several files
-	N        int64  `json:"n"`
-	Offset   int64  `json:"offset"`
-	Length   int64  `json:"length"`
-	Data     string `json:"data"`
-	Encoding string `json:"encoding"`
-}
-
-// appendSeqField appends `,"kafka_offset":N` (or "seq") for a record of
-// a table whose format numbers its records, nothing otherwise.
-func appendSeqField(b []byte, t *index.Table, n int64) []byte {
-	seq, ok := t.Seq(n)
-	if !ok {
-		return b
-	}
-	b = append(b, `,"`+seqField(t)+`":`...)
-	return strconv.AppendInt(b, seq, 10)
-}
-
-// maxTextRecord is the largest record cat --json --data text reads into
-// memory to check it is UTF-8; larger ones are streamed as base64.
-const maxTextRecord = 64 << 20
-
-// writeRecordJSON writes record n of t as one JSON line: the payload as
-// text when asked and valid UTF-8, else base64 (streamed, so a record of
-// any size costs one buffer).
-func writeRecordJSON(ctx context.Context, w *bufio.Writer, t *index.Table, n int64, buf []byte, text bool, file string) error {
-	size, err := recordSize(t, n)
-	if err != nil {
-		return err
-	}
-	if text && size <= maxTextRecord {
-		var b bytes.Buffer
-		b.Grow(int(size))
-		if err := copyRecord(ctx, &b, t, n, buf); err != nil {
-			return err
-		}
-		if utf8.Valid(b.Bytes()) {
-			line, err := json.Marshal(catJSON{File: file, N: n, Offset: t.Offset(n), Length: size, Data: b.String(), Encoding: "text"})
-			if err != nil {
-				return err
-			}
-			line = append(appendSeqField(line[:len(line)-1], t, n), "}\n"...)
-			_, err = w.Write(line)
-			return err
-		}
-	}
-	head := []byte{'{'}
-	if file != "" {
-		f, _ := json.Marshal(file)
-		head = append(append(append(head, `"file":`...), f...), ',')
-	}
-	w.Write(appendSeqField(fmt.Appendf(head, `"n":%d,"offset":%d,"length":%d`, n, t.Offset(n), size), t, n))
-	w.WriteString(`,"data":"`)
-	enc := base64.NewEncoder(base64.StdEncoding, w)
-	if err := copyRecord(ctx, enc, t, n, buf); err != nil {
-		return err
-	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	_, err = w.WriteString(`","encoding":"base64"}` + "\n")
-	return err
-}
-
-// readerAtFunc adapts a function to io.ReaderAt.
-type readerAtFunc func(p []byte, off int64) (int, error)
-
-func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
-
 // catFlags are the flags of `recfs cat`.
 type catFlags struct {
 	src                     *sourceFlags
@@ -283,10 +68,10 @@ type catFlags struct {
 // catRun is what validate makes of cat's command line.
 type catRun struct {
 	files []string
-	sel   []recordRange
-	offs  []seqRange
+	sel   []report.Range
+	offs  []report.SeqRange
 	o     index.Options
-	m     catMode
+	m     report.Mode
 }
 
 func newCatCmd() *cobra.Command {
@@ -433,7 +218,7 @@ func (f *catFlags) validate(cmd *cobra.Command, args []string) (catRun, error) {
 		return r, err
 	}
 	asJSON := wantJSON(cmd)
-	if r.offs, err = parseOffsets(*f.offsets); err != nil {
+	if r.offs, err = report.ParseOffsets(*f.offsets); err != nil {
 		return r, err
 	}
 	if err := f.checkModes(cmd, asJSON); err != nil {
@@ -450,7 +235,7 @@ func (f *catFlags) validate(cmd *cobra.Command, args []string) (catRun, error) {
 	if r.files, r.sel, err = splitOperands(args); err != nil {
 		return r, err
 	}
-	r.m = catMode{asJSON: asJSON, number: f.number, text: f.data == "text", sep: sepText, buf: make([]byte, copyBufSize)}
+	r.m = report.Mode{JSON: asJSON, Number: f.number, Text: f.data == "text", Sep: sepText, Buf: make([]byte, report.CopyBufSize)}
 	return r, f.checkSelection(cmd, r)
 }
 
@@ -467,7 +252,7 @@ func (f *catFlags) run(cmd *cobra.Command, r catRun) error {
 
 // catOne writes the records of the file at path that sel or offs select
 // (every record when both are empty), or its trailer, as m and dec say.
-func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags, trailer bool) error {
+func catOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.SeqRange, o index.Options, m report.Mode, dec *decodeFlags, trailer bool) error {
 	if trailer {
 		return catTrailer(cmd, path, o)
 	}
@@ -481,7 +266,7 @@ func catOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange,
 	}
 	defer st.Close()
 	warnDamaged(cmd.ErrOrStderr(), path, st.Table.Damage())
-	return catRanges(cmd, st.Table, path, []recordRange{{lo: 0, hi: st.Table.Len()}}, true, m, dec)
+	return catRanges(cmd, st.Table, path, []report.Range{{Lo: 0, Hi: st.Table.Len()}}, true, m, dec)
 }
 
 // catTrailer writes the trailer of the file at path.
@@ -494,8 +279,8 @@ func catTrailer(cmd *cobra.Command, path string, o index.Options) error {
 	if !t.HasTrailer() {
 		return fmt.Errorf("%s has no trailer", path)
 	}
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
-	if err := copyTrailer(w, t); err != nil {
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), report.CopyBufSize)
+	if err := report.CopyTrailer(w, t); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -503,18 +288,18 @@ func catTrailer(cmd *cobra.Command, path string, o index.Options) error {
 
 // catSelected writes the records of the file at path that sel or offs
 // select.
-func catSelected(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, m catMode, dec *decodeFlags) error {
+func catSelected(cmd *cobra.Command, path string, sel []report.Range, offs []report.SeqRange, o index.Options, m report.Mode, dec *decodeFlags) error {
 	t, err := openTable(cmd, path, o)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
 	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
-	rs, err := selectRanges(t, path, sel, offs)
+	rs, err := report.Select(t, path, sel, offs)
 	if err != nil {
 		return err
 	}
-	if countRecords(rs) >= seqMinRecords {
+	if report.Count(rs) >= seqMinRecords {
 		// Many records: rescan once and read through a window.
 		st, err := openSequential(cmd, path, o)
 		if err != nil {
@@ -528,79 +313,22 @@ func catSelected(cmd *cobra.Command, path string, sel []recordRange, offs []seqR
 
 // catRanges writes the records rs of t (the file at path), decoded when
 // dec says so (with the decoder's summary when all were asked for).
-func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []recordRange, all bool, m catMode, dec *decodeFlags) error {
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), copyBufSize)
-	if dec.decoding() {
-		return catDecoded(cmd, w, t, path, rs, all, dec, m.asJSON, m.number, m.sep, m.label)
+func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []report.Range, all bool, m report.Mode, dec *decodeFlags) error {
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), report.CopyBufSize)
+	if !dec.decoding() {
+		return m.WriteRanges(cmd.Context(), w, t, rs)
 	}
-	ctx := cmd.Context()
-	for _, r := range rs {
-		for n := r.lo; n < r.hi; n++ {
-			if err := ctx.Err(); err != nil {
-				w.Flush()
-				return err
-			}
-			if err := m.write(ctx, w, t, n); err != nil {
-				w.Flush()
-				return err
-			}
-		}
-	}
-	return w.Flush()
-}
-
-// catDecoded writes the records rs of t (the file at path) decoded as the
-// flags say, then, when all were asked for, the decoder's summary.
-func catDecoded(cmd *cobra.Command, w *bufio.Writer, t *index.Table, path string, rs []recordRange, all bool,
-	f *decodeFlags, asJSON, number bool, sep, label string) error {
-	s, err := catSession(f, t, path, asJSON, number)
+	s, err := catSession(dec, t, path, m.JSON, m.Number)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	var out, lab []byte
-	for _, r := range rs {
-		for n := r.lo; n < r.hi; n++ {
-			if err := ctx.Err(); err != nil {
-				w.Flush()
-				return err
-			}
-			var err error
-			out, err = s.Render(out[:0], t, 0, n)
-			if label != "" && (number || asJSON) {
-				lab = labelLines(lab[:0], out, label, asJSON)
-				out, lab = lab, out
-			}
-			if _, werr := w.Write(out); werr != nil {
-				return werr
-			}
-			if err != nil {
-				w.Flush()
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if _, err := w.WriteString(sep); err != nil {
-				return err
-			}
-		}
-	}
-	if all {
-		var err error
-		out, _, err = s.Summary(out[:0], t, 0)
-		if _, werr := w.Write(out); werr != nil {
-			return werr
-		}
-		if err != nil {
-			w.Flush()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return w.Flush()
+	return m.WriteDecoded(cmd.Context(), w, s, t, path, rs, all)
 }
 
 // catSession opens the decoding session the flags f ask for over t, the
 // file at path.
 func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool) (*decode.Session, error) {
-	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(recordNumber(0, t.Len()))})
+	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(report.RecordNumber(0, t.Len()))})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index/report"
 )
 
 // xorshift32 is the generator of the leveldb vectors' payload rule.
@@ -72,7 +73,7 @@ func TestInfoJSONMatchesManifests(t *testing.T) {
 		t.Run(c.file, func(t *testing.T) {
 			m := loadManifest(t, c.manifest)
 			recs := m.records(t)
-			var in infoJSON
+			var in report.Info
 			out := mustRun(t, "info", "--json", "--no-cache", vec(t, c.file))
 			dec := json.NewDecoder(strings.NewReader(out))
 			dec.UseNumber()
@@ -174,7 +175,7 @@ func TestLsMatchesManifestLayout(t *testing.T) {
 			var got [][2]int64
 			dec := json.NewDecoder(strings.NewReader(mustRun(t, "ls", "--json", path)))
 			for n := int64(0); dec.More(); n++ {
-				var l lsJSON
+				var l report.ListLine
 				if err := dec.Decode(&l); err != nil {
 					t.Fatal(err)
 				}
@@ -349,13 +350,13 @@ func TestVerify(t *testing.T) {
 		t.Errorf("verify clean: exit %d\n%s%s", clean.code, clean.stdout, clean.stderr)
 	}
 	tr := recfs(t, "verify", "--json", vec(t, "grailbio/trailer-json.rio"))
-	var tv verifyJSON
+	var tv report.Verification
 	if err := json.Unmarshal([]byte(tr.stdout), &tv); err != nil || tr.code != 0 || !tv.OK || tv.TrailerBytes != 580 {
 		t.Errorf("verify trailer-json: exit %d, %+v, %v", tr.code, tv, err)
 	}
 
 	bad := recfs(t, "verify", "--json", corrupt)
-	var v verifyJSON
+	var v report.Verification
 	if err := json.Unmarshal([]byte(bad.stdout), &v); err != nil {
 		t.Fatalf("verify --json: %v\n%s", err, bad.stdout)
 	}
@@ -560,7 +561,7 @@ func FuzzCommandsAgree(f *testing.F) {
 		if info.code != 0 {
 			t.Fatalf("info: exit %d: %s", info.code, info.stderr)
 		}
-		var in infoJSON
+		var in report.Info
 		if err := json.Unmarshal([]byte(info.stdout), &in); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/index/report"
 )
 
 // writeTestLog writes recs as a leveldb log in a temporary directory.
@@ -31,10 +32,10 @@ func writeTestLog(t testing.TB, recs []string) string {
 func TestCatJSON(t *testing.T) {
 	recs := []string{"plain text", "", "caf\xc3\xa9 ☕", "bad \xff\xfe utf8", strings.Repeat("x", 70000)}
 	path := writeTestLog(t, recs)
-	var ls []lsJSON
+	var ls []report.ListLine
 	sc := bufio.NewScanner(strings.NewReader(mustRun(t, "ls", "--json", path)))
 	for sc.Scan() {
-		var l lsJSON
+		var l report.ListLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func TestCatJSON(t *testing.T) {
 				t.Fatalf("%s %v: %d lines, want %d", mode, sel, len(lines), len(recs))
 			}
 			for i, line := range lines {
-				var c catJSON
+				var c report.RecordLine
 				if err := json.Unmarshal([]byte(line), &c); err != nil {
 					t.Fatalf("line %d %q: %v", i, line, err)
 				}

@@ -1,35 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"strconv"
-
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
-
-// lsJSON is one line of `recfs ls --json` (JSON Lines: one object a line).
-type lsJSON struct {
-	File   string `json:"file,omitempty"` // the file, when ls lists several
-	N      int64  `json:"n"`              // record number
-	Offset int64  `json:"offset"`         // file offset of the record's first framing byte
-	Length int64  `json:"length"`         // payload length in bytes
-	// KafkaOffset, for Kafka segments, is the record's Kafka offset.
-	KafkaOffset *int64 `json:"kafka_offset,omitempty"`
-}
-
-// appendRight appends v in decimal, right-aligned in width columns.
-func appendRight(b []byte, v int64, width int) []byte {
-	var d [20]byte
-	digits := strconv.AppendInt(d[:0], v, 10)
-	for i := len(digits); i < width; i++ {
-		b = append(b, ' ')
-	}
-	return append(b, digits...)
-}
 
 func newLsCmd() *cobra.Command {
 	var asJSON bool
@@ -87,7 +64,7 @@ any failed. A file named like a selection is written ./5.`,
 		if err != nil {
 			return err
 		}
-		offs, err := parseOffsets(*offsets)
+		offs, err := report.ParseOffsets(*offsets)
 		if err != nil {
 			return err
 		}
@@ -106,7 +83,7 @@ any failed. A file named like a selection is written ./5.`,
 // lsOne lists one operand of ls: the records of a file selected by sel or
 // offs (file, when not empty, goes in every JSON line), or the entries of
 // an S3 prefix.
-func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool, file string) error {
+func lsOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.SeqRange, o index.Options, asJSON bool, file string) error {
 	if open.KindOf(path) == open.S3Prefix {
 		if len(sel) > 0 || len(offs) > 0 {
 			return usagef("%s is a prefix: it lists its objects, without record selections", path)
@@ -122,74 +99,9 @@ func lsOne(cmd *cobra.Command, path string, sel []recordRange, offs []seqRange, 
 	if len(offs) > 0 && len(sel) > 0 {
 		return usagef("select records by number or by --offset, not both")
 	}
-	rs, err := selectRanges(t, path, sel, offs)
+	rs, err := report.Select(t, path, sel, offs)
 	if err != nil {
 		return err
 	}
-	return lsRecords(cmd, t, rs, asJSON, file)
-}
-
-// selectRanges resolves a selection by record number (sel) or by Kafka
-// offset (offs) in t, the file at path.
-func selectRanges(t *index.Table, path string, sel []recordRange, offs []seqRange) ([]recordRange, error) {
-	if len(offs) > 0 {
-		return offsetRanges(t, path, offs)
-	}
-	return resolveRanges(sel, t.Len())
-}
-
-// recordLister writes the lines of `recfs ls FILE`.
-type recordLister struct {
-	t      *index.Table
-	w      *bufio.Writer
-	enc    *json.Encoder
-	asJSON bool
-	file   string
-	nw, ow int // widths of the number and offset columns
-	line   []byte
-}
-
-// lsRecords writes a line for each record of rs in t.
-func lsRecords(cmd *cobra.Command, t *index.Table, rs []recordRange, asJSON bool, file string) error {
-	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
-	// Column widths from the largest possible values, so the output
-	// streams without a first pass.
-	l := &recordLister{t: t, w: w, enc: json.NewEncoder(w), asJSON: asJSON, file: file,
-		nw: len(strconv.FormatInt(max(t.Len()-1, 0), 10)),
-		ow: len(strconv.FormatInt(t.Info().FileSize, 10))}
-	ctx := cmd.Context()
-	for _, r := range rs {
-		for n := r.lo; n < r.hi; n++ {
-			if n&0xfff == 0 && ctx.Err() != nil {
-				w.Flush()
-				return ctx.Err()
-			}
-			if err := l.write(n); err != nil {
-				return err
-			}
-		}
-	}
-	return w.Flush()
-}
-
-// write writes record n's line: number, offset, length and Kafka offset.
-func (l *recordLister) write(n int64) error {
-	t := l.t
-	seq, hasSeq := t.Seq(n)
-	if l.asJSON {
-		j := lsJSON{File: l.file, N: n, Offset: t.Offset(n), Length: t.Size(n)}
-		if hasSeq {
-			j.KafkaOffset = &seq
-		}
-		return l.enc.Encode(j)
-	}
-	line := appendRight(l.line[:0], n, l.nw)
-	line = appendRight(append(line, "  "...), t.Offset(n), l.ow)
-	line = strconv.AppendInt(append(line, "  "...), t.Size(n), 10)
-	if hasSeq {
-		line = strconv.AppendInt(append(line, "  "...), seq, 10)
-	}
-	l.line = append(line, '\n')
-	_, err := l.w.Write(l.line)
-	return err
+	return report.List(cmd.Context(), cmd.OutOrStdout(), t, rs, asJSON, file)
 }

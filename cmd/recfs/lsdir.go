@@ -11,16 +11,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
 
 // splitOperands splits ls's and cat's arguments into the operands (the first, and
 // each one after it up to the first that reads as a record selection) and
 // the selections. A word shaped like a selection but malformed ("5-3",
 // "last:0") that names no file is a usage error.
-func splitOperands(args []string) (files []string, sel []recordRange, err error) {
+func splitOperands(args []string) (files []string, sel []report.Range, err error) {
 	i := 1
 	for ; i < len(args); i++ {
-		_, err := parseRanges(args[i : i+1])
+		_, err := report.ParseRanges(args[i : i+1])
 		if err == nil {
 			break
 		}
@@ -28,7 +29,7 @@ func splitOperands(args []string) (files []string, sel []recordRange, err error)
 			return nil, nil, err // a selection mistyped, not a file
 		}
 	}
-	sel, err = parseRanges(args[i:])
+	sel, err = report.ParseRanges(args[i:])
 	if err != nil {
 		return nil, nil, usagef("%v (the files come first: FILE... SELECTION...)", err)
 	}
@@ -39,7 +40,7 @@ func splitOperands(args []string) (files []string, sel []recordRange, err error)
 // does (a digit, or last:), or as one counted from the end with a minus.
 func looksLikeSelection(a string) bool {
 	a = strings.TrimPrefix(a, "-")
-	return strings.HasPrefix(a, lastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
+	return strings.HasPrefix(a, report.LastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
 }
 
 // isLocalDir reports whether path is a local directory.
@@ -51,7 +52,7 @@ func isLocalDir(path string) bool {
 // lsMany lists several operands, or one local directory: each after a
 // line "NAME:" when there are several, a blank line between them. A failed
 // operand is reported on standard error and the others go on.
-func lsMany(cmd *cobra.Command, files []string, sel []recordRange, offs []seqRange, o index.Options, asJSON bool) error {
+func lsMany(cmd *cobra.Command, files []string, sel []report.Range, offs []report.SeqRange, o index.Options, asJSON bool) error {
 	out := cmd.OutOrStdout()
 	fails := failures{cmd: cmd}
 	for i, f := range files {

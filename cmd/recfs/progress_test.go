@@ -207,70 +207,6 @@ func TestLabelKeepsVerb(t *testing.T) {
 	}
 }
 
-func TestParseRanges(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string // fmt of the ranges, or "usage"
-	}{
-		{nil, "[]"},
-		{[]string{"0"}, "[{0 1}]"},
-		{[]string{"7", "2-4", "9-"}, "[{7 8} {2 5} {9 -1}]"},
-		{[]string{"3-3"}, "[{3 4}]"},
-		{[]string{"x"}, "usage"},
-		{[]string{""}, "usage"},
-		{[]string{"-3"}, "usage"},
-		{[]string{"4-2"}, "usage"},
-		{[]string{"1-x"}, "usage"},
-		{[]string{"1-2-3"}, "usage"},
-		{[]string{"9223372036854775807-9223372036854775807"}, "usage"},
-		{[]string{"last:10", "0"}, "[last:10 {0 1}]"},
-		{[]string{"last:0"}, "usage"},
-		{[]string{"last:"}, "usage"},
-		{[]string{"last:-2"}, "usage"},
-	} {
-		rs, err := parseRanges(c.args)
-		got := fmt.Sprint(rs)
-		if err != nil {
-			got = "usage"
-			if exitCode(err) != exitUsage {
-				t.Errorf("%q: error %v is not a usage error", c.args, err)
-			}
-		}
-		if got != c.want {
-			t.Errorf("parseRanges(%q) = %s, want %s", c.args, got, c.want)
-		}
-	}
-}
-
-func TestResolveRanges(t *testing.T) {
-	for _, c := range []struct {
-		rs   []recordRange
-		n    int64
-		want string // fmt of the result, or the error
-	}{
-		{nil, 5, "[{0 5}]"},
-		{nil, 0, "[{0 0}]"},
-		{[]recordRange{{2, -1, 0}}, 5, "[{2 5}]"},
-		{[]recordRange{{4, 5, 0}, {0, 1, 0}}, 5, "[{4 5} {0 1}]"},
-		{[]recordRange{{5, 6, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{3, 9, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{5, -1, 0}}, 5, "record 5 is out of range: the file has 5 records (0-4)"},
-		{[]recordRange{{0, 1, 0}}, 0, "record 0 is out of range: the file has no records"},
-		{[]recordRange{{0, -1, 2}}, 5, "[{3 5}]"},
-		{[]recordRange{{0, -1, 9}}, 5, "[{0 5}]"},
-		{[]recordRange{{0, -1, 9}}, 0, "[{0 0}]"},
-	} {
-		rs, err := resolveRanges(c.rs, c.n)
-		got := fmt.Sprint(rs)
-		if err != nil {
-			got = err.Error()
-		}
-		if got != c.want {
-			t.Errorf("resolveRanges(%v, %d) = %s, want %s", c.rs, c.n, got, c.want)
-		}
-	}
-}
-
 func TestUnescape(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", ""}, {"plain", "plain"}, {`\n`, "\n"}, {`\t|\t`, "\t|\t"}, {`\x1e`, "\x1e"},
@@ -305,50 +241,6 @@ func TestExitCode(t *testing.T) {
 			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
 		}
 	}
-}
-
-// FuzzParseRanges checks that any selection either is a usage error or
-// yields well-formed ranges that print back to an equivalent selection.
-func FuzzParseRanges(f *testing.F) {
-	for _, s := range []string{"0", "3-7", "9-", "-1", "x", "1-2-3", "18446744073709551616", "last:3", "last:0", "last:-1", "last:+2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		rs, err := parseRanges([]string{s})
-		if err != nil {
-			if exitCode(err) != exitUsage {
-				t.Fatalf("%q: non-usage error %v", s, err)
-			}
-			return
-		}
-		if len(rs) != 1 {
-			t.Fatalf("%q: %d ranges", s, len(rs))
-		}
-		r := rs[0]
-		if r.lo < 0 || (r.hi >= 0 && r.hi <= r.lo) || r.hi < -1 {
-			t.Fatalf("%q: bad range %+v", s, r)
-		}
-		var back string
-		switch {
-		case r.last > 0:
-			back = lastPrefix + strconv.FormatInt(r.last, 10)
-		case r.hi < 0:
-			back = strconv.FormatInt(r.lo, 10) + "-"
-		case r.hi == r.lo+1 && !strings.Contains(s, "-"):
-			back = strconv.FormatInt(r.lo, 10)
-		default:
-			back = strconv.FormatInt(r.lo, 10) + "-" + strconv.FormatInt(r.hi-1, 10)
-		}
-		if again, err := parseRanges([]string{back}); err != nil || again[0] != r {
-			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, r, back, again, err)
-		}
-		// Resolving against a file never panics and stays in bounds.
-		for _, n := range []int64{0, 1, 1000} {
-			if out, err := resolveRanges(rs, n); err == nil && (out[0].lo < 0 || out[0].hi > n || out[0].lo > out[0].hi) {
-				t.Fatalf("%q against %d records: %+v", s, n, out)
-			}
-		}
-	})
 }
 
 // FuzzUnescape checks that quoting any valid UTF-8 string with Go escapes

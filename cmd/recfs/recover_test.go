@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/index/report"
 )
 
 // damagedCopy copies a vector and flips the low bit of the byte at off.
@@ -49,7 +51,7 @@ func TestLostRecordIOHeader(t *testing.T) {
 				t.Errorf("info does not say the header block was lost:\n%s", info)
 			}
 			res := recfs(t, "verify", "--json", path)
-			var v verifyJSON
+			var v report.Verification
 			if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
 				t.Fatalf("verify --json: %v\n%s", err, res.stdout)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
 
 // Exit statuses of the recfs command.
@@ -53,7 +54,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue), open.IsUsage(err):
+	case errors.As(err, &ue), report.IsUsage(err):
 		return exitUsage
 	}
 	// Errors cobra makes itself while parsing the command line.

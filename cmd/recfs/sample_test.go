@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/index/report"
 )
 
 // TestLegacyEncoderMatchesReference re-encodes the items of the reference
@@ -70,7 +71,7 @@ func TestSampleFilesReadBack(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, c.name)
-			var in infoJSON
+			var in report.Info
 			if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", path)), &in); err != nil {
 				t.Fatal(err)
 			}

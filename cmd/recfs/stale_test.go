@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/index/report"
 )
 
 // recycledWAL writes the WAL file of a running RocksDB/pebble database that
@@ -43,7 +44,7 @@ func TestStaleTail(t *testing.T) {
 	p, liveEnd := recycledWAL(t)
 	fi, _ := os.Stat(p)
 	r := recfs(t, "verify", "--json", p)
-	var v verifyJSON
+	var v report.Verification
 	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
 		t.Fatalf("verify --json: %v\n%s", err, r.stdout)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/recfs/recfs/index/report"
 )
 
 // TestDamageWarning checks that cat and ls print exactly one warning line,
@@ -28,7 +30,7 @@ func TestDamageWarning(t *testing.T) {
 	clean := vec(t, "leveldb/many-small-10000.log")
 	stale, _ := recycledWAL(t)
 	// What the warning must say, from verify's damage list.
-	var v verifyJSON
+	var v report.Verification
 	if err := json.Unmarshal([]byte(recfs(t, "verify", "--json", damaged).stdout), &v); err != nil || len(v.Damage) < 2 {
 		t.Fatalf("verify: %v, damage %v", err, v.Damage)
 	}

@@ -15,7 +15,6 @@ package open
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 	"github.com/recfs/recfs/source/httprange"
 	"github.com/recfs/recfs/source/s3"
 )
@@ -85,19 +85,13 @@ func (o Options) progress(what string, io *index.Options) func() {
 
 // UsageError reports a target the user spelt wrong (a prefix where one
 // object is wanted, a malformed URL): the command line, not the source, is
-// at fault.
-type UsageError struct{ Err error }
+// at fault. It is report's, so that one test tells every usage error.
+type UsageError = report.UsageError
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usagef(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return report.Usagef(format, a...) }
 
 // IsUsage reports whether err is, or wraps, a [UsageError].
-func IsUsage(err error) bool {
-	var ue *UsageError
-	return errors.As(err, &ue)
-}
+func IsUsage(err error) bool { return report.IsUsage(err) }
 
 // Table opens the record file target names and returns its table: loaded
 // from the cache directory when a table saved for its version is there,

@@ -33,7 +33,7 @@ func s3Client(ctx context.Context, o Options) (*s3.Client, error) {
 func openS3(ctx context.Context, url string, o Options) (*s3.Client, *s3.Object, error) {
 	bucket, key, err := s3.ParseURL(url)
 	if err != nil {
-		return nil, nil, &UsageError{err}
+		return nil, nil, &UsageError{Err: err}
 	}
 	if KindOf(url) != S3Object {
 		return nil, nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", url)
@@ -159,7 +159,7 @@ func PrefixFS(ctx context.Context, url string, o Options) (*s3.FS, error) {
 func prefixFS(ctx context.Context, url string, o Options) (*s3.Client, *s3.FS, error) {
 	bucket, prefix, err := s3.ParseURL(url)
 	if err != nil {
-		return nil, nil, &UsageError{err}
+		return nil, nil, &UsageError{Err: err}
 	}
 	c, err := s3Client(ctx, o)
 	if err != nil {
@@ -181,7 +181,7 @@ func Publish(ctx context.Context, url, cacheFile string, o Options) (int, error)
 	}
 	bucket, key, err := s3.ParseURL(url)
 	if err != nil {
-		return 0, &UsageError{err}
+		return 0, &UsageError{Err: err}
 	}
 	c, err := s3Client(ctx, o)
 	if err != nil {

@@ -1,0 +1,10 @@
+// Package report writes what the recfs commands print about a table:
+// records chosen by number or by offset ([ParseRanges], [ParseOffsets],
+// [Select]); their payloads raw, numbered, as JSON Lines or decoded
+// ([Mode], [Mode.WriteDecoded]); the listing of records ([List]); records
+// appended while it follows a table ([Follower]); a table's facts
+// ([InfoOf]) and the read-back of every record ([Verify]).
+//
+// It works on an open *index.Table and an io.Writer; opening the table and
+// parsing flags is the caller's (fs/open and cmd/recfs).
+package report
