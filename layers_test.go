@@ -54,7 +54,7 @@ func layerOf(path string) (int, bool) {
 		return rankIndex, true
 	case adapter(path) != "":
 		return rankAdapter, true
-	case rel == "fs/open":
+	case rel == "fs/open" || strings.HasPrefix(rel, "fs/open/"):
 		return rankOpen, true
 	case rel == "fs" || strings.HasPrefix(rel, "fs/"):
 		return rankFS, true

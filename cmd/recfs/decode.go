@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -72,15 +70,12 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 		return out
 	}
 	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{
-		Manifest: abs(f.manifest)[0], Proto: abs(f.proto...), ProtoPath: abs(f.protoPath...), Open: openFile, OpenRecords: open.OpenRecords}})
+		Manifest: abs(f.manifest)[0], Proto: abs(f.proto...), ProtoPath: abs(f.protoPath...), Open: open.OpenFile, OpenRecords: open.OpenRecords}})
 	if errors.Is(err, decoders.ErrUsage) {
 		return nil, usagef("%s", err)
 	}
 	return p, err
 }
-
-// openFile opens a file named on the command line.
-func openFile(path string) (io.ReadCloser, error) { return os.Open(path) }
 
 // choice says which decoder the flags choose for the source at path, and
 // why; "raw" when none.

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"runtime/debug"
 	"time"
@@ -14,15 +12,12 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
-	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
-	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/httpserve"
 	"github.com/recfs/recfs/fs/nfs"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/fs/open/serving"
 	netserve "github.com/recfs/recfs/fs/serve"
-	"github.com/recfs/recfs/fs/webdav"
 	"github.com/recfs/recfs/index"
 )
 
@@ -266,91 +261,28 @@ func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
 		return err
 	}
 	oo.Decode = s.plan
-	tree, err := open.Tree(ctx, s.srcAbs, open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: s.cacheMem})
-	if err != nil {
-		return err
-	}
-	defer tree.Close()
-	var stamps *netserve.Stamps
-	if f.follow {
-		var stop func()
-		stamps, stop = netserve.Follow(tree, f.followInterval, nil)
-		defer stop()
-	}
 	lg := logrus.WithField("protocol", p.name)
-	l, err := netserve.Listen(f.addr, netserve.Limits{MaxConns: f.maxConns}, lg)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	defer l.Close()
-	srv, err := newProtocolServer(p, f, s, tree, stamps, lg, l)
+	srv, err := serving.Start(ctx, s.srcAbs, serving.Options{
+		Tree:     open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: s.cacheMem},
+		Protocol: p.name, Addr: f.addr, MaxConns: f.maxConns, Credentials: s.creds, TLS: s.tls,
+		Follow: f.follow, FollowInterval: f.followInterval,
+		IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout, Logger: lg,
+	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	if err := announceServing(cmd, p, s, l.Addr().String(), lg); err != nil {
+	if err := announceServing(cmd, p, s, srv.Addr(), srv.URL(p.name, s.tls != nil), lg); err != nil {
 		return err
 	}
-	err = srv.serve(ctx)
+	err = srv.Run(ctx)
 	lg.Info("stopped")
 	return err
 }
 
-// protocolServer serves a tree over one protocol on its listener.
-type protocolServer interface {
-	serve(ctx context.Context) error
-	Close()
-}
-
-// nfsServer is the NFS server on its listener.
-type nfsServer struct {
-	*nfs.Server
-	l *netserve.Listener
-}
-
-func (s nfsServer) serve(ctx context.Context) error { return s.Serve(ctx, s.l) }
-
-// closingHandler is an HTTP handler holding resources until Close.
-type closingHandler interface {
-	http.Handler
-	Close()
-}
-
-// httpServer serves a WebDAV or browsing handler on its listener.
-type httpServer struct {
-	h closingHandler
-	l *netserve.Listener
-	o netserve.HTTPOptions
-}
-
-func (s httpServer) serve(ctx context.Context) error { return netserve.ServeHTTP(ctx, s.l, s.h, s.o) }
-func (s httpServer) Close()                          { s.h.Close() }
-
-// newProtocolServer makes the server of protocol p for tree on l.
-func newProtocolServer(p protocol, f *serveFlags, s *serveSetup, tree *fs.Tree, stamps *netserve.Stamps, lg logrus.FieldLogger, l *netserve.Listener) (protocolServer, error) {
-	if p.name == "nfs" {
-		return nfsServer{nfs.New(tree, nfs.Options{Stamps: stamps, Logger: lg, IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout}), l}, nil
-	}
-	o := netserve.HTTPOptions{Credentials: s.creds, Realm: "recfs", TLS: s.tls, Logger: lg,
-		ReadHeaderTimeout: f.requestTimeout, IdleTimeout: f.idleTimeout}
-	if p.name == "webdav" {
-		return httpServer{webdav.New(tree, webdav.Options{Stamps: stamps, Logger: lg}), l, o}, nil
-	}
-	ho := httpserve.Options{Stamps: stamps, Logger: lg, Env: browseEnv}
-	if s.plan == nil {
-		// Raw files; the browse page shows records as --decode auto would.
-		var err error
-		if ho.Decoders, err = decoders.Prepare(decoders.Spec{Mode: decoders.ModeAuto, Params: decode.Params{Open: openFile}}); err != nil {
-			return nil, err
-		}
-	}
-	return httpServer{httpserve.New(tree, ho), l, o}, nil
-}
-
 // announceServing says where the server listening at addr is: in the log,
 // to the daemon's parent or on standard output, and to systemd.
-func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr string, lg logrus.FieldLogger) error {
-	url := serveURL(p, addr, s.tls != nil)
+func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr, url string, lg logrus.FieldLogger) error {
 	lg.WithFields(logrus.Fields{"source": s.srcAbs, "url": url}).Info("serving")
 	if daemonChild() {
 		info, err := json.Marshal(servingLine(p, s.srcAbs, addr, url))
@@ -365,28 +297,6 @@ func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr string,
 		lg.WithError(err).Warn("systemd readiness notification failed")
 	}
 	return nil
-}
-
-// serveURL is where clients find the server listening at addr.
-func serveURL(p protocol, addr string, https bool) string {
-	if p.name == "nfs" {
-		host, port, _ := net.SplitHostPort(addr)
-		return fmt.Sprintf("nfs://%s//?version=3&nfsport=%s&mountport=%s", hostInURL(host), port, port)
-	}
-	scheme := "http"
-	if https {
-		scheme = "https"
-	}
-	host, port, _ := net.SplitHostPort(addr)
-	return fmt.Sprintf("%s://%s/", scheme, net.JoinHostPort(host, port))
-}
-
-// hostInURL brackets an IPv6 host.
-func hostInURL(host string) string {
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		return "[" + host + "]"
-	}
-	return host
 }
 
 // servingLine is what the start-up line says.
@@ -423,14 +333,4 @@ func printDaemonServing(cmd *cobra.Command, pid int, logPath, info string) error
 	}
 	_, err := fmt.Fprintln(cmd.OutOrStdout(), line+")")
 	return err
-}
-
-// browseEnv describes the record file at path (format as .recfs names it)
-// to the decoder of the browse page, as a mount's view does.
-func browseEnv(path, format string) decode.Env {
-	env := decode.Env{Path: path}
-	if f, err := codec.ParseFormat(format); err == nil {
-		env.Format = f
-	}
-	return open.DecodeEnv(path, env.Format)
 }

@@ -16,6 +16,7 @@ package open
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -165,3 +166,7 @@ func fileKind(m os.FileMode) string {
 	}
 	return "special file"
 }
+
+// OpenFile opens a local file a decoder names (a descriptor set, a
+// manifest); it is decode.Params.Open for the commands.
+func OpenFile(path string) (io.ReadCloser, error) { return os.Open(path) }
