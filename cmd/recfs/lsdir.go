@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
@@ -105,7 +106,7 @@ func lsLocalDir(cmd *cobra.Command, dir string, asJSON bool) error {
 	for _, e := range ents {
 		d := lsDirJSON{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
 		if !e.IsDir() {
-			d.Format = fileFormat(filepath.Join(dir, e.Name()), &d.Size)
+			d.Format, d.Size = open.FileFormat(filepath.Join(dir, e.Name()))
 		}
 		if asJSON {
 			if err := enc.Encode(d); err != nil {
@@ -120,24 +121,4 @@ func lsLocalDir(cmd *cobra.Command, dir string, asJSON bool) error {
 		fmt.Fprintf(w, "%-15s %12s  %s\n", d.Format, size, name)
 	}
 	return w.Flush()
-}
-
-// fileFormat returns the record format of the file at p ("other" for any
-// other file, unreadable ones included) and stores its size in size.
-func fileFormat(p string, size *int64) string {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "other"
-	}
-	*size = fi.Size()
-	f, err := os.Open(p)
-	if err != nil {
-		return "other"
-	}
-	defer f.Close()
-	format, err := index.Detect(f, fi.Size())
-	if err != nil {
-		return "other"
-	}
-	return format.String()
 }

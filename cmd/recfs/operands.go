@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/fs/open"
-	"github.com/recfs/recfs/index"
 )
 
 // A command that takes many FILE operands (info, verify) runs on each file
@@ -20,79 +17,6 @@ import (
 // one file's failure is reported and the others go on, a summary line
 // ends the output, and the exit status is 1 when any file failed.
 // With a single file operand the command behaves as it always did.
-
-// operandFile is one file a multi-operand command works on.
-type operandFile struct {
-	path  string
-	named bool // on the command line (else found under a directory)
-}
-
-// expandOperands returns the files args name: files and s3:// URLs as
-// given, directories walked in name order (recursively, symbolic links not
-// followed) for the record files under them. Files under a directory that
-// are not record files (a database's LOCK, CURRENT, OPTIONS, saved-index
-// sidecars) are counted in other, not returned.
-func expandOperands(args []string) (files []operandFile, other int, err error) {
-	for _, a := range args {
-		fi, serr := os.Stat(a)
-		if open.Remote(a) || serr != nil || !fi.IsDir() {
-			files = append(files, operandFile{path: a, named: true})
-			continue
-		}
-		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			if isRecordFile(p) {
-				files = append(files, operandFile{path: p})
-			} else {
-				other++
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, 0, err
-		}
-	}
-	return files, other, nil
-}
-
-// recordNames are the name endings of record files: a file under a
-// directory with one of them is checked even when its first bytes are
-// damaged (the damage is what verify is for).
-var recordNames = []string{".log", ".rio", ".recordio", ".tfrecord", ".tfrecords", ".grail-rpk", ".grail-rpk-gz"}
-
-// isRecordFile reports whether the regular file at p holds one of the
-// record formats: its first bytes say so, or its name (see recordNames,
-// and a MANIFEST-NNNNNN).
-func isRecordFile(p string) bool {
-	base := filepath.Base(p)
-	if strings.HasSuffix(base, open.SidecarSuffix) {
-		return false
-	}
-	if strings.HasPrefix(base, "MANIFEST-") {
-		return true
-	}
-	for _, suf := range recordNames {
-		if strings.HasSuffix(base, suf) {
-			return true
-		}
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return true // named to the command, which says what is wrong
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return true
-	}
-	_, err = index.Detect(f, fi.Size())
-	return err == nil
-}
 
 // singleFile reports whether args name one file (not a directory): the
 // command then runs as a single-file command.
@@ -124,7 +48,7 @@ const (
 // a blank line, and a summary line follows them. It returns an exitError
 // (status 1, nothing more to print) when any file failed or was bad.
 func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do func(path string) (fileStatus, error)) error {
-	files, other, err := expandOperands(args)
+	files, other, err := open.Expand(args)
 	if err != nil {
 		return err
 	}
@@ -143,14 +67,14 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 			return err
 		}
 		sep.next()
-		st, err := do(f.path)
+		st, err := do(f)
 		if err != nil && (cmd.Context().Err() != nil || exitCode(err) == exitUsage) {
 			return err
 		}
 		switch {
 		case err != nil:
 			failed++
-			reportFileFailed(cmd, out, f.path, err, asJSON, blocks)
+			reportFileFailed(cmd, out, f, err, asJSON, blocks)
 		case st == fileBad:
 			bad++
 		default:

@@ -1,0 +1,96 @@
+package open
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/recfs/recfs/index"
+)
+
+// Expand returns the files args name: files and s3:// URLs as
+// given, directories walked in name order (recursively, symbolic links not
+// followed) for the record files under them. Files under a directory that
+// are not record files (a database's LOCK, CURRENT, OPTIONS, saved-index
+// sidecars) are counted in other, not returned.
+func Expand(args []string) (files []string, other int, err error) {
+	for _, a := range args {
+		fi, serr := os.Stat(a)
+		if Remote(a) || serr != nil || !fi.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			if IsRecordFile(p) {
+				files = append(files, p)
+			} else {
+				other++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return files, other, nil
+}
+
+// recordNames are the name endings of record files: a file under a
+// directory with one of them is checked even when its first bytes are
+// damaged (the damage is what verify is for).
+var recordNames = []string{".log", ".rio", ".recordio", ".tfrecord", ".tfrecords", ".grail-rpk", ".grail-rpk-gz"}
+
+// IsRecordFile reports whether the regular file at p holds one of the
+// record formats: its first bytes say so, or its name (see recordNames,
+// and a MANIFEST-NNNNNN).
+func IsRecordFile(p string) bool {
+	base := filepath.Base(p)
+	if strings.HasSuffix(base, SidecarSuffix) {
+		return false
+	}
+	if strings.HasPrefix(base, "MANIFEST-") {
+		return true
+	}
+	for _, suf := range recordNames {
+		if strings.HasSuffix(base, suf) {
+			return true
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return true // named to the command, which says what is wrong
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	_, err = index.Detect(f, fi.Size())
+	return err == nil
+}
+
+// FileFormat returns the record format of the local file at p ("other"
+// for any other file, unreadable ones included) and its size.
+func FileFormat(p string) (format string, size int64) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "other", 0
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "other", fi.Size()
+	}
+	defer f.Close()
+	kind, err := index.Detect(f, fi.Size())
+	if err != nil {
+		return "other", fi.Size()
+	}
+	return kind.String(), fi.Size()
+}

@@ -1,0 +1,63 @@
+package open
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/recfs/recfs/codec/leveldb"
+)
+
+// TestExpand: a directory operand gives the record files under it (by
+// content, by name even when damaged, MANIFEST-*), counts the others
+// (LOCK, a saved-index sidecar, text) and keeps named files and URLs as
+// given; FileFormat names each file's format.
+func TestExpand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var log bytes.Buffer
+	w := leveldb.NewWriter(&log, leveldb.WriterOptions{})
+	if _, err := w.WriteRecord([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"db/000001.wal":                 log.Bytes(), // a record file by content alone
+		"db/000002.log":                 []byte("damaged"),
+		"db/MANIFEST-000003":            nil,
+		"db/LOCK":                       nil,
+		"db/CURRENT":                    []byte("MANIFEST-000003\n"),
+		"db/000001.wal" + SidecarSuffix: []byte("saved"),
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	named := filepath.Join(dir, "db", "LOCK")
+	got, other, err := Expand([]string{filepath.Join(dir, "db"), named, "s3://b/k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "db/000001.wal"), filepath.Join(dir, "db/000002.log"),
+		filepath.Join(dir, "db/MANIFEST-000003"), named, "s3://b/k"}
+	if !slices.Equal(got, want) || other != 3 {
+		t.Errorf("Expand = %q, %d others; want %q, 3", got, other, want)
+	}
+	for name, want := range map[string]string{"db/000001.wal": "leveldb", "db/000002.log": "other", "db/CURRENT": "other", "db": "other"} {
+		if f, _ := FileFormat(filepath.Join(dir, name)); f != want {
+			t.Errorf("FileFormat(%s) = %q, want %q", name, f, want)
+		}
+	}
+	if _, size := FileFormat(filepath.Join(dir, "db/000001.wal")); size != int64(log.Len()) {
+		t.Errorf("FileFormat size = %d, want %d", size, log.Len())
+	}
+}
