@@ -53,7 +53,7 @@ func (f *fakeSource) Info() index.Info {
 	if f.trailer != nil {
 		tr = int64(len(f.trailer))
 	}
-	return index.Info{Format: codec.LevelDB, Flavor: "fake", Records: f.Len(), Bytes: total, Source: "built", Trailer: tr}
+	return index.Info{Format: codec.LevelDB, Flavor: "fake", Records: f.Len(), Bytes: total, Loaded: "built", Trailer: tr}
 }
 
 func readAt(b, p []byte, off int64) (int, error) {

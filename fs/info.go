@@ -51,8 +51,8 @@ func FormatInfo(path string, src Source) string {
 	} else {
 		line("trailer", "none")
 	}
-	if in.Source != "" {
-		line("index", fmt.Sprintf("%s in %s", in.Source, index.FormatDuration(in.BuildTime)))
+	if in.Loaded != "" {
+		line("index", fmt.Sprintf("%s in %s", in.Loaded, index.FormatDuration(in.BuildTime)))
 	}
 	if in.CacheFile != "" {
 		line("cache file", strconv.Quote(in.CacheFile))

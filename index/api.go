@@ -71,7 +71,7 @@ type Info struct {
 	FileSize  int64         // bytes of the source covered by the table
 	Records   int64         // records (items) in the table
 	Bytes     int64         // total payload bytes
-	Source    string        // "built" or "cached"
+	Loaded    string        // how the table was made: "built" (scanned) or "cached" (a saved table loaded)
 	BuildTime time.Duration // time spent building or loading
 	Trailer   int64         // trailer size in bytes, or -1 if none
 	CacheFile string        // the saved index loaded or written for this table ("" if none)

@@ -99,8 +99,8 @@ func BenchmarkLoad(b *testing.B) {
 	t.Close()
 	for b.Loop() {
 		t, err := Open(context.Background(), path, Options{CacheDir: cacheDir})
-		if err != nil || t.Info().Source != "cached" {
-			b.Fatalf("load: %v %q", err, t.Info().Source)
+		if err != nil || t.Info().Loaded != "cached" {
+			b.Fatalf("load: %v %q", err, t.Info().Loaded)
 		}
 		t.Close()
 	}

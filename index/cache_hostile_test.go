@@ -176,7 +176,7 @@ func TestCacheHostileFile(t *testing.T) {
 			c.plant(t, path, cf, o)
 			tb := openWithin(t, 10*time.Second, path, o)
 			defer tb.Close()
-			if src := tb.Info().Source; src != "built" {
+			if src := tb.Info().Loaded; src != "built" {
 				t.Errorf("table %q, want built", src)
 			}
 			if tb.Len() != int64(len(recs)) {
@@ -220,7 +220,7 @@ func TestCacheSharedDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tb.Info().Source; got != want {
+		if got := tb.Info().Loaded; got != want {
 			t.Errorf("open %d: table %s, want %s", i, got, want)
 		}
 		tb.Close()
@@ -278,7 +278,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tb.Info().Source; got != "built" {
+		if got := tb.Info().Loaded; got != "built" {
 			t.Errorf("open %d: table %s from a directory of another user", i, got)
 		}
 		for n, want := range recs {

@@ -39,8 +39,8 @@ func TestCacheKeyedByIdentity(t *testing.T) {
 		}
 		defer tb.Close()
 		in := tb.Info()
-		if in.Source != wantSource || in.CacheFile == "" {
-			t.Fatalf("open %s: source %q, cache file %q; want %q", p, in.Source, in.CacheFile, wantSource)
+		if in.Loaded != wantSource || in.CacheFile == "" {
+			t.Fatalf("open %s: source %q, cache file %q; want %q", p, in.Loaded, in.CacheFile, wantSource)
 		}
 		if tb.Len() != int64(len(recs)) || !bytes.Equal(readRecord(t, tb, 39), recs[39]) {
 			t.Fatalf("open %s: %d records", p, tb.Len())
@@ -60,8 +60,8 @@ func TestCacheKeyedByIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := tb.Info(); in.Source != "cached" || filepath.Base(in.CacheFile) != saved {
-		t.Fatalf("OpenSource of a local.File: source %q, cache file %s; want cached from %s", in.Source, in.CacheFile, saved)
+	if in := tb.Info(); in.Loaded != "cached" || filepath.Base(in.CacheFile) != saved {
+		t.Fatalf("OpenSource of a local.File: source %q, cache file %s; want cached from %s", in.Loaded, in.CacheFile, saved)
 	}
 	tb.Close()
 

@@ -35,8 +35,8 @@ func TestCacheLoadAllocatesTableOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if tb.Info().Source != "cached" || tb.Len() != n {
-		t.Fatalf("%d records from %q, want %d from the saved table", tb.Len(), tb.Info().Source, n)
+	if tb.Info().Loaded != "cached" || tb.Len() != n {
+		t.Fatalf("%d records from %q, want %d from the saved table", tb.Len(), tb.Info().Loaded, n)
 	}
 	table := uint64(12 * n)
 	if got := after.TotalAlloc - before.TotalAlloc; got > table+table/4+2<<20 {

@@ -75,8 +75,8 @@ func TestCacheInvalidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tb.Close()
-			if tb.Len() != c.want || tb.Info().Source != c.source {
-				t.Fatalf("after %s: %d records from %q, want %d from %q", c.name, tb.Len(), tb.Info().Source, c.want, c.source)
+			if tb.Len() != c.want || tb.Info().Loaded != c.source {
+				t.Fatalf("after %s: %d records from %q, want %d from %q", c.name, tb.Len(), tb.Info().Loaded, c.want, c.source)
 			}
 			for n := range tb.Len() {
 				readRecord(t, tb, n)
@@ -99,7 +99,7 @@ func TestCacheOptionsKeyed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if tb.Info().Source != "built" {
+	if tb.Info().Loaded != "built" {
 		t.Fatalf("strict open used a table saved without strict")
 	}
 }

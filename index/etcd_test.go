@@ -58,8 +58,8 @@ func TestEtcdOpenReadCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := tb.Info()
-		if tb.Format() != codec.EtcdWAL || in.Source != src || tb.Len() != int64(len(want)) || len(tb.Damage()) > 0 {
-			t.Fatalf("%s: format %v, source %s, %d records, damage %v", src, tb.Format(), in.Source, tb.Len(), tb.Damage())
+		if tb.Format() != codec.EtcdWAL || in.Loaded != src || tb.Len() != int64(len(want)) || len(tb.Damage()) > 0 {
+			t.Fatalf("%s: format %v, source %s, %d records, damage %v", src, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
 		}
 		if !strings.Contains(in.Flavor, "500 entries") || !strings.Contains(in.Flavor, "preallocated") {
 			t.Fatalf("flavor %q", in.Flavor)

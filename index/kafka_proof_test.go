@@ -62,8 +62,8 @@ func TestSavedTableKafkaProofs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tb.Close()
-			if want := int64(len(values)) - c.hidden; tb.Info().Source != "cached" || tb.Len() != want || tb.Proven(0) {
-				t.Fatalf("%s table of %d records (want %d from the saved one), record 0 proven %v", tb.Info().Source, tb.Len(), want, tb.Proven(0))
+			if want := int64(len(values)) - c.hidden; tb.Info().Loaded != "cached" || tb.Len() != want || tb.Proven(0) {
+				t.Fatalf("%s table of %d records (want %d from the saved one), record 0 proven %v", tb.Info().Loaded, tb.Len(), want, tb.Proven(0))
 			}
 			for i, v := range values {
 				if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, v) {
@@ -106,8 +106,8 @@ func TestSavedTableKafkaDamageClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if tb.Info().Source != "built" || tb.Len() != int64(len(values)) || len(tb.Damage()) != 0 {
-		t.Fatalf("%s table of %d records, damage %v", tb.Info().Source, tb.Len(), tb.Damage())
+	if tb.Info().Loaded != "built" || tb.Len() != int64(len(values)) || len(tb.Damage()) != 0 {
+		t.Fatalf("%s table of %d records, damage %v", tb.Info().Loaded, tb.Len(), tb.Damage())
 	}
 	for i, v := range values {
 		if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, v) {
@@ -120,8 +120,8 @@ func TestSavedTableKafkaDamageClaim(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tb.Close()
-		if tb.Info().Source != want || tb.Len() != s.n || len(tb.Damage()) != 1 {
-			t.Fatalf("flipped copy: %s table of %d records, damage %v; want %s", tb.Info().Source, tb.Len(), tb.Damage(), want)
+		if tb.Info().Loaded != want || tb.Len() != s.n || len(tb.Damage()) != 1 {
+			t.Fatalf("flipped copy: %s table of %d records, damage %v; want %s", tb.Info().Loaded, tb.Len(), tb.Damage(), want)
 		}
 	}
 }

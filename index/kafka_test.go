@@ -70,7 +70,7 @@ func TestKafkaTable(t *testing.T) {
 		t.Fatalf("%d records read back, want %d equal to the values written", len(got), len(values))
 	}
 	in := tb.Info()
-	if in.Format != codec.Kafka || !strings.Contains(in.Flavor, "v2; none+zstd") || in.Source != "built" {
+	if in.Format != codec.Kafka || !strings.Contains(in.Flavor, "v2; none+zstd") || in.Loaded != "built" {
 		t.Fatalf("info %+v", in)
 	}
 	tb2, err := Open(context.Background(), path, o)
@@ -78,7 +78,7 @@ func TestKafkaTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb2.Close()
-	if tb2.Info().Source != "cached" || !equalItems(readAll(t, tb2), normal(values)) {
+	if tb2.Info().Loaded != "cached" || !equalItems(readAll(t, tb2), normal(values)) {
 		t.Fatalf("reopened: %+v", tb2.Info())
 	}
 	for _, err := range []error{tb.CheckAppend(), func() error {

@@ -51,8 +51,8 @@ func TestOpenSource(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tb.Info().Source != want || tb.Len() != int64(len(recs)) {
-					t.Fatalf("source %q, %d records; want %q, %d", tb.Info().Source, tb.Len(), want, len(recs))
+				if tb.Info().Loaded != want || tb.Len() != int64(len(recs)) {
+					t.Fatalf("source %q, %d records; want %q, %d", tb.Info().Loaded, tb.Len(), want, len(recs))
 				}
 				for _, i := range []int64{0, 17, int64(len(recs) - 1)} {
 					if got := readRecord(t, tb, i); !bytes.Equal(got, recs[i]) {
@@ -88,7 +88,7 @@ func TestOpenSource(t *testing.T) {
 			// Another version under the same key is not served from the
 			// cache of the first.
 			other := sourcetest.NewMem("s3://bucket/"+c.name, c.data[:len(c.data)/2])
-			if tb2, err := OpenSource(ctx, other, o); err == nil && tb2.Info().Source == "cached" {
+			if tb2, err := OpenSource(ctx, other, o); err == nil && tb2.Info().Loaded == "cached" {
 				t.Fatal("a table saved for one version served another")
 			}
 		})

@@ -49,8 +49,8 @@ func TestPrometheusOpenReadCache(t *testing.T) {
 					t.Fatal(err)
 				}
 				in := tb.Info()
-				if tb.Format() != codec.PrometheusWAL || in.Source != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
-					t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Source, tb.Len(), tb.Damage())
+				if tb.Format() != codec.PrometheusWAL || in.Loaded != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
+					t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
 				}
 				if c != wlog.None && !strings.Contains(in.Flavor, c.String()) {
 					t.Fatalf("flavor %q does not say %v", in.Flavor, c)

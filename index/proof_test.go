@@ -113,7 +113,7 @@ func TestSavedTableLies(t *testing.T) {
 			}
 			defer tb.Close()
 			gen := tb.Generation()
-			if got := tb.Info().Source; got != map[bool]string{true: "cached", false: "built"}[l.atRead] {
+			if got := tb.Info().Loaded; got != map[bool]string{true: "cached", false: "built"}[l.atRead] {
 				t.Fatalf("table %s at open", got)
 			}
 			for i, want := range l.recs {
@@ -135,8 +135,8 @@ func TestSavedTableLies(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer again.Close()
-			if again.Info().Source != "cached" || again.Len() != int64(len(l.recs)) {
-				t.Fatalf("next open: %s table of %d records", again.Info().Source, again.Len())
+			if again.Info().Loaded != "cached" || again.Len() != int64(len(l.recs)) {
+				t.Fatalf("next open: %s table of %d records", again.Info().Loaded, again.Len())
 			}
 		})
 	}
@@ -165,8 +165,8 @@ func TestSavedTableTrueIsProven(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := tb.s().proof
-		if tb.Info().Source != "cached" || p == nil || p.upto.Load() != 0 {
-			t.Fatalf("%s: reopened %s, proof %v", name, tb.Info().Source, p)
+		if tb.Info().Loaded != "cached" || p == nil || p.upto.Load() != 0 {
+			t.Fatalf("%s: reopened %s, proof %v", name, tb.Info().Loaded, p)
 		}
 		if got := readRecord(t, tb, 10); !bytes.Equal(got, recs[10]) {
 			t.Fatalf("%s: record 10 wrong", name)
@@ -243,8 +243,8 @@ func TestSavedTableForgedRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tb.Info().Source != "cached" || tb.Len() != int64(len(recs))-1 {
-			t.Fatalf("%s: forged table not loaded (%s, %d records)", c.name, tb.Info().Source, tb.Len())
+		if tb.Info().Loaded != "cached" || tb.Len() != int64(len(recs))-1 {
+			t.Fatalf("%s: forged table not loaded (%s, %d records)", c.name, tb.Info().Loaded, tb.Len())
 		}
 		for i, want := range recs {
 			if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, want) {
@@ -302,8 +302,8 @@ func TestSavedTableWALProofs(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer tb.Close()
-				if tb.Info().Source != "cached" || tb.Len() != want || tb.Proven(0) {
-					t.Fatalf("forged %v: %s table of %d records, record 0 proven %v", forged, tb.Info().Source, tb.Len(), tb.Proven(0))
+				if tb.Info().Loaded != "cached" || tb.Len() != want || tb.Proven(0) {
+					t.Fatalf("forged %v: %s table of %d records, record 0 proven %v", forged, tb.Info().Loaded, tb.Len(), tb.Proven(0))
 				}
 				for i, r := range c.recs {
 					if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, r) {

@@ -132,7 +132,7 @@ func TestCacheFileUsedAndPrunedOnSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb.Info().Source != "cached" || tb.Info().CacheFile != cf {
+	if tb.Info().Loaded != "cached" || tb.Info().CacheFile != cf {
 		t.Fatalf("second open: %+v", tb.Info())
 	}
 	tb.Close()

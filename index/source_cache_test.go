@@ -34,7 +34,7 @@ func TestBuildSourceCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := tb.Info()
-		if in.Source != want || in.Records != int64(len(recs)) || in.Path != "s3://e/b/k" {
+		if in.Loaded != want || in.Records != int64(len(recs)) || in.Path != "s3://e/b/k" {
 			t.Fatalf("open %d: %+v, want %s with %d records", i, in, want, len(recs))
 		}
 		for n, r := range recs {
@@ -52,8 +52,8 @@ func TestBuildSourceCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tb.Info().Source != "built" {
-			t.Errorf("%v: %s, want built", id, tb.Info().Source)
+		if tb.Info().Loaded != "built" {
+			t.Errorf("%v: %s, want built", id, tb.Info().Loaded)
 		}
 	}
 	// A weak version (size and time, no entity tag) with other bytes behind
@@ -68,7 +68,7 @@ func TestBuildSourceCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb.Info().Source != "built" {
+	if tb.Info().Loaded != "built" {
 		t.Errorf("cached table used over other bytes")
 	}
 }
@@ -108,8 +108,8 @@ func TestImportSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tb.Info().Source != c.want || tb.Len() != int64(len(recs)) {
-			t.Errorf("%s: %s with %d records, want %s", c.name, tb.Info().Source, tb.Len(), c.want)
+		if tb.Info().Loaded != c.want || tb.Len() != int64(len(recs)) {
+			t.Errorf("%s: %s with %d records, want %s", c.name, tb.Info().Loaded, tb.Len(), c.want)
 		}
 	}
 }

@@ -50,9 +50,9 @@ func TestStaleTailSurvivesCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		ds := tb.Damage()
-		if tb.Info().Source != want || tb.Len() != 1 || len(ds) != 1 || !ds[0].Stale() || ds[0].Err != codec.ErrStale ||
+		if tb.Info().Loaded != want || tb.Len() != 1 || len(ds) != 1 || !ds[0].Stale() || ds[0].Err != codec.ErrStale ||
 			ds[0].Off != 22 || ds[0].Off+ds[0].Len != int64(len(file)) {
-			t.Errorf("%s: source %s, %d records, damage %v", want, tb.Info().Source, tb.Len(), ds)
+			t.Errorf("%s: source %s, %d records, damage %v", want, tb.Info().Loaded, tb.Len(), ds)
 		}
 		tb.Close()
 	}

@@ -253,7 +253,7 @@ func (t *Table) Info() Info {
 		trl = rt.trailer.Len
 	}
 	return Info{Path: t.path, Format: s.format, Flavor: s.flavor, FileSize: s.size, Records: s.n,
-		Bytes: s.bytes, Source: s.source, BuildTime: s.elapsed, Trailer: trl, CacheFile: s.cached, Facts: factsOf(s.tab)}
+		Bytes: s.bytes, Loaded: s.source, BuildTime: s.elapsed, Trailer: trl, CacheFile: s.cached, Facts: factsOf(s.tab)}
 }
 
 // Close releases the source file of a table made by Open.

@@ -107,8 +107,8 @@ func TestTFRecordGzipSavedIndexReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb.Len() != int64(len(f.recs)) || tb.Info().Source != "built" {
-		t.Fatalf("built %d records (%s), want %d", tb.Len(), tb.Info().Source, len(f.recs))
+	if tb.Len() != int64(len(f.recs)) || tb.Info().Loaded != "built" {
+		t.Fatalf("built %d records (%s), want %d", tb.Len(), tb.Info().Loaded, len(f.recs))
 	}
 	x := tb.s().tab.(*tfrTable).seek
 	var span int64 // the largest compressed span
@@ -127,8 +127,8 @@ func TestTFRecordGzipSavedIndexReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb2.Info().Source != "cached" {
-		t.Fatalf("second open: %s, want the saved table", tb2.Info().Source)
+	if tb2.Info().Loaded != "cached" {
+		t.Fatalf("second open: %s, want the saved table", tb2.Info().Loaded)
 	}
 	for _, n := range []int64{0, tb2.Len() - 1} {
 		got := make([]byte, tb2.Size(n))
@@ -199,14 +199,14 @@ func TestTFRecordGzipPlantedCheckpoint(t *testing.T) {
 			refused++
 		}
 	}
-	if tb2.Info().Source == "cached" {
+	if tb2.Info().Loaded == "cached" {
 		for _, c := range tb2.s().tab.(*tfrTable).seek.Points {
 			if c.In == x.Points[k].In {
 				t.Fatal("the planted checkpoint is still in use after the table was proven")
 			}
 		}
 	}
-	t.Logf("%s table, %d records refused", tb2.Info().Source, refused)
+	t.Logf("%s table, %d records refused", tb2.Info().Loaded, refused)
 }
 
 // TestTFRecordGzipFollow: a gzip shard that grows (a writer appending
@@ -238,7 +238,7 @@ func TestTFRecordGzipFollow(t *testing.T) {
 	if changed, err := tb.Refresh(ctx); err != nil || !changed {
 		t.Fatalf("Refresh: %v, %v", changed, err)
 	}
-	if tb.Len() != int64(len(recs)) || len(tb.Damage()) != 0 || tb.Generation() != gen || tb.Info().Source != "built" {
+	if tb.Len() != int64(len(recs)) || len(tb.Damage()) != 0 || tb.Generation() != gen || tb.Info().Loaded != "built" {
 		t.Fatalf("grown file: %d records (want %d), damage %v, generation %d (was %d)", tb.Len(), len(recs), tb.Damage(), tb.Generation(), gen)
 	}
 	for n := int64(0); n < tb.Len(); n += 5 {

@@ -36,8 +36,8 @@ func TestTFRecordOpenReadCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := tb.Info()
-		if tb.Format() != codec.TFRecord || in.Source != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
-			t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Source, tb.Len(), tb.Damage())
+		if tb.Format() != codec.TFRecord || in.Loaded != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
+			t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
 		}
 		for i, r := range recs {
 			if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, r) {
@@ -166,7 +166,7 @@ func TestTFRecordCompressed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tb.Format() != codec.TFRecord || tb.Len() != int64(len(recs)) || tb.Info().Source != want {
+		if tb.Format() != codec.TFRecord || tb.Len() != int64(len(recs)) || tb.Info().Loaded != want {
 			t.Fatalf("%s: %v, %d records, %s", want, tb.Format(), tb.Len(), tb.Info().Flavor)
 		}
 		for _, i := range []int64{199, 0, 100, 101} {

@@ -167,7 +167,7 @@ func TestToyFormat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tb.Info().Source; got != want || tb.Format() != toyFormat || tb.Len() != int64(len(recs)) {
+		if got := tb.Info().Loaded; got != want || tb.Format() != toyFormat || tb.Len() != int64(len(recs)) {
 			t.Fatalf("open: source %q format %v len %d; want %q, toy, %d", got, tb.Format(), tb.Len(), want, len(recs))
 		}
 		for i, r := range recs {

@@ -234,8 +234,8 @@ func TestVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tb.Close()
-			if tb.Info().Source != "built" {
-				t.Fatalf("first open: source %q", tb.Info().Source)
+			if tb.Info().Loaded != "built" {
+				t.Fatalf("first open: source %q", tb.Info().Loaded)
 			}
 			check(t, tb, w)
 			// The saved table loads back identical and serves the same bytes.
@@ -244,8 +244,8 @@ func TestVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tc.Close()
-			if tc.Info().Source != "cached" {
-				t.Fatalf("second open: source %q, want cached", tc.Info().Source)
+			if tc.Info().Loaded != "cached" {
+				t.Fatalf("second open: source %q, want cached", tc.Info().Loaded)
 			}
 			if !sameTable(tb.s(), tc.s()) {
 				t.Fatalf("loaded table differs from the built one")

@@ -41,7 +41,7 @@ var (
 // reportFile counts, once per file, how the worker reading its first
 // record got the file's index, and the file's damage.
 func reportFile(ctx context.Context, path string, f *file) {
-	if f.t.Info().Source == "cached" {
+	if f.t.Info().Loaded == "cached" {
 		indexLoaded.Inc(ctx, 1)
 	} else {
 		indexBuilt.Inc(ctx, 1)

@@ -136,9 +136,9 @@ func reportIndex(cmd *cobra.Command, path string, t *index.Table, changed bool) 
 	// state is the JSON word, what the sentence for people.
 	state, what := "built", "built"
 	switch {
-	case inf.Source == "cached" && changed:
+	case inf.Loaded == "cached" && changed:
 		state, what = "refreshed", "refreshed (the file grew or changed)"
-	case inf.Source == "cached":
+	case inf.Loaded == "cached":
 		state, what = "up_to_date", "up to date (loaded from the cache)"
 	}
 	if wantJSON(cmd) {

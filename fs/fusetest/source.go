@@ -119,7 +119,7 @@ func (m *MemSource) Info() index.Info {
 	if m.trailer != nil {
 		tr = int64(len(m.trailer))
 	}
-	return index.Info{Flavor: "memory", Records: int64(len(m.recs)), Bytes: total, Source: "built", Trailer: tr}
+	return index.Info{Flavor: "memory", Records: int64(len(m.recs)), Bytes: total, Loaded: "built", Trailer: tr}
 }
 
 // Close does nothing.

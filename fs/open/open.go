@@ -133,7 +133,7 @@ func localTable(ctx context.Context, path string, o Options) (*index.Table, erro
 	inf := t.Info()
 	logrus.WithFields(logrus.Fields{
 		"file": path, "format": inf.Format.String(), "records": inf.Records,
-		"source": inf.Source, "time": inf.BuildTime,
+		"source": inf.Loaded, "time": inf.BuildTime,
 	}).Debug("index ready")
 	return t, nil
 }

@@ -75,7 +75,7 @@ func s3Table(ctx context.Context, url string, o Options) (*index.Table, *s3.Obje
 	st := obj.Stats()
 	logrus.WithFields(logrus.Fields{
 		"object": obj.URL(), "format": inf.Format.String(), "records": inf.Records,
-		"source": inf.Source, "time": inf.BuildTime, "gets": st.Gets, "fetched": st.BytesFetched,
+		"source": inf.Loaded, "time": inf.BuildTime, "gets": st.Gets, "fetched": st.BytesFetched,
 	}).Debug("index ready")
 	return t, obj, c, nil
 }

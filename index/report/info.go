@@ -177,7 +177,7 @@ func InfoOf(path string, t *index.Table, version string) Info {
 		Header:       []Header{},
 		HasTrailer:   t.HasTrailer(),
 		Damage:       damageList(t.Damage()),
-		IndexSource:  inf.Source,
+		IndexSource:  inf.Loaded,
 		IndexSeconds: inf.BuildTime.Seconds(),
 		CacheFile:    inf.CacheFile,
 		Facts:        Facts(inf.Facts),

@@ -85,8 +85,8 @@ func TestVectorsOverS3(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tb.Info().Source != src || tb.Len() != want.Len() {
-					t.Fatalf("open %d: %s with %d records, want %s with %d", i, tb.Info().Source, tb.Len(), src, want.Len())
+				if tb.Info().Loaded != src || tb.Len() != want.Len() {
+					t.Fatalf("open %d: %s with %d records, want %s with %d", i, tb.Info().Loaded, tb.Len(), src, want.Len())
 				}
 				for n := range want.Len() {
 					a, b := readRecord(t, want, n), readRecord(t, tb, n)

@@ -80,7 +80,7 @@ func (s Synth) Damage() []codec.Damage { return nil }
 
 // Info summarises the source.
 func (s Synth) Info() index.Info {
-	return index.Info{Flavor: "synthetic", Records: s.N, Source: "built", Trailer: -1}
+	return index.Info{Flavor: "synthetic", Records: s.N, Loaded: "built", Trailer: -1}
 }
 
 // Close does nothing.
