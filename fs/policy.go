@@ -145,7 +145,7 @@ func NewPolicy(t *Tree, o MountOptions) *Policy {
 		Logger:             o.Logger,
 	}
 	if m.FSName == "" {
-		m.FSName = t.Source()
+		m.FSName = t.Origin()
 	}
 	if m.Subtype == "" {
 		m.Subtype = DefaultName

@@ -30,18 +30,18 @@ func TestPolicyMount(t *testing.T) {
 		want MountPolicy
 	}{
 		{"defaults", MountOptions{}, MountPolicy{
-			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
+			FSName: tr.Origin(), Subtype: "recfs", ReadOnly: true,
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
 			NoOpen: true, PushAhead: DefaultPushAhead}},
 		{"no push", MountOptions{PushAhead: -1}, MountPolicy{
-			FSName: tr.Source(), Subtype: "recfs", ReadOnly: true,
+			FSName: tr.Origin(), Subtype: "recfs", ReadOnly: true,
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: time.Second,
 			NoOpen: true}},
 		{"rw, push asked", MountOptions{ReadWrite: true, PushAhead: 9}, MountPolicy{
-			FSName: tr.Source(), Subtype: "recfs",
+			FSName: tr.Origin(), Subtype: "recfs",
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0}},
 		{"rw", MountOptions{ReadWrite: true}, MountPolicy{
-			FSName: tr.Source(), Subtype: "recfs",
+			FSName: tr.Origin(), Subtype: "recfs",
 			EntryTimeout: time.Hour, AttrTimeout: time.Hour, NegativeTimeout: 0}},
 		{"follow, given names and timeouts", MountOptions{Follow: true, FSName: "src", Name: "x", AllowOther: true, Xattrs: true,
 			EntryTimeout: time.Minute, AttrTimeout: 2 * time.Minute, NegativeTimeout: 3 * time.Minute}, MountPolicy{

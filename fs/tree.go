@@ -266,8 +266,8 @@ func (t *Tree) Interrupt() { t.stopBuilds() }
 // Root returns the root node.
 func (t *Tree) Root() Node { return t.root }
 
-// Source returns the source path the tree mirrors.
-func (t *Tree) Source() string { return t.src }
+// Origin returns what the tree mirrors: the path or URL it was made from.
+func (t *Tree) Origin() string { return t.src }
 
 // Report maps err to an errno with [Errno] and logs it once (with its path,
 // record and offset when err carries an [*OpError]) unless it is ENOENT or

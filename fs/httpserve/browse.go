@@ -247,9 +247,9 @@ func (h *Handler) recordPane(ctx context.Context, p *filePage, e *entry) {
 // sourcePath returns the source path of the entry at the tree path rel.
 func (h *Handler) sourcePath(rel string) string {
 	if rel == "" {
-		return h.t.Source()
+		return h.t.Origin()
 	}
-	return path.Join(h.t.Source(), rel)
+	return path.Join(h.t.Origin(), rel)
 }
 
 // kindName names an entry's kind on a page.
