@@ -242,7 +242,7 @@ func appendAfterSwap(t *testing.T, memLimit int64) {
 		}
 	}
 	tr, err := NewDir(src, Options{
-		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+		Open: func(ctx context.Context, sf SourceFile) (Records, error) {
 			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },

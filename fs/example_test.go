@@ -13,7 +13,7 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// memTable is a tiny in-memory fs.Source.
+// memTable is tiny in-memory fs.Records.
 type memTable struct{ recs []string }
 
 func (m memTable) Len() int64           { return int64(len(m.recs)) }

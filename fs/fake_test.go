@@ -14,7 +14,7 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// fakeSource is an in-memory Source for tests.
+// fakeSource is in-memory Records for tests.
 type fakeSource struct {
 	recs    [][]byte
 	trailer []byte // nil: no trailer
@@ -110,7 +110,7 @@ func newFakeTreeOf(t *testing.T, dir string) (*Tree, *fakeOpener) {
 	return tr, op
 }
 
-func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Source, error) {
+func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Records, error) {
 	o.opens++
 	data, err := io.ReadAll(sf.File)
 	sf.File.Close()

@@ -105,7 +105,7 @@ func (t *Tree) Follow(interval time.Duration, notify func(Change)) (stop func())
 
 // followOpened starts following rd, whose source src was just opened, if
 // the tree is following and rd is not followed yet.
-func (t *Tree) followOpened(rd *recDir, src Source) {
+func (t *Tree) followOpened(rd *recDir, src Records) {
 	fl, ok := src.(Follower)
 	if !ok {
 		return

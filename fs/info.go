@@ -12,7 +12,7 @@ import (
 )
 
 // infoText returns the contents of rd's .recfs, built once.
-func (t *Tree) infoText(rd *recDir, src Source) []byte {
+func (t *Tree) infoText(rd *recDir, src Records) []byte {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	if rd.info == nil {
@@ -28,7 +28,7 @@ func (t *Tree) infoText(rd *recDir, src Source) []byte {
 // stale tail of a recycled log (the end of the log, not damage) as
 // "stale: offset=<n> length=<n> reason=<quoted>". Strings that could hold
 // line breaks are quoted in Go syntax.
-func FormatInfo(path string, src Source) string {
+func FormatInfo(path string, src Records) string {
 	in := src.Info()
 	var b strings.Builder
 	line := func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) }
@@ -96,7 +96,7 @@ type decodedView interface {
 }
 
 // summaryText returns the text of the summary node n of src.
-func (t *Tree) summaryText(n Node, src Source) ([]byte, error) {
+func (t *Tree) summaryText(n Node, src Records) ([]byte, error) {
 	v, ok := src.(decodedView)
 	if !ok {
 		return nil, iofs.ErrNotExist

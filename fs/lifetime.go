@@ -46,7 +46,7 @@ func (t *Tree) release(rd *recDir) {
 
 // takeIfIdle detaches and returns the source of a doomed file without
 // users; rd.mu is held.
-func (rd *recDir) takeIfIdle() Source {
+func (rd *recDir) takeIfIdle() Records {
 	if !rd.doomed || rd.users > 0 || rd.src == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (t *Tree) sourceGone(rd *recDir) {
 
 // closeGone closes the source of a doomed file and drops it from the
 // tree's lists.
-func (t *Tree) closeGone(rd *recDir, src Source) {
+func (t *Tree) closeGone(rd *recDir, src Records) {
 	err := src.Close()
 	t.mu.Lock()
 	for i, o := range t.opens {

@@ -86,7 +86,7 @@ func ParseSeqName(name string) (int64, bool) {
 
 // lookupSeq finds the record "@N" names in src, when src (or the source a
 // view renders) numbers its records.
-func lookupSeq(src Source, name string) (int64, bool) {
+func lookupSeq(src Records, name string) (int64, bool) {
 	seq, ok := ParseSeqName(name)
 	if !ok {
 		return 0, false
@@ -95,7 +95,7 @@ func lookupSeq(src Source, name string) (int64, bool) {
 		if ss, ok := src.(SeqSource); ok {
 			return ss.BySeq(seq)
 		}
-		u, ok := src.(interface{ Unwrap() Source })
+		u, ok := src.(interface{ Unwrap() Records })
 		if !ok {
 			return 0, false
 		}

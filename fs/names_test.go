@@ -108,7 +108,7 @@ func TestCheckName(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tr, err := NewDir(dir, Options{Open: (&fakeOpener{}).open, Detect: fakeDetect, Logger: codectest.QuietLogger(), ReadWrite: true,
-		Create: func(context.Context, SourceFile) (Source, error) { return &fakeAppender{}, nil }})
+		Create: func(context.Context, SourceFile) (Records, error) { return &fakeAppender{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// Source is what the tree needs from a record table. *index.Table
+// Records is what the tree needs from a record table. *index.Table
 // implements it; tests use small fakes.
-type Source interface {
+type Records interface {
 	// Len returns the number of records.
 	Len() int64
 	// Size returns the payload length of record n, 0 <= n < Len().
@@ -35,9 +35,9 @@ type Source interface {
 	Close() error
 }
 
-var _ Source = (*index.Table)(nil)
+var _ Records = (*index.Table)(nil)
 
-// Versioned is a Source whose records can change when its file is
+// Versioned is Records whose records can change when its file is
 // rewritten or replaced (and Refresh or following sees it). A record file
 // opened at one generation reads only bytes of that generation: after a
 // change its reads fail (EIO) rather than mix two versions of the record.
@@ -52,7 +52,7 @@ type Versioned interface {
 
 var _ Versioned = (*index.Table)(nil)
 
-// SeqSource is a Source whose format numbers its records itself (Kafka
+// SeqSource is Records whose format numbers its records itself (Kafka
 // offsets). Its record directories also resolve the unlisted name "@N"
 // to the record numbered N, so a record is found by the number users
 // know while listings, and so grep -r, see each record once.
@@ -64,7 +64,7 @@ type SeqSource interface {
 
 var _ SeqSource = (*index.Table)(nil)
 
-// Prover is a Source whose record sizes may be claims of a saved index,
+// Prover is Records whose record sizes may be claims of a saved index,
 // proven as records are read: the kernel is not let cache the attributes
 // of a record not proven yet, which change if the claim was a lie.
 // *index.Table implements it.
@@ -88,7 +88,7 @@ func (t *Tree) proven(n Node) bool {
 // OpenFunc returns the table of a record file of a directory tree, which
 // the tree opened (see SourceFile). Tree mounts call it lazily, the first
 // time a record directory is looked into. It must not open f.Path itself.
-type OpenFunc func(ctx context.Context, f SourceFile) (Source, error)
+type OpenFunc func(ctx context.Context, f SourceFile) (Records, error)
 
 // DetectFunc reports whether the size bytes readable from r are a record
 // file. cmd/recfs passes a wrapper of index.Detect.

@@ -149,7 +149,7 @@ type recDir struct {
 	key  uint64
 
 	mu   sync.Mutex
-	src  Source
+	src  Records
 	err  error
 	info []byte // .recfs, built on first use
 
@@ -204,7 +204,7 @@ type Tree struct {
 
 // NewFile returns the tree of a single record file: the root is the record
 // directory of src, the already opened table of the file at path.
-func NewFile(path string, src Source, o Options) (*Tree, error) {
+func NewFile(path string, src Records, o Options) (*Tree, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -374,18 +374,18 @@ func joinRel(dir, name string) string {
 
 // source returns the record file's table, opening it on first use. A
 // failure is remembered, so a broken file is indexed (and logged) once.
-func (t *Tree) source(ctx context.Context, rd *recDir) (Source, error) {
+func (t *Tree) source(ctx context.Context, rd *recDir) (Records, error) {
 	return t.sourceFor(ctx, rd, false)
 }
 
 // acquire is source for a user of the file (an open handle, a read or an
 // append): the file stays open until the matching release. A file found
 // deleted or replaced takes no new users (ErrStale).
-func (t *Tree) acquire(ctx context.Context, rd *recDir) (Source, error) {
+func (t *Tree) acquire(ctx context.Context, rd *recDir) (Records, error) {
 	return t.sourceFor(ctx, rd, true)
 }
 
-func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, error) {
+func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Records, error) {
 	rd.mu.Lock()
 	if rd.src != nil || rd.err != nil {
 		src, err := rd.src, rd.err
@@ -424,7 +424,7 @@ func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Source, err
 }
 
 // openRecordFile opens rd and makes its table.
-func (t *Tree) openRecordFile(ctx context.Context, rd *recDir) (Source, error) {
+func (t *Tree) openRecordFile(ctx context.Context, rd *recDir) (Records, error) {
 	if t.fsOpen != nil {
 		src, err := t.openFSSource(ctx, rd)
 		if err != nil {
@@ -757,7 +757,7 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 // recordHandle reads one record, of the generation it was opened at when
 // the source is Versioned.
 type recordHandle struct {
-	src Source
+	src Records
 	rd  *recDir
 	n   int64
 	*user
@@ -783,7 +783,7 @@ func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
 
 // trailerHandle reads the trailer.
 type trailerHandle struct {
-	src Source
+	src Records
 	rd  *recDir
 	*user
 }

@@ -15,7 +15,7 @@ import (
 // io.ReaderAt of the version it detected). The function keeps f for its
 // table on success; on failure the tree closes it. It must not open name
 // again.
-type FSOpenFunc func(ctx context.Context, name string, f iofs.File) (Source, error)
+type FSOpenFunc func(ctx context.Context, name string, f iofs.File) (Records, error)
 
 // NewFSTree returns the read-only tree of fsys, a file system that is not a
 // local directory (the objects under a prefix of a bucket, say): its
@@ -81,7 +81,7 @@ func (t *Tree) entryStat(rel string, fi iofs.FileInfo) (statInfo, bool) {
 // openFSSource opens the record file rd of a tree over an io/fs.FS: the
 // file fsys opens now must still have the size and time rd was detected
 // with, and open makes its table.
-func (t *Tree) openFSSource(ctx context.Context, rd *recDir) (Source, error) {
+func (t *Tree) openFSSource(ctx context.Context, rd *recDir) (Records, error) {
 	f, st, err := t.openSourceFile(rd.rel)
 	if err != nil {
 		return nil, t.srcErr("index", rd.rel, err)

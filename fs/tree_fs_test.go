@@ -18,7 +18,7 @@ import (
 // fsOpener opens fake record files of a tree over an io/fs.FS.
 type fsOpener struct{ names []string }
 
-func (o *fsOpener) open(_ context.Context, name string, f iofs.File) (Source, error) {
+func (o *fsOpener) open(_ context.Context, name string, f iofs.File) (Records, error) {
 	o.names = append(o.names, name)
 	defer f.Close()
 	fi, err := f.Stat()

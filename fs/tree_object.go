@@ -10,7 +10,7 @@ import (
 // a local file, an object in a store: name (an s3:// URL) names it in logs
 // and .recfs, size and mtime are its stat, src its opened table. Its owner
 // is the mounting user; every change fails with EROFS.
-func NewObject(name string, size int64, mtime time.Time, src Source, o Options) (*Tree, error) {
+func NewObject(name string, size int64, mtime time.Time, src Records, o Options) (*Tree, error) {
 	o.ReadWrite = false
 	h := fnv.New64a()
 	h.Write([]byte(name))

@@ -23,7 +23,7 @@ import (
 
 // newFileTree writes an empty placeholder file (for stat) and returns the
 // tree of src over it.
-func newFileTree(t testing.TB, src Source) (*Tree, string) {
+func newFileTree(t testing.TB, src Records) (*Tree, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "x.log")
 	if err := os.WriteFile(p, []byte("placeholder"), 0o644); err != nil {
@@ -385,7 +385,7 @@ func TestDirTreeIndexFailure(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.log": fakeMagic + "r\n"})
 	calls := 0
-	fail := func(context.Context, SourceFile) (Source, error) {
+	fail := func(context.Context, SourceFile) (Records, error) {
 		calls++
 		return nil, &codec.CorruptError{Format: codec.LevelDB, Off: 0, Reason: "strict", Err: codec.ErrCorrupt}
 	}
@@ -478,7 +478,7 @@ func (s *seqSource) BySeq(seq int64) (int64, bool) {
 func TestLookupSeq(t *testing.T) {
 	t.Parallel()
 	src := &seqSource{fakeSource{recs: records(10)}}
-	for _, s := range []Source{src, View(src, nil, "raw")} {
+	for _, s := range []Records{src, View(src, nil, "raw")} {
 		tr, _ := newFileTree(t, s)
 		ctx := context.Background()
 		for name, want := range map[string]int64{"@1000": 0, "@1018": 9, "@1001": -1, "@1020": -1, "@01000": -1, "@": -1, "@-2": -1, "@x": -1} {

@@ -156,8 +156,8 @@ func (c *sizedStore) put(k viewKey, text []byte) {
 // fit fails to size and to read (EIO, logged once). With a nil s the
 // records stay as they are. why, if not empty, says in .recfs how the
 // decoder (or none) was chosen. A source that is a Follower stays one.
-func View(src Source, s *decode.Session, why string) Source {
-	vs := &viewSource{Source: src, sess: s, why: why}
+func View(src Records, s *decode.Session, why string) Records {
+	vs := &viewSource{Records: src, sess: s, why: why}
 	vs.ver, _ = src.(Versioned)
 	if fl, ok := src.(Follower); ok {
 		return &followingView{viewSource: vs, fl: fl}
@@ -165,9 +165,9 @@ func View(src Source, s *decode.Session, why string) Source {
 	return vs
 }
 
-// viewSource is a Source rendered through a decoding session.
+// viewSource is Records rendered through a decoding session.
 type viewSource struct {
-	Source
+	Records
 	sess *decode.Session // nil: records as they are
 	why  string
 	ver  Versioned // src, if versioned
@@ -204,7 +204,7 @@ func (f *followingView) Follow(ctx context.Context, interval time.Duration, chan
 }
 
 // Unwrap returns the source the view renders.
-func (s *viewSource) Unwrap() Source { return s.Source }
+func (s *viewSource) Unwrap() Records { return s.Records }
 
 // decodeInfo returns the lines of .recfs about the view: the decoder and
 // how it was chosen.
@@ -247,18 +247,18 @@ type atGeneration struct {
 	gen uint64
 }
 
-func (a atGeneration) Len() int64         { return a.s.Source.Len() }
-func (a atGeneration) Size(n int64) int64 { return a.s.Source.Size(n) }
+func (a atGeneration) Len() int64         { return a.s.Records.Len() }
+func (a atGeneration) Size(n int64) int64 { return a.s.Records.Size(n) }
 func (a atGeneration) ReadAt(n int64, p []byte, off int64) (int, error) {
 	if a.s.ver != nil {
 		return a.s.ver.ReadAtGeneration(a.gen, n, p, off)
 	}
-	return a.s.Source.ReadAt(n, p, off)
+	return a.s.Records.ReadAt(n, p, off)
 }
 
 // RecordMeta passes on the metadata of a source whose format keeps it.
 func (a atGeneration) RecordMeta(n int64, m *decode.Meta) error {
-	if mr, ok := a.s.Source.(decode.MetaReader); ok {
+	if mr, ok := a.s.Records.(decode.MetaReader); ok {
 		return mr.RecordMeta(n, m)
 	}
 	return nil
@@ -276,10 +276,10 @@ func (s *viewSource) render(gen uint64, n int64, forSize bool) ([]byte, error) {
 	if text, ok := sized.get(viewKey{s, gen, n}); ok {
 		return text, nil
 	}
-	if n < 0 || n >= s.Source.Len() {
-		return nil, fmt.Errorf("record %d of %d: %w", n, s.Source.Len(), io.ErrUnexpectedEOF)
+	if n < 0 || n >= s.Records.Len() {
+		return nil, fmt.Errorf("record %d of %d: %w", n, s.Records.Len(), io.ErrUnexpectedEOF)
 	}
-	size := s.Source.Size(n)
+	size := s.Records.Size(n)
 	if size > s.sess.MaxRecord() {
 		return nil, fmt.Errorf("%s view of a record of %d bytes (limit %d): %w", s.sess.Name(), size, s.sess.MaxRecord(), ErrTooLarge)
 	}
@@ -336,7 +336,7 @@ func (s *viewSource) resetIfNew(gen uint64) {
 // setSize records the rendered size of record n; s.mu held.
 func (s *viewSource) setSize(n, size int64) {
 	if n >= int64(len(s.sizes)) {
-		grown := make([]int64, max(n+1, int64(len(s.sizes))*2, s.Source.Len()))
+		grown := make([]int64, max(n+1, int64(len(s.sizes))*2, s.Records.Len()))
 		copy(grown, s.sizes)
 		s.sizes = grown
 	}
@@ -347,7 +347,7 @@ func (s *viewSource) setSize(n, size int64) {
 // not been yet; Getattr uses it (see recordSize).
 func (s *viewSource) SizeErr(n int64) (int64, error) {
 	if s.sess == nil {
-		return recordSize(s.Source, n)
+		return recordSize(s.Records, n)
 	}
 	for tries := 0; ; tries++ {
 		gen := s.generation()
@@ -415,7 +415,7 @@ func (s *viewSource) summary() (text []byte, ok bool, err error) {
 	s.sumMu.Lock()
 	defer s.sumMu.Unlock()
 	gen := s.generation()
-	key := [2]uint64{gen, uint64(s.Source.Len())}
+	key := [2]uint64{gen, uint64(s.Records.Len())}
 	if s.sum == nil && s.sumErr == nil || key != s.sumKey {
 		s.sum, _, s.sumErr = s.sess.Summary(nil, atGeneration{s, gen}, gen)
 		s.sumKey = key
@@ -428,7 +428,7 @@ var (
 	_ Follower  = (*followingView)(nil)
 )
 
-// sizeErrer is a Source whose record sizes can fail to be known, such as a
+// sizeErrer is Records whose record sizes can fail to be known, such as a
 // View, which must read and render a record to size it.
 type sizeErrer interface {
 	SizeErr(n int64) (int64, error)
@@ -436,7 +436,7 @@ type sizeErrer interface {
 
 // recordSize returns the size of record n of src, with the error of a
 // source that can fail to know it.
-func recordSize(src Source, n int64) (int64, error) {
+func recordSize(src Records, n int64) (int64, error) {
 	if se, ok := src.(sizeErrer); ok {
 		return se.SizeErr(n)
 	}

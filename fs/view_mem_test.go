@@ -34,7 +34,7 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 		return m.HeapInuse
 	}
 	before := heap()
-	var views []Source
+	var views []Records
 	buf := make([]byte, 4096)
 	for range 40 {
 		v := View(&fakeSource{recs: raw}, quad(), "")

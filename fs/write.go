@@ -69,7 +69,7 @@ var _ StreamAppender = (*index.Table)(nil)
 // beneath the source root), an empty record file and returns its table.
 // Directory trees call it for mkdir in a writable mount. On failure the
 // tree removes the file.
-type CreateFunc func(ctx context.Context, f SourceFile) (Source, error)
+type CreateFunc func(ctx context.Context, f SourceFile) (Records, error)
 
 // Writable reports whether the tree accepts appends.
 func (t *Tree) Writable() bool { return t.o.ReadWrite }
@@ -168,7 +168,7 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 // known up front: a format recfs only reads (ErrReadOnly wrapping
 // index.ErrReadOnlyFormat: EROFS), a closed log or a running database's log
 // (the source's CheckAppend).
-func appendRefusal(src Source) error {
+func appendRefusal(src Records) error {
 	c, ok := src.(interface{ CheckAppend() error })
 	if !ok {
 		return nil
@@ -390,7 +390,7 @@ func (t *Tree) syncSource(ctx context.Context, rd *recDir, p *pending) error {
 // index appends through (it opens the path for writing) still leads,
 // beneath the root and without symbolic links, to the file the source
 // reads: a record file swapped for a link is not written through.
-func (t *Tree) checkAppendTarget(rd *recDir, src Source) error {
+func (t *Tree) checkAppendTarget(rd *recDir, src Records) error {
 	if t.rootd == nil || rd.rel == "" {
 		return nil
 	}

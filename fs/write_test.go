@@ -405,11 +405,11 @@ func TestMkdirTree(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tr, err := NewDir(dir, Options{
-		Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+		Open: func(ctx context.Context, sf SourceFile) (Records, error) {
 			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		Detect: func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
-		Create: func(ctx context.Context, sf SourceFile) (Source, error) {
+		Create: func(ctx context.Context, sf SourceFile) (Records, error) {
 			return index.CreateFile(ctx, sf.File, sf.Path, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
 		},
 		ReadWrite: true,
@@ -464,7 +464,7 @@ func TestEmptyLogWritable(t *testing.T) {
 	}
 	for _, rw := range []bool{false, true} {
 		tr, err := NewDir(dir, Options{
-			Open: func(ctx context.Context, sf SourceFile) (Source, error) {
+			Open: func(ctx context.Context, sf SourceFile) (Records, error) {
 				return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: rw, Reopen: sf.Reopen})
 			},
 			Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },

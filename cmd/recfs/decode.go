@@ -79,7 +79,7 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 
 // choice says which decoder the flags choose for the source at path, and
 // why; "raw" when none.
-func (f *decodeFlags) choice(src fs.Source, path string) (name, why string, err error) {
+func (f *decodeFlags) choice(src fs.Records, path string) (name, why string, err error) {
 	plan, err := f.plan(decode.Output{})
 	if err != nil {
 		return "", "", err

@@ -88,7 +88,7 @@ type Header struct {
 }
 
 // Records is what a [Session] reads a source through. *index.Table and
-// every fs.Source implement it.
+// every fs.Records implement it.
 type Records interface {
 	// Len returns the number of records.
 	Len() int64

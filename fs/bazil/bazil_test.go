@@ -81,7 +81,7 @@ func openTable(t testing.TB, path string) *index.Table {
 
 // badSource fails reads of one record the way a damaged chunk would.
 type badSource struct {
-	fs.Source
+	fs.Records
 	bad int64
 }
 
@@ -89,7 +89,7 @@ func (b badSource) ReadAt(n int64, p []byte, off int64) (int, error) {
 	if n == b.bad {
 		return 0, &codec.CorruptError{Format: codec.LevelDB, Off: 1234, Reason: "checksum mismatch", Err: codec.ErrCorrupt}
 	}
-	return b.Source.ReadAt(n, p, off)
+	return b.Records.ReadAt(n, p, off)
 }
 
 // fileTree returns the tree of a log of n records, its log, and the root
@@ -98,7 +98,7 @@ func fileTree(t testing.TB, n int, o fs.MountOptions, lg logrus.FieldLogger) (*f
 	t.Helper()
 	l := writeLog(t, t.TempDir(), n)
 	tab := openTable(t, l.path)
-	tr, err := fs.NewFile(l.path, badSource{Source: tab, bad: -1}, fs.Options{Logger: lg})
+	tr, err := fs.NewFile(l.path, badSource{Records: tab, bad: -1}, fs.Options{Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestMount(t *testing.T) {
 	fusetest.NeedFUSE(t, "fusermount3")
 	big := bytes.Repeat([]byte("big record "), 30000) // 330000 bytes: three 128 KiB reads
 	l := writeLog(t, t.TempDir(), 500, big)
-	tr, err := fs.NewFile(l.path, badSource{Source: openTable(t, l.path), bad: 5}, fs.Options{Logger: codectest.QuietLogger()})
+	tr, err := fs.NewFile(l.path, badSource{Records: openTable(t, l.path), bad: 5}, fs.Options{Logger: codectest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

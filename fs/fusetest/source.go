@@ -35,7 +35,7 @@ func Payload(i int64) []byte {
 // BadOffset is the file offset a corrupt record of a MemSource reports.
 const BadOffset = 1234
 
-// MemSource is an in-memory fs.Source (and fs.Appender) for node tests:
+// MemSource is in-memory fs.Records (and fs.Appender) for node tests:
 // record i is Payload(i) until records are appended. Its methods are safe
 // for concurrent use.
 type MemSource struct {
@@ -46,7 +46,7 @@ type MemSource struct {
 }
 
 var (
-	_ fs.Source   = (*MemSource)(nil)
+	_ fs.Records  = (*MemSource)(nil)
 	_ fs.Appender = (*MemSource)(nil)
 )
 
@@ -140,7 +140,7 @@ func readAt(b, p []byte, off int64) (int, error) { return bytes.NewReader(b).Rea
 
 // FileTree returns the tree of one record file served from src (an empty
 // file stands in for it on disk), closed when the test ends.
-func FileTree(t testing.TB, src fs.Source, o fs.Options) *fs.Tree {
+func FileTree(t testing.TB, src fs.Records, o fs.Options) *fs.Tree {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "src.log")
 	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
@@ -169,7 +169,7 @@ func FakeDetect(r io.ReaderAt, size int64) bool {
 }
 
 // FakeOpen reads a file of the fake record format into a MemSource.
-func FakeOpen(_ context.Context, sf fs.SourceFile) (fs.Source, error) {
+func FakeOpen(_ context.Context, sf fs.SourceFile) (fs.Records, error) {
 	data, err := io.ReadAll(sf.File)
 	sf.File.Close()
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// memSource is an in-memory fs.Source whose record i is payload(i).
+// memSource is in-memory fs.Records whose record i is payload(i).
 type memSource struct {
 	n       int64
 	bad     int64 // record whose reads fail, or -1
@@ -52,7 +52,7 @@ func (m *memSource) Damage() []codec.Damage      { return nil }
 func (m *memSource) Info() index.Info            { return index.Info{Format: codec.LevelDB, Records: m.n} }
 func (m *memSource) Close() error                { return nil }
 
-func newTree(t testing.TB, src fs.Source) *fs.Tree {
+func newTree(t testing.TB, src fs.Records) *fs.Tree {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "src.log")
 	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {

@@ -108,7 +108,7 @@ func s3PrefixTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, err
 		return nil, err
 	}
 	bucket, _, _ := s3.ParseURL(url)
-	open := func(ctx context.Context, name string, f iofs.File) (fs.Source, error) {
+	open := func(ctx context.Context, name string, f iofs.File) (fs.Records, error) {
 		sf, ok := f.(*s3.File)
 		if !ok {
 			return nil, fmt.Errorf("%s: not an object", name)

@@ -86,7 +86,7 @@ func fileTree(ctx context.Context, path string, o TreeOptions) (*fs.Tree, error)
 // first use, mkdir making new ones when writable.
 func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
 	fo := o.FS
-	fo.Open = func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+	fo.Open = func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
 		logrus.WithField("file", sf.Path).Debug("indexing")
 		io := o.Index
 		io.Reopen = sf.Reopen
@@ -104,7 +104,7 @@ func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
 	fo.Detect = detect
 	fo.EmptyRecord = index.EmptyRecordName
 	fo.HideOther, fo.ReadWrite = o.HideOther, o.ReadWrite
-	fo.Create = func(ctx context.Context, sf fs.SourceFile) (fs.Source, error) {
+	fo.Create = func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
 		nf := NewFileFormat(sf.Path, o.NewFormat)
 		logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 		io := o.Index

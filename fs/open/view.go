@@ -20,7 +20,7 @@ import (
 // View wraps src, the source at target, in the view plan makes for it
 // (the decoder plan chooses, told of target's directory when it is
 // local); src itself without a plan.
-func View(plan *decoders.Plan, src fs.Source, target string) (fs.Source, error) {
+func View(plan *decoders.Plan, src fs.Records, target string) (fs.Records, error) {
 	if plan == nil {
 		return src, nil
 	}

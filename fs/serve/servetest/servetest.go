@@ -21,12 +21,12 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// Synth is a read-only fs.Source of N records made on the fly: record n
+// Synth is read-only fs.Records of N records made on the fly: record n
 // is Record(n). It keeps nothing per record, so a test can serve millions
 // of them and watch the server's memory alone.
 type Synth struct{ N int64 }
 
-var _ fs.Source = Synth{}
+var _ fs.Records = Synth{}
 
 // Record returns the bytes of record n: "record <n>\n" followed by n%50
 // letters.
@@ -87,7 +87,7 @@ func (s Synth) Info() index.Info {
 func (s Synth) Close() error { return nil }
 
 // FileTree returns the tree of one record file served from src.
-func FileTree(t testing.TB, src fs.Source) *fs.Tree {
+func FileTree(t testing.TB, src fs.Records) *fs.Tree {
 	return fusetest.FileTree(t, src, fs.Options{Logger: codectest.QuietLogger()})
 }
 
