@@ -496,14 +496,7 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		rel := joinRel(parent.rel, name)
 		if t.fsOpen != nil {
 			st, err := t.statSource(rel)
-			if err != nil {
-				return Node{}, t.srcErr("lookup", rel, err)
-			}
-			n, ok := t.classify(rel, st)
-			if !ok {
-				return Node{}, iofs.ErrNotExist
-			}
-			return n, nil
+			return t.entryNode(rel, st, err)
 		}
 		// Not through t.fsys: the parent's identity and the name's
 		// attributes come from one descriptor.
@@ -513,16 +506,23 @@ func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, erro
 		}
 		defer d.close()
 		st, err := d.statAt(name)
-		if err != nil {
-			return Node{}, t.srcErr("lookup", rel, err)
-		}
-		n, ok := t.classify(rel, st)
-		if !ok {
-			return Node{}, iofs.ErrNotExist
-		}
-		return n, nil
+		return t.entryNode(rel, st, err)
 	}
 	return Node{}, syscall.ENOTDIR
+}
+
+// entryNode is the node a lookup of the source entry rel finds, given its
+// stat (st, err): the stat's error as a lookup error, an entry the tree
+// does not show as ErrNotExist.
+func (t *Tree) entryNode(rel string, st statInfo, err error) (Node, error) {
+	if err != nil {
+		return Node{}, t.srcErr("lookup", rel, err)
+	}
+	n, ok := t.classify(rel, st)
+	if !ok {
+		return Node{}, iofs.ErrNotExist
+	}
+	return n, nil
 }
 
 // classify turns the source entry rel (attributes st) into a node. It
