@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -213,7 +212,7 @@ func (f *mountFlags) validate(cmd *cobra.Command, src, mnt string) (mountPlan, e
 	if err != nil {
 		return p, err
 	}
-	if p.src, _, p.mnt, err = checkPaths(src, mnt, f.allowNonEmpty); err != nil {
+	if p.src, p.mnt, err = checkPaths(src, mnt, f.allowNonEmpty); err != nil {
 		return p, err
 	}
 	if open.Remote(p.src) {
@@ -373,68 +372,45 @@ func backendNames() string {
 // checkPaths validates SRC and MNT: both exist, MNT is a directory with
 // nothing mounted on it, empty unless allowed, and neither lies inside the
 // other (serving a tree from inside itself would deadlock).
-func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs string, srcInfo os.FileInfo, mntAbs string, err error) {
-	if srcAbs, srcInfo, err = sourcePath(src); err != nil {
-		return "", nil, "", err
+func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs, mntAbs string, err error) {
+	if srcAbs, err = open.Resolve(src); err != nil {
+		return "", "", err
 	}
 	mntAbs, err = cleanMountpoint(mnt)
 	if err != nil {
-		return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+		return "", "", fmt.Errorf("mountpoint: %w", err)
 	}
 	if m, ok, _ := mountAt(mntAbs); ok {
 		if m.FSType == fsType {
 			if isStale(mntAbs) {
-				return "", nil, "", fmt.Errorf("mountpoint %s holds a stale recfs mount of %s (its server died); clean it with: recfs unmount %s", mntAbs, m.Source, mntAbs)
+				return "", "", fmt.Errorf("mountpoint %s holds a stale recfs mount of %s (its server died); clean it with: recfs unmount %s", mntAbs, m.Source, mntAbs)
 			}
 		}
-		return "", nil, "", fmt.Errorf("mountpoint %s is busy: %s is already mounted there", mntAbs, describeMount(m))
+		return "", "", fmt.Errorf("mountpoint %s is busy: %s is already mounted there", mntAbs, describeMount(m))
 	}
 	mi, err := os.Stat(mntAbs)
 	if err != nil {
-		return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+		return "", "", fmt.Errorf("mountpoint: %w", err)
 	}
 	if !mi.IsDir() {
-		return "", nil, "", fmt.Errorf("mountpoint %s is not a directory", mntAbs)
+		return "", "", fmt.Errorf("mountpoint %s is not a directory", mntAbs)
 	}
 	if within(mntAbs, srcAbs) {
-		return "", nil, "", fmt.Errorf("mountpoint %s is inside the source %s", mntAbs, srcAbs)
+		return "", "", fmt.Errorf("mountpoint %s is inside the source %s", mntAbs, srcAbs)
 	}
 	if within(srcAbs, mntAbs) {
-		return "", nil, "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
+		return "", "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
 	}
 	if !allowNonEmpty {
 		empty, err := dirEmpty(mntAbs)
 		if err != nil {
-			return "", nil, "", fmt.Errorf("mountpoint: %w", err)
+			return "", "", fmt.Errorf("mountpoint: %w", err)
 		}
 		if !empty {
-			return "", nil, "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
+			return "", "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
 		}
 	}
-	return srcAbs, srcInfo, mntAbs, nil
-}
-
-// sourcePath resolves a mount's source: a local file or directory (made
-// absolute, links resolved), or an s3:// URL as given.
-func sourcePath(src string) (string, os.FileInfo, error) {
-	if open.Remote(src) {
-		return src, objectInfo{name: src}, nil
-	}
-	fi, err := os.Stat(src)
-	if err != nil {
-		return "", nil, fmt.Errorf("source: %w", err)
-	}
-	abs, err := filepath.Abs(src)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
-	if err != nil {
-		return "", nil, fmt.Errorf("source: %w", err)
-	}
-	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return "", nil, fmt.Errorf("source %s is neither a regular file nor a directory", src)
-	}
-	return abs, fi, nil
+	return srcAbs, mntAbs, nil
 }
 
 // errEndedEarly says the mount ended before it was seen ready.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io/fs"
 	"strings"
 	"time"
 
@@ -87,17 +86,6 @@ func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
 	}
 	return o, nil
 }
-
-// objectInfo is the os.FileInfo checkPaths gives for an s3:// source: a
-// regular file as far as the mount's checks go.
-type objectInfo struct{ name string }
-
-func (i objectInfo) Name() string       { return i.name }
-func (i objectInfo) Size() int64        { return 0 }
-func (i objectInfo) Mode() fs.FileMode  { return 0o444 }
-func (i objectInfo) ModTime() time.Time { return time.Time{} }
-func (i objectInfo) IsDir() bool        { return false }
-func (i objectInfo) Sys() any           { return nil }
 
 // remoteMountFlags refuses what a mount of a remote source cannot do.
 func remoteMountFlags(f *mountFlags, src string) error {

@@ -218,7 +218,7 @@ func (f *serveFlags) validate(ctx context.Context, src string) (*serveSetup, err
 	if s.iopts, err = f.src.options(); err != nil {
 		return nil, err
 	}
-	if s.srcAbs, _, err = sourcePath(src); err != nil {
+	if s.srcAbs, err = open.Resolve(src); err != nil {
 		return nil, err
 	}
 	if s.plan, err = f.decode.plan(decode.Output{}); err != nil {

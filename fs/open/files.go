@@ -1,6 +1,7 @@
 package open
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -93,4 +94,28 @@ func FileFormat(p string) (format string, size int64) {
 		return "other", fi.Size()
 	}
 	return kind.String(), fi.Size()
+}
+
+// Resolve returns the target a mount or a server serves: a local file or
+// directory made absolute with its links resolved, or a URL as given.
+// Anything else (a device, a socket, a missing path) is an error.
+func Resolve(target string) (string, error) {
+	if Remote(target) {
+		return target, nil
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	abs, err := filepath.Abs(target)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("source %s is neither a regular file nor a directory", target)
+	}
+	return abs, nil
 }

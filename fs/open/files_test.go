@@ -61,3 +61,30 @@ func TestExpand(t *testing.T) {
 		t.Errorf("FileFormat size = %d, want %d", size, log.Len())
 	}
 }
+
+// TestResolve: a local target is made absolute with its links resolved, a
+// URL is kept as given, and a device or a missing path is refused.
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "a.log")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]string{filepath.Join(dir, "link"): file, dir: dir, "s3://b/k": "s3://b/k"} {
+		if got, err := Resolve(target); err != nil || got != want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", target, got, err, want)
+		}
+	}
+	for _, bad := range []string{"/dev/null", filepath.Join(dir, "missing")} {
+		if got, err := Resolve(bad); err == nil {
+			t.Errorf("Resolve(%s) = %q, want an error", bad, got)
+		}
+	}
+}
