@@ -24,10 +24,10 @@ type Ownership struct {
 // apply rewrites a, the attributes of an entry of kind k, by o.
 func (o Ownership) apply(t *Tree, k Kind, a *Attr) {
 	if o.SetUID {
-		a.Uid = o.UID
+		a.UID = o.UID
 	}
 	if o.SetGID {
-		a.Gid = o.GID
+		a.GID = o.GID
 	}
 	typ, perm := a.Mode&syscall.S_IFMT, a.Mode&0o7777
 	if o.SetUmask {

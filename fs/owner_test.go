@@ -76,7 +76,7 @@ func TestOwnership(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := want{a.Uid, a.Gid, a.Mode & 0o7777}
+				got := want{a.UID, a.GID, a.Mode & 0o7777}
 				if got != tc.want[i] {
 					t.Errorf("entry %d (kind %v): uid %d gid %d perm %o; want %d %d %o", i, n.Kind, got.uid, got.gid, got.perm, tc.want[i].uid, tc.want[i].gid, tc.want[i].perm)
 				}

@@ -30,7 +30,7 @@ import (
 // identity and attributes of the entry, as lstat(2) gives them.
 type SourceStat struct {
 	Dev, Ino            uint64
-	Uid, Gid            uint32
+	UID, GID            uint32
 	Mode                uint32 // file type and permission bits (S_IFMT | 0o777)
 	Size                int64
 	Atime, Mtime, Ctime time.Time
@@ -135,7 +135,7 @@ func (fi sourceInfo) Mode() iofs.FileMode { return fileMode(fi.st.typ | fi.st.mo
 // Sys returns the entry's SourceStat.
 func (fi sourceInfo) Sys() any {
 	st := fi.st
-	return &SourceStat{Dev: st.dev, Ino: st.ino, Uid: st.uid, Gid: st.gid, Mode: st.typ | st.mode, Size: st.size,
+	return &SourceStat{Dev: st.dev, Ino: st.ino, UID: st.uid, GID: st.gid, Mode: st.typ | st.mode, Size: st.size,
 		Atime: st.atime, Mtime: st.mtime, Ctime: st.ctime}
 }
 
@@ -152,7 +152,7 @@ func statOfInfo(fi iofs.FileInfo) (statInfo, bool) {
 	if !ok {
 		return statInfo{}, false
 	}
-	return statInfo{dev: ss.Dev, ino: ss.Ino, uid: ss.Uid, gid: ss.Gid, mode: ss.Mode & 0o777, typ: ss.Mode & syscall.S_IFMT,
+	return statInfo{dev: ss.Dev, ino: ss.Ino, uid: ss.UID, gid: ss.GID, mode: ss.Mode & 0o777, typ: ss.Mode & syscall.S_IFMT,
 		size: ss.Size, atime: ss.Atime, mtime: ss.Mtime, ctime: ss.Ctime}, true
 }
 

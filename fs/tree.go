@@ -66,7 +66,7 @@ type Attr struct {
 	Mode                uint32 // file type and permission bits, as in syscall.Stat_t
 	Size                int64
 	Nlink               uint32
-	Uid, Gid            uint32
+	UID, GID            uint32
 	Atime, Mtime, Ctime time.Time
 }
 
@@ -696,7 +696,7 @@ func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 }
 
 func attrFrom(st statInfo, ino uint64) Attr {
-	return Attr{Ino: ino, Nlink: 1, Uid: st.uid, Gid: st.gid, Atime: st.atime, Mtime: st.mtime, Ctime: st.ctime}
+	return Attr{Ino: ino, Nlink: 1, UID: st.uid, GID: st.gid, Atime: st.atime, Mtime: st.mtime, Ctime: st.ctime}
 }
 
 // Open opens a file node for reading. Directories give EISDIR.

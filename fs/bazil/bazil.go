@@ -277,7 +277,7 @@ func fillAttr(out *fuse.Attr, a fs.Attr, valid time.Duration) {
 	out.Blocks = (uint64(a.Size) + 511) / 512
 	out.BlockSize = 4096
 	out.Nlink = a.Nlink
-	out.Uid, out.Gid = a.Uid, a.Gid
+	out.Uid, out.Gid = a.UID, a.GID
 	out.Atime, out.Mtime, out.Ctime = a.Atime, a.Mtime, a.Ctime
 	out.Mode = fileMode(a.Mode)
 }

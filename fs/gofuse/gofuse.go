@@ -268,7 +268,7 @@ func fillAttr(out *fuse.Attr, a fs.Attr) {
 	out.Blocks = (uint64(a.Size) + 511) / 512
 	out.Blksize = 4096
 	out.Nlink = a.Nlink
-	out.Owner = fuse.Owner{Uid: a.Uid, Gid: a.Gid}
+	out.Owner = fuse.Owner{Uid: a.UID, Gid: a.GID}
 	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
 }
 

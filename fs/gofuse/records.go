@@ -339,9 +339,9 @@ func permits(caller fuse.Caller, a fs.Attr, mask uint32) bool {
 	}
 	perm := a.Mode & 0o7
 	switch {
-	case caller.Uid == a.Uid:
+	case caller.Uid == a.UID:
 		perm = a.Mode >> 6 & 0o7
-	case caller.Gid == a.Gid:
+	case caller.Gid == a.GID:
 		perm = a.Mode >> 3 & 0o7
 	}
 	return mask&7&^perm == 0

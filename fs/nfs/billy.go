@@ -148,7 +148,7 @@ func (fi *fileInfo) Mode() os.FileMode  { return os.FileMode(fi.a.Mode & 0o7777)
 func (fi *fileInfo) ModTime() time.Time { return fi.a.Mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (fi *fileInfo) Sys() any {
-	return &nfsfile.FileInfo{Nlink: fi.a.Nlink, UID: fi.a.Uid, GID: fi.a.Gid, Fileid: fi.a.Ino}
+	return &nfsfile.FileInfo{Nlink: fi.a.Nlink, UID: fi.a.UID, GID: fi.a.GID, Fileid: fi.a.Ino}
 }
 
 // billyFS is the tree as the read-only billy.Filesystem the library
