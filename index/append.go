@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/recfs/recfs/codec/leveldb"
@@ -67,7 +68,7 @@ type AppendOptions struct {
 // RecordIOAppender, which keeps the trailer and is crash safe. Legacy
 // recordio files are read-only.
 func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (first int64, err error) {
-	return t.appendRecords(ctx, recs, nil, o)
+	return t.appendRecords(ctx, appendReq{recs: recs, o: o})
 }
 
 // AppendFrom is Append for records given as streams (Size bytes read from
@@ -76,11 +77,11 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 // If an input fails or ends early (codec.ErrShortInput), the file is put
 // back as it was.
 func (t *Table) AppendFrom(ctx context.Context, recs []recordio.ItemSource, o AppendOptions) (first int64, err error) {
-	return t.appendRecords(ctx, nil, recs, o)
+	return t.appendRecords(ctx, appendReq{streams: recs, o: o})
 }
 
-// appendRecords appends recs, or streams when recs is nil.
-func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []recordio.ItemSource, o AppendOptions) (first int64, err error) {
+// appendRecords appends what a holds.
+func (t *Table) appendRecords(ctx context.Context, a appendReq) (first int64, err error) {
 	if !t.opened {
 		return 0, errNoFile
 	}
@@ -90,7 +91,7 @@ func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []reco
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
 	t.saver.inside = true
-	first, err = t.appendLocked(ctx, recs, streams, o)
+	first, err = t.appendLocked(ctx, a)
 	t.saver.inside = false
 	if err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
@@ -99,7 +100,7 @@ func (t *Table) appendRecords(ctx context.Context, recs [][]byte, streams []reco
 }
 
 // appendLocked is Append with t.mu held.
-func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recordio.ItemSource, o AppendOptions) (int64, error) {
+func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 	format := t.s().format
 	drv, err := driverFor(format)
 	if err != nil {
@@ -153,9 +154,14 @@ func (t *Table) appendLocked(ctx context.Context, recs [][]byte, streams []recor
 	// where they are (see checkSource).
 	t.writing.Add(1)
 	defer t.writing.Add(-1)
-	u, err := ap.append(t, f, s, appendReq{recs: recs, streams: streams, o: o})
-	if err == nil {
-		err = t.checkAppended(ctx, s.n, recordSizes(recs, streams))
+	a.written = &written{}
+	u, err := ap.append(t, f, s, a)
+	switch {
+	case err != nil:
+	case a.written.tab != nil && u.moved == nil:
+		err = t.adoptWritten(s, a.written)
+	default:
+		err = t.checkAppended(ctx, s.n, a.sizes())
 	}
 	if err != nil && u.set() {
 		if rerr := u.restore(f); rerr != nil {
@@ -211,17 +217,78 @@ func (t *Table) checkAppended(ctx context.Context, first int64, sizes []int64) e
 	return nil
 }
 
-// appendReq is what one Append writes: recs, or streams when recs is nil.
+// appendReq is what one Append writes: recs, streams, or the records each
+// yields when it is set.
 type appendReq struct {
 	recs    [][]byte
 	streams []recordio.ItemSource
+	each    *countedStream
 	o       AppendOptions
+	// written, when set, receives the table the writer extended with the
+	// records it wrote (see adoptWritten).
+	written *written
+}
+
+// sizes returns the payload lengths of the records a wrote.
+func (a appendReq) sizes() []int64 {
+	if a.each != nil {
+		return a.each.sizes
+	}
+	return recordSizes(a.recs, a.streams)
+}
+
+// gathered returns a's records in memory, reading each's to the end (for
+// writers that need them all first).
+func (a appendReq) gathered() (appendReq, error) {
+	if a.each == nil {
+		return a, nil
+	}
+	var buf []byte
+	var ends []int
+	for a.each.Next() {
+		buf = append(buf, a.each.Record()...)
+		ends = append(ends, len(buf))
+	}
+	if err := a.each.Err(); err != nil {
+		return a, err
+	}
+	recs := make([][]byte, len(ends))
+	start := 0
+	for i, e := range ends {
+		recs[i] = buf[start:e:e]
+		start = e
+	}
+	a.recs, a.each = recs, nil
+	return a, nil
+}
+
+// writeAll writes a's records through write (a record in memory) and
+// writeFrom (a stream of size bytes).
+func (a appendReq) writeAll(write func([]byte) (int64, error), writeFrom func(io.Reader, int64) (int64, error)) error {
+	for _, r := range a.recs {
+		if _, err := write(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range a.streams {
+		if _, err := writeFrom(r.R, r.Size); err != nil {
+			return err // the caller puts the file back
+		}
+	}
+	if a.each == nil {
+		return nil
+	}
+	for a.each.Next() {
+		if _, err := write(a.each.Record()); err != nil {
+			return err
+		}
+	}
+	return a.each.Err()
 }
 
 // append appends to a leveldb log through f, whose lock the caller holds
 // and which s describes. It returns what puts the file back.
 func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
-	recs, streams, o := a.recs, a.streams, a.o
 	lt := s.tab.(*logTable)
 	if err := lt.info.CheckAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written
@@ -237,20 +304,27 @@ func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
 	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
-	for _, r := range recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			return u, err
-		}
+	g := lt.growing(wo.HeaderSize())
+	write := func(p []byte) (int64, error) {
+		off, err := w.WriteRecord(p)
+		g.add(off, int64(len(p)))
+		return off, err
 	}
-	for _, r := range streams {
-		if _, err := w.WriteRecordFrom(r.R, r.Size); err != nil {
-			return u, err // the caller puts the file back
-		}
+	writeFrom := func(r io.Reader, size int64) (int64, error) {
+		off, err := w.WriteRecordFrom(r, size)
+		g.add(off, size)
+		return off, err
+	}
+	if err := a.writeAll(write, writeFrom); err != nil {
+		return u, err
 	}
 	if err := w.Close(); err != nil {
 		return u, err
 	}
-	if o.Sync {
+	if !lt.unmask {
+		a.written.set(g.done(w.Offset()))
+	}
+	if a.o.Sync {
 		return u, syncFile(f, t.path)
 	}
 	return u, nil
@@ -259,6 +333,10 @@ func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 // append appends items to a recordio v2 file through f, whose lock the
 // caller holds and which s describes. It returns what puts the file back.
 func (rioDriver) append(t *Table, f *os.File, s *snapshot, r appendReq) (undo, error) {
+	r, err := r.gathered()
+	if err != nil {
+		return undo{}, err // nothing written yet
+	}
 	items, streams := r.recs, r.streams
 	a, err := newRecordIOAppender(f, t.path, RecordIOAppendOptions{})
 	if err != nil {

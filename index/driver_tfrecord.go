@@ -367,15 +367,8 @@ func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 		return u, err
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
-	for _, r := range a.recs {
-		if _, err := w.WriteRecord(r); err != nil {
-			return u, err
-		}
-	}
-	for _, r := range a.streams {
-		if _, err := w.WriteRecordFrom(r.R, r.Size); err != nil {
-			return u, err // the caller puts the file back
-		}
+	if err := a.writeAll(w.WriteRecord, w.WriteRecordFrom); err != nil {
+		return u, err
 	}
 	if err := w.Close(); err != nil {
 		return u, err

@@ -103,16 +103,21 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return forceHint(err)
 	}
 	defer t.Close()
-	var first int64
-	if in.streams != nil {
-		first, err = t.AppendFrom(cmd.Context(), in.streams, index.AppendOptions{Sync: af.sync})
-	} else {
-		first, err = t.Append(cmd.Context(), in.recs, index.AppendOptions{Sync: af.sync})
+	var first, count int64
+	ao := index.AppendOptions{Sync: af.sync}
+	switch {
+	case in.lines != nil:
+		first, count, err = t.AppendStream(cmd.Context(), in.lines, ao)
+	case in.streams != nil:
+		first, err = t.AppendFrom(cmd.Context(), in.streams, ao)
+		count = int64(len(in.streams))
+	default:
+		first, err = t.Append(cmd.Context(), in.recs, ao)
+		count = int64(len(in.recs))
 	}
 	if err != nil {
 		return forceHint(err)
 	}
-	count := in.count()
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{
 			"status": "appended", "file": path, "records": count, "first": first, "last": t.Len() - 1, "total": t.Len(),
@@ -128,16 +133,15 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	return nil
 }
 
-// appendInputs are the records an append writes: in memory (recs), or
-// streamed from files when one input is large (streams, whose files
-// close closes).
+// appendInputs are the records an append writes: the lines of the inputs,
+// read while they are appended (lines), in memory (recs), or streamed from
+// files when one input is large (streams); close closes the files.
 type appendInputs struct {
+	lines   index.RecordStream
 	recs    [][]byte
 	streams []recordio.ItemSource
 	files   []*os.File
 }
-
-func (a *appendInputs) count() int { return max(len(a.recs), len(a.streams)) }
 
 func (a *appendInputs) close() {
 	for _, f := range a.files {
@@ -153,15 +157,10 @@ func readAppendInputs(cmd *cobra.Command, inputs []string, lines bool) (*appendI
 		inputs = []string{"-"}
 	}
 	a := &appendInputs{}
+	if lines {
+		return a, a.openLines(cmd.InOrStdin(), inputs)
+	}
 	for _, in := range inputs {
-		if lines {
-			b, err := readInput(cmd.InOrStdin(), in)
-			if err != nil {
-				return a, err
-			}
-			a.recs = append(a.recs, splitLines(b)...)
-			continue
-		}
 		src, err := openInput(cmd.InOrStdin(), in)
 		if err != nil {
 			return a, err
@@ -178,6 +177,26 @@ func readAppendInputs(cmd *cobra.Command, inputs []string, lines bool) (*appendI
 		a.streams = nil
 	}
 	return a, nil
+}
+
+// openLines opens every input (stdin for "-") before anything is written,
+// and makes a.lines the stream of their lines, read as they are appended.
+func (a *appendInputs) openLines(stdin io.Reader, inputs []string) error {
+	rs := make([]io.Reader, 0, len(inputs))
+	for _, in := range inputs {
+		if in == "-" {
+			rs = append(rs, stdin)
+			continue
+		}
+		f, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		a.files = append(a.files, f)
+		rs = append(rs, f)
+	}
+	a.lines = index.LineRecords(rs...)
+	return nil
 }
 
 // openAppendTarget opens the file at path for appending, creating it
@@ -293,33 +312,4 @@ func openInput(stdin io.Reader, name string) (input, error) {
 		return input{}, err
 	}
 	return input{f: tmp, size: memInput + 1 + n}, nil
-}
-
-// readInput reads a whole input file, or standard input for "-" (in one
-// read of its size when it is a regular file).
-func readInput(stdin io.Reader, name string) ([]byte, error) {
-	if name != "-" {
-		return os.ReadFile(name)
-	}
-	var b bytes.Buffer
-	if f, ok := stdin.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			b.Grow(int(st.Size()) + bytes.MinRead)
-		}
-	}
-	_, err := b.ReadFrom(stdin)
-	return b.Bytes(), err
-}
-
-// splitLines cuts b into lines without their "\n" (or "\r\n"); a final
-// line without a newline counts, an empty input has no lines. The lines
-// share b's memory: one allocation for all of them.
-func splitLines(b []byte) [][]byte {
-	out := make([][]byte, 0, bytes.Count(b, []byte{'\n'})+1)
-	for len(b) > 0 {
-		line, rest, _ := bytes.Cut(b, []byte{'\n'})
-		out = append(out, bytes.TrimSuffix(line, []byte{'\r'}))
-		b = rest
-	}
-	return out
 }

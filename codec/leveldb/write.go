@@ -38,6 +38,14 @@ type WriterOptions struct {
 	SyncedOffset uint64
 }
 
+// HeaderSize returns the size of the chunk headers a Writer with these
+// options writes: 7 (legacy), 11 (recyclable) or 19 (WAL-sync), the
+// Record.Hdr of the records it writes.
+func (o WriterOptions) HeaderSize() uint8 {
+	hs, _ := o.hdr()
+	return uint8(hs)
+}
+
 // hdr returns the chunk header size and the type of a FULL chunk of the
 // flavour o selects.
 func (o WriterOptions) hdr() (size int64, full byte) {

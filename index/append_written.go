@@ -1,0 +1,113 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/recfs/recfs/codec/leveldb"
+)
+
+// written is what a writer knows of the records it has just appended: the
+// format's table extended with them (from the offsets and lengths the
+// writer framed them at, the same canonical layout a scan finds), how many
+// there are, their payload bytes and where the file ends after them.
+type written struct {
+	tab   table
+	n     int64
+	bytes int64
+	end   int64
+	fix   func(s *snapshot) // adjusts the new snapshot's format facts
+}
+
+// set records w2 as what was written.
+func (w *written) set(w2 written) {
+	if w != nil {
+		*w = w2
+	}
+}
+
+// adoptWritten makes the table the writer extended the table's new
+// snapshot, instead of scanning the bytes the append wrote: the writer
+// computed their CRCs and framing, so reading them back would prove only
+// that the page cache returns what was just put there. What is checked
+// is what another party could have changed: the file is still the same
+// file, it ends exactly where the writer's last block ended, and the bytes
+// the old table covered still start as they did. t.mu and the append lock
+// are held.
+func (t *Table) adoptWritten(old *snapshot, w *written) error {
+	start := time.Now()
+	done, err := t.hold()
+	if err != nil {
+		return err
+	}
+	defer done()
+	src, id, err := t.current()
+	if err != nil {
+		return err
+	}
+	switch {
+	case !id.sameFile(old.id):
+		return ErrReplaced
+	case id.size != w.end:
+		return fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
+	case !t.prefixUnchanged(old):
+		return fmt.Errorf("%w under an append", ErrChanged)
+	}
+	s := *old
+	s.tab, s.n, s.bytes, s.size = w.tab, old.n+w.n, old.bytes+w.bytes, id.size
+	if w.fix != nil {
+		w.fix(&s)
+	}
+	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
+	s.setSource(src, t.fref)
+	s.proof = old.proof.carried()
+	s.source = "built"
+	if !t.appendedTo(old, &s, true) {
+		s.gen++
+	}
+	t.snap.Store(&s)
+	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
+		t.save(context.Background(), cf, &s)
+	}
+	return nil
+}
+
+// logGrowth is a leveldb table being extended by the records a writer
+// appends, copy-on-write: the table readers hold stays as it was.
+type logGrowth struct {
+	lt     logTable
+	hdr    uint8
+	cloned bool
+	n      int64
+	bytes  int64
+}
+
+// growing returns a growth of ot for records written with chunk headers of
+// hdr bytes.
+func (ot *logTable) growing(hdr uint8) *logGrowth {
+	g := &logGrowth{lt: *ot, hdr: hdr}
+	g.lt.locs = ot.locs.grown()
+	return g
+}
+
+// add adds the record of size payload bytes the writer put at off.
+func (g *logGrowth) add(off, size int64) {
+	rec := leveldb.Record{Off: off, Len: size, Hdr: g.hdr}
+	if !g.cloned && (rec.Hdr != g.lt.hdr || rec.Len >= lenInSide) && (g.lt.locs.len() > 0 || len(g.lt.side) > 0 || g.lt.hdr != 0) {
+		g.lt.side, g.cloned = maps.Clone(g.lt.side), true
+	}
+	g.lt.add(rec)
+	g.n++
+	g.bytes += size
+}
+
+// done returns what was written, the log now ending at end.
+func (g *logGrowth) done(end int64) written {
+	g.lt.info.End = end
+	g.lt.resume = g.lt.lastEnd()
+	info := g.lt.info
+	return written{tab: &g.lt, n: g.n, bytes: g.bytes, end: end,
+		fix: func(s *snapshot) { s.flavor = logFlavor(info) }}
+}
