@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/tfrecord"
 )
 
 // written is what a writer knows of the records it has just appended: the
@@ -110,4 +111,39 @@ func (g *logGrowth) done(end int64) written {
 	info := g.lt.info
 	return written{tab: &g.lt, n: g.n, bytes: g.bytes, end: end,
 		fix: func(s *snapshot) { s.flavor = logFlavor(info) }}
+}
+
+// tfrGrowth is a plain TFRecord table being extended, copy-on-write, by
+// the records a writer appends from end on.
+type tfrGrowth struct {
+	tt     tfrTable
+	cloned bool
+	n      int64
+	bytes  int64
+	end    int64
+}
+
+// growing returns a growth of ot for records written from end on.
+func (ot *tfrTable) growing(end int64) *tfrGrowth {
+	return &tfrGrowth{tt: tfrTable{comp: ot.comp, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}, end: end}
+}
+
+// add adds the record of size data bytes the writer put at off (its
+// length field).
+func (g *tfrGrowth) add(off, size int64) {
+	if size >= lenInSide && !g.cloned {
+		g.tt.side, g.cloned = maps.Clone(g.tt.side), true
+	}
+	g.tt.add(tfrecord.Record{Off: off, Len: size})
+	g.n++
+	g.bytes += size
+	g.end = off + tfrecord.Overhead + size
+}
+
+// done returns what was written.
+func (g *tfrGrowth) done() written {
+	if g.n > 0 {
+		g.tt.resume = g.end
+	}
+	return written{tab: &g.tt, n: g.n, bytes: g.bytes, end: g.end}
 }

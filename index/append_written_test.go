@@ -15,7 +15,8 @@ import (
 // TestAppendTableFromWriter: after an append, the table the writer
 // extended (from the offsets and lengths it framed records at, without
 // reading them back) is the table a scan of the file builds: same records,
-// offsets, sizes, flavour and format facts, for every leveldb flavour, a
+// offsets, sizes, flavour and format facts, for TFRecord and every leveldb
+// flavour, a
 // padded App Engine file, records that span blocks and a block tail too
 // short for a header.
 func TestAppendTableFromWriter(t *testing.T) {
@@ -33,13 +34,15 @@ func TestAppendTableFromWriter(t *testing.T) {
 		return src[:marker]
 	}
 	for _, c := range []struct {
-		name string
-		file func() []byte // nil: created empty
+		name   string
+		file   func() []byte // nil: created empty
+		format codec.Format  // of a created file
 	}{
-		{"created", nil},
-		{"appengine-padded", padded},
-		{"pebble-recyclable", func() []byte { return wal("pebble-recyclable.log") }},
-		{"pebble-walsync", func() []byte { return wal("pebble-walsync.log") }},
+		{"created", nil, codec.LevelDB},
+		{"created-tfrecord", nil, codec.TFRecord},
+		{"appengine-padded", padded, 0},
+		{"pebble-recyclable", func() []byte { return wal("pebble-recyclable.log") }, 0},
+		{"pebble-walsync", func() []byte { return wal("pebble-walsync.log") }, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -48,7 +51,7 @@ func TestAppendTableFromWriter(t *testing.T) {
 			var tb *Table
 			var err error
 			if c.file == nil {
-				tb, err = Create(ctx, path, codec.LevelDB, false, o)
+				tb, err = Create(ctx, path, c.format, false, o)
 			} else {
 				if err := os.WriteFile(path, c.file(), 0o644); err != nil {
 					t.Fatal(err)
@@ -97,6 +100,13 @@ func checkTableIsScan(t *testing.T, tb *Table, path string) {
 		if tb.Offset(i) != fresh.Offset(i) || tb.Size(i) != fresh.Size(i) {
 			t.Fatalf("record %d: offset %d size %d; a scan: %d, %d", i, tb.Offset(i), tb.Size(i), fresh.Offset(i), fresh.Size(i))
 		}
+	}
+	if gt, ok := got.tab.(*tfrTable); ok {
+		wt := want.tab.(*tfrTable)
+		if gt.resume != wt.resume || len(gt.side) != len(wt.side) {
+			t.Fatalf("TFRecord table after append: resume %d, side %d; a scan: %d, %d", gt.resume, len(gt.side), wt.resume, len(wt.side))
+		}
+		return
 	}
 	gl, wl := got.tab.(*logTable), want.tab.(*logTable)
 	if gl.info != wl.info || gl.resume != wl.resume || gl.hdr != wl.hdr || len(gl.side) != len(wl.side) {

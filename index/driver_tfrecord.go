@@ -367,12 +367,24 @@ func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 		return u, err
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
-	if err := a.writeAll(w.WriteRecord, w.WriteRecordFrom); err != nil {
+	g := tt.growing(end)
+	write := func(p []byte) (int64, error) {
+		off, err := w.WriteRecord(p)
+		g.add(off, int64(len(p)))
+		return off, err
+	}
+	writeFrom := func(r io.Reader, size int64) (int64, error) {
+		off, err := w.WriteRecordFrom(r, size)
+		g.add(off, size)
+		return off, err
+	}
+	if err := a.writeAll(write, writeFrom); err != nil {
 		return u, err
 	}
 	if err := w.Close(); err != nil {
 		return u, err
 	}
+	a.written.set(g.done())
 	if a.o.Sync {
 		return u, syncFile(f, t.path)
 	}
