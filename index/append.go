@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
@@ -115,7 +114,10 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 		return 0, err
 	}
 	defer done()
-	unlock, err := lockFile(f)
+	if wrapDest != nil {
+		f = wrapDest(f)
+	}
+	unlock, err := lockDest(f)
 	if err != nil {
 		return 0, err
 	}
@@ -288,7 +290,7 @@ func (a appendReq) writeAll(write func([]byte) (int64, error), writeFrom func(io
 
 // append appends to a leveldb log through f, whose lock the caller holds
 // and which s describes. It returns what puts the file back.
-func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
+func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo, error) {
 	lt := s.tab.(*logTable)
 	if err := lt.info.CheckAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written
@@ -332,7 +334,7 @@ func (logDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, e
 
 // append appends items to a recordio v2 file through f, whose lock the
 // caller holds and which s describes. It returns what puts the file back.
-func (rioDriver) append(t *Table, f *os.File, s *snapshot, r appendReq) (undo, error) {
+func (rioDriver) append(t *Table, f appendDest, s *snapshot, r appendReq) (undo, error) {
 	r, err := r.gathered()
 	if err != nil {
 		return undo{}, err // nothing written yet
@@ -369,7 +371,7 @@ func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
 // offsetWriter writes sequentially at an explicit offset, so appends land
 // where the table says the log ends even if the descriptor's offset differs.
 type offsetWriter struct {
-	f   *os.File
+	f   io.WriterAt
 	off int64
 }
 

@@ -147,7 +147,7 @@ func TestAppendWaitsAndCatchesUp(t *testing.T) {
 	}
 }
 
-// lockWaitsFor makes lockFile report, on the returned channel, that it
+// lockWaitsFor makes lockDest report, on the returned channel, that it
 // found the append lock held and waits for it, until t ends.
 func lockWaitsFor(t *testing.T) <-chan struct{} {
 	waits := make(chan struct{}, 1)

@@ -1,6 +1,6 @@
 package index
 
-import "os"
+import "github.com/recfs/recfs/source"
 
 // Sync makes the table's file durable: everything appended to it so far,
 // by this table or anyone else, reaches stable storage (one fsync of the
@@ -23,7 +23,7 @@ func (t *Table) Sync() error {
 }
 
 // syncFile fsyncs f, the source file at path, for an append.
-func syncFile(f *os.File, path string) error {
+func syncFile(f source.Writer, path string) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}

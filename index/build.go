@@ -196,12 +196,16 @@ func repair(f *os.File, path string, p tailPolicy) error {
 	if !ok {
 		return nil
 	}
-	unlock, err := lockFile(f)
+	d, err := local.New(f, path) // not closed: f stays the caller's
+	if err != nil {
+		return err
+	}
+	unlock, err := lockDest(d)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	_, err = rp.repair(f, path, p)
+	_, err = rp.repair(d, path, p)
 	if errors.Is(err, ErrDamagedTail) {
 		return nil
 	}

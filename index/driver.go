@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"math"
-	"os"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -65,13 +64,13 @@ type (
 	// repairer is a driver whose files a crashed append of ours can leave
 	// half-done; repair puts f back whole, under the append lock.
 	repairer interface {
-		repair(f *os.File, path string, p tailPolicy) (bool, error)
+		repair(f appendDest, path string, p tailPolicy) (bool, error)
 	}
 	// appender is a driver of a format recfs appends to: it writes recs
 	// (or streams) at the end of f, which s describes and whose lock the
 	// caller holds, and returns what puts the file back.
 	appender interface {
-		append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error)
+		append(t *Table, f appendDest, s *snapshot, a appendReq) (undo, error)
 	}
 	// creator is a driver of a format recfs creates files of: create
 	// writes an empty record file (with a trailer when trailer is set and

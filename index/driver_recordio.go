@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 
@@ -43,7 +42,7 @@ func (rioDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.F
 func (rioDriver) decode(d *decoder, f codec.Format, n int64) table { return decodeRIO(d, n) }
 
 // repair undoes what a crashed append left behind; see RepairRecordIO.
-func (rioDriver) repair(f *os.File, path string, p tailPolicy) (bool, error) {
+func (rioDriver) repair(f appendDest, path string, p tailPolicy) (bool, error) {
 	return repairRecordIOFile(f, path, p)
 }
 

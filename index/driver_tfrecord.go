@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -357,7 +356,7 @@ func (ot *tfrTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *
 // TFRecord file through f, whose lock the caller holds and which s
 // describes. A torn tail is saved aside and cut off first (clearTail), as
 // for leveldb logs. It returns what puts the file back.
-func (tfrDriver) append(t *Table, f *os.File, s *snapshot, a appendReq) (undo, error) {
+func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo, error) {
 	tt := s.tab.(*tfrTable)
 	if err := tt.checkAppend(s.size); err != nil {
 		return undo{}, err // refused before anything is written

@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/recfs/recfs/source"
 	"github.com/recfs/recfs/source/local"
 )
 
@@ -18,33 +19,65 @@ import (
 // opened. Refresh (or reopen) the table first.
 var ErrReplaced = errors.New("index: the source path names another file now")
 
-// lockWaits, when tests set it, is called by lockFile when it finds the
-// append lock held by another and is about to wait for it.
+// appendDest is the storage an append or a repair writes through: a source
+// whose bytes can be read, written at an offset, cut back and synced
+// (source.Writer), with the append lock every recfs appender and repair
+// of the same bytes takes (source.Locker), and its current stat.
+// *local.File implements it.
+type appendDest interface {
+	io.ReaderAt
+	source.Writer
+	source.Locker
+	Fstat() (source.FileStat, error)
+}
+
+var _ appendDest = (*local.File)(nil)
+
+// lockWaits, when tests set it, is called by lockDest when it finds the
+// append lock of a local file held by another and is about to wait for it.
 var lockWaits func()
 
-// lockFile takes the append lock of f: an exclusive flock, which every recfs
-// appender and repair of the file takes, in this process or another (see
-// source.Flock). The returned function releases it.
-func lockFile(f *os.File) (unlock func(), err error) {
-	if lockWaits != nil && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == syscall.EWOULDBLOCK {
+// wrapDest, when tests set it, wraps the destination every append writes
+// through (to make writes fail).
+var wrapDest func(appendDest) appendDest
+
+// lockDest takes the append lock of d (for a local file, an exclusive
+// flock, in this process or another: see local.Flock). The returned
+// function releases it.
+func lockDest(d appendDest) (unlock func(), err error) {
+	if of, ok := d.(interface{ OSFile() *os.File }); ok && lockWaits != nil &&
+		syscall.Flock(int(of.OSFile().Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == syscall.EWOULDBLOCK {
 		lockWaits()
 	}
-	unlock, err = local.Flock(f)
+	unlock, err = d.Lock()
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	return unlock, nil
 }
 
-// writable returns a read-write descriptor of the very file the table
-// indexed, never of whatever its path names now: the table's own
+// lockFile is lockDest for the local file f.
+func lockFile(f *os.File) (unlock func(), err error) {
+	lf, err := local.New(f, f.Name()) // not closed: it shares f with the caller
+	if err != nil {
+		return nil, err
+	}
+	return lockDest(lf)
+}
+
+// writable returns the very file the table indexed as an append
+// destination, never whatever its path names now: the table's own
 // descriptor when it was opened read-write, else the same open file opened
 // again through /proc/self/fd. done releases it.
-func (t *Table) writable() (f *os.File, done func(), err error) {
+func (t *Table) writable() (d appendDest, done func(), err error) {
 	if local.ReadWrite(t.file) {
-		return t.file, func() {}, nil
+		lf, err := local.New(t.file, t.path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return lf, func() {}, nil // the table's descriptor: not closed here
 	}
-	f, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
+	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		// No /proc: the path, not following a symlink, and only if it is
 		// still the same file.
@@ -57,21 +90,27 @@ func (t *Table) writable() (f *os.File, done func(), err error) {
 		f.Close()
 		return nil, nil, ErrReplaced
 	}
-	return f, func() { f.Close() }, nil
+	lf, err := local.New(f, t.path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return lf, func() { lf.Close() }, nil
 }
 
-// pathIsFile reports ErrReplaced unless the table's path still names f,
-// asking Options.Reopen when it is set (as refreshes do).
-func (t *Table) pathIsFile(f *os.File) error {
+// pathIsFile reports ErrReplaced unless the table's path still names d's
+// file, asking Options.Reopen when it is set (as refreshes do).
+func (t *Table) pathIsFile(d appendDest) error {
 	pi, err := t.statPath()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrReplaced, err)
 	}
-	fi, err := f.Stat()
+	st, err := d.Fstat()
 	if err != nil {
 		return err
 	}
-	if !os.SameFile(pi, fi) {
+	ps, ok := pi.Sys().(*syscall.Stat_t)
+	if !ok || uint64(ps.Dev) != st.Dev || ps.Ino != st.Ino {
 		return ErrReplaced
 	}
 	return nil
@@ -95,9 +134,9 @@ func (u undo) set() bool { return u.tail != nil || u.backup != "" }
 
 // saveUndo records the file's state: size bytes, of which [off, size) may
 // be overwritten.
-func saveUndo(f *os.File, size, off int64) (undo, error) {
+func saveUndo(r io.ReaderAt, size, off int64) (undo, error) {
 	u := undo{size: size, off: off, tail: make([]byte, size-off)}
-	if _, err := f.ReadAt(u.tail, off); err != nil {
+	if _, err := r.ReadAt(u.tail, off); err != nil {
 		return undo{}, fmt.Errorf("index: save the bytes an append may overwrite: %w", err)
 	}
 	return u, nil
@@ -105,7 +144,7 @@ func saveUndo(f *os.File, size, off int64) (undo, error) {
 
 // restore puts the file back as it was. A file that is already so is not
 // written.
-func (u undo) restore(f *os.File) error {
+func (u undo) restore(f appendDest) error {
 	var old io.ReaderAt = bytes.NewReader(u.tail)
 	if u.backup != "" {
 		b, err := os.Open(u.backup)
@@ -116,11 +155,11 @@ func (u undo) restore(f *os.File) error {
 		old = b
 	}
 	n := u.size - u.off
-	fi, err := f.Stat()
+	st, err := f.Fstat()
 	if err != nil {
 		return err
 	}
-	if fi.Size() == u.size && sameBytes(io.NewSectionReader(f, u.off, n), io.NewSectionReader(old, 0, n)) {
+	if st.Size == u.size && sameBytes(io.NewSectionReader(f, u.off, n), io.NewSectionReader(old, 0, n)) {
 		return nil
 	}
 	if _, err := io.Copy(&offsetWriter{f: f, off: u.off}, io.NewSectionReader(old, 0, n)); err != nil {

@@ -132,11 +132,11 @@ func RepairRecordIO(path string) (repaired bool, err error) {
 	return repairPath(osFS{}, path, tailPolicy{})
 }
 
-// repairRecordIOFile is RepairRecordIO through f, an open read-write
-// descriptor of the file at path (path names the journal), under p. The
-// caller must hold an exclusive flock of f.
-func repairRecordIOFile(f *os.File, path string, p tailPolicy) (repaired bool, err error) {
-	return repairRecordIO(osFS{}, osFile{f}, path, p)
+// repairRecordIOFile is RepairRecordIO through f, the file at path opened
+// as an append destination (path names the journal), under p. The caller
+// must hold f's append lock.
+func repairRecordIOFile(f appendDest, path string, p tailPolicy) (repaired bool, err error) {
+	return repairRecordIO(osFS{}, destFile{f}, path, p)
 }
 
 // repairPath opens and locks the file at path, then repairs it.
@@ -288,14 +288,14 @@ func openAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIO
 	return newAppender(f, path, o)
 }
 
-// newRecordIOAppender appends through f, an open read-write descriptor of
-// the recordio v2 file at path (path only names the journal). The caller
-// must hold an exclusive flock of f for as long as it uses the appender and
+// newRecordIOAppender appends through f, the recordio v2 file at path
+// opened as an append destination (path only names the journal). The
+// caller must hold f's append lock for as long as it uses the appender and
 // must have repaired the file under that lock (repairRecordIOFile). Close
 // leaves f open.
-func newRecordIOAppender(f *os.File, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
+func newRecordIOAppender(f appendDest, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {
 	o.fsys = osFS{}
-	return newAppender(osFile{f}, path, o)
+	return newAppender(destFile{f}, path, o)
 }
 
 func newAppender(f appendFile, path string, o RecordIOAppendOptions) (*RecordIOAppender, error) {

@@ -69,6 +69,22 @@ func (f osFile) Size() (int64, error) {
 
 func (f osFile) Lock() error { return flockEx(f.File) }
 
+// destFile is an append destination as an appendFile, for an appender or
+// a repair that runs under its caller's append lock: Lock is refused (the
+// caller holds the lock already) and Close leaves the destination open.
+type destFile struct{ appendDest }
+
+func (f destFile) Size() (int64, error) {
+	st, err := f.Fstat()
+	return st.Size, err
+}
+
+func (f destFile) Lock() error  { return errLockHeld }
+func (f destFile) Close() error { return nil }
+
+// errLockHeld is destFile.Lock's refusal.
+var errLockHeld = errors.New("index: the append lock is held by the caller")
+
 // flockEx takes an exclusive flock of f, retrying after signals.
 func flockEx(f *os.File) error {
 	for {
@@ -129,8 +145,16 @@ func trustedOwner(uid uint32, rec appendFile) bool {
 	if uid == 0 || int(uid) == os.Geteuid() {
 		return true
 	}
-	of, ok := rec.(osFile)
-	if !ok {
+	var of *os.File
+	switch r := rec.(type) {
+	case osFile:
+		of = r.File
+	case destFile:
+		if lf, ok := r.appendDest.(interface{ OSFile() *os.File }); ok {
+			of = lf.OSFile()
+		}
+	}
+	if of == nil {
 		return false
 	}
 	fi, err := of.Stat()

@@ -151,7 +151,7 @@ func (s *snapshot) tail() (off int64, torn bool, reason string) {
 // other bytes after the last record refuse the append (*TailError). It
 // returns where the new records go and what puts the file back, which also
 // carries the move to report once the append succeeded.
-func (t *Table) clearTail(f *os.File, s *snapshot) (int64, undo, error) {
+func (t *Table) clearTail(f appendDest, s *snapshot) (int64, undo, error) {
 	off, torn, reason := s.tail()
 	if off < 0 {
 		return s.size, undo{size: s.size, off: s.size, tail: []byte{}}, nil
@@ -198,23 +198,27 @@ func (t *Table) repairLogTail() (bool, error) {
 		// writing right now. Leave it; an append would be refused anyway.
 		return false, nil
 	}
-	unlock, err := lockFile(t.file)
+	d, err := local.New(t.file, t.path) // the table's descriptor: not closed here
+	if err != nil {
+		return false, err
+	}
+	unlock, err := lockDest(d)
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	fi, err := t.file.Stat()
-	if err != nil || fi.Size() != s.size {
+	st, err := d.Fstat()
+	if err != nil || st.Size != s.size {
 		return false, err // changed meanwhile: leave it to the next append
 	}
-	m, err := p.move(t.file, t.path, off, s.size, torn)
+	m, err := p.move(d, t.path, off, s.size, torn)
 	if err != nil {
 		return false, err
 	}
-	if err := t.file.Truncate(off); err != nil {
+	if err := d.Truncate(off); err != nil {
 		return false, err
 	}
-	if err := t.file.Sync(); err != nil {
+	if err := d.Sync(); err != nil {
 		return false, err
 	}
 	p.tell(m)
