@@ -44,7 +44,23 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 		return err
 	}
 	defer done()
-	src, id, err := t.current()
+	src, err := t.fref.src.Now()
+	if err != nil {
+		return err
+	}
+	// The head checksum: the prefix check, and the new identity's head
+	// once the old file covered the whole head range (one read, not two).
+	oldHead, err := rangeCRC(src, 0, min(old.size, identBlock))
+	if err != nil {
+		return err
+	}
+	head := oldHead
+	if old.size < identBlock {
+		if head, err = rangeCRC(src, 0, min(src.Size(), identBlock)); err != nil {
+			return err
+		}
+	}
+	id, err := identifyHead(src, head)
 	if err != nil {
 		return err
 	}
@@ -53,7 +69,7 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 		return ErrReplaced
 	case id.size != w.end:
 		return fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
-	case !t.prefixUnchanged(old):
+	case oldHead != old.id.head:
 		return fmt.Errorf("%w under an append", ErrChanged)
 	}
 	s := *old
@@ -65,8 +81,8 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	s.setSource(src, t.fref)
 	s.proof = old.proof.carried()
 	s.source = "built"
-	if !t.appendedTo(old, &s, true) {
-		s.gen++
+	if s.ref != old.ref {
+		s.gen++ // another descriptor (appendedTo's rule; the rest it checks is checked above)
 	}
 	t.snap.Store(&s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {

@@ -36,16 +36,23 @@ const identBlock = 32768
 // made, for local files (whose source.FileStater gives the typed fields)
 // and other sources alike.
 func identify(src source.Source) (identity, error) {
-	id := identity{size: src.Size(), version: src.Identity().Version}
+	head, err := rangeCRC(src, 0, min(src.Size(), identBlock))
+	if err != nil {
+		return identity{}, err
+	}
+	return identifyHead(src, head)
+}
+
+// identifyHead is identify for a caller that has the checksum of the first
+// min(size, identBlock) bytes of src already: it reads only the tail.
+func identifyHead(src source.Source, head uint32) (identity, error) {
+	id := identity{size: src.Size(), version: src.Identity().Version, head: head}
 	if fs, ok := src.(source.FileStater); ok {
 		st := fs.FileStat()
 		id.dev, id.ino, id.mtime, id.ctime = st.Dev, st.Ino, st.Mtime, st.Ctime
 	}
-	var err error
-	if id.head, err = rangeCRC(src, 0, min(id.size, identBlock)); err != nil {
-		return identity{}, err
-	}
 	tailOff := max(0, id.size-identBlock)
+	var err error
 	if id.tail, err = rangeCRC(src, tailOff, id.size-tailOff); err != nil {
 		return identity{}, err
 	}
