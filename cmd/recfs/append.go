@@ -79,13 +79,14 @@ appends anyway.`,
 	return cmd
 }
 
-// runAppend opens the inputs, then appends all their records in one batch,
-// so a failure reading any input leaves the file untouched. Small inputs
+// runAppend opens the inputs, then appends all their records in one batch;
+// a failure reading any input leaves the file untouched. Small inputs
 // are read into memory; when one is large (more than memInput bytes), every
 // input is streamed into the file a chunk at a time instead (standard
 // input is first copied to an anonymous temporary file, since the record's
 // size must be known before its bytes), so memory stays bounded whatever
-// the record size. --lines reads its inputs into memory.
+// the record size. --lines streams: lines are read a chunk at a time and
+// framed as they come (index.LineRecords, Table.AppendStream).
 func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags) error {
 	in, err := readAppendInputs(cmd, inputs, af.lines)
 	defer in.close()
