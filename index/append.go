@@ -266,7 +266,7 @@ func (a appendReq) gathered() (appendReq, error) {
 
 // writeAll writes a's records through write (a record in memory) and
 // writeFrom (a stream of size bytes).
-func (a appendReq) writeAll(write func([]byte) (int64, error), writeFrom func(io.Reader, int64) (int64, error)) error {
+func (a appendReq) writeAll(write writeFunc, writeFrom writeFromFunc) error {
 	for _, r := range a.recs {
 		if _, err := write(r); err != nil {
 			return err
@@ -307,17 +307,7 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	// Write.
 	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
 	g := lt.growing(wo.HeaderSize())
-	write := func(p []byte) (int64, error) {
-		off, err := w.WriteRecord(p)
-		g.add(off, int64(len(p)))
-		return off, err
-	}
-	writeFrom := func(r io.Reader, size int64) (int64, error) {
-		off, err := w.WriteRecordFrom(r, size)
-		g.add(off, size)
-		return off, err
-	}
-	if err := a.writeAll(write, writeFrom); err != nil {
+	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}
 	if err := w.Close(); err != nil {

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"time"
 
@@ -89,6 +90,33 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 		t.save(context.Background(), cf, &s)
 	}
 	return nil
+}
+
+// recordAdder is a table growing by the records a writer frames: add takes
+// each one's offset and payload size.
+type recordAdder interface{ add(off, size int64) }
+
+// writeFunc and writeFromFunc are a writer's WriteRecord and
+// WriteRecordFrom: each returns the offset of the record it wrote.
+type (
+	writeFunc     = func(p []byte) (int64, error)
+	writeFromFunc = func(r io.Reader, size int64) (int64, error)
+)
+
+// tracked wraps a writer's WriteRecord and WriteRecordFrom so that every
+// record they write is added to g.
+func tracked(g recordAdder, write writeFunc, writeFrom writeFromFunc) (writeFunc, writeFromFunc) {
+	tw := func(p []byte) (int64, error) {
+		off, err := write(p)
+		g.add(off, int64(len(p)))
+		return off, err
+	}
+	tf := func(r io.Reader, size int64) (int64, error) {
+		off, err := writeFrom(r, size)
+		g.add(off, size)
+		return off, err
+	}
+	return tw, tf
 }
 
 // logGrowth is a leveldb table being extended by the records a writer

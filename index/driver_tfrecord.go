@@ -367,17 +367,7 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
 	g := tt.growing(end)
-	write := func(p []byte) (int64, error) {
-		off, err := w.WriteRecord(p)
-		g.add(off, int64(len(p)))
-		return off, err
-	}
-	writeFrom := func(r io.Reader, size int64) (int64, error) {
-		off, err := w.WriteRecordFrom(r, size)
-		g.add(off, size)
-		return off, err
-	}
-	if err := a.writeAll(write, writeFrom); err != nil {
+	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}
 	if err := w.Close(); err != nil {
