@@ -163,7 +163,7 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 	case a.written.tab != nil && u.moved == nil:
 		err = t.adoptWritten(s, a.written)
 	default:
-		err = t.checkAppended(ctx, s.n, a.sizes())
+		err = t.checkAppended(ctx, s, a)
 	}
 	if err != nil && u.set() {
 		if rerr := u.restore(f); rerr != nil {
@@ -201,16 +201,23 @@ func (t *Table) catchUp(ctx context.Context) error {
 	return err
 }
 
-// checkAppended rescans the file (still locked) after an append and checks
-// that exactly recs follow record first.
-func (t *Table) checkAppended(ctx context.Context, first int64, sizes []int64) error {
+// checkAppended rescans the file (still locked) after a wrote records
+// after the table old described, and checks that exactly a's records
+// follow: their number and payload bytes, and each one's size when a's
+// records were given, not streamed.
+func (t *Table) checkAppended(ctx context.Context, old *snapshot, a appendReq) error {
 	if _, err := t.rescanLocked(ctx); err != nil {
 		return err
 	}
 	s := t.s()
-	if got := s.n - first; got != int64(len(sizes)) {
-		return fmt.Errorf("%d records written, %d found after it", len(sizes), got)
+	n, bytes, sizes := a.counts()
+	if got := s.n - old.n; got != n {
+		return fmt.Errorf("%d records written, %d found after it", n, got)
 	}
+	if got := s.bytes - old.bytes; got != bytes {
+		return fmt.Errorf("%d payload bytes written, %d found after it", bytes, got)
+	}
+	first := old.n
 	for i, n := range sizes {
 		if s.size1(first+int64(i)) != n {
 			return fmt.Errorf("record %d reads back with %d bytes, %d written", first+int64(i), s.size1(first+int64(i)), n)
@@ -231,12 +238,17 @@ type appendReq struct {
 	written *written
 }
 
-// sizes returns the payload lengths of the records a wrote.
-func (a appendReq) sizes() []int64 {
+// counts returns how many records a wrote, their payload bytes and, unless
+// they were streamed, each one's payload length.
+func (a appendReq) counts() (n, bytes int64, sizes []int64) {
 	if a.each != nil {
-		return a.each.sizes
+		return a.each.n, a.each.bytes, nil
 	}
-	return recordSizes(a.recs, a.streams)
+	sizes = recordSizes(a.recs, a.streams)
+	for _, s := range sizes {
+		bytes += s
+	}
+	return int64(len(sizes)), bytes, sizes
 }
 
 // gathered returns a's records in memory, reading each's to the end (for

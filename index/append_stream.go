@@ -31,21 +31,22 @@ func (t *Table) AppendStream(ctx context.Context, rs RecordStream, o AppendOptio
 	if err != nil {
 		return 0, 0, err
 	}
-	return first, int64(len(c.sizes)), nil
+	return first, c.n, nil
 }
 
-// countedStream is a RecordStream that keeps the size of each record it
-// yielded, for the check after the append.
+// countedStream is a RecordStream that counts the records it yielded and
+// their bytes, for the check after the append.
 type countedStream struct {
-	rs    RecordStream
-	sizes []int64
+	rs       RecordStream
+	n, bytes int64
 }
 
 func (c *countedStream) Next() bool {
 	if !c.rs.Next() {
 		return false
 	}
-	c.sizes = append(c.sizes, int64(len(c.rs.Record())))
+	c.n++
+	c.bytes += int64(len(c.rs.Record()))
 	return true
 }
 
