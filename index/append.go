@@ -158,12 +158,8 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 	defer t.writing.Add(-1)
 	a.written = &written{}
 	u, err := ap.append(t, f, s, a)
-	switch {
-	case err != nil:
-	case a.written.tab != nil && u.moved == nil:
-		err = t.adoptWritten(s, a.written)
-	default:
-		err = t.checkAppended(ctx, s, a)
+	if err == nil {
+		err = t.takeAppended(ctx, s, a, u)
 	}
 	if err != nil && u.set() {
 		if rerr := u.restore(f); rerr != nil {
@@ -199,6 +195,16 @@ func (t *Table) catchUp(ctx context.Context) error {
 	}
 	_, err = t.rescanLocked(ctx)
 	return err
+}
+
+// takeAppended brings the table up to date after a wrote its records
+// after the table s described: from the table the writer extended when
+// it has one (and no torn tail was cut first), else by a rescan.
+func (t *Table) takeAppended(ctx context.Context, s *snapshot, a appendReq, u undo) error {
+	if a.written.tab != nil && u.moved == nil {
+		return t.adoptWritten(s, a.written)
+	}
+	return t.checkAppended(ctx, s, a)
 }
 
 // checkAppended rescans the file (still locked) after a wrote records
