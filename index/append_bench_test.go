@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -60,6 +61,33 @@ func BenchmarkAppendOne(b *testing.B) {
 				if _, err := tb.Append(context.Background(), rec, AppendOptions{}); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendStream appends 100k lines of 99 bytes read from a reader
+// in one synced AppendStream to a new file of each writable format (what
+// `recfs append --lines --sync` does, without the process).
+func BenchmarkAppendStream(b *testing.B) {
+	var in bytes.Buffer
+	for _, r := range benchRecords(100_000) {
+		in.Write(r)
+		in.WriteByte('\n')
+	}
+	for _, f := range []codec.Format{codec.LevelDB, codec.TFRecord, codec.RecordIO} {
+		b.Run(f.String(), func(b *testing.B) {
+			b.SetBytes(int64(in.Len()))
+			dir := b.TempDir()
+			for i := 0; b.Loop(); i++ {
+				tb, err := Create(context.Background(), filepath.Join(dir, fmt.Sprint(i)), f, false, Options{CacheDir: "-", Writable: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := tb.AppendStream(context.Background(), LineRecords(bytes.NewReader(in.Bytes())), AppendOptions{Sync: true}); err != nil {
+					b.Fatal(err)
+				}
+				tb.Close()
 			}
 		})
 	}
