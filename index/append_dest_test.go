@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -54,12 +53,7 @@ func TestAppendThroughDest(t *testing.T) {
 	t.Cleanup(func() { wrapDest = nil })
 	for _, f := range []codec.Format{codec.LevelDB, codec.RecordIO, codec.TFRecord} {
 		t.Run(f.String(), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "a")
-			tb, err := Create(ctx, path, f, f == codec.RecordIO, Options{CacheDir: "-", Writable: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := createTable(t, f, f == codec.RecordIO)
 			left.Store(1 << 30)
 			if _, err := tb.Append(ctx, [][]byte{[]byte("one"), []byte("two")}, AppendOptions{}); err != nil {
 				t.Fatal(err)
@@ -72,7 +66,7 @@ func TestAppendThroughDest(t *testing.T) {
 			writes.Store(0)
 			locks.Store(0)
 			left.Store(40000)
-			_, err = tb.Append(ctx, recs, AppendOptions{Sync: true})
+			_, err := tb.Append(ctx, recs, AppendOptions{Sync: true})
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("append to a full disk: %v", err)
 			}

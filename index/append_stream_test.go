@@ -22,12 +22,7 @@ func TestAppendFrom(t *testing.T) {
 	ctx := context.Background()
 	for _, f := range []codec.Format{codec.LevelDB, codec.RecordIO} {
 		t.Run(f.String(), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "a")
-			tb, err := Create(ctx, path, f, f == codec.RecordIO, Options{CacheDir: "-", Writable: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := createTable(t, f, f == codec.RecordIO)
 			recs := [][]byte{[]byte("one"), bytes.Repeat([]byte("big"), 50000), {}}
 			var srcs []recordio.ItemSource
 			for _, r := range recs {
@@ -115,12 +110,7 @@ func TestAppendStreamFails(t *testing.T) {
 	for _, f := range []codec.Format{codec.LevelDB, codec.RecordIO, codec.TFRecord} {
 		t.Run(f.String(), func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "a")
-			tb, err := Create(ctx, path, f, false, Options{CacheDir: "-", Writable: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := createTable(t, f, false)
 			first, n, err := tb.AppendStream(ctx, LineRecords(strings.NewReader("one\ntwo\n")), AppendOptions{})
 			if err != nil || first != 0 || n != 2 || tb.Len() != 2 || string(readRecord(t, tb, 1)) != "two" {
 				t.Fatalf("AppendStream: first %d, %d appended, %d records, %v", first, n, tb.Len(), err)
@@ -137,4 +127,18 @@ func TestAppendStreamFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// createTable creates an empty record file of format f (with a trailer
+// when asked) in a new temporary directory and returns its writable table,
+// closed when t ends, and its path.
+func createTable(t *testing.T, f codec.Format, trailer bool) (*Table, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a")
+	tb, err := Create(context.Background(), path, f, trailer, Options{CacheDir: "-", Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb, path
 }
