@@ -3,10 +3,12 @@ package index
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -27,7 +29,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 7 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams
+	cacheVersion = 8 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go)
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -65,9 +67,12 @@ func cacheFileIn(dir, name string) string {
 // table. A table too large for the bound loadCache applies is not saved;
 // nor is one whose save ctx interrupts.
 func saveCache(ctx context.Context, file string, s *snapshot, o Options) error {
+	key := cacheKey(filepath.Dir(file), true)
 	pr, pw := io.Pipe()
 	defer pr.Close() // ends the encoder if the file fails first
-	go func() { pw.CloseWithError(encodeCacheTo(ctxWriter{w: pw, ctx: ctx}, s, o, cacheFileBound(s.id.size))) }()
+	go func() {
+		pw.CloseWithError(encodeCacheTo(ctxWriter{w: pw, ctx: ctx}, s, o, cacheFileBound(s.id.size), key))
+	}()
 	saved, err := writeCacheFileFrom(file, pr)
 	if err != nil {
 		return err
@@ -77,17 +82,19 @@ func saveCache(ctx context.Context, file string, s *snapshot, o Options) error {
 	return nil
 }
 
-// encodeCache returns the cache file contents for s made with options o.
+// encodeCache returns the cache file contents for s made with options o,
+// unsealed.
 func encodeCache(s *snapshot, o Options) []byte {
 	var b bytes.Buffer
-	_ = encodeCacheTo(&b, s, o, math.MaxInt64)
+	_ = encodeCacheTo(&b, s, o, math.MaxInt64, nil)
 	return b.Bytes()
 }
 
 // encodeCacheTo writes the cache file contents for s made with options o
-// to w, or fails with errCacheTooLarge once they pass bound bytes.
-func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64) error {
-	e := encoder{w: w, bound: bound}
+// to w, sealed with key unless it is nil (cache_vouch.go), or fails with
+// errCacheTooLarge once they pass bound bytes.
+func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64, key []byte) error {
+	e := encoder{w: w, bound: bound, mac: sealer(key)}
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
 	e.identity(s.id)
@@ -97,6 +104,13 @@ func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64) error {
 	e.flush()
 	e.u32(e.crc)
 	e.flush()
+	var seal []byte
+	if e.mac != nil {
+		seal = e.mac.Sum(nil)
+	}
+	if e.err == nil {
+		_, e.err = w.Write(append(seal, byte(len(seal))))
+	}
 	return e.err
 }
 
@@ -111,14 +125,26 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	}
 	defer cf.Close()
 	f := ctxStream{r: cf, ctx: ctx}
-	if size < int64(len(cacheMagic))+8 {
+	if size < int64(len(cacheMagic))+9 {
 		return nil, errBadCache
 	}
+	// The last byte is the length of the seal before it (0: unsealed).
+	var last [1]byte
+	if _, err := cf.ReadAt(last[:], size-1); err != nil || (last[0] != 0 && last[0] != sealSize) {
+		return nil, errBadCache
+	}
+	sealed := last[0] == sealSize
+	size -= 1 + int64(last[0])
 	// The file is decoded as it is read, so that loading a table takes
 	// the table's memory and a window, not twice the table; its checksum
 	// is checked at the end, before anything decoded is used.
 	crc := crc32.New(castagnoli)
-	d := streamDecoder(io.TeeReader(f, crc), size-4)
+	mac := sealer(cacheKey(filepath.Dir(file), false))
+	sums := io.Writer(crc)
+	if mac != nil {
+		sums = io.MultiWriter(crc, mac)
+	}
+	d := streamDecoder(io.TeeReader(f, sums), size-4)
 	if d.str() != cacheMagic || d.u32() != cacheVersion {
 		return nil, errBadCache
 	}
@@ -135,11 +161,21 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	if d.err != nil || d.remaining() != 0 {
 		return nil, errBadCache
 	}
-	var sum [4]byte
-	if _, err := io.ReadFull(f, sum[:]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+	var sum [4 + sealSize]byte
+	if _, err := io.ReadFull(f, sum[:4]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:4]) {
 		return nil, errBadCache
 	}
-	if n, _ := f.Read(sum[:1]); n != 0 {
+	vouched := false
+	if sealed {
+		if _, err := io.ReadFull(f, sum[4:]); err != nil {
+			return nil, errBadCache
+		}
+		if mac != nil {
+			mac.Write(sum[:4])
+			vouched = hmac.Equal(mac.Sum(nil), sum[4:])
+		}
+	}
+	if n, _ := f.Read(sum[:2]); n != 1 {
 		return nil, errBadCache // grew since its stat
 	}
 	if err := canceled(ctx); err != nil {
@@ -149,6 +185,9 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	if err := s.checkTable(); err != nil {
 		return nil, err
 	}
+	if v, ok := s.tab.(voucher); ok && vouched {
+		v.vouch()
+	}
 	return s, nil
 }
 
@@ -157,9 +196,10 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 type encoder struct {
 	b     []byte
 	w     io.Writer
-	bound int64  // most bytes w may get
-	n     int64  // bytes written to w
-	crc   uint32 // CRC-32C of those bytes
+	bound int64     // most bytes w may get
+	n     int64     // bytes written to w
+	crc   uint32    // CRC-32C of those bytes
+	mac   hash.Hash // their seal, if sealed
 	err   error
 }
 
@@ -177,6 +217,9 @@ func (e *encoder) flush() {
 	}
 	if e.err == nil {
 		e.crc = crc32.Update(e.crc, castagnoli, e.b)
+		if e.mac != nil {
+			e.mac.Write(e.b)
+		}
 		e.n += int64(len(e.b))
 		_, e.err = e.w.Write(e.b)
 	}

@@ -45,6 +45,9 @@ type tfrTable struct {
 	dsize  int64               // decompressed size (compressed files)
 	seek   *tfrecord.SeekIndex // checkpoints into the stream (compressed files)
 
+	sealed bool // loaded from a table this user's recfs sealed (cache_vouch.go)
+	passed bool // a proof's pass found this loaded table true throughout
+
 	mu     sync.Mutex         // guards inf, and seek once the table is shared (a proof replaces it)
 	inf    *tfrecord.Inflated // reader of a compressed source's stream
 	infSrc io.ReaderAt        // the source inf reads

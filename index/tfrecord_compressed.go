@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/recordio"
@@ -237,9 +238,19 @@ func (t *tfrTable) proveCompressed(src io.ReaderAt, s *snapshot, o Options) prov
 		t.mu.Lock()
 		t.seek, t.inf, t.infSrc = res.Index, nil, nil
 		t.mu.Unlock()
+		t.passed = sameDamage(res.Damage, s.damage)
 	}
 	return p
 }
+
+// sameDamage reports whether two lists of damage name the same ranges.
+func sameDamage(a, b []codec.Damage) bool {
+	return slices.EqualFunc(a, b, func(x, y codec.Damage) bool { return x.Off == y.Off && x.Len == y.Len })
+}
+
+// provenWhole reports whether a pass over the file found the table true
+// in every record and every damaged range, so that it may be sealed.
+func (t *tfrTable) provenWhole() bool { return t.passed }
 
 // passProof is the provingScan of a finished pass over a compressed file:
 // it yields the records that held, then the stray one (a record found
@@ -265,3 +276,13 @@ func (p *passProof) is(k int64) bool { return k < p.held && k == p.yielded-1 }
 func (p *passProof) at() int64       { return p.strayAt } // asked only of the stray record
 func (p *passProof) err() error      { return p.fail }
 func (p *passProof) close()          {}
+
+// vouch marks a table loaded from a sealed cache file. Only a compressed
+// file's table takes it: the proof of a plain file's table is a scan at
+// the speed of its bytes, which is kept.
+func (t *tfrTable) vouch() { t.sealed = t.comp != tfrecord.None }
+
+// vouched reports whether a seal vouches for t: its records are then
+// served without a pass over the file, each span checked against its unit
+// checksums as it is decompressed.
+func (t *tfrTable) vouched() bool { return t.sealed }

@@ -1,0 +1,104 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// unseal rewrites the cache file cf without its seal, as a table made
+// elsewhere (published, or copied in) comes.
+func unseal(t testing.TB, cf string) {
+	t.Helper()
+	b, err := os.ReadFile(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b); n > 0 && b[n-1] == sealSize {
+		b = append(b[:n-1-sealSize], 0)
+	}
+	if err := os.WriteFile(cf, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sealed reports whether the cache file cf carries a seal.
+func sealed(t testing.TB, cf string) bool {
+	t.Helper()
+	b, err := os.ReadFile(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b) > 0 && b[len(b)-1] == sealSize
+}
+
+// TestCacheSealVouches: a compressed TFRecord table this user's recfs
+// saved is sealed under a private key of the cache directory and used
+// without a proof; the same table unsealed (as published or copied in), or
+// sealed under another directory's key, is proven by a pass over the file,
+// after which it is saved again, sealed; a seal that does not match is
+// refused as a seal, not as a table.
+func TestCacheSealVouches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := gzipFixture()
+	path := filepath.Join(t.TempDir(), "shard.tfrecord.gz")
+	if err := os.WriteFile(path, f.z, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache, other := t.TempDir(), t.TempDir()
+	open := func(dir string) *Table {
+		t.Helper()
+		tb, err := Open(ctx, path, Options{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tb.Close() })
+		return tb
+	}
+	open(cache)
+	open(other)
+	cf := cacheFileOf(t, cache, path)
+	if !sealed(t, cf) {
+		t.Fatal("the saved table is not sealed")
+	}
+	st, err := os.Stat(filepath.Join(cache, keyFile))
+	if err != nil || st.Mode().Perm() != 0o600 || st.Size() != keySize {
+		t.Fatalf("key file: %v, %v", st, err)
+	}
+	if tb := open(cache); tb.Info().Loaded != "cached" || tb.s().proof != nil {
+		t.Fatalf("sealed table: %s, proof %v; want cached and vouched", tb.Info().Loaded, tb.s().proof)
+	}
+	for _, c := range []struct {
+		name  string
+		plant func()
+	}{
+		{"unsealed", func() { unseal(t, cf) }},
+		{"sealed by another key", func() {
+			b, err := os.ReadFile(cacheFileOf(t, other, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writePlanted(t, cf, b)
+		}},
+	} {
+		c.plant()
+		tb := open(cache)
+		p := tb.s().proof
+		if tb.Info().Loaded != "cached" || p == nil {
+			t.Fatalf("%s: %s table, proof %v; want cached and to be proven", c.name, tb.Info().Loaded, p)
+		}
+		last := tb.Len() - 1
+		if got := readRecord(t, tb, last); !bytes.Equal(got, f.recs[last]) {
+			t.Fatalf("%s: last record wrong", c.name)
+		}
+		if !sealed(t, cf) {
+			t.Fatalf("%s: not sealed again after its proof", c.name)
+		}
+		if tb := open(cache); tb.s().proof != nil {
+			t.Fatalf("%s: resealed table still to be proven", c.name)
+		}
+	}
+}
