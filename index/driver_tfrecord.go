@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -91,11 +92,15 @@ func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) 
 	if t.comp == tfrecord.None {
 		return tfrecord.ReadRecord(src, t.get(n), p, off)
 	}
-	inf, err := t.inflated(src, s.size)
+	inf, err := t.inflated(src, s.size, tb.lifetime().Done())
 	if err != nil {
 		return 0, err
 	}
-	return tfrecord.ReadRecord(inf, t.get(n), p, off)
+	k, err := tfrecord.ReadRecord(inf, t.get(n), p, off)
+	if errors.Is(err, tfrecord.ErrStopped) {
+		err = fmt.Errorf("%w (%w)", context.Canceled, err) // the table closed: EINTR, not EIO
+	}
+	return k, err
 }
 
 func (t *tfrTable) samePrefix(old table, n int64) bool {

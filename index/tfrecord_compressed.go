@@ -135,14 +135,17 @@ func (ot *tfrTable) extendCompressed(ctx context.Context, t *Table, src io.Reade
 }
 
 // inflated returns the reader of the decompressed stream of src, the
-// version of the source (size bytes) this table describes.
-func (t *tfrTable) inflated(src io.ReaderAt, size int64) (*tfrecord.Inflated, error) {
+// version of the source (size bytes) this table describes. Its
+// decompression stops when done closes (the table's Close: a read of a
+// long span of very compressible data then fails with ErrStopped rather
+// than keep an unmount waiting).
+func (t *tfrTable) inflated(src io.ReaderAt, size int64, done <-chan struct{}) (*tfrecord.Inflated, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.inf != nil && t.infSrc == src {
 		return t.inf, nil
 	}
-	inf, err := tfrecord.NewInflated(src, size, t.seek, tfrecord.InflatedOptions{Cache: decodedCache()})
+	inf, err := tfrecord.NewInflated(src, size, t.seek, tfrecord.InflatedOptions{Cache: decodedCache(), Done: done})
 	if err != nil {
 		return nil, err
 	}

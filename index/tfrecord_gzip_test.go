@@ -377,3 +377,51 @@ func TestTFRecordGzipProgress(t *testing.T) {
 		}
 	}
 }
+
+// hookedSource is a countedSource that calls hook (once, when set) at
+// its first read past offset from.
+type hookedSource struct {
+	countedSource
+	from int64
+	once sync.Once
+	hook func()
+}
+
+func (h *hookedSource) ReadAt(p []byte, off int64) (int, error) {
+	if h.hook != nil && off+int64(len(p)) > h.from {
+		h.once.Do(h.hook)
+	}
+	return h.countedSource.ReadAt(p, off)
+}
+
+// TestTFRecordGzipReadStopsAtClose: a read that decompresses a long span
+// (64 MiB of zeros in one record, a few KiB compressed) stops when the
+// table is closed meanwhile (as at an unmount), with an error that
+// matches context.Canceled (EINTR), instead of decompressing on. The
+// hook closes the table from inside the read's fetch of the span.
+func TestTFRecordGzipReadStopsAtClose(t *testing.T) {
+	t.Parallel()
+	const big = 64 << 20
+	z := codectest.Gzip(append(tfrecord.AppendRecord(nil, []byte("first")), tfrecord.AppendRecord(nil, make([]byte, big))...))
+	src := &hookedSource{countedSource: countedSource{data: z, key: "mem://zeros.tfrecord.gz"}, from: int64(len(z)) / 2}
+	tb, err := BuildSource(context.Background(), src, Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Len() != 2 {
+		t.Fatalf("%d records", tb.Len())
+	}
+	closed := false
+	src.hook = func() { tb.Close(); closed = true }
+	p := make([]byte, 16)
+	_, err = tb.ReadAt(1, p, big-16)
+	if !closed {
+		t.Fatal("the hook did not run: the read did not fetch the span")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("read of the record's end after Close: %v, want context.Canceled", err)
+	}
+	if n := tb.s().tab.(*tfrTable).inf.Decompressed(); n >= big {
+		t.Fatalf("%d bytes decompressed after Close", n)
+	}
+}
