@@ -322,9 +322,12 @@ func (v *verifier) nextUnit() {
 }
 
 // cacheBehind is how far before a read the units decompressed on the way
-// to it are kept in the cache: those further back are only checked, so a
-// read late in a long span does not churn through buffers for all of it.
-const cacheBehind = 1 << 20
+// to it are kept in the cache: those further back are only checked. None
+// are: a reader going on in order continues the paused decoder, and a
+// shuffled read rarely wants what lies before it, so copying those units
+// into fresh buffers cost more than it saved (200 shuffled 8 KiB records:
+// 43.6 MB allocated before, 17.8 MB with none kept).
+const cacheBehind = 0
 
 // done reports whether the unit holding the read's last byte has checked.
 func (v *verifier) done() bool { return v.pos >= v.want && v.pos == v.ustart }

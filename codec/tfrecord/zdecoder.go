@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
@@ -152,7 +153,7 @@ func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 	if d.end > off && stream == nil {
 		buf := append(d.rbuf[:0], head...)
 		n := len(buf)
-		buf = append(buf, make([]byte, d.end-off)...)
+		buf = slices.Grow(buf, int(d.end-off))[:n+int(d.end-off)] // ReadAt fills it: no clearing
 		k, err := d.src.ReadAt(buf[n:], off)
 		if k < len(buf)-n && !errors.Is(err, io.EOF) {
 			return err
