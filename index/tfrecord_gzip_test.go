@@ -169,6 +169,68 @@ func spanOf(x *tfrecord.SeekIndex, off int64) int {
 	return sort.Search(len(x.Points), func(i int) bool { return x.Points[i].Out > off }) - 1
 }
 
+// builtGzip builds the table of the gzip fixture under key with o, and
+// returns it with the index of a checkpoint in its middle that is not at a
+// member header.
+func builtGzip(t *testing.T, key string, o Options) (*countedSource, *snapshot, int) {
+	t.Helper()
+	src := &countedSource{data: gzipFixture().z, key: key}
+	tb, err := BuildSource(context.Background(), src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tb.s().tab.(*tfrTable).seek
+	k := len(x.Points) / 2
+	for x.Points[k].Member {
+		k++
+	}
+	return src, tb.s(), k
+}
+
+// plantMoved saves (sealed with key, unless nil) the table of s with its
+// checkpoint k moved a byte on, as the saved table of src; it returns the
+// checkpoint's new bit offset.
+func plantMoved(t *testing.T, s *snapshot, k int, src *countedSource, o Options, key []byte) int64 {
+	t.Helper()
+	tt := s.tab.(*tfrTable)
+	x := *tt.seek
+	x.Points = append([]tfrecord.Checkpoint(nil), x.Points...)
+	x.Points[k].In += 8
+	ps := *s
+	ps.tab = &tfrTable{locs: tt.locs, side: tt.side, resume: tt.resume, comp: tt.comp, dsize: tt.dsize, seek: &x}
+	var b bytes.Buffer
+	if err := encodeCacheTo(&b, &ps, o, 1<<40, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeCacheFile(versionCachePath(o.CacheDir, src.Identity()), b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	return x.Points[k].In
+}
+
+// readRightOrRefused reads every step-th record of tb backwards (so that
+// each span's reads start at its checkpoint rather than go on from the
+// span before) and fails the test unless each gives the fixture's bytes
+// or a corruption error; it returns how many were refused.
+func readRightOrRefused(t *testing.T, tb *Table, step int64) int {
+	t.Helper()
+	recs := gzipFixture().recs
+	refused := 0
+	for n := tb.Len() - 1; n >= 0; n -= step {
+		got := make([]byte, tb.Size(n))
+		_, err := tb.ReadAt(n, got, 0)
+		switch {
+		case err == nil && !bytes.Equal(got, recs[n]):
+			t.Fatalf("record %d gave other bytes", n)
+		case err != nil && !errors.Is(err, codec.ErrCorrupt):
+			t.Fatalf("record %d: %v, want a corruption error", n, err)
+		case err != nil:
+			refused++
+		}
+	}
+	return refused
+}
+
 // TestTFRecordGzipPlantedCheckpoint: a saved table whose checkpoint was
 // moved (its cache file's checksum made right again, as a hostile or stale
 // cache could be) never serves other bytes: the proof that runs before the
@@ -176,52 +238,17 @@ func spanOf(x *tfrecord.SeekIndex, off int64) int {
 // table is not used.
 func TestTFRecordGzipPlantedCheckpoint(t *testing.T) {
 	t.Parallel()
-	f := gzipFixture()
-	cache := t.TempDir()
-	o := Options{CacheDir: cache}
-	src := &countedSource{data: f.z, key: "mem://planted.tfrecord.gz"}
-	tb, err := BuildSource(context.Background(), src, o)
+	o := Options{CacheDir: t.TempDir()}
+	src, s, k := builtGzip(t, "mem://planted.tfrecord.gz", o)
+	moved := plantMoved(t, s, k, src, o, nil)
+	tb2, err := BuildSource(context.Background(), &countedSource{data: src.data, key: src.key}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := tb.s()
-	tt := s.tab.(*tfrTable)
-	k := len(tt.seek.Points) / 2
-	for tt.seek.Points[k].Member {
-		k++
-	}
-	x := *tt.seek
-	x.Points = append([]tfrecord.Checkpoint(nil), x.Points...)
-	x.Points[k].In += 8 // a byte further on
-	planted := &tfrTable{locs: tt.locs, side: tt.side, resume: tt.resume, comp: tt.comp, dsize: tt.dsize, seek: &x}
-	ps := *s
-	ps.tab = planted
-	file := versionCachePath(cache, src.Identity())
-	if _, err := writeCacheFile(file, encodeCache(&ps, o)); err != nil {
-		t.Fatal(err)
-	}
-	tb2, err := BuildSource(context.Background(), &countedSource{data: f.z, key: src.key}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := 0
-	// Backwards: each span's reads start at its checkpoint rather than
-	// go on from the span before.
-	for n := tb2.Len() - 1; n >= 0; n -= 3 {
-		got := make([]byte, tb2.Size(n))
-		_, err := tb2.ReadAt(n, got, 0)
-		switch {
-		case err == nil && !bytes.Equal(got, f.recs[n]):
-			t.Fatalf("record %d read through a planted checkpoint gave other bytes", n)
-		case err != nil && !errors.Is(err, codec.ErrCorrupt):
-			t.Fatalf("record %d: %v, want a corruption error", n, err)
-		case err != nil:
-			refused++
-		}
-	}
+	refused := readRightOrRefused(t, tb2, 3)
 	if tb2.Info().Loaded == "cached" {
 		for _, c := range tb2.s().tab.(*tfrTable).seek.Points {
-			if c.In == x.Points[k].In {
+			if c.In == moved {
 				t.Fatal("the planted checkpoint is still in use after the table was proven")
 			}
 		}
@@ -236,51 +263,17 @@ func TestTFRecordGzipPlantedCheckpoint(t *testing.T) {
 // checksums give corruption errors, and the rest read right.
 func TestTFRecordGzipSealedTableChecked(t *testing.T) {
 	t.Parallel()
-	f := gzipFixture()
-	for _, c := range []struct {
-		name  string
-		table func(x *tfrecord.SeekIndex, k int) // changes the saved checkpoints
-		data  func(z []byte, at int64) []byte    // changes the source
-	}{
-		{name: "moved checkpoint", table: func(x *tfrecord.SeekIndex, k int) { x.Points[k].In += 8 }},
-		{name: "stale source", data: func(z []byte, at int64) []byte {
-			z = bytes.Clone(z)
-			z[at+100] ^= 0x10
-			return z
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, moved := range []bool{true, false} {
+		t.Run(map[bool]string{true: "moved checkpoint", false: "stale source"}[moved], func(t *testing.T) {
 			t.Parallel()
-			cache := t.TempDir()
-			o := Options{CacheDir: cache}
-			src := &countedSource{data: f.z, key: "mem://sealed.tfrecord.gz"}
-			tb, err := BuildSource(context.Background(), src, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := tb.s()
-			tt := s.tab.(*tfrTable)
-			k := len(tt.seek.Points) / 2
-			for tt.seek.Points[k].Member {
-				k++
-			}
-			data := f.z
-			if c.data != nil {
-				data = c.data(f.z, tt.seek.Points[k].In/8)
-			}
-			if c.table != nil {
-				x := *tt.seek
-				x.Points = append([]tfrecord.Checkpoint(nil), x.Points...)
-				c.table(&x, k)
-				ps := *s
-				ps.tab = &tfrTable{locs: tt.locs, side: tt.side, resume: tt.resume, comp: tt.comp, dsize: tt.dsize, seek: &x}
-				var b bytes.Buffer
-				if err := encodeCacheTo(&b, &ps, o, 1<<40, cacheKey(cache, true)); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := writeCacheFile(versionCachePath(cache, src.Identity()), b.Bytes()); err != nil {
-					t.Fatal(err)
-				}
+			o := Options{CacheDir: t.TempDir()}
+			src, s, k := builtGzip(t, "mem://sealed.tfrecord.gz", o)
+			data := src.data
+			if moved {
+				plantMoved(t, s, k, src, o, cacheKey(o.CacheDir, true))
+			} else {
+				data = bytes.Clone(data)
+				data[s.tab.(*tfrTable).seek.Points[k].In/8+100] ^= 0x10
 			}
 			tb2, err := BuildSource(context.Background(), &countedSource{data: data, key: src.key}, o)
 			if err != nil {
@@ -289,19 +282,7 @@ func TestTFRecordGzipSealedTableChecked(t *testing.T) {
 			if tb2.Info().Loaded != "cached" || tb2.s().proof != nil {
 				t.Fatalf("%s table, proof %v: want the sealed table believed", tb2.Info().Loaded, tb2.s().proof)
 			}
-			refused := 0
-			for n := tb2.Len() - 1; n >= 0; n-- {
-				got := make([]byte, tb2.Size(n))
-				_, err := tb2.ReadAt(n, got, 0)
-				switch {
-				case err == nil && !bytes.Equal(got, f.recs[n]):
-					t.Fatalf("record %d gave other bytes", n)
-				case err != nil && !errors.Is(err, codec.ErrCorrupt):
-					t.Fatalf("record %d: %v, want a corruption error", n, err)
-				case err != nil:
-					refused++
-				}
-			}
+			refused := readRightOrRefused(t, tb2, 1)
 			if refused == 0 {
 				t.Fatal("no record refused")
 			}
