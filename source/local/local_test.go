@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 
 // TestLocal: a Local reads the descriptor it was given, never the path
 // (a file renamed over the path is not read); its identity names the path
-// and the version, Stat sees a change through the descriptor; it maps and
-// locks.
+// and the version; Stat looks at the path (and Reopen opens what is there),
+// Fstat at the descriptor; it maps and locks.
 func TestLocal(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
@@ -41,15 +42,28 @@ func TestLocal(t *testing.T) {
 	if _, err := l.ReadAt(b, 0); err != nil || string(b) != "original bytes" {
 		t.Fatalf("read %q, %v", b, err)
 	}
+	// Stat looks at the path: it names the impostor now, and Reopen opens
+	// it; the Local itself still reads its own file.
 	if now, _, err := l.Stat(); err != nil || now == id {
-		t.Fatalf("stat after the file was unlinked: %+v %v, version did not move (ctime)", now, err)
+		t.Fatalf("stat after the file was replaced: %+v %v, version did not move", now, err)
 	}
-	id, _, _ = l.Stat()
+	ro, err := l.Reopen(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.(*local.File).Close()
+	if ro.(*local.File).SameDescriptor(l) || readAll(t, ro) != "IMPOSTOR BYTES" {
+		t.Fatalf("reopen after the file was replaced reads %q", readAll(t, ro))
+	}
+	before, err := l.Fstat()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := l.WriteAt([]byte("O"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if now, _, err := l.Stat(); err != nil || now == id {
-		t.Fatalf("stat after a write: %+v %v, version did not move", now, err)
+	if now, err := l.Fstat(); err != nil || now == before {
+		t.Fatalf("fstat after a write: %+v %v, version did not move", now, err)
 	}
 
 	m, err := l.Map()
@@ -168,4 +182,55 @@ func openLocal(t *testing.T, path string) *local.File {
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
+}
+
+// readAll reads the whole version src names.
+func readAll(t *testing.T, src source.Source) string {
+	t.Helper()
+	b := make([]byte, src.Size())
+	if _, err := src.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestLocalReopen: Reopen of a file that only grew, or whose path names
+// nothing now, is the same descriptor's version now; a closed File's Stat
+// and Fstat fail with os.ErrClosed, and closing twice is closing once.
+func TestLocalReopen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := openLocal(t, path)
+	if _, err := l.WriteAt([]byte("45"), 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"grown", "removed"} {
+		if step == "removed" {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ro, err := l.Reopen(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if !ro.(*local.File).SameDescriptor(l) || ro.Size() != 6 || readAll(t, ro) != "012345" {
+			t.Fatalf("%s: reopen is another descriptor, or %d bytes", step, ro.Size())
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	if _, _, err := l.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("stat of a closed File: %v", err)
+	}
+	if _, err := l.Fstat(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("fstat of a closed File: %v", err)
+	}
 }
