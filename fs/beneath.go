@@ -6,6 +6,8 @@ import (
 	iofs "io/fs"
 	"os"
 	"syscall"
+
+	"github.com/recfs/recfs/source/local"
 )
 
 // ErrStale is returned when the source entry behind a node is no longer
@@ -33,8 +35,14 @@ type SourceFile struct {
 	// Opening it again would resolve it anew: use Reopen.
 	Path string
 	// Reopen opens the file now at Path (read-only) the same safe way, for
-	// refreshes that must look at the path again (index.Options.Reopen).
+	// refreshes that must look at the path again (see Local).
 	Reopen func() (*os.File, error)
+}
+
+// Local returns the file as a local source whose refreshes look at its
+// path again through Reopen. It takes File over: closing it closes File.
+func (sf SourceFile) Local() (*local.File, error) {
+	return local.NewReopening(sf.File, sf.Path, sf.Reopen)
 }
 
 // same reports whether st and o describe the same file.

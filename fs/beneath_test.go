@@ -243,7 +243,7 @@ func appendAfterSwap(t *testing.T, memLimit int64) {
 	}
 	tr, err := NewDir(src, Options{
 		Open: func(ctx context.Context, sf SourceFile) (Records, error) {
-			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
+			return openSourceFile(ctx, sf, index.Options{CacheDir: "-", Writable: true})
 		},
 		Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 		ReadWrite: true,
@@ -270,4 +270,14 @@ func appendAfterSwap(t *testing.T, memLimit int64) {
 	if fi, err := os.Stat(outside); err != nil || fi.Size() != 0 {
 		t.Errorf("the link's target was written: %v %v", fi.Size(), err)
 	}
+}
+
+// openSourceFile is the OpenFunc of a directory tree: the table of sf as a
+// local source refreshed through its Reopen.
+func openSourceFile(ctx context.Context, sf SourceFile, o index.Options) (Records, error) {
+	src, err := sf.Local()
+	if err != nil {
+		return nil, err
+	}
+	return index.OpenSource(ctx, src, o)
 }

@@ -406,11 +406,15 @@ func TestMkdirTree(t *testing.T) {
 	dir := t.TempDir()
 	tr, err := NewDir(dir, Options{
 		Open: func(ctx context.Context, sf SourceFile) (Records, error) {
-			return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
+			return openSourceFile(ctx, sf, index.Options{CacheDir: "-", Writable: true})
 		},
 		Detect: func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 		Create: func(ctx context.Context, sf SourceFile) (Records, error) {
-			return index.CreateFile(ctx, sf.File, sf.Path, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true, Reopen: sf.Reopen})
+			src, err := sf.Local()
+			if err != nil {
+				return nil, err
+			}
+			return index.CreateSource(ctx, src, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true})
 		},
 		ReadWrite: true,
 		Logger:    codectest.QuietLogger(),
@@ -465,7 +469,7 @@ func TestEmptyLogWritable(t *testing.T) {
 	for _, rw := range []bool{false, true} {
 		tr, err := NewDir(dir, Options{
 			Open: func(ctx context.Context, sf SourceFile) (Records, error) {
-				return index.OpenFile(ctx, sf.File, sf.Path, index.Options{CacheDir: "-", Writable: rw, Reopen: sf.Reopen})
+				return openSourceFile(ctx, sf, index.Options{CacheDir: "-", Writable: rw})
 			},
 			Detect:    func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
 			ReadWrite: rw,

@@ -3,7 +3,6 @@ package index
 import (
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // ErrRange is returned for a record number outside [0, Len()).
 var ErrRange = errors.New("index: record number out of range")
 
-// Options configure Open and Build. The zero value detects the format,
+// Options configure Open, OpenSource and Build. The zero value detects the format,
 // skips damage, caches tables under the user's cache directory and uses
 // every CPU.
 type Options struct {
@@ -27,10 +26,6 @@ type Options struct {
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
 	Writable        bool                    // the caller will Append: open read-write and repair what a crashed append left (through a descriptor that can write; else the first append repairs)
 	Rebuild         bool                    // ignore a saved table: build afresh (and save the new one)
-	// Reopen, when set, opens the file now at the table's path (read-only)
-	// for refreshes, instead of os.Open and os.Stat of the path: directory
-	// mounts resolve it beneath their root without following links.
-	Reopen func() (*os.File, error)
 	// IgnoreDBLock lets Append (and the repairs of a Writable open) change
 	// a file whose directory holds a database LOCK file that a running
 	// database has locked (recfs --force). By default that is refused with

@@ -81,8 +81,8 @@ func (t *Table) AppendFrom(ctx context.Context, recs []recordio.ItemSource, o Ap
 
 // appendRecords appends what a holds.
 func (t *Table) appendRecords(ctx context.Context, a appendReq) (first int64, err error) {
-	if !t.opened {
-		return 0, errNoFile
+	if t.localFile() == nil {
+		return 0, ErrWritableSource
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -181,12 +181,7 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 // locked: a cheap stat first, a scan of what changed only if it moved.
 func (t *Table) catchUp(ctx context.Context) error {
 	s := t.s()
-	done, err := t.hold()
-	if err != nil {
-		return err
-	}
-	st, err := t.fref.src.Fstat()
-	done()
+	st, err := t.localFile().Fstat()
 	if err != nil {
 		return err
 	}

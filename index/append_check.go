@@ -19,8 +19,8 @@ func (t *Table) CheckAppend() error {
 	} else if _, ok := drv.(appender); !ok {
 		return fmt.Errorf("index: append to %s: %w", t.path, readOnlyErr(drv))
 	}
-	if !t.opened {
-		return errNoFile
+	if t.localFile() == nil {
+		return ErrWritableSource
 	}
 	if err := t.guardDBLock(); err != nil {
 		return fmt.Errorf("index: append to %s: %w", t.path, err)

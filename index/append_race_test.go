@@ -440,7 +440,7 @@ func TestFailedAppendLeavesFileIdentical(t *testing.T) {
 	}
 }
 
-// TestAppendChecksPathThroughReopen: with Options.Reopen (a mount that
+// TestAppendChecksPathThroughReopen: with a local source's reopen (a mount that
 // resolves names beneath its root), Append asks Reopen, not the path
 // string, whether the path still names the file: a source directory moved
 // while mounted takes appends still, and a file swapped in beneath the
@@ -451,14 +451,15 @@ func TestAppendChecksPathThroughReopen(t *testing.T) {
 	path := filepath.Join(dir, "a.log")
 	recfile.WriteLog(t, path, codectest.Records(2, 10, 'a'))
 	cur := path // what the mount's root-relative resolution finds now
-	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(cur) }}
+	o := Options{CacheDir: "-", Writable: true}
+	reopen := func() (*os.File, error) { return os.Open(cur) }
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The name the table knows the file by, which no longer resolves (the
 	// mounted directory was moved away).
-	tb, err := OpenFile(ctx, f, filepath.Join(dir, "moved-away", "a.log"), o)
+	tb, err := openFile(ctx, f, filepath.Join(dir, "moved-away", "a.log"), reopen, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,11 @@ import "github.com/recfs/recfs/source"
 // descriptor the table reads) before Sync returns. Append with
 // AppendOptions.Sync does the same for its own records.
 func (t *Table) Sync() error {
-	if !t.opened {
-		return errNoFile
+	l := t.localFile()
+	if l == nil {
+		return ErrWritableSource
 	}
-	done, err := t.hold()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := t.fref.src.Sync(); err != nil {
+	if err := l.Sync(); err != nil {
 		return err
 	}
 	synced(t.path)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/tfrecord"
+	"github.com/recfs/recfs/source/local"
 )
 
 // written is what a writer knows of the records it has just appended: the
@@ -40,12 +41,7 @@ func (w *written) set(w2 written) {
 // are held.
 func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	start := time.Now()
-	done, err := t.hold()
-	if err != nil {
-		return err
-	}
-	defer done()
-	src, err := t.fref.src.Now()
+	src, err := t.current()
 	if err != nil {
 		return err
 	}
@@ -79,10 +75,10 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 		w.fix(&s)
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
-	s.setSource(src, t.fref)
+	s.setSource(src)
 	s.proof = old.proof.carried()
 	s.source = "built"
-	if s.ref != old.ref {
+	if o, ok := old.src.(*local.File); !ok || !o.SameDescriptor(src) {
 		s.gen++ // another descriptor (appendedTo's rule; the rest it checks is checked above)
 	}
 	t.snap.Store(&s)

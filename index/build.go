@@ -5,93 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/kafka"
+	"github.com/recfs/recfs/source"
 	"github.com/recfs/recfs/source/local"
 )
-
-// Open opens the file at path and returns its table: loaded from the cache
-// when a saved table for the unchanged file exists, built (and saved)
-// otherwise. A damaged, foreign or stale cache file is ignored. The file is
-// opened read-only, or read-write with o.Writable; the table keeps that
-// descriptor, and appends write through it.
-func Open(ctx context.Context, path string, o Options) (*Table, error) {
-	f, err := local.OpenPath(path, o.Writable, false)
-	if err != nil {
-		return nil, err
-	}
-	t, err := OpenFile(ctx, f, path, o)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return t, nil
-}
-
-func openFile(ctx context.Context, f *os.File, path string, o Options) (*Table, error) {
-	o = InferOptions(path, o)
-	if o.Format == codec.Unknown && EmptyRecordName(filepath.Base(path)) {
-		if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
-			o.Format = codec.Kafka // a segment its broker has just rolled
-		}
-	}
-	start := time.Now()
-	// A descriptor we cannot write through (a refresh's reopen, a file we
-	// may not write) is not repaired here: the next append repairs it
-	// under its lock, through a writable descriptor.
-	if o.Writable && local.ReadWrite(f) && (o.IgnoreDBLock || local.CheckDBLock(path) == nil) {
-		if err := repair(f, path, o.tails()); err != nil {
-			return nil, err
-		}
-	}
-	// The table reads f as a local.File: its identity, the key of its
-	// saved table and its reads come from there. The Local is not closed
-	// on failure: f stays the caller's.
-	src, err := local.New(f, path)
-	if err != nil {
-		return nil, err
-	}
-	id, err := identify(src)
-	if err != nil {
-		return nil, err
-	}
-	t := &Table{path: path, opened: true, file: f, fref: newFileRef(src), opt: o}
-	cf := cachePath(o.CacheDir, src.Identity().Key)
-	if cf != "" && !o.Rebuild {
-		if s, err := loadCache(ctx, cf, id, o); err == nil {
-			s.setSource(src, t.fref)
-			if t.loaded(ctx, s, cf, true) == nil {
-				s.source, s.elapsed = "cached", time.Since(start)
-				t.snap.Store(s)
-				return t, nil
-			}
-		}
-	}
-	var r io.ReaderAt = src
-	if m, err := src.Map(); err == nil {
-		defer m.Close()
-		r = m
-	}
-	s, err := build(ctx, r, id.size, o)
-	if err != nil {
-		return nil, fmt.Errorf("index: %s: %w", path, err)
-	}
-	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
-	s.setSource(src, t.fref)
-	t.snap.Store(s)
-	if cf != "" {
-		// A failure to save costs only speed next time; the table is good.
-		_ = saveCache(ctx, cf, s, o)
-	}
-	return t, nil
-}
-
-// setSource makes src, a version of r's file, the source s reads.
-func (s *snapshot) setSource(src *local.File, r *fileRef) { s.local, s.ref = src, r }
 
 // Build scans r (size bytes) once and returns its table. It saves nothing
 // and keeps r for later reads.
@@ -102,10 +22,21 @@ func Build(ctx context.Context, r io.ReaderAt, size int64, o Options) (*Table, e
 		return nil, err
 	}
 	s.elapsed = time.Since(start)
-	t := &Table{r: r, opt: o}
+	s.setSource(readerSource{r, size})
+	t := &Table{opt: o}
 	t.snap.Store(s)
 	return t, nil
 }
+
+// readerSource is the reader of a table made by Build as a source.Source:
+// no identity and no Stater, so such a table never refreshes.
+type readerSource struct {
+	io.ReaderAt
+	size int64
+}
+
+func (r readerSource) Size() int64               { return r.size }
+func (r readerSource) Identity() source.Identity { return source.Identity{} }
 
 // build detects the format and runs the matching builder, over r made to
 // fail once ctx is done (interruptible): every scanner then stops within a
@@ -179,15 +110,15 @@ func canceled(ctx context.Context) error {
 // served as it is, and appends refuse it.
 // Other formats need nothing here: a torn leveldb tail is dealt with by
 // repairLogTail and by the next Append.
-func repair(f *os.File, path string, p tailPolicy) error {
-	fi, err := f.Stat()
+func repair(d *local.File, path string, p tailPolicy) error {
+	st, err := d.Fstat()
 	if err != nil {
 		return err
 	}
-	if fi.Size() == 0 {
+	if st.Size == 0 {
 		return nil
 	}
-	format, err := Detect(f, fi.Size())
+	format, err := Detect(d, st.Size)
 	if err != nil {
 		return nil
 	}
@@ -195,10 +126,6 @@ func repair(f *os.File, path string, p tailPolicy) error {
 	rp, ok := drv.(repairer)
 	if !ok {
 		return nil
-	}
-	d, err := local.New(f, path) // not closed: f stays the caller's
-	if err != nil {
-		return err
 	}
 	unlock, err := lockDest(d)
 	if err != nil {

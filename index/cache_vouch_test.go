@@ -110,7 +110,7 @@ func TestCacheSealVouches(t *testing.T) {
 func FuzzLoadCache(f *testing.F) {
 	fx := seekFixture()
 	src := &countedSource{data: fx.z, key: "mem://fuzz.tfrecord.gz"}
-	tb, err := BuildSource(context.Background(), src, Options{CacheDir: "-"})
+	tb, err := OpenSource(context.Background(), src, Options{CacheDir: "-"})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -6,14 +6,15 @@ import (
 	"os"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/source"
 	"github.com/recfs/recfs/source/local"
 )
 
 // Create makes a new, empty record file of format f at path (failing if it
 // exists) and returns its table: an empty file for a leveldb log, a
 // header-only file for recordio (with a trailer when trailer is set). The
-// table is made from the descriptor that created the file. Like Append, it
-// refuses a directory whose database LOCK is held.
+// table is made from the descriptor that created the file (CreateSource).
+// Like Append, it refuses a directory whose database LOCK is held.
 func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
 	if err := guardCreate(path, o); err != nil {
 		return nil, err
@@ -22,60 +23,67 @@ func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Op
 	if err != nil {
 		return nil, err
 	}
-	// Appenders that find the new file before its header is written wait
-	// for the header.
-	unlock, err := lockFile(file)
+	src, err := local.New(file, path)
 	if err != nil {
 		file.Close()
+		os.Remove(path)
 		return nil, err
 	}
-	// The table is made under the lock too: an appender that opened the
-	// empty file meanwhile (guessing its format) must not write into it
-	// before the table in format f has seen it as it was made. One that
-	// wrote before the lock was taken made the file its format: go on in
-	// that.
-	if !writtenMeanwhile(file) {
-		if err := initRecordFile(file, path, f, trailer); err != nil {
-			unlock()
-			file.Close()
-			os.Remove(path)
-			return nil, err
-		}
-		o.Format = f
-	}
-	t, err := openFile(ctx, file, path, o)
-	unlock()
+	t, err := createIn(ctx, src, path, f, trailer, o, true)
 	if err != nil {
-		file.Close()
+		src.Close()
 		return nil, err
 	}
 	return t, nil
 }
 
-// CreateFile is Create for a new, empty file f the caller created
-// (read-write) at path: it writes the empty record file of format ff into
-// it and returns its table, which keeps f. Like Create, it refuses a
-// directory whose database LOCK is held, before writing anything. On
-// failure f is left open and the caller removes the file.
-func CreateFile(ctx context.Context, f *os.File, path string, ff codec.Format, trailer bool, o Options) (*Table, error) {
-	if err := guardCreate(path, o); err != nil {
+// CreateSource is Create for a new, empty local file src the caller
+// created (read-write): it writes the empty record file of format ff into
+// it and returns its table, which takes src over. Like Create, it refuses a
+// directory whose database LOCK is held, before writing anything. Other
+// sources are refused with ErrWritableSource. On failure src is left open
+// and the caller removes the file.
+func CreateSource(ctx context.Context, src source.Source, ff codec.Format, trailer bool, o Options) (*Table, error) {
+	l, ok := src.(*local.File)
+	if !ok {
+		return nil, ErrWritableSource
+	}
+	key := l.Identity().Key
+	if err := guardCreate(key, o); err != nil {
 		return nil, err
 	}
-	// Under the file's lock, as Create: appenders that found the new file
-	// wait until its table is made.
+	return createIn(ctx, l, key, ff, trailer, o, false)
+}
+
+// createIn writes the empty record file of format ff into the new file l
+// (named name) and returns its table, under the file's append lock:
+// appenders that find the new file before its header is written wait for
+// the header, and one that opened the empty file meanwhile (guessing its
+// format) must not write into it before the table in format ff has seen it
+// as it was made. One that wrote before the lock was taken made the file
+// its format: go on in that. With remove, a file whose header could not be
+// written is removed.
+func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, trailer bool, o Options, remove bool) (*Table, error) {
+	f := l.OSFile()
 	unlock, err := lockFile(f)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if writtenMeanwhile(f) {
-		return OpenFile(ctx, f, path, o) // as Create
+	if !writtenMeanwhile(f) {
+		if err := initRecordFile(f, name, ff, trailer); err != nil {
+			if remove {
+				os.Remove(name)
+			}
+			return nil, err
+		}
+		o.Format = ff
 	}
-	if err := initRecordFile(f, path, ff, trailer); err != nil {
+	now, err := l.Now()
+	if err != nil {
 		return nil, err
 	}
-	o.Format = ff
-	return OpenFile(ctx, f, path, o)
+	return openVersion(ctx, now, name, o)
 }
 
 // writtenMeanwhile reports whether the new file f, which the caller has

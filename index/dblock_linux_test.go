@@ -80,10 +80,10 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 	}
 }
 
-// TestCreateFileRefusedByDBLock: a record file the caller made (mkdir in a
+// TestCreateSourceRefusedByDBLock: a record file the caller made (mkdir in a
 // --rw mount) is not filled in the directory of a running database, unless
-// IgnoreDBLock: CreateFile refuses before writing anything.
-func TestCreateFileRefusedByDBLock(t *testing.T) {
+// IgnoreDBLock: CreateSource refuses before writing anything.
+func TestCreateSourceRefusedByDBLock(t *testing.T) {
 	ctx := context.Background()
 	log, lock := sourcetest.LockDir(t)
 	unix.Flock(int(sourcetest.OpenLockFile(t, lock).Fd()), unix.LOCK_EX)
@@ -94,7 +94,7 @@ func TestCreateFileRefusedByDBLock(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if tb, err := CreateFile(ctx, f, path, ff, false, Options{CacheDir: "-"}); !errors.Is(err, local.ErrDBLocked) {
+		if tb, err := CreateSource(ctx, localOf(t, f, path), ff, false, Options{CacheDir: "-"}); !errors.Is(err, local.ErrDBLocked) {
 			if tb != nil {
 				tb.Close()
 			}
@@ -103,7 +103,7 @@ func TestCreateFileRefusedByDBLock(t *testing.T) {
 		if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
 			t.Fatalf("%s: the refused create wrote into the file: %v %v", ff, fi.Size(), err)
 		}
-		tb, err := CreateFile(ctx, f, path, ff, false, Options{CacheDir: "-", IgnoreDBLock: true})
+		tb, err := CreateSource(ctx, localOf(t, f, path), ff, false, Options{CacheDir: "-", IgnoreDBLock: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/source/local"
 )
 
 // rioScanAll reads every item of the recordio file data strictly, through
@@ -74,4 +76,25 @@ func follow(tb *Table) (stop func()) {
 		tb.Follow(ctx, time.Millisecond, nil, nil)
 	}()
 	return func() { cancel(); <-followed }
+}
+
+// openFile is OpenSource of f, a file the caller opened, as a local file
+// named path whose refreshes look at the path again through reopen (nil:
+// by the path). On failure f is left to the caller.
+func openFile(ctx context.Context, f *os.File, path string, reopen func() (*os.File, error), o Options) (*Table, error) {
+	src, err := local.NewReopening(f, path, reopen)
+	if err != nil {
+		return nil, err
+	}
+	return OpenSource(ctx, src, o)
+}
+
+// localOf is f, a file the test opened, as a local source named path.
+func localOf(t testing.TB, f *os.File, path string) *local.File {
+	t.Helper()
+	src, err := local.New(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }

@@ -70,14 +70,11 @@ func lockFile(f *os.File) (unlock func(), err error) {
 // descriptor when it was opened read-write, else the same open file opened
 // again through /proc/self/fd. done releases it.
 func (t *Table) writable() (d appendDest, done func(), err error) {
-	if local.ReadWrite(t.file) {
-		lf, err := local.New(t.file, t.path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lf, func() {}, nil // the table's descriptor: not closed here
+	cur := t.localFile()
+	if cur.Writable() {
+		return cur, func() {}, nil // the table's descriptor: not closed here
 	}
-	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", t.file.Fd()), os.O_RDWR, 0)
+	f, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", cur.OSFile().Fd()), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		// No /proc: the path, not following a symlink, and only if it is
 		// still the same file.
@@ -86,7 +83,7 @@ func (t *Table) writable() (d appendDest, done func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if !local.SameFile(f, t.file) {
+	if !local.SameFile(f, cur.OSFile()) {
 		f.Close()
 		return nil, nil, ErrReplaced
 	}
@@ -99,9 +96,9 @@ func (t *Table) writable() (d appendDest, done func(), err error) {
 }
 
 // pathIsFile reports ErrReplaced unless the table's path still names d's
-// file, asking Options.Reopen when it is set (as refreshes do).
+// file, looked at as refreshes do (the local source's StatPath).
 func (t *Table) pathIsFile(d appendDest) error {
-	pi, err := t.statPath()
+	pi, err := t.localFile().StatPath()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrReplaced, err)
 	}

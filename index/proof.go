@@ -351,7 +351,8 @@ func (t *Table) distrust(s *snapshot, why error) {
 		logrus.WithError(err).WithField("file", t.path).Warn("index: scanning the source again failed")
 		return
 	}
-	ns.id, ns.origin, ns.local, ns.ref = s.id, s.origin, s.local, s.ref
+	ns.id, ns.origin = s.id, s.origin
+	ns.setSource(s.src)
 	ns.gen = s.gen + 1
 	t.snap.Store(ns)
 	if t.cf != "" {

@@ -6,38 +6,37 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"syscall"
 	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/source"
 	"github.com/recfs/recfs/source/local"
 )
 
-// errNoFile is returned by Refresh on a table made by Build.
-var errNoFile = errors.New("index: refresh needs a table opened from a path")
+// errStatic is returned by Refresh and Follow for a table whose source
+// cannot tell whether it changed: Build's reader, a source that is not a
+// source.Stater.
+var errStatic = errors.New("index: the source cannot tell whether it changed (not a source.Stater)")
 
-// Refresh re-examines the source (for a table made by OpenSource or
-// BuildSource: see refreshSource): if it grew, only the new tail is scanned
-// and the new records are added; if it shrank, was rewritten or was
-// replaced by another file at the same path, the table is rebuilt. It
-// reports whether the table changed. Readers may run concurrently; they see
-// the old table until the new one is complete.
+// Refresh re-examines the source, asking its source.Stater whether the
+// version it names now is still the one the table reads. If not, a source
+// that is a source.Reopener is reopened: when the new version continues
+// the old one (the same local file, grown or rewritten in place), the
+// table is brought up to date with it — only the new tail is scanned when
+// the file only grew and the format's driver can extend its table, else
+// the file is scanned afresh; when it is another file at the same path or
+// another version of an object, its table is loaded or built as the
+// table's constructor would and published as a new generation, and the old
+// version is closed (reads of it still running fail rather than mix
+// versions). A source that changed and cannot be reopened fails with
+// ErrChanged. It reports whether the table changed. Readers may run
+// concurrently; they see the old table until the new one is complete.
 func (t *Table) Refresh(ctx context.Context) (changed bool, err error) {
-	if !t.opened && t.source != nil {
-		return t.refreshSource(ctx)
-	}
-	if !t.opened {
-		return false, errNoFile
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.refreshLocked(ctx)
-}
-
-// refreshLocked is Refresh with t.mu held.
-func (t *Table) refreshLocked(ctx context.Context) (changed bool, err error) {
 	return t.refreshWith(ctx, 0)
 }
 
@@ -51,28 +50,92 @@ const settleTime = 100 * time.Millisecond
 // changing under them.
 const rebuildAttempts = 3
 
-// refreshWith is refreshLocked. With settle > 0 (following), a source
-// that needs a rebuild (not an append to a leveldb log) and changed less
-// than settle ago is left for a later call. A rebuild during which the
-// source changed is not published: with settle it is left for a later call,
-// without it is tried again, up to rebuildAttempts times, then fails with
-// ErrChanged.
+// refreshWith is Refresh with t.mu held. With settle > 0 (following), a
+// local file that needs a rebuild (not an append to a leveldb log) and
+// changed less than settle ago is left for a later call. A rebuild during
+// which the file changed is not published: with settle it is left for a
+// later call, without it is tried again, up to rebuildAttempts times, then
+// fails with ErrChanged. Another version of an object is replaced whole: it
+// needs no settle time, and is always rebuilt, never extended (a new
+// version of an object is another object, whose first bytes would have to
+// be read again to prove they are the old ones: an entity tag is no
+// checksum of a prefix).
 func (t *Table) refreshWith(ctx context.Context, settle time.Duration) (changed bool, err error) {
-	if fi, err := t.statPath(); err == nil {
-		if cur, err := t.file.Stat(); err == nil && !os.SameFile(fi, cur) {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && settle > 0 && young(st.Ctim.Nano(), settle) {
-				return false, nil
-			}
-			return true, t.reopen(ctx)
-		}
+	cur := t.s().src
+	st, ok := cur.(source.Stater)
+	if !ok {
+		return false, errStatic
 	}
-	return t.rescanWith(ctx, settle, false)
+	id, size, err := st.Stat()
+	if err != nil {
+		return false, err
+	}
+	if id == cur.Identity() && size == cur.Size() {
+		return false, nil
+	}
+	ro, ok := cur.(source.Reopener)
+	if !ok || t.reload == nil {
+		return false, fmt.Errorf("index: %s: %w (%w)", t.path, ErrChanged, source.ErrChanged)
+	}
+	next, err := ro.Reopen(ctx)
+	if err != nil {
+		return false, err
+	}
+	if l, ok := next.(*local.File); ok && sameFile(cur, l) {
+		return t.rescanWith(ctx, settle, false, l)
+	}
+	if fs, ok := next.(source.FileStater); ok && settle > 0 && young(fs.FileStat().Ctime, settle) {
+		closeSource(next)
+		return false, nil
+	}
+	return true, t.replace(ctx, cur, next)
 }
 
-// rescanLocked brings the table up to date with the file it has open
-// (never another one at its path), with t.mu held.
+// sameFile reports whether l is a version of the local file cur is (the
+// same device and inode).
+func sameFile(cur source.Source, l *local.File) bool {
+	c, ok := cur.(*local.File)
+	if !ok {
+		return false
+	}
+	a, b := c.FileStat(), l.FileStat()
+	return a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// replace publishes the table of next, another file at the table's path or
+// another version of its object, as the table's next generation, and lets
+// go of cur. For a local file the old descriptor is closed as soon as the
+// checks of reads of older snapshots still running end (a later read of
+// such a snapshot fails its source check with ErrChanged, as it would for
+// the generation that moved), so that a followed directory whose files are
+// replaced does not pin them.
+func (t *Table) replace(ctx context.Context, cur, next source.Source) error {
+	nt, err := t.reload(ctx, next)
+	if err != nil {
+		closeSource(next)
+		return err
+	}
+	old, ns := t.s(), nt.s()
+	ns.gen = old.gen + 1 // another version: every record may differ
+	t.cf = nt.cf
+	t.snap.Store(ns)
+	closeSource(cur)
+	if ns.fst == nil {
+		// An object's new version (a local file's replacement is the
+		// caller's to tell, as cat --follow does).
+		logrus.WithFields(logrus.Fields{"source": t.path, "records": ns.n, "was": old.n}).Info("index: source replaced; following its new version")
+	}
+	return nil
+}
+
+// rescanLocked brings the table up to date with the local file it has
+// open (never another one at its path), with t.mu held.
 func (t *Table) rescanLocked(ctx context.Context) (changed bool, err error) {
-	return t.rescanWith(ctx, 0, false)
+	src, err := t.current()
+	if err != nil {
+		return false, err
+	}
+	return t.rescanWith(ctx, 0, false, src)
 }
 
 // scannedLocked makes sure, t.mu held, that the table was made by a scan
@@ -83,21 +146,21 @@ func (t *Table) scannedLocked(ctx context.Context) error {
 	if t.s().proof == nil {
 		return nil
 	}
-	_, err := t.rescanWith(ctx, 0, true)
+	src, err := t.current()
+	if err != nil {
+		return err
+	}
+	_, err = t.rescanWith(ctx, 0, true, src)
 	return err
 }
 
-// rescanWith is rescanLocked with refreshWith's settle rule; afresh
-// scans the whole file even when it did not change.
-func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh bool) (changed bool, err error) {
+// rescanWith brings the table up to date with src, the version its local
+// file has now, with refreshWith's settle rule; afresh scans the whole
+// file even when it did not change.
+func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh bool, src *local.File) (changed bool, err error) {
 	old := t.s()
 	start := time.Now()
-	done, err := t.hold()
-	if err != nil {
-		return false, err
-	}
-	defer done()
-	src, id, err := t.current()
+	id, err := identify(src)
 	if err != nil {
 		return false, err
 	}
@@ -111,7 +174,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 	// writer put there since is detected, not read in that format, lest
 	// an appender take the other's records for a torn tail and cut them.
 	fromEmpty := old.size == 0
-	if ex, ok := old.tab.(extender); ok && !afresh && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && t.prefixUnchanged(old) {
+	if ex, ok := old.tab.(extender); ok && !afresh && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && prefixUnchanged(src, old) {
 		s, err = ex.extend(ctx, t, interruptible(ctx, src), old, id.size)
 		extended = true
 	} else {
@@ -130,7 +193,10 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 				err = fmt.Errorf("%w while it was read", ErrChanged)
 				break
 			}
-			if src, id, err = t.current(); err != nil {
+			if src, err = src.Now(); err != nil {
+				break
+			}
+			if id, err = identify(src); err != nil {
 				break
 			}
 		}
@@ -139,7 +205,7 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
-	s.setSource(src, t.fref)
+	s.setSource(src)
 	s.proof = nil
 	if extended {
 		s.proof = old.proof.carried() // old's records are s's: what was proven of them holds
@@ -174,62 +240,21 @@ func (t *Table) rebuild(ctx context.Context, src io.ReaderAt, size int64, detect
 	return s, err
 }
 
-// current returns the version the table's file has now, as a local.File
-// over the table's descriptor, and its identity (t.mu and a hold taken).
-func (t *Table) current() (*local.File, identity, error) {
-	src, err := t.fref.src.Now()
-	if err != nil {
-		return nil, identity{}, err
+// current returns the version the table's local file has now, over the
+// table's descriptor (t.mu held).
+func (t *Table) current() (*local.File, error) {
+	l := t.localFile()
+	if l == nil {
+		return nil, ErrWritableSource
 	}
-	id, err := identify(src)
-	if err != nil {
-		return nil, identity{}, err
-	}
-	return src, id, nil
+	return l.Now()
 }
 
 // prefixUnchanged checks that the bytes the old table covered still start
-// the way they did (the head checksum over the same range).
-func (t *Table) prefixUnchanged(old *snapshot) bool {
-	head, err := rangeCRC(t.fref.src, 0, min(old.size, identBlock))
+// the way they did in src (the head checksum over the same range).
+func prefixUnchanged(src io.ReaderAt, old *snapshot) bool {
+	head, err := rangeCRC(src, 0, min(old.size, identBlock))
 	return err == nil && head == old.id.head
-}
-
-// reopen switches to the file now at the table's path and rebuilds.
-func (t *Table) reopen(ctx context.Context) error {
-	var (
-		f   *os.File
-		err error
-	)
-	if t.opt.Reopen != nil {
-		f, err = t.opt.Reopen() // resolved beneath a mount's root; appends reopen it writable by descriptor
-	} else {
-		f, err = local.OpenPath(t.path, t.opt.Writable, true)
-	}
-	if err != nil {
-		return err
-	}
-	nt, err := openFile(ctx, f, t.path, t.opt)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	oldRef := t.fref
-	t.rioMu.Lock()
-	t.file, t.fref = f, nt.fref
-	t.rioMu.Unlock()
-	t.cf = nt.cf
-	ns := nt.s()
-	ns.gen = t.s().gen + 1 // another file: every record may differ
-	t.snap.Store(ns)
-	// The old file is deleted or renamed away: let go of it now, not when
-	// the garbage collector gets to it, so that a followed directory whose
-	// files are replaced does not pin them. It is closed as soon as the
-	// reads of older snapshots still running end; a later read of such a
-	// snapshot fails its source check with ErrChanged, as it would for the
-	// generation that moved.
-	_ = oldRef.release()
-	return nil
 }
 
 // canExtend reports whether a grown log can be taken in by scanning its new
@@ -294,7 +319,7 @@ func young(ctime int64, d time.Duration) bool {
 
 // stillAt reports whether the file of src still has the size and times of
 // the version src names.
-func stillAt(src *local.File) bool {
+func stillAt(src source.FileStater) bool {
 	st, err := src.Fstat()
 	if err != nil {
 		return false

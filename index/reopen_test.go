@@ -17,7 +17,7 @@ import (
 // reopened, or when it gets a descriptor it cannot write through.
 
 // TestRefreshNeverReopensThroughSymlink: a read-only table without
-// Options.Reopen whose path was replaced by a symbolic link does not switch
+// a reopen function whose path was replaced by a symbolic link does not switch
 // to the link's target on Refresh, as a writable one does not.
 func TestRefreshNeverReopensThroughSymlink(t *testing.T) {
 	ctx := context.Background()
@@ -53,12 +53,13 @@ func TestRefreshOntoTornFileThroughReopen(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.rio")
 	recfile.WriteRIO(t, path, codectest.Records(2, 10, 'a'), recordio.WriterOptions{})
-	o := Options{CacheDir: "-", Writable: true, Reopen: func() (*os.File, error) { return os.Open(path) }}
+	o := Options{CacheDir: "-", Writable: true}
+	reopen := func() (*os.File, error) { return os.Open(path) }
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := OpenFile(ctx, f, path, o)
+	tb, err := openFile(ctx, f, path, reopen, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestWritableOpenOfReadOnlyDescriptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := OpenFile(ctx, f, path, Options{CacheDir: t.TempDir(), Writable: true})
+	tb, err := openFile(ctx, f, path, nil, Options{CacheDir: t.TempDir(), Writable: true})
 	if err != nil {
 		f.Close()
 		t.Fatalf("writable open of a read-only descriptor: %v", err)

@@ -23,13 +23,13 @@ func (m memSource) Identity() source.Identity { return m.id }
 // A source's table is built once and then loaded from the cache for the same
 // identity; another version (or another key) builds afresh, and a cached
 // table that does not read back from the source is not used.
-func TestBuildSourceCache(t *testing.T) {
+func TestOpenSourceCache(t *testing.T) {
 	data, recs := genLog(t, 1, 300, 5000)
 	dir := t.TempDir()
 	o := Options{CacheDir: dir}
 	src := memSource{bytes.NewReader(data), source.Identity{Key: "s3://e/b/k", Version: `etag="1" size=1`}}
 	for i, want := range []string{"built", "cached"} {
-		tb, err := BuildSource(context.Background(), src, o)
+		tb, err := OpenSource(context.Background(), src, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestBuildSourceCache(t *testing.T) {
 		{Key: "s3://e/b/k", Version: `etag="2" size=1`},
 		{Key: "s3://e/b/other", Version: `etag="1" size=1`},
 	} {
-		tb, err := BuildSource(context.Background(), memSource{bytes.NewReader(data), id}, o)
+		tb, err := OpenSource(context.Background(), memSource{bytes.NewReader(data), id}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,11 +60,11 @@ func TestBuildSourceCache(t *testing.T) {
 	// it: the saved table's records fail their checksums on the check read,
 	// so it is rebuilt.
 	weak := source.Identity{Key: "s3://e/b/k", Version: "size=1 mtime=2026-01-01T00:00:00Z"}
-	if _, err := BuildSource(context.Background(), memSource{bytes.NewReader(data), weak}, o); err != nil {
+	if _, err := OpenSource(context.Background(), memSource{bytes.NewReader(data), weak}, o); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := genLog(t, 2, 300, 5000)
-	tb, err := BuildSource(context.Background(), memSource{bytes.NewReader(other), weak}, o)
+	tb, err := OpenSource(context.Background(), memSource{bytes.NewReader(other), weak}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestImportSource(t *testing.T) {
 	ctx := context.Background()
 	oa := Options{CacheDir: t.TempDir()}
 	a := source.Identity{Key: "s3://one-endpoint/b/k", Version: `etag="7" size=9`}
-	ta, err := BuildSource(ctx, memSource{bytes.NewReader(data), a}, oa)
+	ta, err := OpenSource(ctx, memSource{bytes.NewReader(data), a}, oa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestImportSource(t *testing.T) {
 		if err := ImportSource(ob, b, int64(len(data)), bytes.NewReader(c.b), int64(len(c.b))); err != nil {
 			t.Fatal(err)
 		}
-		tb, err := BuildSource(ctx, memSource{bytes.NewReader(data), b}, ob)
+		tb, err := OpenSource(ctx, memSource{bytes.NewReader(data), b}, ob)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,10 @@ package index
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
+
+	"github.com/recfs/recfs/source/local"
 )
 
 // ErrChanged is returned by reads when the source file changed since the
@@ -35,18 +38,17 @@ type grownStat struct {
 // table's identity queried the ctime, the kernel gives that change a
 // fine-grained, distinct ctime, which this fstat sees.
 func (t *Table) checkSource(s *snapshot, records bool) error {
-	if s.local == nil {
-		return nil // Build: the caller's reader, which no one else changes
+	if s.fst == nil {
+		return nil // not a local file: its reads refuse another version themselves (source.ErrChanged)
 	}
 	if records && t.writing.Load() > 0 {
 		return nil
 	}
-	if !s.ref.acquire() {
+	st, err := s.fst.Fstat()
+	if errors.Is(err, os.ErrClosed) {
 		// The table let go of this file (replaced at its path, or closed).
 		return fmt.Errorf("%w: the table no longer reads this file", ErrChanged)
 	}
-	defer s.ref.release()
-	st, err := s.local.Fstat() // the descriptor is open: s.ref is held
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func (t *Table) checkSource(s *snapshot, records bool) error {
 		// land and the size grows: look again a moment later. A same-size
 		// change is not accepted: it may rewrite any byte.
 		time.Sleep(appendGrace)
-		if st, err = s.local.Fstat(); err != nil {
+		if st, err = s.fst.Fstat(); err != nil {
 			return err
 		}
 		size, mtime, ctime = st.Size, st.Mtime, st.Ctime
@@ -92,12 +94,12 @@ const appendGrace = 500 * time.Microsecond
 // they did when s was made (the identity's head and tail checksums over the
 // same ranges).
 func (s *snapshot) prefixIntact() bool {
-	head, err := rangeCRC(s.local, 0, min(s.id.size, identBlock))
+	head, err := rangeCRC(s.src, 0, min(s.id.size, identBlock))
 	if err != nil || head != s.id.head {
 		return false
 	}
 	tailOff := max(0, s.id.size-identBlock)
-	tail, err := rangeCRC(s.local, tailOff, s.id.size-tailOff)
+	tail, err := rangeCRC(s.src, tailOff, s.id.size-tailOff)
 	return err == nil && tail == s.id.tail
 }
 
@@ -110,16 +112,18 @@ func (t *Table) appendedTo(old, s *snapshot, kept bool) bool {
 	if !s.id.sameFile(old.id) || s.size < old.size || s.n < old.n || s.format != old.format {
 		return false
 	}
-	if s.ref != old.ref {
+	a, ok := s.src.(*local.File)
+	b, okOld := old.src.(*local.File)
+	if !ok || !okOld || !a.SameDescriptor(b) {
 		return false // another descriptor
 	}
-	head, err := rangeCRC(s.local, 0, min(old.id.size, identBlock))
+	head, err := rangeCRC(s.src, 0, min(old.id.size, identBlock))
 	if err != nil || head != old.id.head {
 		return false
 	}
 	if t.writing.Load() == 0 {
 		tailOff := max(0, old.id.size-identBlock)
-		tail, err := rangeCRC(s.local, tailOff, old.id.size-tailOff)
+		tail, err := rangeCRC(s.src, tailOff, old.id.size-tailOff)
 		if err != nil || tail != old.id.tail {
 			return false
 		}

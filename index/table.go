@@ -20,13 +20,8 @@ import (
 // Table is the record table of one source file. See the package doc for its
 // concurrency promise.
 type Table struct {
-	path   string
-	opened bool                                                 // made from a file (Open, OpenFile, Create), not by Build; never changes
-	file   *os.File                                             // owned when opened; a reopen replaces it with t.mu and rioMu held (read it under either, see curFile)
-	fref   *fileRef                                             // file as a local.File, with its count of users (nil for Build); replaced with file
-	r      io.ReaderAt                                          // the source when the table came from Build, OpenSource or BuildSource
-	source source.Source                                        // the source of a table made by OpenSource or BuildSource (its current version; replaced with t.mu and rioMu held)
-	reload func(context.Context, source.Source) (*Table, error) // how a new version of source is loaded (see refreshSource)
+	path   string                                               // names the source in messages and Info: the path it was opened by, or its Key
+	reload func(context.Context, source.Source) (*Table, error) // how the table of another version of the source is made (see Refresh)
 	opt    Options
 
 	snap atomic.Pointer[snapshot] // the current immutable view
@@ -57,14 +52,13 @@ type snapshot struct {
 	damage  []codec.Damage
 	source  string
 	elapsed time.Duration
-	id      identity      // source identity when the table was made (zero for Build)
-	local   *local.File   // the local file's version the table reads (nil for Build, OpenSource)
-	obj     source.Source // the version of a source that is not a local file the table reads (OpenSource, BuildSource)
-	ref     *fileRef      // that descriptor, for the per-read fstat
-	gen     uint64        // content generation: moves when records may have changed (not on pure appends)
-	origin  string        // absolute source path, saved in the cache file (for pruning)
-	cached  string        // the cache file this table was loaded from or saved to, if any
-	proof   *proof        // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
+	id      identity          // source identity when the table was made (zero for Build)
+	src     source.Source     // the version of the source the table reads
+	fst     source.FileStater // src when it is a local file (checked after every read), else nil
+	gen     uint64            // content generation: moves when records may have changed (not on pure appends)
+	origin  string            // absolute source path, saved in the cache file (for pruning)
+	cached  string            // the cache file this table was loaded from or saved to, if any
+	proof   *proof            // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
 
 	tab table // the format's record table (see driver.go)
 }
@@ -256,19 +250,14 @@ func (t *Table) Info() Info {
 		Bytes: s.bytes, Loaded: s.source, BuildTime: s.elapsed, Trailer: trl, CacheFile: s.cached, Facts: factsOf(s.tab)}
 }
 
-// Close releases the source file of a table made by Open.
-// The file is closed once reads still running on it end.
+// Close closes the version of the source the table reads when it is a
+// source.Closer (a local file is closed once the checks of reads still
+// running on it end).
 func (t *Table) Close() error {
 	t.saveNow() // what appends left unsaved
 	t.lifetime()
 	t.endLife()
-	t.rioMu.Lock()
-	ref, src := t.fref, t.source
-	t.rioMu.Unlock()
-	if ref != nil {
-		return ref.release()
-	}
-	return closeSource(src)
+	return closeSource(t.s().src)
 }
 
 // closeSource closes src when it is a source.Closer.
@@ -280,14 +269,28 @@ func closeSource(src source.Source) error {
 }
 
 // src returns the reader of the source snapshot s describes.
-func (t *Table) src(s *snapshot) io.ReaderAt {
-	if s.local != nil {
-		return s.local
+func (t *Table) src(s *snapshot) io.ReaderAt { return s.src }
+
+// setSource makes src the version of the source s reads.
+func (s *snapshot) setSource(src source.Source) {
+	s.src = src
+	s.fst, _ = src.(source.FileStater)
+}
+
+// localFile returns the local file the table reads now, or nil when its
+// source is not a local file (appends and repairs need one).
+func (t *Table) localFile() *local.File {
+	l, _ := t.s().src.(*local.File)
+	return l
+}
+
+// osFile returns the descriptor of the local file the table reads now, or
+// nil when its source is not a local file.
+func (t *Table) osFile() *os.File {
+	if l := t.localFile(); l != nil {
+		return l.OSFile()
 	}
-	if s.obj != nil {
-		return s.obj
-	}
-	return t.r
+	return nil
 }
 
 // rioReader returns the recordio random reader for snapshot s. A reader

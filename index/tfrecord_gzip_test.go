@@ -107,7 +107,7 @@ func TestTFRecordGzipSavedIndexReads(t *testing.T) {
 	cache := t.TempDir()
 	o := Options{CacheDir: cache}
 	first := &countedSource{data: f.z, key: "mem://shard.tfrecord.gz"}
-	tb, err := BuildSource(context.Background(), first, o)
+	tb, err := OpenSource(context.Background(), first, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestTFRecordGzipSavedIndexReads(t *testing.T) {
 		t.Fatalf("%d checkpoints in %d bytes", len(x.Points), len(f.z))
 	}
 	again := &countedSource{data: f.z, key: first.key}
-	tb2, err := BuildSource(context.Background(), again, o)
+	tb2, err := OpenSource(context.Background(), again, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func spanOf(x *tfrecord.SeekIndex, off int64) int {
 func builtGzip(t *testing.T, key string, o Options) (*countedSource, *snapshot, int) {
 	t.Helper()
 	src := &countedSource{data: gzipFixture().z, key: key}
-	tb, err := BuildSource(context.Background(), src, o)
+	tb, err := OpenSource(context.Background(), src, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestTFRecordGzipPlantedCheckpoint(t *testing.T) {
 	o := Options{CacheDir: t.TempDir()}
 	src, s, k := builtGzip(t, "mem://planted.tfrecord.gz", o)
 	moved := plantMoved(t, s, k, src, o, nil)
-	tb2, err := BuildSource(context.Background(), &countedSource{data: src.data, key: src.key}, o)
+	tb2, err := OpenSource(context.Background(), &countedSource{data: src.data, key: src.key}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestTFRecordGzipSealedTableChecked(t *testing.T) {
 				data = bytes.Clone(data)
 				data[s.tab.(*tfrTable).seek.Points[k].In/8+100] ^= 0x10
 			}
-			tb2, err := BuildSource(context.Background(), &countedSource{data: data, key: src.key}, o)
+			tb2, err := OpenSource(context.Background(), &countedSource{data: data, key: src.key}, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +385,7 @@ func TestTFRecordGzipReadStopsAtClose(t *testing.T) {
 	const big = 64 << 20
 	z := codectest.Gzip(append(tfrecord.AppendRecord(nil, []byte("first")), tfrecord.AppendRecord(nil, make([]byte, big))...))
 	src := &hookedSource{countedSource: countedSource{data: z, key: "mem://zeros.tfrecord.gz"}, from: int64(len(z)) / 2}
-	tb, err := BuildSource(context.Background(), src, Options{CacheDir: "-"})
+	tb, err := OpenSource(context.Background(), src, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}

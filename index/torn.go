@@ -188,7 +188,8 @@ func (t *Table) repairLogTail() (bool, error) {
 		// append scans the file and repairs it.
 		return false, nil
 	}
-	if !local.ReadWrite(t.file) {
+	f := t.osFile()
+	if !local.ReadWrite(f) {
 		// Not ours to write through here: the next append repairs the
 		// file, under its lock, through a writable descriptor.
 		return false, nil
@@ -198,10 +199,7 @@ func (t *Table) repairLogTail() (bool, error) {
 		// writing right now. Leave it; an append would be refused anyway.
 		return false, nil
 	}
-	d, err := local.New(t.file, t.path) // the table's descriptor: not closed here
-	if err != nil {
-		return false, err
-	}
+	d := t.localFile() // the table's descriptor: not closed here
 	unlock, err := lockDest(d)
 	if err != nil {
 		return false, err

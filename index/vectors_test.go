@@ -259,8 +259,8 @@ func TestVectors(t *testing.T) {
 func sameTable(a, b *snapshot) bool {
 	x, y := *a, *b
 	x.source, y.source, x.elapsed, y.elapsed = "", "", 0, 0
-	x.local, y.local, x.ref, y.ref = nil, nil, nil, nil // two opens, two descriptors
-	x.proof, y.proof = nil, nil                         // a loaded table is proven as it is read
+	x.src, y.src, x.fst, y.fst = nil, nil, nil, nil // two opens, two descriptors
+	x.proof, y.proof = nil, nil                     // a loaded table is proven as it is read
 	for _, s := range []*snapshot{&x, &y} {
 		switch t := s.tab.(type) {
 		case *logTable:

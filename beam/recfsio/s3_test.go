@@ -148,7 +148,7 @@ func (s *s3server) publish(t *testing.T, key string) {
 		t.Fatal(err)
 	}
 	o := index.Options{CacheDir: t.TempDir()}
-	tb, err := index.BuildSource(ctx, obj, o)
+	tb, err := index.OpenSource(ctx, obj, o)
 	if err != nil {
 		t.Fatal(err)
 	}

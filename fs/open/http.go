@@ -26,7 +26,7 @@ func httpTable(ctx context.Context, url string, o Options) (*index.Table, *httpr
 	}
 	io := indexOptions(url, o.Index)
 	done := o.progress("indexing "+url, &io)
-	t, err := index.BuildSource(ctx, obj, io)
+	t, err := index.OpenSource(ctx, obj, io)
 	done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", url, err)

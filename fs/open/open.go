@@ -26,6 +26,7 @@ import (
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 	"github.com/recfs/recfs/source/httprange"
+	"github.com/recfs/recfs/source/local"
 	"github.com/recfs/recfs/source/s3"
 )
 
@@ -108,11 +109,35 @@ func Table(ctx context.Context, target string, o Options) (*index.Table, error) 
 		t, _, err := httpTable(ctx, target, o)
 		return t, err
 	}
-	return localTable(ctx, target, o)
+	return localTable(ctx, target, o, nil)
+}
+
+// openLocal is index.Open of path, refreshed through reopen when set.
+func openLocal(ctx context.Context, path string, o index.Options, reopen func() (*os.File, error)) (*index.Table, error) {
+	if reopen == nil {
+		return index.Open(ctx, path, o)
+	}
+	f, err := local.OpenPath(path, o.Writable, false)
+	if err != nil {
+		return nil, err
+	}
+	src, err := local.NewReopening(f, path, reopen)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t, err := index.OpenSource(ctx, src, o)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return t, nil
 }
 
 // localTable is Table for a local path.
-func localTable(ctx context.Context, path string, o Options) (*index.Table, error) {
+// reopen, when set, is how refreshes look at the path again (the local
+// source's; nil: by the path, never through a symlink).
+func localTable(ctx context.Context, path string, o Options, reopen func() (*os.File, error)) (*index.Table, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -122,7 +147,7 @@ func localTable(ctx context.Context, path string, o Options) (*index.Table, erro
 	}
 	io := o.Index
 	done := o.progress("indexing "+path, &io)
-	t, err := index.Open(ctx, path, io)
+	t, err := openLocal(ctx, path, io, reopen)
 	done()
 	if err != nil {
 		if !strings.Contains(err.Error(), path) {

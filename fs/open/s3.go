@@ -65,7 +65,7 @@ func s3Table(ctx context.Context, url string, o Options) (*index.Table, *s3.Obje
 	importSidecar(ctx, c, bucket, key, obj, o.Index)
 	io := indexOptions(url, o.Index)
 	done := o.progress("indexing "+url, &io)
-	t, err := index.BuildSource(ctx, obj, io)
+	t, err := index.OpenSource(ctx, obj, io)
 	done()
 	if err != nil {
 		obj.Close()
@@ -119,7 +119,7 @@ func s3PrefixTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, err
 		logrus.WithField("object", obj.URL()).Debug("indexing")
 		importSidecar(ctx, c, bucket, key, obj, o.Index)
 		io := indexOptions(ourl, o.Index)
-		t, err := index.BuildSource(ctx, obj, io)
+		t, err := index.OpenSource(ctx, obj, io)
 		if err != nil {
 			return nil, err
 		}

@@ -66,9 +66,7 @@ func Tree(ctx context.Context, target string, o TreeOptions) (*fs.Tree, error) {
 
 // fileTree is the tree of one local record file.
 func fileTree(ctx context.Context, path string, o TreeOptions) (*fs.Tree, error) {
-	io := o.Options
-	io.Index.Reopen = reopenNoFollow(path)
-	t, err := localTable(ctx, path, io)
+	t, err := localTable(ctx, path, o.Options, reopenNoFollow(path))
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +86,11 @@ func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
 	fo := o.FS
 	fo.Open = func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
 		logrus.WithField("file", sf.Path).Debug("indexing")
-		io := o.Index
-		io.Reopen = sf.Reopen
-		t, err := index.OpenFile(ctx, sf.File, sf.Path, io)
+		src, err := sf.Local()
+		if err != nil {
+			return nil, err
+		}
+		t, err := index.OpenSource(ctx, src, o.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +108,12 @@ func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
 		nf := NewFileFormat(sf.Path, o.NewFormat)
 		logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 		io := o.Index
-		io.Format, io.Reopen = nf, sf.Reopen
-		return index.CreateFile(ctx, sf.File, sf.Path, nf, nf == codec.RecordIO && o.NewTrailer, io)
+		io.Format = nf
+		src, err := sf.Local()
+		if err != nil {
+			return nil, err
+		}
+		return index.CreateSource(ctx, src, nf, nf == codec.RecordIO && o.NewTrailer, io)
 	}
 	return fs.NewDir(path, fo)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/source/local"
 )
 
 // View wraps src, the source at target, in the view plan makes for it
@@ -144,7 +145,12 @@ func (d localDir) OpenRecords(name string) (decode.RecordsCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := index.OpenFile(context.Background(), f, f.Name(), index.Options{CacheDir: "-"})
+	src, err := local.New(f, f.Name())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t, err := index.OpenSource(context.Background(), src, index.Options{CacheDir: "-"})
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -71,7 +71,7 @@ func TestIndexThroughput(t *testing.T) {
 			t.Fatal(err)
 		}
 		start = time.Now()
-		tb, err := index.BuildSource(ctx, obj, index.Options{CacheDir: "-", Parallel: benchParallel()})
+		tb, err := index.OpenSource(ctx, obj, index.Options{CacheDir: "-", Parallel: benchParallel()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func TestVectorsOverS3(t *testing.T) {
 			}
 			defer want.Close()
 			for i, src := range []string{"built", "cached"} {
-				tb, err := index.BuildSource(ctx, obj, o)
+				tb, err := index.OpenSource(ctx, obj, o)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -160,7 +160,7 @@ func (b *bench) s3Index(e *s3env) {
 	}
 	r, err := b.indexRounds(e.srv.Client, key, size, n)
 	row := Row{ID: "s3-index", Section: "S3", Unit: UnitMBps,
-		Label: fmt.Sprintf("index build of a %s leveldb log object of %s-byte records (%s records) over S3, in-process (`index.BuildSource`: ranged GETs, parallel parts), target ≥ %.0f%% of the GET",
+		Label: fmt.Sprintf("index build of a %s leveldb log object of %s-byte records (%s records) over S3, in-process (`index.OpenSource`: ranged GETs, parallel parts), target ≥ %.0f%% of the GET",
 			humanBytes(size), humanCount(s3RecordSize), humanCount(n), 100*s3IndexTarget),
 		Peer: "one plain GET of the whole object to io.Discard", Limit: true, Cmd: b.selfCmd("s3-index")}
 	if err != nil {
@@ -232,7 +232,7 @@ func (b *bench) indexRounds(c *s3obj.Client, key string, size int64, n int) (ind
 			return err
 		}
 		defer obj.Close()
-		t, err := index.BuildSource(ctx, obj, index.Options{CacheDir: "-"})
+		t, err := index.OpenSource(ctx, obj, index.Options{CacheDir: "-"})
 		if err != nil {
 			return err
 		}

@@ -133,7 +133,7 @@ func tbfRow(l tbfLink, size int64, n int, cmd, why string) Row {
 		what = fmt.Sprintf("a %s leveldb log object of %s-byte records (%s records)", humanBytes(size), humanCount(s3RecordSize), humanCount(n))
 	}
 	return Row{ID: l.id, Section: "S3", Unit: UnitMBps,
-		Label: fmt.Sprintf("index build of %s over S3 across a %s link (versitygw in a network namespace, veth + tbf qdisc), in-process (`index.BuildSource`), target ≥ %.0f%% of the GET",
+		Label: fmt.Sprintf("index build of %s over S3 across a %s link (versitygw in a network namespace, veth + tbf qdisc), in-process (`index.OpenSource`), target ≥ %.0f%% of the GET",
 			what, rateText(l.rate), 100*s3IndexTarget),
 		Peer: "one plain GET of the whole object to io.Discard over the same link", Limit: true, Cmd: cmd, Skip: why}
 }
