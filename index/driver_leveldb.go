@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/recfs/recfs/codec"
@@ -222,3 +223,58 @@ var (
 
 // create writes nothing: an empty file is an empty log.
 func (logDriver) create(w io.Writer, trailer bool) error { return nil }
+
+// canExtend reports whether a grown log can be taken in by scanning its new
+// tail only: not when the meaning of new chunks depends on old ones
+// (recyclable and WAL-sync logs) or the log was closed.
+func (ot *logTable) canExtend() bool {
+	return !ot.info.Recyclable && !ot.info.WALSync && ot.info.EOFMarker < 0
+}
+
+// extend scans only the tail of a grown leveldb log. Scanning restarts
+// at the block holding the end of the last good record: records before it
+// are kept, damage found before it is kept, and everything from it on is
+// scanned afresh (a record that was still being written is found whole).
+func (ot *logTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *snapshot, size int64) (*snapshot, error) {
+	resume := ot.resume
+	start := resume / blockSize * blockSize
+	sc := leveldb.NewScanner(src, size, leveldb.Options{Strict: t.opt.Strict, Unmasked: t.opt.Unmasked,
+		Start: start, End: size})
+	s := *old
+	s.size = size
+	lt := *ot
+	lt.locs = ot.locs.grown()
+	s.tab = &lt
+	cloned := false
+	for sc.Next() {
+		rec := sc.Record()
+		if rec.Off < resume {
+			continue
+		}
+		if rec.Chunks != nil || rec.Hdr != lt.hdr || rec.Len >= lenInSide {
+			if !cloned {
+				lt.side, cloned = maps.Clone(ot.side), true
+			}
+		}
+		lt.add(rec)
+		s.n++
+		s.bytes += rec.Len
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := canceled(ctx); err != nil {
+		return nil, err
+	}
+	res := leveldb.Continue(leveldb.ParallelResult{Damage: old.damage, Info: ot.info}, resume, sc)
+	info := res.Info
+	s.damage = res.Damage
+	lt.info = info
+	lt.resume = lt.lastEnd()
+	if s.n == old.n {
+		lt.resume = max(lt.resume, ot.resume)
+	}
+	s.flavor = logFlavor(info)
+	s.source = "built"
+	return &s, nil
+}
