@@ -62,11 +62,7 @@ func s3Table(ctx context.Context, url string, o Options) (*index.Table, *s3.Obje
 		return nil, nil, nil, err
 	}
 	bucket, key, _ := s3.ParseURL(url)
-	importSidecar(ctx, c, bucket, key, obj, o.Index)
-	io := indexOptions(url, o.Index)
-	done := o.progress("indexing "+url, &io)
-	t, err := index.OpenSource(ctx, obj, io)
-	done()
+	t, err := objectTable(ctx, c, bucket, key, obj, o)
 	if err != nil {
 		obj.Close()
 		return nil, nil, nil, err
@@ -78,6 +74,20 @@ func s3Table(ctx context.Context, url string, o Options) (*index.Table, *s3.Obje
 		"source": inf.Loaded, "time": inf.BuildTime, "gets": st.Gets, "fetched": st.BytesFetched,
 	}).Debug("index ready")
 	return t, obj, c, nil
+}
+
+// objectTable is the table of the object at bucket/key: the index
+// published next to it imported into the cache when there is no saved one,
+// then loaded or built by ranged GETs, progress reported through
+// o.Progress. The table owns obj from then on (closes it) when err is nil.
+func objectTable(ctx context.Context, c *s3.Client, bucket, key string, obj *s3.Object, o Options) (*index.Table, error) {
+	importSidecar(ctx, c, bucket, key, obj, o.Index)
+	url := "s3://" + bucket + "/" + key
+	io := indexOptions(url, o.Index)
+	done := o.progress("indexing "+url, &io)
+	t, err := index.OpenSource(ctx, obj, io)
+	done()
+	return t, err
 }
 
 // s3ObjectTree is the read-only tree of one object (its records decoded
@@ -108,6 +118,8 @@ func s3PrefixTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, err
 		return nil, err
 	}
 	bucket, _, _ := s3.ParseURL(url)
+	quiet := o.Options
+	quiet.Progress = nil // objects are indexed as they are looked up, not as the mount starts
 	open := func(ctx context.Context, name string, f iofs.File) (fs.Records, error) {
 		sf, ok := f.(*s3.File)
 		if !ok {
@@ -117,9 +129,7 @@ func s3PrefixTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, err
 		key := obj.Key() // name may be an alias (see s3.FS)
 		ourl := "s3://" + bucket + "/" + key
 		logrus.WithField("object", obj.URL()).Debug("indexing")
-		importSidecar(ctx, c, bucket, key, obj, o.Index)
-		io := indexOptions(ourl, o.Index)
-		t, err := index.OpenSource(ctx, obj, io)
+		t, err := objectTable(ctx, c, bucket, key, obj, quiet)
 		if err != nil {
 			return nil, err
 		}
