@@ -26,6 +26,19 @@ var rioVariants = []struct {
 	{"zstd+trailer", []string{"zstd"}, true},
 }
 
+// eachRioCase runs f on a random case of every variant (a subtest each)
+// for each of n seeds.
+func eachRioCase(t *testing.T, n int, f func(t *testing.T, seed int64, c rioCase)) {
+	seeds := testSeeds(t, n)
+	for _, v := range rioVariants {
+		t.Run(v.name, func(t *testing.T) {
+			for _, seed := range seeds {
+				f(t, seed, newRioCase(seed, v.transformers, v.trailer))
+			}
+		})
+	}
+}
+
 // rioCase is one randomized recordio file: items, header, blocking, trailer.
 type rioCase struct {
 	seed  int64
@@ -130,52 +143,40 @@ func checkRecfsRead(t *testing.T, seed int64, r recfsRioRead, items [][]byte, he
 // recfs's writer writes (plain, flate, zstd; with and without trailer), and
 // the plain output is byte-identical to grailbio's writer's.
 func TestRecordIORecfsWritesGrailReads(t *testing.T) {
-	seeds := testSeeds(t, 3)
-	for _, v := range rioVariants {
-		t.Run(v.name, func(t *testing.T) {
-			for _, seed := range seeds {
-				c := newRioCase(seed, v.transformers, v.trailer)
-				b, err := recfsWriteRio(c.items, c.spec)
-				if err != nil {
-					t.Fatalf("seed %d: %v", seed, err)
-				}
-				checkGrailRead(t, c, readGrailBytes(b, false))
-				if len(v.transformers) == 0 {
-					g, err := writeGrail(c.items, c.spec)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(b, g) {
-						t.Errorf("seed %d: recfs plain output (%d bytes) differs from grailbio's (%d bytes) at byte %d",
-							seed, len(b), len(g), firstDiff(b, g))
-					}
-				}
+	eachRioCase(t, 3, func(t *testing.T, seed int64, c rioCase) {
+		b, err := recfsWriteRio(c.items, c.spec)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		checkGrailRead(t, c, readGrailBytes(b, false))
+		if len(c.spec.Transformers) == 0 {
+			g, err := writeGrail(c.items, c.spec)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			if !bytes.Equal(b, g) {
+				t.Errorf("seed %d: recfs plain output (%d bytes) differs from grailbio's (%d bytes) at byte %d",
+					seed, len(b), len(g), firstDiff(b, g))
+			}
+		}
+	})
 }
 
 // TestRecordIOGrailWritesRecfsReads: recfs's scanner and reader return
 // exactly what grailbio's writer wrote (same variants), with equal header
 // entries and trailer and no damage.
 func TestRecordIOGrailWritesRecfsReads(t *testing.T) {
-	seeds := testSeeds(t, 3)
-	for _, v := range rioVariants {
-		t.Run(v.name, func(t *testing.T) {
-			for _, seed := range seeds {
-				c := newRioCase(seed, v.transformers, v.trailer)
-				b, err := writeGrail(c.items, c.spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r := recfsReadRioBytes(b, false)
-				if r.Format != codec.RecordIO {
-					t.Errorf("seed %d: detected %v", seed, r.Format)
-				}
-				checkRecfsRead(t, seed, r, c.items, c.wantHeader(), c.spec.Trailer)
-			}
-		})
-	}
+	eachRioCase(t, 3, func(t *testing.T, seed int64, c rioCase) {
+		b, err := writeGrail(c.items, c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := recfsReadRioBytes(b, false)
+		if r.Format != codec.RecordIO {
+			t.Errorf("seed %d: detected %v", seed, r.Format)
+		}
+		checkRecfsRead(t, seed, r, c.items, c.wantHeader(), c.spec.Trailer)
+	})
 }
 
 // TestRecordIOGrailLegacyRecfsReads: recfs reads files of grailbio's legacy
@@ -225,51 +226,45 @@ func TestRecordIOGrailLegacyRecfsReads(t *testing.T) {
 // grailbio's Scanner with every item in order, the header unchanged and the
 // trailer intact; recfs reads the same.
 func TestRecordIOAppenderGrailReads(t *testing.T) {
-	seeds := testSeeds(t, 2)
-	for _, v := range rioVariants {
-		t.Run(v.name, func(t *testing.T) {
-			for _, seed := range seeds {
-				c := newRioCase(seed, v.transformers, v.trailer)
-				rng := rand.New(rand.NewSource(seed))
-				cut := rng.Intn(len(c.items) + 1)
-				first := c.items[:cut]
-				b, err := recfsWriteRio(first, c.spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(t.TempDir(), "append.rio")
-				if err := os.WriteFile(path, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				rest := c.items[cut:]
-				for sessions := 0; len(rest) > 0; sessions++ {
-					a, err := openRioAppender(path, rng.Intn(5))
-					if err != nil {
-						t.Fatalf("seed %d session %d: %v", seed, sessions, err)
-					}
-					for len(rest) > 0 && rng.Intn(4) != 0 {
-						k := min(len(rest), 1+rng.Intn(4))
-						if err := a.Append(rest[:k]...); err != nil {
-							t.Fatalf("seed %d: Append: %v", seed, err)
-						}
-						rest = rest[k:]
-					}
-					if err := a.Close(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				f, err := os.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkGrailRead(t, c, readGrail(f, false))
-				f.Close()
-				b, err = os.ReadFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkRecfsRead(t, seed, recfsReadRioBytes(b, false), c.items, c.wantHeader(), c.spec.Trailer)
+	eachRioCase(t, 2, func(t *testing.T, seed int64, c rioCase) {
+		rng := rand.New(rand.NewSource(seed))
+		cut := rng.Intn(len(c.items) + 1)
+		first := c.items[:cut]
+		b, err := recfsWriteRio(first, c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "append.rio")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rest := c.items[cut:]
+		for sessions := 0; len(rest) > 0; sessions++ {
+			a, err := openRioAppender(path, rng.Intn(5))
+			if err != nil {
+				t.Fatalf("seed %d session %d: %v", seed, sessions, err)
 			}
-		})
-	}
+			for len(rest) > 0 && rng.Intn(4) != 0 {
+				k := min(len(rest), 1+rng.Intn(4))
+				if err := a.Append(rest[:k]...); err != nil {
+					t.Fatalf("seed %d: Append: %v", seed, err)
+				}
+				rest = rest[k:]
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGrailRead(t, c, readGrail(f, false))
+		f.Close()
+		b, err = os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRecfsRead(t, seed, recfsReadRioBytes(b, false), c.items, c.wantHeader(), c.spec.Trailer)
+	})
 }
