@@ -45,7 +45,10 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 	parts := make([]*kafkaPart, n)
 	cache := recordio.DefaultBlockCache()
 	owner := cache.NewOwner()
-	res, err := kafka.ScanParallel(ctx, r, size, kafka.Options{Strict: o.Strict}, n, func(i int, start, end int64, sc *kafka.Scanner) error {
+	// The scanners check every batch's checksum, so they read the file
+	// by pread into their windows rather than through a map (see
+	// unmapped): the map's page faults cost more than the copy.
+	res, err := kafka.ScanParallel(ctx, unmapped(ctx, r), size, kafka.Options{Strict: o.Strict}, n, func(i int, start, end int64, sc *kafka.Scanner) error {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one
 		}
