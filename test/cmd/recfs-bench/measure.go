@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -352,7 +353,9 @@ func (b *bench) timeFuncs(runs int, fns ...func() error) ([]timing, error) {
 }
 
 // funcRounds runs fns in alternation, one warm-up round then runs counted
-// rounds, and returns the seconds of each (secs[fn][round]).
+// rounds, and returns the seconds of each (secs[fn][round]). Each run
+// starts after a garbage collection, so that none pays for the garbage
+// of the one before.
 func (b *bench) funcRounds(runs int, fns ...func() error) ([][]float64, error) {
 	secs := make([][]float64, len(fns))
 	for i := 0; i <= runs; i++ { // round 0 warms up
@@ -360,6 +363,7 @@ func (b *bench) funcRounds(runs int, fns ...func() error) ([][]float64, error) {
 			if err := b.ctx.Err(); err != nil {
 				return nil, err
 			}
+			runtime.GC()
 			start := time.Now()
 			if err := fn(); err != nil {
 				return nil, err
