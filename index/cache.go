@@ -67,7 +67,10 @@ func cacheFileIn(dir, name string) string {
 // table. A table too large for the bound loadCache applies is not saved;
 // nor is one whose save ctx interrupts.
 func saveCache(ctx context.Context, file string, s *snapshot, o Options) error {
-	key := cacheKey(filepath.Dir(file), true)
+	var key []byte
+	if _, ok := s.tab.(voucher); ok {
+		key = cacheKey(filepath.Dir(file), true) // only such a table has a use for a seal
+	}
 	pr, pw := io.Pipe()
 	defer pr.Close() // ends the encoder if the file fails first
 	go func() {
@@ -139,7 +142,10 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	// the table's memory and a window, not twice the table; its checksum
 	// is checked at the end, before anything decoded is used.
 	crc := crc32.New(castagnoli)
-	mac := sealer(cacheKey(filepath.Dir(file), false))
+	var mac hash.Hash
+	if sealed {
+		mac = sealer(cacheKey(filepath.Dir(file), false))
+	}
 	sums := io.Writer(crc)
 	if mac != nil {
 		sums = io.MultiWriter(crc, mac)

@@ -23,8 +23,10 @@ import (
 // unit checksums, and through the windows the bytes a resumed span copies
 // (enough of them to make a forged record's CRC-32C right: the checksum is
 // linear). Paying that pass in every process makes a saved index worth
-// little, so a table this user's recfs built, or proved, is sealed when
-// it is saved: an HMAC-SHA256 of the file under a key kept in the cache
+// little, so a table of a format a seal can vouch for (voucher) that this
+// user's recfs built, or proved, is sealed when it is saved (other
+// formats' tables are saved and loaded unsealed: their proof is a scan
+// anyway): an HMAC-SHA256 of the file under a key kept in the cache
 // directory (keyFile: 32 random bytes, 0600, in a directory no one else
 // may write to, see cache_file.go). A published table (made by anyone,
 // imported into the cache) or a file copied in carries no seal this key
