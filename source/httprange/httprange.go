@@ -8,7 +8,9 @@
 // a file that changed under an open Object fails reads with
 // source.ErrChanged, never bytes of two versions. Every request — each HEAD
 // and each GET with its body — ends within Options.Timeout, its attempts
-// included: a stalled server costs a read that long, then an error.
+// included: a stalled server costs a read that long, then an error. Each
+// attempt is also watched by package netread (Options.Limits): one whose
+// server stalls before the budget is spent is abandoned and tried again.
 package httprange
 
 import (
@@ -19,6 +21,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/recfs/recfs/source/netread"
 )
 
 // Defaults of Options.
@@ -56,8 +60,12 @@ type Options struct {
 	BlockSize int64
 	// CacheBytes bounds the cached blocks of each object (default 64 MiB).
 	CacheBytes int64
+	// Limits bound each attempt (netread.Limits). Zero fields take
+	// defaults from Timeout: Connect min(Timeout, 10 s), FirstByte and
+	// Idle Timeout/Attempts, Pace Timeout; a negative field is no limit.
+	Limits netread.Limits
 	// HTTPClient is the client to use (nil: one whose connections are
-	// bounded by the timeout).
+	// bounded by the timeout); its transport is put under Limits.
 	HTTPClient *http.Client
 }
 
@@ -75,10 +83,18 @@ func (o Options) withDefaults() Options {
 	if o.CacheBytes < o.BlockSize {
 		o.CacheBytes = max(DefaultCacheBytes, o.BlockSize)
 	}
-	if o.HTTPClient == nil {
-		ct := min(o.Timeout, defaultConnTimeout)
+	ct := min(o.Timeout, defaultConnTimeout)
+	perAttempt := o.Timeout / time.Duration(o.Attempts)
+	limit(&o.Limits.Connect, ct)
+	limit(&o.Limits.FirstByte, perAttempt)
+	limit(&o.Limits.Idle, perAttempt)
+	limit(&o.Limits.Pace, o.Timeout)
+	hc := &http.Client{}
+	if o.HTTPClient != nil {
+		*hc = *o.HTTPClient
+	} else {
 		d := &net.Dialer{Timeout: ct, KeepAlive: 30 * time.Second}
-		o.HTTPClient = &http.Client{Transport: &http.Transport{
+		hc.Transport = &http.Transport{
 			Proxy:                  http.ProxyFromEnvironment,
 			DialContext:            d.DialContext,
 			TLSHandshakeTimeout:    ct,
@@ -87,9 +103,21 @@ func (o Options) withDefaults() Options {
 			IdleConnTimeout:        90 * time.Second,
 			MaxResponseHeaderBytes: 1 << 20,
 			DisableCompression:     true, // ranges of the stored bytes, not of an encoding
-		}}
+		}
 	}
+	hc.Transport = &netread.Transport{Base: hc.Transport, Limits: o.Limits, Name: "http"}
+	o.HTTPClient = hc
 	return o
+}
+
+// limit sets a zero limit to d and a negative one to zero (none).
+func limit(l *time.Duration, d time.Duration) {
+	switch {
+	case *l == 0:
+		*l = d
+	case *l < 0:
+		*l = 0
+	}
 }
 
 // Client opens URLs.

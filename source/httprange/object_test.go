@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/source"
+	"github.com/recfs/recfs/source/netread"
 )
 
 // fileServer serves dir with net/http's file server (Range, If-Range,
@@ -163,5 +164,49 @@ func TestObjectNoRanges(t *testing.T) {
 	}
 	if _, err := o.ReadAt(make([]byte, 10), 5); !errors.Is(err, ErrNoRanges) {
 		t.Errorf("read from a server without ranges: %v", err)
+	}
+}
+
+// TestObjectStalledBody: a GET whose body stops mid-way is abandoned at
+// the idle limit and tried again, long before the request's budget; when
+// every attempt stalls the read fails naming the idle limit.
+func TestObjectStalledBody(t *testing.T) {
+	t.Parallel()
+	var gets atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Length", "1000")
+			return
+		}
+		gets.Add(1)
+		w.Header().Set("Content-Range", "bytes 0-999/1000")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(make([]byte, 100))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	o := Options{Timeout: time.Minute, Attempts: 2, Limits: netread.Limits{Idle: 200 * time.Millisecond}}
+	obj, err := NewClient(o).Open(t.Context(), srv.URL+"/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = obj.ReadAt(make([]byte, 10), 0)
+	var te *netread.TimeoutError
+	if !errors.As(err, &te) || te.Op != netread.OpIdle {
+		t.Fatalf("read of a body that stalls: %v, want a netread idle TimeoutError", err)
+	}
+	if g := gets.Load(); g != 2 {
+		t.Errorf("%d GETs, want one per attempt (2)", g)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the read took %v with a 200ms idle limit", d)
 	}
 }

@@ -106,7 +106,7 @@ func (o *Object) wait(b *block) error {
 	case <-o.ctx.Done():
 		return fmt.Errorf("s3obj: %s: closed", o.url)
 	case <-t.C:
-		return fmt.Errorf("s3obj: %s: block at %d: %w", o.url, b.idx*o.opt.BlockSize, &TimeoutError{Op: opBudget, After: o.opt.RetryBudget})
+		return fmt.Errorf("s3obj: %s: block at %d: %w", o.url, b.idx*o.opt.BlockSize, budgetTimeout(o.opt.RetryBudget, ""))
 	}
 }
 
@@ -227,7 +227,7 @@ func (o *Object) fetch(bl []*block) {
 	budgetErr := func() bool {
 		te, ok := context.Cause(ctx).(*TimeoutError)
 		if ok {
-			err = &TimeoutError{Op: te.Op, After: te.After}
+			err = &TimeoutError{Name: te.Name, Op: te.Op, After: te.After}
 			if prev != nil {
 				err.(*TimeoutError).Last = prev.Error()
 			}
@@ -303,7 +303,7 @@ func newProgressWatch(budget time.Duration, cancel context.CancelCauseFunc) *pro
 			p.timer.Reset(d)
 			return
 		}
-		cancel(&TimeoutError{Op: opBudget, After: budget})
+		cancel(budgetTimeout(budget, ""))
 	})
 	return p
 }

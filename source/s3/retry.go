@@ -98,7 +98,7 @@ func withBudget(ctx context.Context, budget time.Duration, call func(context.Con
 		if ctx.Err() != nil {
 			return nil, err // the caller's own end: not a timeout
 		}
-		return nil, &TimeoutError{Op: opBudget, After: budget, Last: log.String()}
+		return nil, budgetTimeout(budget, log.String())
 	}
 	if err == nil && isGet && g != nil && g.Body != nil {
 		g.Body = &cancelOnClose{ReadCloser: g.Body, cancel: func() { cancel(nil) }}
