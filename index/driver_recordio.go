@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/recordio"
@@ -83,6 +84,10 @@ type rioTable struct {
 	trailer recordio.ItemLoc
 	hasTrl  bool
 	legacyT string
+
+	rdMu   sync.Mutex
+	rd     *recordio.Reader // lazily built random reader of rdSnap
+	rdSnap *snapshot        // the snapshot (one source version) rd reads
 }
 
 // rioBlock is one block (v2) or legacy record and the number of its first item.
@@ -124,8 +129,32 @@ func (t *rioTable) loc(n int64) recordio.ItemLoc {
 	return recordio.ItemLoc{Block: blk.off, Item: int(n - blk.first), Off: int64(t.ioff.at(n)), Len: t.size(n)}
 }
 
+// reader returns the random reader of snapshot s of tb (s's table is t).
+// A reader (and its cache of decoded blocks) belongs to one snapshot,
+// that is one version of the source: a block decoded from an older version
+// is never served for a newer one. Only the reader of tb's current
+// snapshot is kept.
+func (t *rioTable) reader(tb *Table, s *snapshot) (*recordio.Reader, error) {
+	t.rdMu.Lock()
+	defer t.rdMu.Unlock()
+	if t.rd != nil && t.rdSnap == s {
+		return t.rd, nil
+	}
+	// Decoded data is kept in the process's shared cache
+	// (recordio.DefaultBlockCache), under its byte budget.
+	rd, err := recordio.NewReader(s.src, s.size, s.format, t.transf,
+		recordio.Options{LegacyTransform: t.legacyT}, 1)
+	if err != nil {
+		return nil, err
+	}
+	if s == tb.s() {
+		t.rd, t.rdSnap = rd, s
+	}
+	return rd, nil
+}
+
 func (t *rioTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
-	rd, err := tb.rioReader(s)
+	rd, err := t.reader(tb, s)
 	if err != nil {
 		return 0, err
 	}

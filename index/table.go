@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/source"
 	"github.com/recfs/recfs/source/local"
 
@@ -26,10 +25,6 @@ type Table struct {
 
 	snap atomic.Pointer[snapshot] // the current immutable view
 	mu   sync.Mutex               // serialises Refresh
-
-	rioMu   sync.Mutex
-	rio     *recordio.Reader // lazily built random reader for recordio tables
-	rioSnap *snapshot        // the snapshot (one source version) rio reads
 
 	writing atomic.Int32              // appends of ours in progress (see checkSource)
 	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
@@ -216,7 +211,7 @@ func (t *Table) ReadTrailerAt(p []byte, off int64) (int, error) {
 	if done {
 		return 0, err
 	}
-	rd, err := t.rioReader(s)
+	rd, err := rt.reader(t, s)
 	if err != nil {
 		return 0, err
 	}
@@ -291,28 +286,4 @@ func (t *Table) osFile() *os.File {
 		return l.OSFile()
 	}
 	return nil
-}
-
-// rioReader returns the recordio random reader for snapshot s. A reader
-// (and its cache of decoded blocks) belongs to one snapshot, that is one
-// version of the source: a block decoded from an older version is never
-// served for a newer one. Only the current snapshot's reader is kept.
-func (t *Table) rioReader(s *snapshot) (*recordio.Reader, error) {
-	t.rioMu.Lock()
-	defer t.rioMu.Unlock()
-	if t.rio != nil && t.rioSnap == s {
-		return t.rio, nil
-	}
-	// Decoded data is kept in the process's shared cache
-	// (recordio.DefaultBlockCache), under its byte budget.
-	rt := s.rioT()
-	rd, err := recordio.NewReader(t.src(s), s.size, s.format, rt.transf,
-		recordio.Options{LegacyTransform: rt.legacyT}, 1)
-	if err != nil {
-		return nil, err
-	}
-	if s == t.s() {
-		t.rio, t.rioSnap = rd, s
-	}
-	return rd, nil
 }
