@@ -166,43 +166,74 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 		return false, nil
 	}
 	var s *snapshot
-	extended := false
 	// A table made from an empty file knows no format from its bytes (it
 	// guessed, or was told the one its creator meant): what another
 	// writer put there since is detected, not read in that format, lest
 	// an appender take the other's records for a torn tail and cut them.
 	fromEmpty := old.size == 0
-	if ex, ok := old.tab.(extender); ok && !afresh && !fromEmpty && id.sameFile(old.id) && id.size > old.size && ex.canExtend() && prefixUnchanged(src, old) {
+	ex, extended := extenderFor(old, id, src, afresh || fromEmpty)
+	if extended {
 		s, err = ex.extend(ctx, t, interruptible(ctx, src), old, id.size)
-		extended = true
 	} else {
 		if settle > 0 && young(id.ctime, settle) {
 			return false, nil
 		}
-		for attempt := 1; ; attempt++ {
-			s, err = t.rebuild(ctx, src, id.size, fromEmpty)
-			if err != nil || stillAt(src) {
-				break
-			}
-			if settle > 0 {
-				return false, nil
-			}
-			if attempt == rebuildAttempts {
-				err = fmt.Errorf("%w while it was read", ErrChanged)
-				break
-			}
-			if src, err = src.Now(); err != nil {
-				break
-			}
-			if id, err = identify(src); err != nil {
-				break
-			}
+		s, src, id, err = t.rebuildSettled(ctx, src, id, settle, fromEmpty)
+		if s == nil && err == nil {
+			return false, nil // still moving: the next refresh looks again
 		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("index: refresh %s: %w", t.path, err)
 	}
 	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
+	t.publishRescan(ctx, old, s, src, extended, afresh)
+	return true, nil
+}
+
+// extenderFor returns old's table as an extender when src (identified as
+// id) is old's file grown by an append, which the table can read on from
+// where it stopped; never when whole says to scan the whole file.
+func extenderFor(old *snapshot, id identity, src io.ReaderAt, whole bool) (extender, bool) {
+	ex, ok := old.tab.(extender)
+	if !ok || whole || !id.sameFile(old.id) || id.size <= old.size || !ex.canExtend() {
+		return nil, false
+	}
+	return ex, prefixUnchanged(src, old)
+}
+
+// rebuildSettled scans src afresh until a scan ends on the version it
+// started on, and returns that snapshot, version and identity. With a
+// settle time a file that moved under the scan is left for the next
+// refresh (nil snapshot, nil error); without one it is scanned again, up
+// to rebuildAttempts times, then ErrChanged.
+func (t *Table) rebuildSettled(ctx context.Context, src *local.File, id identity, settle time.Duration, fromEmpty bool) (*snapshot, *local.File, identity, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := t.rebuild(ctx, src, id.size, fromEmpty)
+		if err != nil || stillAt(src) {
+			return s, src, id, err
+		}
+		if settle > 0 {
+			return nil, src, id, nil
+		}
+		if attempt == rebuildAttempts {
+			return nil, src, id, fmt.Errorf("%w while it was read", ErrChanged)
+		}
+		if src, err = src.Now(); err != nil {
+			return nil, src, id, err
+		}
+		if id, err = identify(src); err != nil {
+			return nil, src, id, err
+		}
+	}
+}
+
+// publishRescan makes s, the table of src made by a rescan of old's table
+// (extended: by reading on from old's end), the current snapshot and
+// saves it. A rescan that finds other records than old's moves the
+// content generation; afresh, it also drops the saved table they came
+// from.
+func (t *Table) publishRescan(ctx context.Context, old, s *snapshot, src *local.File, extended, afresh bool) {
 	s.setSource(src)
 	s.proof = nil
 	if extended {
@@ -219,7 +250,6 @@ func (t *Table) rescanWith(ctx context.Context, settle time.Duration, afresh boo
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		t.save(ctx, cf, s)
 	}
-	return true, nil
 }
 
 // rebuild scans the file (size bytes) afresh; detect says to detect its
