@@ -251,9 +251,9 @@ func sourceIdent(sid source.Identity, size int64) identity {
 // one it was opened on, or the one a refresh reopened), whatever is at its
 // path. A table of another source has none (errors.ErrUnsupported).
 func (t *Table) Stat() (os.FileInfo, error) {
-	f := t.osFile()
-	if f == nil {
+	l := t.localFile()
+	if l == nil {
 		return nil, fmt.Errorf("index: %s is not a local file: %w", t.path, errors.ErrUnsupported)
 	}
-	return f.Stat()
+	return l.OSFile().Stat()
 }

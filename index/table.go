@@ -278,12 +278,3 @@ func (t *Table) localFile() *local.File {
 	l, _ := t.s().src.(*local.File)
 	return l
 }
-
-// osFile returns the descriptor of the local file the table reads now, or
-// nil when its source is not a local file.
-func (t *Table) osFile() *os.File {
-	if l := t.localFile(); l != nil {
-		return l.OSFile()
-	}
-	return nil
-}

@@ -11,7 +11,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/recfs/recfs/codec"
-	"github.com/recfs/recfs/source/local"
 )
 
 // ErrNoPrivateDir is returned when a torn leveldb tail would have to be
@@ -188,8 +187,8 @@ func (t *Table) repairLogTail() (bool, error) {
 		// append scans the file and repairs it.
 		return false, nil
 	}
-	f := t.osFile()
-	if !local.ReadWrite(f) {
+	d := t.localFile() // the table's descriptor: not closed here
+	if d == nil || !d.Writable() {
 		// Not ours to write through here: the next append repairs the
 		// file, under its lock, through a writable descriptor.
 		return false, nil
@@ -199,7 +198,6 @@ func (t *Table) repairLogTail() (bool, error) {
 		// writing right now. Leave it; an append would be refused anyway.
 		return false, nil
 	}
-	d := t.localFile() // the table's descriptor: not closed here
 	unlock, err := lockDest(d)
 	if err != nil {
 		return false, err
