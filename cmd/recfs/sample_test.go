@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec/recordio"
+	"github.com/recfs/recfs/codec/sample"
 	"github.com/recfs/recfs/index/report"
 )
 
@@ -39,7 +40,7 @@ func TestLegacyEncoderMatchesReference(t *testing.T) {
 func TestSampleFilesReadBack(t *testing.T) {
 	dir := t.TempDir()
 	out := mustRun(t, "sample", dir)
-	for _, name := range []string{sampleLog, sampleRIO, sampleLegacy} {
+	for _, name := range []string{sample.LogName, sample.RIOName, sample.LegacyName} {
 		if !strings.Contains(out, filepath.Join(dir, name)) {
 			t.Errorf("sample did not report %s: %q", name, out)
 		}
@@ -48,15 +49,15 @@ func TestSampleFilesReadBack(t *testing.T) {
 	// they survive the writers, the detection and the index.
 	wantLog := make([][]byte, 1000)
 	for i := range wantLog {
-		wantLog[i] = sampleEvent(i)
+		wantLog[i] = sample.Event(i)
 	}
-	wantLog[500] = sampleBlob(100 << 10)
-	notes := make([][]byte, len(sampleNotes))
-	for i, s := range sampleNotes {
+	wantLog[500] = sample.Blob(100 << 10)
+	notes := make([][]byte, len(sample.Notes))
+	for i, s := range sample.Notes {
 		notes[i] = []byte(s)
 	}
-	books := make([][]byte, len(sampleBooks))
-	for i, s := range sampleBooks {
+	books := make([][]byte, len(sample.Books))
+	for i, s := range sample.Books {
 		books[i] = []byte(s)
 	}
 	for _, c := range []struct {
@@ -65,9 +66,9 @@ func TestSampleFilesReadBack(t *testing.T) {
 		header       []string // keys in order
 		trailer      bool
 	}{
-		{sampleLog, "leveldb", wantLog, nil, false},
-		{sampleRIO, "recordio", books, []string{"transformer", "trailer", "app", "schema", "version"}, true},
-		{sampleLegacy, "recordio-legacy", notes, nil, false},
+		{sample.LogName, "leveldb", wantLog, nil, false},
+		{sample.RIOName, "recordio", books, []string{"transformer", "trailer", "app", "schema", "version"}, true},
+		{sample.LegacyName, "recordio-legacy", notes, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, c.name)
@@ -100,8 +101,8 @@ func TestSampleFilesReadBack(t *testing.T) {
 			Title string `json:"title"`
 		} `json:"toc"`
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "cat", "--trailer", filepath.Join(dir, sampleRIO))), &toc); err != nil ||
-		toc.Items != len(sampleBooks) || len(toc.TOC) != len(sampleBooks) || !strings.HasPrefix(sampleBooks[3], toc.TOC[3].Title+"|") {
+	if err := json.Unmarshal([]byte(mustRun(t, "cat", "--trailer", filepath.Join(dir, sample.RIOName))), &toc); err != nil ||
+		toc.Items != len(sample.Books) || len(toc.TOC) != len(sample.Books) || !strings.HasPrefix(sample.Books[3], toc.TOC[3].Title+"|") {
 		t.Errorf("trailer: %+v, %v", toc, err)
 	}
 }
@@ -110,7 +111,7 @@ func TestSampleIsReproducible(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	mustRun(t, "sample", a)
 	mustRun(t, "sample", b)
-	for _, name := range []string{sampleLog, sampleRIO, sampleLegacy} {
+	for _, name := range []string{sample.LogName, sample.RIOName, sample.LegacyName} {
 		x, _ := os.ReadFile(filepath.Join(a, name))
 		y, _ := os.ReadFile(filepath.Join(b, name))
 		if len(x) == 0 || !bytes.Equal(x, y) {
