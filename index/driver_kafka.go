@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sort"
@@ -53,6 +54,7 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		p := &kafkaPart{t: kafkaTable{prev: -1}}
+		p.t.recs.reserve((end - start) / kafkaReserveBytes)
 		pp := &partProgress{ctx: ctx, done: &done, prog: prog, last: start}
 		var keep func(int64, []byte)
 		if start == 0 {
@@ -89,9 +91,7 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 			b.first += s.n
 			kt.batches = append(kt.batches, b)
 		}
-		kt.pos = append(kt.pos, p.t.pos...)
-		kt.vlen = append(kt.vlen, p.t.vlen...)
-		kt.delta = append(kt.delta, p.t.delta...)
+		kt.recs.join(&p.t.recs)
 		s.n += p.s.n
 		s.bytes += p.s.bytes
 	}
@@ -106,6 +106,11 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 // not followed by reads. A variable for tests.
 var kafkaKeepBytes int64 = 32 << 20
 
+// kafkaReserveBytes is the file bytes per record a part of a build
+// reserves room for before its first batch (at most a chunk of records):
+// a large segment's records then fill chunks that never grow by doubling.
+const kafkaReserveBytes = 64
+
 // kafkaPart is what the scan of one part of a segment found.
 type kafkaPart struct {
 	t kafkaTable
@@ -119,16 +124,13 @@ func (kafkaDriver) decode(d *decoder, f codec.Format, n int64) table {
 }
 
 // kafkaTable stores a segment's batches and, for each record of a data
-// batch, where it starts in its batch's data, its value's length and its
-// offset delta: 12 bytes a record and one kBatch per batch.
+// batch, a kRec: 12 bytes a record and one kBatch per batch.
 type kafkaTable struct {
 	batches []kBatch
-	pos     []uint32   // record position in its batch's data
-	vlen    []uint32   // value length (a null value: 0)
-	delta   []uint32   // Kafka offset minus the batch's base offset
-	found   kafka.Info // what the scans found: batches, offsets, producers, ...
-	resume  int64      // end of the last intact batch: where a grown segment is scanned from
-	prev    int64      // the last offset in order before resume (-1: none)
+	recs    parted[kRec] // one per record, in chunks joined per part of the build
+	found   kafka.Info   // what the scans found: batches, offsets, producers, ...
+	resume  int64        // end of the last intact batch: where a grown segment is scanned from
+	prev    int64        // the last offset in order before resume (-1: none)
 
 	owner    atomic.Uint64 // key space in the decoded-data cache (0 until first used)
 	mu       sync.Mutex
@@ -136,6 +138,13 @@ type kafkaTable struct {
 	verified sync.Map           // int → true: large uncompressed batches whose checksum a read verified
 	sorted   sync.Once
 	rising   bool // offsets rise from record to record (set by sorted)
+}
+
+// kRec is what a kafkaTable keeps of a record of a data batch.
+type kRec struct {
+	pos   uint32 // record position in its batch's data
+	vlen  uint32 // value length (a null value: 0)
+	delta uint32 // Kafka offset minus the batch's base offset
 }
 
 // kBatch is one batch of a kafkaTable.
@@ -188,11 +197,10 @@ func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress, keep
 		if b.Control() {
 			continue
 		}
-		t.pos = append(t.pos, uint32(rec.Pos))
-		t.vlen = append(t.vlen, uint32(max(rec.ValueLen, 0)))
-		t.delta = append(t.delta, uint32(rec.Offset-b.BaseOffset))
+		vlen := max(rec.ValueLen, 0)
+		t.recs.add(kRec{pos: uint32(rec.Pos), vlen: uint32(vlen), delta: uint32(rec.Offset - b.BaseOffset)})
 		s.n++
-		s.bytes += max(rec.ValueLen, 0)
+		s.bytes += vlen
 	}
 	if err := sc.Err(); err != nil {
 		return err
@@ -272,7 +280,7 @@ func (t *kafkaTable) batchOf(k int64) int {
 	return sort.Search(len(t.batches), func(i int) bool { return t.batches[i].first > k }) - 1
 }
 
-func (t *kafkaTable) size(k int64) int64 { return int64(t.vlen[k]) }
+func (t *kafkaTable) size(k int64) int64 { return int64(t.recs.at(k).vlen) }
 
 func (t *kafkaTable) offset(k int64) int64 { return t.batches[t.batchOf(k)].off }
 
@@ -301,6 +309,7 @@ type kafkaRecord struct {
 func (t *kafkaTable) record(tb *Table, s *snapshot, k int64) (kafkaRecord, error) {
 	bi := t.batchOf(k)
 	b := t.batches[bi]
+	kr := t.recs.at(k)
 	r := kafkaRecord{b: b, src: tb.src(s)}
 	var err error
 	if b.attr&0x07 == 0 && int64(b.dlen) > kafkaMaxCached() {
@@ -310,16 +319,16 @@ func (t *kafkaTable) record(tb *Table, s *snapshot, k int64) (kafkaRecord, error
 			}
 			t.verified.Store(bi, true)
 		}
-		r.rec, err = kafka.ParseRecordAt(r.src, b.batch().DataOff(), int64(b.dlen), int64(t.pos[k]), b.magic)
+		r.rec, err = kafka.ParseRecordAt(r.src, b.batch().DataOff(), int64(b.dlen), int64(kr.pos), b.magic)
 	} else {
 		if r.data, err = t.batchData(r.src, bi, recordio.DefaultBlockCache()); err != nil {
 			return r, err
 		}
-		r.rec, err = kafka.ParseRecord(r.data, int64(t.pos[k]), b.magic)
+		r.rec, err = kafka.ParseRecord(r.data, int64(kr.pos), b.magic)
 	}
-	if err == nil && max(r.rec.ValueLen, 0) != int64(t.vlen[k]) {
+	if err == nil && max(r.rec.ValueLen, 0) != int64(kr.vlen) {
 		err = &codec.CorruptError{Format: codec.Kafka, Off: b.off, Err: codec.ErrCorrupt,
-			Reason: fmt.Sprintf("record %d: value of %d bytes, the table says %d", k, r.rec.ValueLen, t.vlen[k])}
+			Reason: fmt.Sprintf("record %d: value of %d bytes, the table says %d", k, r.rec.ValueLen, kr.vlen)}
 	}
 	return r, err
 }
@@ -384,7 +393,7 @@ func (t *kafkaTable) meta(tb *Table, s *snapshot, k int64, m *decode.Meta) error
 		return err
 	}
 	b := r.b.batch()
-	*m = decode.Meta{Seq: r.b.base + int64(t.delta[k]), HasSeq: true, HasKey: true}
+	*m = decode.Meta{Seq: r.b.base + int64(t.recs.at(k).delta), HasSeq: true, HasKey: true}
 	if ts := b.RecordTimestamp(r.rec.Timestamp); ts >= 0 {
 		m.Time = time.UnixMilli(ts).UTC()
 	}
@@ -419,7 +428,9 @@ func (t *kafkaTable) meta(tb *Table, s *snapshot, k int64, m *decode.Meta) error
 }
 
 // seq returns record k's Kafka offset.
-func (t *kafkaTable) seq(k int64) int64 { return t.batches[t.batchOf(k)].base + int64(t.delta[k]) }
+func (t *kafkaTable) seq(k int64) int64 {
+	return t.batches[t.batchOf(k)].base + int64(t.recs.at(k).delta)
+}
 
 // seqSearch returns the first record whose offset is at least seq, when
 // offsets rise from record to record (they do but in damaged segments);
@@ -447,7 +458,7 @@ func (t *kafkaTable) seqSearch(seq int64, n int64) (k int64, rising bool) {
 	if bi+1 < len(t.batches) {
 		end = t.batches[bi+1].first
 	}
-	i := sort.Search(int(end-b.first), func(i int) bool { return b.base+int64(t.delta[b.first+int64(i)]) >= seq })
+	i := sort.Search(int(end-b.first), func(i int) bool { return b.base+int64(t.recs.at(b.first+int64(i)).delta) >= seq })
 	return b.first + int64(i), true
 }
 
@@ -509,12 +520,11 @@ func (t *kafkaTable) load(src io.ReaderAt, b kBatch) ([]byte, error) {
 
 func (t *kafkaTable) samePrefix(old table, n int64) bool {
 	o, ok := old.(*kafkaTable)
-	if !ok || n > int64(len(o.pos)) || n > int64(len(t.pos)) {
+	if !ok || n > o.recs.len() || n > t.recs.len() {
 		return false
 	}
 	for i := range n {
-		if o.pos[i] != t.pos[i] || o.vlen[i] != t.vlen[i] || o.delta[i] != t.delta[i] ||
-			o.batches[o.batchOf(i)] != t.batches[t.batchOf(i)] {
+		if o.recs.at(i) != t.recs.at(i) || o.batches[o.batchOf(i)] != t.batches[t.batchOf(i)] {
 			return false
 		}
 	}
@@ -532,7 +542,7 @@ func (ot *kafkaTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old
 	sc := kafka.NewScanner(src, size, kafka.Options{Strict: t.opt.Strict, Start: ot.resume, Prev: ot.prev})
 	s := *old
 	s.size = size
-	kt := &kafkaTable{batches: ot.batches, pos: ot.pos, vlen: ot.vlen, delta: ot.delta, resume: ot.resume, prev: ot.prev}
+	kt := &kafkaTable{batches: ot.batches, recs: ot.recs.grown(), resume: ot.resume, prev: ot.prev}
 	s.tab = kt
 	if err := kt.scan(sc, &s, &partProgress{ctx: ctx, done: new(atomic.Int64)}, nil); err != nil {
 		return nil, err
@@ -569,9 +579,14 @@ func (e *encoder) kafka(t *kafkaTable) {
 		e.u32(uint32(uint16(b.attr)))
 		e.u8(uint8(b.magic))
 	}
-	e.u32s(t.pos)
-	e.u32s(t.vlen)
-	e.u32s(t.delta)
+	for _, field := range []func(kRec) uint32{kRec.posField, kRec.vlenField, kRec.deltaField} {
+		t.recs.each(func(rs []kRec) {
+			for _, r := range rs {
+				e.u32(field(r))
+			}
+			e.spill()
+		})
+	}
 	f := &t.found
 	for _, p := range kafkaFactFields(f) {
 		e.i64(*p)
@@ -618,7 +633,18 @@ func (d *decoder) kafka(t *kafkaTable, n int64) {
 		d.err = errBadCache
 		return
 	}
-	t.pos, t.vlen, t.delta = d.u32s(n), d.u32s(n), d.u32s(n)
+	// The cache holds every record's position, then every value
+	// length, then every offset delta.
+	var k int64
+	if !decodeEach(d, n, 4, func(b []byte) { t.recs.add(kRec{pos: binary.LittleEndian.Uint32(b)}) }, func() {}) {
+		return
+	}
+	for _, set := range []func(*kRec, uint32){(*kRec).setVlen, (*kRec).setDelta} {
+		k = 0
+		if !decodeEach(d, n, 4, func(b []byte) { set(t.recs.ref(k), binary.LittleEndian.Uint32(b)); k++ }, func() {}) {
+			return
+		}
+	}
 	f := &t.found
 	for _, p := range kafkaFactFields(f) {
 		*p = d.i64()
@@ -636,8 +662,8 @@ func (d *decoder) kafka(t *kafkaTable, n int64) {
 // each record inside its batch's data, record numbers rising and offsets
 // rising within each batch.
 func (t *kafkaTable) check(s *snapshot) error {
-	if int64(len(t.pos)) != s.n || int64(len(t.vlen)) != s.n || int64(len(t.delta)) != s.n {
-		return fmt.Errorf("%d records, %d/%d/%d entries", s.n, len(t.pos), len(t.vlen), len(t.delta))
+	if t.recs.len() != s.n {
+		return fmt.Errorf("%d records, %d entries", s.n, t.recs.len())
 	}
 	if t.resume < 0 || t.resume > s.size {
 		return fmt.Errorf("resume %d outside %d bytes", t.resume, s.size)
@@ -687,15 +713,24 @@ func (t *kafkaTable) checkRecords(i int, first, next int64) (int64, error) {
 	b := &t.batches[i]
 	prevDelta, total := int64(-1), int64(0)
 	for k := first; k < next; k++ {
-		if int64(t.pos[k])+int64(t.vlen[k]) > int64(b.dlen) || int64(t.delta[k]) <= prevDelta ||
-			b.base+int64(t.delta[k]) > b.last {
+		r := t.recs.at(k)
+		if int64(r.pos)+int64(r.vlen) > int64(b.dlen) || int64(r.delta) <= prevDelta ||
+			b.base+int64(r.delta) > b.last {
 			return 0, fmt.Errorf("record %d outside batch %d", k, i)
 		}
-		prevDelta = int64(t.delta[k])
-		total += int64(t.vlen[k])
+		prevDelta = int64(r.delta)
+		total += int64(r.vlen)
 	}
 	return total, nil
 }
+
+// The fields of a kRec, as the cache writes them.
+func (r kRec) posField() uint32   { return r.pos }
+func (r kRec) vlenField() uint32  { return r.vlen }
+func (r kRec) deltaField() uint32 { return r.delta }
+
+func (r *kRec) setVlen(v uint32)  { r.vlen = v }
+func (r *kRec) setDelta(v uint32) { r.delta = v }
 
 // The capabilities of Kafka segments: read-only, extended when grown,
 // with offsets and metadata.

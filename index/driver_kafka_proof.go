@@ -59,7 +59,8 @@ func (t *kafkaTable) holds(k int64, f kafkaFound) bool {
 	if !b.Compressed() && b.Magic == 2 && int64(w.dlen) != b.End()-b.DataOff() || r.Pos+r.Len > int64(w.dlen) {
 		return false
 	}
-	return int64(t.pos[k]) == r.Pos && int64(t.vlen[k]) == max(r.ValueLen, 0) && int64(t.delta[k]) == r.Offset-b.BaseOffset
+	kr := t.recs.at(k)
+	return int64(kr.pos) == r.Pos && int64(kr.vlen) == max(r.ValueLen, 0) && int64(kr.delta) == r.Offset-b.BaseOffset
 }
 
 var _ prover = (*kafkaTable)(nil)

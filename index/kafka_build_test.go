@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/kafka"
 )
 
 // BenchmarkKafkaBuild builds the table of a 64 MiB segment of uncompressed
@@ -60,5 +63,45 @@ func TestKafkaBuildUnmapped(t *testing.T) {
 	}
 	if u := m.unmappedReadings.Load(); u < int64(len(seg)) {
 		t.Errorf("the build read %d bytes by pread, want the segment's %d", u, len(seg))
+	}
+}
+
+// TestKafkaBuildAllocates: a parallel build of a segment of many small
+// records allocates its record table about once (chunks joined per part,
+// at most a chunk of room more per part) beside the scanners' windows:
+// not the doubling and the merge copy of growing slices, which cost ~3
+// times the table and the page faults and collections that go with it.
+func TestKafkaBuildAllocates(t *testing.T) {
+	var file []byte
+	n := 0
+	for off := int64(0); len(file) < 8<<20; off += 500 {
+		rs := make([]codectest.KafkaRecord, 500)
+		for i := range rs {
+			rs[i] = codectest.KafkaRecord{Key: []byte("k"), Value: fmt.Appendf(nil, "v%07d", n)}
+			n++
+		}
+		file = append(file, codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: off, Records: rs, ProducerID: -1})...)
+	}
+	const parts = 2
+	r := bytes.NewReader(file)
+	build := func() {
+		tb, err := Build(context.Background(), r, int64(len(file)), Options{CacheDir: "-", Parallel: parts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.Len() != int64(n) {
+			t.Fatalf("%d records, want %d", tb.Len(), n)
+		}
+		tb.Close()
+	}
+	build()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	build()
+	runtime.ReadMemStats(&after)
+	table := uint64(n) * uint64(unsafe.Sizeof(kRec{}))
+	bound := table + parts*(chunkLen*uint64(unsafe.Sizeof(kRec{}))+kafka.DefaultWindow) + 1<<20
+	if got := after.TotalAlloc - before.TotalAlloc; got > bound {
+		t.Errorf("the build of %d records allocated %d bytes, want at most %d (table %d)", n, got, bound, table)
 	}
 }

@@ -23,10 +23,15 @@ func TestSavedTableKafkaProofs(t *testing.T) {
 	drop := func(bi int, from, to int64, whole bool) func(s *snapshot) {
 		return func(s *snapshot) {
 			kt := s.tab.(*kafkaTable)
-			for k := from; k < to; k++ {
-				s.bytes -= int64(kt.vlen[k])
+			var kept parted[kRec]
+			for k := range kt.recs.len() {
+				if k >= from && k < to {
+					s.bytes -= int64(kt.recs.at(k).vlen)
+				} else {
+					kept.add(kt.recs.at(k))
+				}
 			}
-			kt.pos, kt.vlen, kt.delta = slices.Delete(kt.pos, int(from), int(to)), slices.Delete(kt.vlen, int(from), int(to)), slices.Delete(kt.delta, int(from), int(to))
+			kt.recs = kept
 			for i := bi + 1; i < len(kt.batches); i++ {
 				kt.batches[i].first -= to - from
 			}

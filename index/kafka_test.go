@@ -263,11 +263,11 @@ func TestKafkaCacheHostile(t *testing.T) {
 		t.Fatalf("check of a good table: %v", err)
 	}
 	for name, edit := range map[string]func(k *kafkaTable){
-		"value-past-data":  func(k *kafkaTable) { k.pos[3] = k.batches[0].dlen },
+		"value-past-data":  func(k *kafkaTable) { k.recs.ref(3).pos = k.batches[0].dlen },
 		"batch-overlap":    func(k *kafkaTable) { k.batches[1].off-- },
 		"offsets-inverted": func(k *kafkaTable) { k.batches[1].last = k.batches[1].base - 1 },
 		"records-shift":    func(k *kafkaTable) { k.batches[1].first++ },
-		"delta-repeat":     func(k *kafkaTable) { k.delta[2] = k.delta[1] },
+		"delta-repeat":     func(k *kafkaTable) { k.recs.ref(2).delta = k.recs.at(1).delta },
 	} {
 		var e encoder
 		e.kafka(kt)
