@@ -125,3 +125,37 @@ func FuzzBatch(f *testing.F) {
 		checkScan(t, refreshCRC(b), 1<<20)
 	})
 }
+
+// FuzzRecordV2Mem: the parser of records in memory (recordV2Mem) agrees
+// with the general one reading through a fill function, as over a file,
+// on every input and position: the same verdict, and for a record that
+// parses the same fields and the same position after it.
+func FuzzRecordV2Mem(f *testing.F) {
+	rs := []codectest.KafkaRecord{
+		{Key: []byte("user-1"), Value: []byte("v"), Headers: []codectest.KafkaHeader{{Key: "trace-id", Value: []byte("tr-1")}}},
+		{Value: bytes.Repeat([]byte("x"), 300), TimestampDelta: -70},
+		{Key: []byte{}, Headers: []codectest.KafkaHeader{{Key: "h"}}},
+	}
+	batch := codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: 10, BaseTimestamp: 1700000000000, Records: rs})
+	f.Add(batch[BatchHeaderSize:], int64(10), int64(9), false)
+	f.Add(batch[BatchHeaderSize:], int64(10), int64(9), true)
+	f.Add([]byte{0x0c, 0, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 1, 1, 0}, int64(0), int64(-1), false)
+	f.Add([]byte{0x0e, 0, 0, 2, 1, 1, 0x02, 0}, int64(0), int64(-1), false)
+	f.Fuzz(func(t *testing.T, data []byte, base, prev int64, logAppend bool) {
+		b := Batch{Magic: 2, BaseOffset: base, LastOffset: base + 1<<20, BaseTimestamp: 1700000000000, MaxTimestamp: 1700000000999}
+		if logAppend {
+			b.Attr = attrLogAppendTime
+		}
+		size := int64(len(data))
+		for pos := int64(0); pos <= min(size, 8); pos++ {
+			m := over(data)
+			m.pos = pos
+			fc := cursor{pos: pos, end: size, fill: func(p int64, n int) []byte { return data[p:min(size, p+int64(n))] }}
+			var rm, rf Record
+			okm, okf := m.recordV2(&b, prev, &rm), fc.recordV2(&b, prev, &rf)
+			if okm != okf || okm && (rm != rf || m.pos != fc.pos) {
+				t.Fatalf("at %d: in memory %v %+v (next %d), through fill %v %+v (next %d)", pos, okm, rm, m.pos, okf, rf, fc.pos)
+			}
+		}
+	})
+}

@@ -107,6 +107,9 @@ func (c *cursor) bytesField(limit int64, nullable bool) (off, n int64, ok bool) 
 // declares and that its offset lies in the batch after prev (the previous
 // record's offset, or BaseOffset-1).
 func (c *cursor) recordV2(b *Batch, prev int64, r *Record) bool {
+	if c.fill == nil && c.end == int64(len(c.b)) {
+		return c.recordV2Mem(b, prev, r)
+	}
 	r.Pos = c.pos
 	n, ok := c.varint32()
 	if !ok || n < minRecordSize-1 {
@@ -155,6 +158,100 @@ func (c *cursor) recordV2(b *Batch, prev int64, r *Record) bool {
 	}
 	r.Len = c.pos - r.Pos
 	return c.pos == limit
+}
+
+// recordV2Mem is recordV2 for a cursor over all of its data in memory:
+// the same checks in the same order on a local position, with the
+// one-byte varints that nearly every length and delta of a record is
+// read inline.
+func (c *cursor) recordV2Mem(b *Batch, prev int64, r *Record) bool {
+	d, i := c.b, c.pos
+	r.Pos = i
+	n, i, ok := memVarint32(d, i)
+	if !ok || n < minRecordSize-1 {
+		return false
+	}
+	limit := i + n
+	if limit > c.end {
+		return false
+	}
+	i++ // attributes: unused (n leaves room for them)
+	tsDelta, i, ok1 := memVarint(d, i)
+	offDelta, i, ok2 := memVarint32(d, i)
+	if !ok1 || !ok2 {
+		return false
+	}
+	r.Offset = b.BaseOffset + offDelta
+	if offDelta < 0 || r.Offset <= prev || r.Offset > b.LastOffset {
+		return false
+	}
+	r.Timestamp = b.BaseTimestamp + tsDelta
+	if b.LogAppendTime() {
+		r.Timestamp = b.MaxTimestamp
+	}
+	if r.KeyOff, r.KeyLen, i, ok = memBytes(d, i, limit, true); !ok {
+		return false
+	}
+	if r.ValueOff, r.ValueLen, i, ok = memBytes(d, i, limit, true); !ok {
+		return false
+	}
+	r.HeadersOff = i
+	h, i, ok := memVarint32(d, i)
+	if !ok || h < 0 || h > (limit-i)/2 {
+		return false
+	}
+	r.Headers = int32(h)
+	for range h {
+		if _, _, i, ok = memBytes(d, i, limit, false); !ok {
+			return false
+		}
+		if _, _, i, ok = memBytes(d, i, limit, true); !ok {
+			return false
+		}
+	}
+	r.Len = i - r.Pos
+	c.pos = i
+	return i == limit
+}
+
+// memVarint reads the zigzag varint at d[i:] (at most maxVarintLen
+// bytes) and returns it and the position after it.
+func memVarint(d []byte, i int64) (int64, int64, bool) {
+	if i < 0 || i > int64(len(d)) {
+		return 0, i, false
+	}
+	if i < int64(len(d)) && d[i] < 0x80 {
+		u := int64(d[i])
+		return u>>1 ^ -(u & 1), i + 1, true
+	}
+	v, k := binary.Varint(d[i:min(int64(len(d)), i+maxVarintLen)])
+	if k <= 0 {
+		return 0, i, false
+	}
+	return v, i + int64(k), true
+}
+
+// memVarint32 is memVarint for a varint that must fit an int32.
+func memVarint32(d []byte, i int64) (int64, int64, bool) {
+	v, i, ok := memVarint(d, i)
+	return v, i, ok && v == int64(int32(v))
+}
+
+// memBytes is bytesField over d at position i: a varint length (-1 for
+// null when nullable) and that many bytes within limit. It returns where
+// they start, how many there are and the position after them.
+func memBytes(d []byte, i, limit int64, nullable bool) (off, n, next int64, ok bool) {
+	n, i, ok = memVarint32(d, i)
+	if !ok || (n < 0 && (n != -1 || !nullable)) {
+		return 0, 0, i, false
+	}
+	if n > 0 {
+		if n > limit-i {
+			return 0, 0, i, false
+		}
+		return i, n, i + n, true
+	}
+	return i, n, i, true
 }
 
 // message is a v0/v1 message's fields after its log header, as parsed by
