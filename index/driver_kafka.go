@@ -176,7 +176,7 @@ func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress, keep
 	defer recoverFault(guardFault(), &err)
 	at := int64(-1)
 	for sc.Next() {
-		b, rec := sc.Batch(), sc.Record()
+		b, rec := sc.Current()
 		if b.Off != at {
 			at = b.Off
 			t.batches = append(t.batches, kBatch{off: b.Off, n: b.Len, first: s.n, base: b.BaseOffset, last: b.LastOffset,

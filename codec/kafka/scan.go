@@ -213,6 +213,12 @@ func (s *Scanner) Record() Record { return s.cur }
 // Batch returns the batch of the record Next found.
 func (s *Scanner) Batch() Batch { return s.batch }
 
+// Current returns the batch and the record Next found, as Batch and
+// Record do but without copying them: pointers into the scanner, valid
+// until the next call of Next and not to be changed. For loops that take
+// every record of a large segment.
+func (s *Scanner) Current() (*Batch, *Record) { return &s.batch, &s.cur }
+
 // Decompressed returns the decompressed records of the batch of the record
 // Next found, as ReadBatch returns them (nil when the batch is not
 // compressed). The bytes are the scanner's: valid until Next moves to
