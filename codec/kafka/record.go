@@ -125,16 +125,8 @@ func (c *cursor) recordV2(b *Batch, prev int64, r *Record) bool {
 	}
 	tsDelta, ok1 := c.varint()
 	offDelta, ok2 := c.varint32()
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || !b.place(r, prev, offDelta, tsDelta) {
 		return false
-	}
-	r.Offset = b.BaseOffset + offDelta
-	if offDelta < 0 || r.Offset <= prev || r.Offset > b.LastOffset {
-		return false
-	}
-	r.Timestamp = b.BaseTimestamp + tsDelta
-	if b.LogAppendTime() {
-		r.Timestamp = b.MaxTimestamp
 	}
 	if r.KeyOff, r.KeyLen, ok = c.bytesField(limit, true); !ok {
 		return false
@@ -160,6 +152,20 @@ func (c *cursor) recordV2(b *Batch, prev int64, r *Record) bool {
 	return c.pos == limit
 }
 
+// place sets r's offset and timestamp from a v2 record's deltas and
+// reports whether the offset lies in b after prev.
+func (b *Batch) place(r *Record, prev, offDelta, tsDelta int64) bool {
+	r.Offset = b.BaseOffset + offDelta
+	if offDelta < 0 || r.Offset <= prev || r.Offset > b.LastOffset {
+		return false
+	}
+	r.Timestamp = b.BaseTimestamp + tsDelta
+	if b.LogAppendTime() {
+		r.Timestamp = b.MaxTimestamp
+	}
+	return true
+}
+
 // recordV2Mem is recordV2 for a cursor over all of its data in memory:
 // the same checks in the same order on a local position, with the
 // one-byte varints that nearly every length and delta of a record is
@@ -178,16 +184,8 @@ func (c *cursor) recordV2Mem(b *Batch, prev int64, r *Record) bool {
 	i++ // attributes: unused (n leaves room for them)
 	tsDelta, i, ok1 := memVarint(d, i)
 	offDelta, i, ok2 := memVarint32(d, i)
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || !b.place(r, prev, offDelta, tsDelta) {
 		return false
-	}
-	r.Offset = b.BaseOffset + offDelta
-	if offDelta < 0 || r.Offset <= prev || r.Offset > b.LastOffset {
-		return false
-	}
-	r.Timestamp = b.BaseTimestamp + tsDelta
-	if b.LogAppendTime() {
-		r.Timestamp = b.MaxTimestamp
 	}
 	if r.KeyOff, r.KeyLen, i, ok = memBytes(d, i, limit, true); !ok {
 		return false
