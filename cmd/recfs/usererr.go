@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,9 @@ func (e plainError) Unwrap() error { return e.err }
 
 // fusermountExit matches go-fuse's report of a failed fusermount, whose
 // number is a raw wait status (256 for exit status 1).
-var fusermountExit = regexp.MustCompile(`fusermount exited with code (\d+)`)
+var fusermountExit = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`fusermount exited with code (\d+)`)
+})
 
 // inUserWords rewrites err's message where it is another program's jargon.
 func inUserWords(err error) error {
@@ -33,7 +36,7 @@ func inUserWords(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if m := fusermountExit.FindStringSubmatch(msg); m != nil {
+	if m := fusermountExit().FindStringSubmatch(msg); m != nil {
 		why := "fusermount3 refused the mount (its own message says why)"
 		if ws, perr := strconv.Atoi(m[1]); perr == nil && syscall.WaitStatus(ws).Exited() {
 			why = fmt.Sprintf("fusermount3 refused the mount (exit status %d; its own message says why)", syscall.WaitStatus(ws).ExitStatus())
@@ -44,13 +47,15 @@ func inUserWords(err error) error {
 }
 
 // negativeSelection matches cobra's error for "-5" given as an argument.
-var negativeSelection = regexp.MustCompile(`^unknown shorthand flag: '\d' in -\d+$`)
+var negativeSelection = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^unknown shorthand flag: '\d' in -\d+$`)
+})
 
 // flagError is the root's flag error function: a usage error, and for a
 // record selection written with a leading minus ("cat f -1"), a pointer to
 // last:K.
 func flagError(_ *cobra.Command, err error) error {
-	if negativeSelection.MatchString(err.Error()) {
+	if negativeSelection().MatchString(err.Error()) {
 		return usagef("%v: records counted from the end are last:K (last:1 is the last record)", err)
 	}
 	return usageError{err}

@@ -3,6 +3,7 @@ package dbdecode
 import (
 	"encoding/binary"
 	"strconv"
+	"sync"
 
 	"github.com/recfs/recfs/codec/decode"
 )
@@ -91,7 +92,7 @@ var (
 )
 
 // pebbleOps: pebble's batch kinds (internal/base InternalKeyKind).
-var pebbleOps = func() opTable {
+var pebbleOps = sync.OnceValue(func() *opTable {
 	t := common()
 	t[19] = opSpec{name: "range-key-delete", nstr: 2, counted: true, keys: rangeKeys}
 	t[20] = opSpec{name: "range-key-unset", nstr: 2, counted: true, value: vRangeKeyUnset}
@@ -99,12 +100,12 @@ var pebbleOps = func() opTable {
 	t[22] = opSpec{name: "ingest-sst", nstr: 1, counted: true}
 	t[23] = opSpec{name: "delete-sized", nstr: 2, counted: true, value: vVarint, keys: [2]string{"key", "size"}}
 	t[24] = opSpec{name: "excise", nstr: 2, counted: true, keys: rangeKeys}
-	return t
-}()
+	return &t
+})
 
 // rocksOps: RocksDB's WriteBatch tags (db/dbformat.h ValueType, as read
 // by ReadRecordFromWriteBatch).
-var rocksOps = func() opTable {
+var rocksOps = sync.OnceValue(func() *opTable {
 	t := common()
 	t[4] = opSpec{name: "delete-cf", cf: true, nstr: 1, counted: true}
 	t[5] = opSpec{name: "put-cf", cf: true, nstr: 2, counted: true}
@@ -125,8 +126,8 @@ var rocksOps = func() opTable {
 	t[23] = opSpec{name: "put-entity-cf", cf: true, nstr: 2, counted: true}
 	t[24] = opSpec{name: "put-preferred-seqno", nstr: 2, counted: true}
 	t[25] = opSpec{name: "put-preferred-seqno-cf", cf: true, nstr: 2, counted: true}
-	return t
-}()
+	return &t
+})
 
 // Batch returns the text of WriteBatch rec (see the package
 // documentation); nothing when it is not a WriteBatch.
@@ -149,9 +150,9 @@ func AppendBatch(dst, rec []byte, o Options) ([]byte, error) {
 // error when both fail.
 func writeBatch(w *decode.Writer, rec []byte, o Options) error {
 	start := len(w.B)
-	t := &pebbleOps
+	t := pebbleOps()
 	if o.Dialect == DialectRocksDB {
-		t = &rocksOps
+		t = rocksOps()
 	}
 	err := writeBatchAs(w, rec, t, o.CFNames)
 	if err != nil {
@@ -160,7 +161,7 @@ func writeBatch(w *decode.Writer, rec []byte, o Options) error {
 	if err == nil || o.Dialect != DialectAuto {
 		return err
 	}
-	if rerr := writeBatchAs(w, rec, &rocksOps, o.CFNames); rerr != nil {
+	if rerr := writeBatchAs(w, rec, rocksOps(), o.CFNames); rerr != nil {
 		w.B = w.B[:start]
 		return err
 	}

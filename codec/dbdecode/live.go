@@ -270,9 +270,10 @@ var liveNums = []string{"log-number", "prev-log-number", "next-file", "last-seq"
 // last numbers, then per column family and level a line of totals and a
 // line per table (L0 by file number, deeper levels by smallest key).
 func (s *liveState) write(w *decode.Writer) {
-	kinds := &pebbleKinds
+	pebbleKinds, rocksKinds := keyKinds()
+	kinds := pebbleKinds
 	if s.rocks {
-		kinds = &rocksKinds
+		kinds = rocksKinds
 	}
 	f := field{name: "live"}
 	line := func(parts ...part) {

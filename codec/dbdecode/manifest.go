@@ -3,6 +3,7 @@ package dbdecode
 import (
 	"encoding/binary"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/recfs/recfs/codec/decode"
@@ -121,47 +122,57 @@ func (e *editReader) next() (ok bool, err error) {
 }
 
 // simple are the fields made of a fixed list of parts.
-var simple = map[uint64]struct {
+var simple = sync.OnceValue(func() map[uint64]simpleField {
+	return map[uint64]simpleField{
+		tagComparator:         {"comparator", []part{{key: "name", show: sText, pos: true}}},
+		tagLogNumber:          {"log-number", []part{{key: "file", show: sFile, pos: true}}},
+		tagNextFile:           {"next-file", []part{{key: "file", show: sFile, pos: true}}},
+		tagLastSeq:            {"last-seq", []part{{key: "seq", show: sNum, pos: true}}},
+		tagPrevLogNumber:      {"prev-log-number", []part{{key: "file", show: sFile, pos: true}}},
+		tagMinLogNumberToKeep: {"min-log-number-to-keep", []part{{key: "file", show: sFile, pos: true}}},
+		tagCompactPointer:     {"compact-pointer", []part{{key: "level", show: sLevel, pos: true}, {key: "key", show: sIKey, pos: true}}},
+		tagDeletedFile:        {"delete-file", []part{{key: "level", show: sLevel, pos: true}, {key: "file", show: sFile, pos: true}}},
+		tagCreatedBacking:     {"add-backing", []part{{key: "file", show: sFile, pos: true}, {key: "size", show: sNum}}},
+		tagRemovedBacking:     {"delete-backing", []part{{key: "file", show: sFile, pos: true}}},
+		tagNewBlobFile: {"add-blob-file", []part{{key: "id", show: sNum}, {key: "file", show: sFile}, {key: "size", show: sNum},
+			{key: "value-size", show: sNum}, {key: "creation-time", show: sTime}}},
+		tagDeletedBlobFile:  {"delete-blob-file", []part{{key: "id", show: sNum}, {key: "file", show: sFile}}},
+		tagColumnFamily:     {"column-family", []part{{key: "id", show: sNum, pos: true}}},
+		tagColumnFamilyAdd:  {"add-column-family", []part{{key: "name", show: sText, pos: true}}},
+		tagColumnFamilyDrop: {"drop-column-family", nil},
+		tagMaxColumnFamily:  {"max-column-family", []part{{key: "id", show: sNum, pos: true}}},
+		tagInAtomicGroup:    {"atomic-group-remaining", []part{{key: "count", show: sNum, pos: true}}},
+		tagBlobFileAddition: {"blob-file-addition", []part{{key: "file", show: sFile}, {key: "count", show: sNum}, {key: "bytes", show: sNum},
+			{key: "checksum-method", show: sText}, {key: "checksum", show: sHex}}},
+		tagBlobFileGarbage:  {"blob-file-garbage", []part{{key: "file", show: sFile}, {key: "count", show: sNum}, {key: "bytes", show: sNum}}},
+		tagDBID:             {"db-id", []part{{key: "id", show: sText, pos: true}}},
+		tagFullHistoryTsLow: {"full-history-ts-low", []part{{key: "ts", show: sHex, pos: true}}},
+		tagPersistUDT:       {"persist-user-defined-timestamps", []part{{key: "value", show: sHex, pos: true}}},
+	}
+})
+
+// simpleField is a field made of a fixed list of parts.
+type simpleField struct {
 	name  string
 	parts []part
-}{
-	tagComparator:         {"comparator", []part{{key: "name", show: sText, pos: true}}},
-	tagLogNumber:          {"log-number", []part{{key: "file", show: sFile, pos: true}}},
-	tagNextFile:           {"next-file", []part{{key: "file", show: sFile, pos: true}}},
-	tagLastSeq:            {"last-seq", []part{{key: "seq", show: sNum, pos: true}}},
-	tagPrevLogNumber:      {"prev-log-number", []part{{key: "file", show: sFile, pos: true}}},
-	tagMinLogNumberToKeep: {"min-log-number-to-keep", []part{{key: "file", show: sFile, pos: true}}},
-	tagCompactPointer:     {"compact-pointer", []part{{key: "level", show: sLevel, pos: true}, {key: "key", show: sIKey, pos: true}}},
-	tagDeletedFile:        {"delete-file", []part{{key: "level", show: sLevel, pos: true}, {key: "file", show: sFile, pos: true}}},
-	tagCreatedBacking:     {"add-backing", []part{{key: "file", show: sFile, pos: true}, {key: "size", show: sNum}}},
-	tagRemovedBacking:     {"delete-backing", []part{{key: "file", show: sFile, pos: true}}},
-	tagNewBlobFile: {"add-blob-file", []part{{key: "id", show: sNum}, {key: "file", show: sFile}, {key: "size", show: sNum},
-		{key: "value-size", show: sNum}, {key: "creation-time", show: sTime}}},
-	tagDeletedBlobFile:  {"delete-blob-file", []part{{key: "id", show: sNum}, {key: "file", show: sFile}}},
-	tagColumnFamily:     {"column-family", []part{{key: "id", show: sNum, pos: true}}},
-	tagColumnFamilyAdd:  {"add-column-family", []part{{key: "name", show: sText, pos: true}}},
-	tagColumnFamilyDrop: {"drop-column-family", nil},
-	tagMaxColumnFamily:  {"max-column-family", []part{{key: "id", show: sNum, pos: true}}},
-	tagInAtomicGroup:    {"atomic-group-remaining", []part{{key: "count", show: sNum, pos: true}}},
-	tagBlobFileAddition: {"blob-file-addition", []part{{key: "file", show: sFile}, {key: "count", show: sNum}, {key: "bytes", show: sNum},
-		{key: "checksum-method", show: sText}, {key: "checksum", show: sHex}}},
-	tagBlobFileGarbage:  {"blob-file-garbage", []part{{key: "file", show: sFile}, {key: "count", show: sNum}, {key: "bytes", show: sNum}}},
-	tagDBID:             {"db-id", []part{{key: "id", show: sText, pos: true}}},
-	tagFullHistoryTsLow: {"full-history-ts-low", []part{{key: "ts", show: sHex, pos: true}}},
-	tagPersistUDT:       {"persist-user-defined-timestamps", []part{{key: "value", show: sHex, pos: true}}},
 }
 
-// rocksOnly are tags only RocksDB writes.
-var rocksOnly = map[uint64]bool{tagMinLogNumberToKeep: true, tagNewFile2: true, tagNewFile3: true, tagColumnFamily: true,
-	tagColumnFamilyAdd: true, tagColumnFamilyDrop: true, tagMaxColumnFamily: true, tagInAtomicGroup: true,
-	tagBlobFileAddition: true, tagBlobFileGarbage: true}
+// rocksOnly reports whether only RocksDB writes tag.
+func rocksOnly(tag uint64) bool {
+	switch tag {
+	case tagMinLogNumberToKeep, tagNewFile2, tagNewFile3, tagColumnFamily, tagColumnFamilyAdd, tagColumnFamilyDrop,
+		tagMaxColumnFamily, tagInAtomicGroup, tagBlobFileAddition, tagBlobFileGarbage:
+		return true
+	}
+	return false
+}
 
 // readField reads the body of a field with tag; known is false for an
 // unknown tag, good for a well-formed body.
 func (e *editReader) readField(tag uint64) (name string, known, good bool) {
 	r := &e.r
-	e.rocks = e.rocks || rocksOnly[tag] || tag&tagSafeIgnoreMask != 0
-	if s, ok := simple[tag]; ok {
+	e.rocks = e.rocks || rocksOnly(tag) || tag&tagSafeIgnoreMask != 0
+	if s, ok := simple()[tag]; ok {
 		for _, p := range s.parts {
 			if !e.readPart(p) {
 				return s.name, true, false
@@ -287,29 +298,34 @@ func (e *editReader) newFile(tag uint64) bool {
 }
 
 // customNames names the custom fields and how their bytes show.
-var customNames = map[uint64]struct {
+var customNames = sync.OnceValue(func() map[uint64]customField {
+	return map[uint64]customField{
+		2:  {"need-compaction", sNum, false},
+		3:  {"min-log-to-keep", sFile, true}, // 8 little-endian bytes
+		4:  {"oldest-blob-file", sFile, true},
+		5:  {"oldest-ancester-time", sTime, true},
+		6:  {"creation-time", sTime, false},
+		7:  {"checksum", sHex, true},
+		8:  {"checksum-func", sText, true},
+		9:  {"temperature", sNum, true},
+		10: {"min-ts", sHex, true},
+		11: {"max-ts", sHex, true},
+		12: {"unique-id", sHex, true},
+		13: {"epoch", sNum, true},
+		14: {"compensated-range-deletion-size", sNum, true},
+		15: {"tail-size", sNum, true},
+		16: {"ts-persisted", sNum, true},
+		65: {"path-id", sNum, false},
+		67: {"synthetic-prefix", sText, false},
+		68: {"synthetic-suffix", sText, false},
+	}
+})
+
+// customField is how a custom field of a new-file entry shows.
+type customField struct {
 	name  string
 	show  uint8
 	rocks bool // only RocksDB writes it
-}{
-	2:  {"need-compaction", sNum, false},
-	3:  {"min-log-to-keep", sFile, true}, // 8 little-endian bytes
-	4:  {"oldest-blob-file", sFile, true},
-	5:  {"oldest-ancester-time", sTime, true},
-	6:  {"creation-time", sTime, false},
-	7:  {"checksum", sHex, true},
-	8:  {"checksum-func", sText, true},
-	9:  {"temperature", sNum, true},
-	10: {"min-ts", sHex, true},
-	11: {"max-ts", sHex, true},
-	12: {"unique-id", sHex, true},
-	13: {"epoch", sNum, true},
-	14: {"compensated-range-deletion-size", sNum, true},
-	15: {"tail-size", sNum, true},
-	16: {"ts-persisted", sNum, true},
-	65: {"path-id", sNum, false},
-	67: {"synthetic-prefix", sText, false},
-	68: {"synthetic-suffix", sText, false},
 }
 
 // customs reads tagged custom fields up to their terminating tag 1. Each
@@ -342,7 +358,7 @@ func (e *editReader) customs(withPebble bool) bool {
 		if !ok {
 			return false
 		}
-		c, known := customNames[t]
+		c, known := customNames()[t]
 		e.rocks = e.rocks || c.rocks
 		p := part{key: c.name, show: c.show, b: s}
 		switch {
@@ -424,9 +440,10 @@ func writeVersionEdit(w *decode.Writer, rec []byte) error {
 			break
 		}
 	}
-	kinds := &pebbleKinds
+	pebbleKinds, rocksKinds := keyKinds()
+	kinds := pebbleKinds
 	if check.rocks {
-		kinds = &rocksKinds
+		kinds = rocksKinds
 	}
 	e := editReader{r: reader{b: rec}, f: check.f}
 	for {
@@ -607,7 +624,8 @@ func appendKind(dst []byte, k uint8, kinds *[256]string) []byte {
 
 // Names of key kinds: pebble's (internal/base) and RocksDB's
 // (db/dbformat.h ValueType), which agree below 16.
-var pebbleKinds, rocksKinds = func() (p, r [256]string) {
+var keyKinds = sync.OnceValues(func() (p, r *[256]string) {
+	p, r = new([256]string), new([256]string)
 	for k, n := range map[int]string{0: "DEL", 1: "SET", 2: "MERGE", 3: "LOGDATA", 7: "SINGLEDEL", 15: "RANGEDEL"} {
 		p[k], r[k] = n, n
 	}
@@ -620,7 +638,7 @@ var pebbleKinds, rocksKinds = func() (p, r [256]string) {
 		r[k] = n
 	}
 	return p, r
-}()
+})
 
 // appendTime appends seconds since 1970 as an RFC 3339 time in UTC, or 0.
 func appendTime(dst []byte, v uint64) []byte {

@@ -2,6 +2,7 @@ package etcddecode
 
 import (
 	"strconv"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -77,7 +78,7 @@ func request(l *line, r field) error {
 	case 1301:
 		return memberAttr(l, b)
 	}
-	if k, ok := requests[r.num]; ok {
+	if k, ok := requests()[r.num]; ok {
 		if k.nums != nil {
 			return names(l, k.op, b, k.nums...)
 		}
@@ -104,29 +105,31 @@ type scalars map[protowire.Number]string
 
 // requests maps an InternalRaftRequest field number to how its request
 // message renders, for the requests of scalars or names.
-var requests = map[protowire.Number]requestKind{
-	7:    {op: "compaction", scalars: scalars{1: "revision", 2: "physical"}},
-	8:    {op: "lease-grant", scalars: scalars{2: "id", 1: "ttl"}, hex: hexID},
-	9:    {op: "lease-revoke", scalars: scalars{1: "id"}, hex: hexID},
-	10:   {op: "alarm", scalars: scalars{1: "action", 2: "member", 3: "alarm"}, hex: map[string]bool{"member": true}},
-	1000: {op: "auth-enable"},
-	1011: {op: "auth-disable"},
-	1013: {op: "auth-status"},
-	1012: {op: "authenticate", nums: []protowire.Number{1}},
-	1100: {op: "user-add", nums: []protowire.Number{1}},
-	1101: {op: "user-delete", nums: []protowire.Number{1}},
-	1102: {op: "user-get", nums: []protowire.Number{1}},
-	1103: {op: "user-change-password", nums: []protowire.Number{1}},
-	1104: {op: "user-grant-role", nums: []protowire.Number{1, 2}},
-	1105: {op: "user-revoke-role", nums: []protowire.Number{1, 2}},
-	1106: {op: "user-list"},
-	1107: {op: "role-list"},
-	1200: {op: "role-add", nums: []protowire.Number{1}},
-	1201: {op: "role-delete", nums: []protowire.Number{1}},
-	1202: {op: "role-get", nums: []protowire.Number{1}},
-	1300: {op: "cluster-version-set", nums: []protowire.Number{1}},
-	1302: {op: "downgrade-info-set", scalars: scalars{1: "enabled", 2: "version"}},
-}
+var requests = sync.OnceValue(func() map[protowire.Number]requestKind {
+	return map[protowire.Number]requestKind{
+		7:    {op: "compaction", scalars: scalars{1: "revision", 2: "physical"}},
+		8:    {op: "lease-grant", scalars: scalars{2: "id", 1: "ttl"}, hex: hexID},
+		9:    {op: "lease-revoke", scalars: scalars{1: "id"}, hex: hexID},
+		10:   {op: "alarm", scalars: scalars{1: "action", 2: "member", 3: "alarm"}, hex: map[string]bool{"member": true}},
+		1000: {op: "auth-enable"},
+		1011: {op: "auth-disable"},
+		1013: {op: "auth-status"},
+		1012: {op: "authenticate", nums: []protowire.Number{1}},
+		1100: {op: "user-add", nums: []protowire.Number{1}},
+		1101: {op: "user-delete", nums: []protowire.Number{1}},
+		1102: {op: "user-get", nums: []protowire.Number{1}},
+		1103: {op: "user-change-password", nums: []protowire.Number{1}},
+		1104: {op: "user-grant-role", nums: []protowire.Number{1, 2}},
+		1105: {op: "user-revoke-role", nums: []protowire.Number{1, 2}},
+		1106: {op: "user-list"},
+		1107: {op: "role-list"},
+		1200: {op: "role-add", nums: []protowire.Number{1}},
+		1201: {op: "role-delete", nums: []protowire.Number{1}},
+		1202: {op: "role-get", nums: []protowire.Number{1}},
+		1300: {op: "cluster-version-set", nums: []protowire.Number{1}},
+		1302: {op: "downgrade-info-set", scalars: scalars{1: "enabled", 2: "version"}},
+	}
+})
 
 // hexID shows a request's "id" field in hex.
 var hexID = map[string]bool{"id": true}

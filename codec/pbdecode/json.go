@@ -105,7 +105,7 @@ func (r *renderer) message(dst []byte, md protoreflect.MessageDescriptor, m src,
 		r.fault("messages nested deeper than %d", maxDepth)
 		return append(dst, "{}"...)
 	}
-	if w, ok := wellKnown[md.FullName()]; ok {
+	if w, ok := wellKnown()[md.FullName()]; ok {
 		if out, ok := w(r, dst, md, m, depth); ok {
 			return out
 		}

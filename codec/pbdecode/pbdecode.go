@@ -72,7 +72,7 @@ func (d *Decoder) Decode(w *decode.Writer, rec *decode.Record) error {
 	switch {
 	case !w.JSON():
 		w.B = r.message(w.B, d.md, m, 0)
-	case wellKnown[d.md.FullName()] != nil:
+	case wellKnown()[d.md.FullName()] != nil:
 		r.s = compact
 		w.Key("value")
 		w.B = r.message(w.B, d.md, m, 0)

@@ -3,6 +3,7 @@ package pbdecode
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -16,11 +17,21 @@ import (
 // renders as an ordinary message.
 type wellKnownFunc func(r *renderer, dst []byte, md protoreflect.MessageDescriptor, m src, depth int) ([]byte, bool)
 
-// wellKnown are the types protojson renders in a form of their own.
-var wellKnown map[protoreflect.FullName]wellKnownFunc
+// wellKnown returns the types protojson renders in a form of their own,
+// built on first use (its renderers reach back to it, so it cannot be a
+// sync.OnceValue variable).
+func wellKnown() map[protoreflect.FullName]wellKnownFunc {
+	wellKnownOnce.Do(buildWellKnown)
+	return wellKnownTable
+}
 
-func init() {
-	wellKnown = map[protoreflect.FullName]wellKnownFunc{
+var (
+	wellKnownOnce  sync.Once
+	wellKnownTable map[protoreflect.FullName]wellKnownFunc
+)
+
+func buildWellKnown() {
+	wellKnown := map[protoreflect.FullName]wellKnownFunc{
 		"google.protobuf.Timestamp": timestamp,
 		"google.protobuf.Duration":  duration,
 		"google.protobuf.Empty":     empty,
@@ -33,6 +44,7 @@ func init() {
 	for _, w := range []string{"Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes"} {
 		wellKnown[protoreflect.FullName("google.protobuf."+w+"Value")] = wrapper
 	}
+	wellKnownTable = wellKnown
 }
 
 // fieldsOf reads the last value of each of the fields of m numbered 1 to
@@ -219,7 +231,7 @@ func anyValue(r *renderer, dst []byte, _ protoreflect.MessageDescriptor, m src, 
 		dst = append(dst, r.s.comma...)
 		dst = appendKey(dst, "#value", r.s)
 		dst = decode.AppendJSONBase64(dst, v[1].b)
-	case wellKnown[md.FullName()] != nil:
+	case wellKnown()[md.FullName()] != nil:
 		dst = append(dst, r.s.comma...)
 		dst = appendKey(dst, "value", r.s)
 		dst = r.message(dst, md, src{b: v[1].b}, depth+1)

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/recfs/recfs/fs"
@@ -319,9 +320,11 @@ func (h *Handler) render(w http.ResponseWriter, name string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if err := pages.ExecuteTemplate(w, name, data); err != nil {
+	if err := pages().ExecuteTemplate(w, name, data); err != nil {
 		h.o.Logger.WithError(err).Debug("httpserve: page")
 	}
 }
 
-var pages = template.Must(template.New("").Parse(pageTemplates))
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Parse(pageTemplates))
+})

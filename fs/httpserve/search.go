@@ -81,7 +81,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, e *entry) {
 	if s.html {
 		p := h.pageOf(e)
 		p.Title, p.Search = "search "+args.Pattern, args
-		pages.ExecuteTemplate(s.w, "searchhead", p)
+		pages().ExecuteTemplate(s.w, "searchhead", p)
 		s.flush()
 	}
 	s.walk(e.n, e.parent, e.names)
@@ -93,7 +93,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, e *entry) {
 		done += ", stopped"
 	}
 	if s.html {
-		pages.ExecuteTemplate(s.w, "searchfoot", done)
+		pages().ExecuteTemplate(s.w, "searchfoot", done)
 	}
 	s.w.Flush()
 }
@@ -223,7 +223,7 @@ func (s *searcher) hit(p string, names []string, line int, text []byte, loc []in
 	if !s.html {
 		fmt.Fprintf(s.w, "%s:%d:%s\n", p, line, text)
 	} else {
-		pages.ExecuteTemplate(s.w, "hit", hit{Path: p, Href: s.href(names), Line: line,
+		pages().ExecuteTemplate(s.w, "hit", hit{Path: p, Href: s.href(names), Line: line,
 			Before: escapeText(text[:loc[0]]), Match: escapeText(text[loc[0]:loc[1]]), After: escapeText(text[loc[1]:])})
 	}
 	s.flush()
@@ -234,7 +234,7 @@ func (s *searcher) binaryHit(p string, names []string) {
 	if !s.html {
 		fmt.Fprintf(s.w, "Binary file %s matches\n", p)
 	} else {
-		pages.ExecuteTemplate(s.w, "hit", hit{Path: p, Href: s.href(names), Line: 0, Before: "binary file matches"})
+		pages().ExecuteTemplate(s.w, "hit", hit{Path: p, Href: s.href(names), Line: 0, Before: "binary file matches"})
 	}
 	s.flush()
 }
