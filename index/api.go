@@ -36,6 +36,13 @@ type Options struct {
 	// the file as it moves a torn one, saved aside first, instead of
 	// refusing with a *TailError (recfs --force).
 	MoveDamagedTail bool
+	// DeferCreateSync lets Create leave a new file that it wrote nothing
+	// into (a leveldb log, a TFRecord file) to the fsync of the caller's
+	// next Append with AppendOptions.Sync or Sync, which must follow: one
+	// fsync instead of two for recfs append --create --sync. A crash before
+	// that fsync leaves no file or an empty one. Files with a header are
+	// synced at Create all the same.
+	DeferCreateSync bool
 	// TailMoved, when set, is told of every tail an append or a Writable
 	// open moved out of the file (where its bytes went); when nil, each
 	// is logged.

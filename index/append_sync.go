@@ -28,7 +28,7 @@ func syncFile(f source.Writer, path string) error {
 }
 
 // syncs, when set (tests only), is called with the file's path after each
-// fsync of a source file that an append or Sync asked for.
+// fsync of a source file that an append, Sync or Create asked for.
 var syncs func(path string)
 
 // synced tells syncs that the source file at path was synced.

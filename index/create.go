@@ -71,7 +71,7 @@ func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, 
 	}
 	defer unlock()
 	if !writtenMeanwhile(f) {
-		if err := initRecordFile(f, name, ff, trailer); err != nil {
+		if err := initRecordFile(f, name, ff, trailer, o.DeferCreateSync); err != nil {
 			if remove {
 				os.Remove(name)
 			}
@@ -107,8 +107,9 @@ func guardCreate(path string, o Options) error {
 
 // initRecordFile writes the empty record file of format ff (with a trailer
 // when trailer is set, for recordio) into the new, empty file f at path and
-// makes it durable.
-func initRecordFile(f *os.File, path string, ff codec.Format, trailer bool) error {
+// makes it durable, unless it is still empty and defer is set (see
+// Options.DeferCreateSync).
+func initRecordFile(f *os.File, path string, ff codec.Format, trailer, deferSync bool) error {
 	drv, err := driverFor(ff)
 	if err != nil {
 		return fmt.Errorf("index: create %s: %w", path, err)
@@ -120,5 +121,12 @@ func initRecordFile(f *os.File, path string, ff codec.Format, trailer bool) erro
 	if err := c.create(f, trailer); err != nil {
 		return err
 	}
-	return f.Sync()
+	if fi, err := f.Stat(); deferSync && err == nil && fi.Size() == 0 {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	synced(path)
+	return nil
 }

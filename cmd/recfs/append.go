@@ -94,7 +94,8 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return err
 	}
 	moved := []movedJSON{}
-	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force,
+	// With --sync the append's fsync also makes a file --create made durable.
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync,
 		TailMoved: func(m index.MovedTail) {
 			moved = append(moved, movedJSON{Offset: m.Off, Bytes: m.Len, SavedTo: m.SavedTo, Reason: m.Reason})
 			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", movedText(m))
