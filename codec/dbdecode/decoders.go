@@ -16,6 +16,9 @@ import (
 
 // misfit turns a *DecodeError into the seam's misfit error.
 func misfit(err error) error {
+	if err == nil {
+		return nil // no errors.As: its target would escape, one allocation per record
+	}
 	var de *DecodeError
 	if errors.As(err, &de) {
 		return decode.Misfit(de.At, "%s", de.Reason)
