@@ -113,6 +113,26 @@ func (s *Session) Render(dst []byte, src Records, gen uint64, n int64) ([]byte, 
 	if err != nil {
 		return dst, s.wrap(n, err)
 	}
+	return s.render(sc, dst, src, gen, n, raw)
+}
+
+// RenderPayload is Render of record n of src whose payload, raw, the
+// caller has read already (at most MaxRecord bytes, or it fails with
+// ErrTooLarge as Render does): for a pass that reads many records at once.
+func (s *Session) RenderPayload(dst []byte, src Records, gen uint64, n int64, raw []byte) ([]byte, error) {
+	if int64(len(raw)) > s.o.MaxRecord {
+		return dst, s.wrap(n, &Error{At: -1, Reason: fmt.Sprintf("%d bytes (limit %d)", len(raw), s.o.MaxRecord), Err: ErrTooLarge})
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer func() {
+		sc.rec, sc.w = Record{}, Writer{}
+		scratchPool.Put(sc)
+	}()
+	return s.render(sc, dst, src, gen, n, raw)
+}
+
+// render appends the view of record n of src, whose payload is raw.
+func (s *Session) render(sc *scratch, dst []byte, src Records, gen uint64, n int64, raw []byte) ([]byte, error) {
 	rec := &sc.rec
 	*rec = Record{N: n, Payload: raw}
 	if err := readMeta(src, n, &rec.Meta); err != nil {

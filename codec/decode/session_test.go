@@ -274,3 +274,30 @@ func FuzzAppendJSONBytes(f *testing.F) {
 		}
 	})
 }
+
+// TestSessionRenderPayload: rendering a payload the caller read equals
+// Render of the record (learning included) and reads nothing of the
+// records being rendered; past MaxRecord it is ErrTooLarge.
+func TestSessionRenderPayload(t *testing.T) {
+	recs := &memRecords{recs: [][]byte{[]byte("use a"), []byte("def a"), []byte("use a"), []byte("def b"), []byte("use b"), []byte("use a")}}
+	ref := NewSession(&defs{at: map[string]int64{}}, SessionOptions{Name: "defs"})
+	d := &defs{at: map[string]int64{}}
+	s := NewSession(d, SessionOptions{Name: "defs", MaxRecord: 5})
+	for n, raw := range recs.recs {
+		want, werr := ref.Render(nil, recs, 0, int64(n))
+		recs.reads = nil
+		got, err := s.RenderPayload(nil, recs, 0, int64(n), raw)
+		if string(got) != string(want) || (err == nil) != (werr == nil) {
+			t.Fatalf("record %d: %q, %v; Render: %q, %v", n, got, err, want, werr)
+		}
+		if len(recs.reads) > 0 {
+			t.Fatalf("record %d: rendering in order read records %v", n, recs.reads)
+		}
+	}
+	if fmt.Sprint(d.learned) != "[0 1 2 3 4 5]" {
+		t.Fatalf("learned %v", d.learned)
+	}
+	if _, err := s.RenderPayload(nil, recs, 0, 0, []byte("toolong")); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("large payload: %v", err)
+	}
+}
