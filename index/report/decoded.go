@@ -14,9 +14,15 @@ import (
 // WriteDecoded writes the records rs of t (the file at path) decoded by s
 // to w, each followed by m.Sep and labelled with m.Label under m.Number or
 // m.JSON; then, when all records were asked for, the decoder's summary. It
-// flushes w.
+// flushes w. Many records (all, or CursorMin or more) are read through a
+// t.Cursor (large reads in file order); the others, and any the cursor
+// cannot serve, are read alone.
 func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Session, t *index.Table, path string, rs []Range, all bool) error {
 	var out, lab []byte
+	var cur *index.Cursor
+	if all || Count(rs) >= CursorMin {
+		cur = t.Cursor()
+	}
 	for _, r := range rs {
 		for n := r.Lo; n < r.Hi; n++ {
 			if err := ctx.Err(); err != nil {
@@ -24,7 +30,11 @@ func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Sessi
 				return err
 			}
 			var err error
-			out, err = s.Render(out[:0], t, 0, n)
+			if raw, ok := cur.Payload(n, s.MaxRecord()); ok {
+				out, err = s.RenderPayload(out[:0], t, 0, n, raw)
+			} else {
+				out, err = s.Render(out[:0], t, 0, n)
+			}
 			if m.Label != "" && (m.Number || m.JSON) {
 				lab = LabelLines(lab[:0], out, m.Label, m.JSON)
 				out, lab = lab, out
@@ -54,6 +64,10 @@ func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Sessi
 	}
 	return w.Flush()
 }
+
+// CursorMin is the fewest records WriteDecoded reads through a cursor: a
+// cursor's read is a megabyte, too much for a few records of a large file.
+const CursorMin = 64
 
 // LabelLines appends out to dst with each line labelled: "label:" before
 // text lines, a "file" field first in JSON lines.
