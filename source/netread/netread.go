@@ -240,7 +240,10 @@ func (w *watch) due() (time.Time, bool) {
 		}
 		t := time.Unix(0, rs)
 		idle, iok := deadline(t, w.l.Idle)
-		pace, pok := deadline(t, w.l.Pace-time.Duration(w.waited.Load()))
+		// The pace budget left may be negative (a Read that overran it
+		// returned before the timer ran): the deadline is then already
+		// past, never absent.
+		pace, pok := t.Add(w.l.Pace-time.Duration(w.waited.Load())), w.l.Pace > 0
 		if pok && (!iok || pace.Before(idle)) {
 			return pace, true
 		}
