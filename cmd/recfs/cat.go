@@ -316,7 +316,7 @@ func catSelected(cmd *cobra.Command, path string, sel []report.Range, offs []rep
 func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []report.Range, all bool, m report.Mode, dec *decodeFlags) error {
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), report.CopyBufSize)
 	if !dec.decoding() {
-		return m.WriteRanges(cmd.Context(), w, t, rs)
+		return catPlain(cmd, w, t, rs, all, m)
 	}
 	s, err := catSession(dec, t, path, m.JSON, m.Number)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"unicode/utf8"
 
@@ -174,19 +175,36 @@ func (m Mode) Write(ctx context.Context, w *bufio.Writer, t *index.Table, n int6
 // WriteRanges writes the records rs of t to w as m says, until ctx ends,
 // and flushes w.
 func (m Mode) WriteRanges(ctx context.Context, w *bufio.Writer, t *index.Table, rs []Range) error {
-	for _, r := range rs {
-		for n := r.Lo; n < r.Hi; n++ {
-			if err := ctx.Err(); err != nil {
-				w.Flush()
-				return err
-			}
-			if err := m.Write(ctx, w, t, n); err != nil {
-				w.Flush()
-				return err
-			}
+	return m.WriteSeq(ctx, w, t, Records(rs))
+}
+
+// WriteSeq writes the records recs of t to w as m says, in the order recs
+// yields them, until ctx ends, and flushes w.
+func (m Mode) WriteSeq(ctx context.Context, w *bufio.Writer, t *index.Table, recs iter.Seq[int64]) error {
+	for n := range recs {
+		if err := ctx.Err(); err != nil {
+			w.Flush()
+			return err
+		}
+		if err := m.Write(ctx, w, t, n); err != nil {
+			w.Flush()
+			return err
 		}
 	}
 	return w.Flush()
+}
+
+// Records returns the record numbers of rs, in order.
+func Records(rs []Range) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		for _, r := range rs {
+			for n := r.Lo; n < r.Hi; n++ {
+				if !yield(n) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // labelled returns "label:s", or s without a label.

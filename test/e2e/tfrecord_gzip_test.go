@@ -106,6 +106,17 @@ func TestTFRecordGzipCat(t *testing.T) {
 			t.Fatalf("cat %s: %d, %d bytes (want %d) %s", sel, r.code, len(r.stdout), len(want), r.stderr)
 		}
 	}
+	// Many records in shuffled order: read ahead on every core
+	// (index.Table.ReadAhead), written in the order asked for.
+	args := []string{"cat", "--number", "--cache-dir", cache, path}
+	var want strings.Builder
+	for _, n := range rand.New(rand.NewPCG(3, 4)).Perm(len(s.recs))[:300] {
+		args = append(args, strconv.Itoa(n))
+		fmt.Fprintf(&want, "%06d\t%s\n", n, s.recs[n])
+	}
+	if r := runRecfs(t, args...); r.code != 0 || r.stdout != want.String() {
+		t.Fatalf("cat of 300 shuffled records: %d, %d bytes (want %d) %s", r.code, len(r.stdout), want.Len(), r.stderr)
+	}
 	all := string(bytes.Join(s.recs, nil))
 
 	padded := writeTemp(t, "padded.tfrecord.gz", append(bytes.Clone(s.z), make([]byte, 10000)...))
