@@ -58,7 +58,9 @@ func runGzip(b *bench) {
 		b.skipAll(gzIDs, "compressed TFRecord", "", err.Error())
 		return
 	}
-	defer os.RemoveAll(dir)
+	if !b.cfg.keep {
+		defer os.RemoveAll(dir)
+	}
 	scale := fmt.Sprintf("a %s gzip shard (%s, %d records of %s)", humanBytes(fileSize(z)), humanBytes(fileSize(plain)), n, humanBytes(gzRecordSize))
 	cache, plainCache := filepath.Join(dir, "cache"), filepath.Join(dir, "cache-plain")
 	index := shellJoin(b.cfg.bin, "index", "--rebuild", "--cache-dir", cache, z)
