@@ -19,8 +19,12 @@ type spanner interface {
 
 // A Cursor reads the payloads of a table's records in file order through
 // reads of a megabyte or more, instead of a lookup and a read per record:
-// for a pass over many records (cat of a whole file). It serves only what
-// it can vouch for as ReadAt would; for anything else (a format without
+// for a pass over many records (cat of a whole file). It serves only
+// records checked as ReadAt checks them (each chunk's checksum, the
+// table's proof, the source's identity after each read of a window: a
+// change made after that read is seen at the next window, or by ReadAt,
+// so what it serves is the version the table describes); for anything
+// else (a format without
 // the capability, a record that fails a check, a table refreshed since
 // the cursor was made) Payload says no and the caller reads the record
 // with ReadAt, which reports the failure. A Cursor is not safe for
@@ -79,12 +83,14 @@ func (c *Cursor) fill(off, end int64) bool {
 	}
 	k, _ := c.t.src(c.s).ReadAt(c.buf[:want], off)
 	c.buf, c.base = c.buf[:k], off
-	if int64(k) < end-off {
+	// As after every read of a record: a local file must still be the
+	// version the table describes. A window that fails either check is
+	// dropped, so no later record is taken out of it.
+	if int64(k) < end-off || c.t.checkSource(c.s, true) != nil {
+		c.buf = c.buf[:0]
 		return false
 	}
-	// As after every read of a record: a local file must still be the
-	// version the table describes.
-	return c.t.checkSource(c.s, true) == nil
+	return true
 }
 
 func (t *logTable) span(k int64) (off, end int64, ok bool) {
