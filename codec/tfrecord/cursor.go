@@ -57,7 +57,7 @@ func putCursor(c *cursor) {
 	if len(cursors.list) == maxCursors {
 		old := cursors.list[0]
 		cursors.list = append(cursors.list[:0], cursors.list[1:]...)
-		old.z.putReader(old.r)
+		old.z.pool.Put(old.r)
 	}
 	cursors.list = append(cursors.list, c)
 }

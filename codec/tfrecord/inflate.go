@@ -53,8 +53,7 @@ type Inflated struct {
 	owner   uint64
 	locks   [16]sync.Mutex // by span
 	decoded atomic.Int64
-	freeMu  sync.Mutex
-	free    []*reader // idle decompressors, at most maxFree
+	pool    sync.Pool // of *reader
 }
 
 // reader is one decompressor of an Inflated with its window buffer.
@@ -170,11 +169,15 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error
 	need := z.x.spanEnd(z.x.span(v.want - 1))
 	c := takeCursor(z, z.x.Points[i].Out, pos, need)
 	if c == nil {
-		r := z.getReader()
+		r, _ := z.pool.Get().(*reader)
+		if r == nil {
+			r = &reader{d: newZDecoder(z.src, z.size, z.x.Comp), win: make([]byte, windowSize), wfr: flate.NewReader(nil)}
+			r.d.decoded = &z.decoded
+		}
 		r.d.src, r.d.done = z.src, z.o.Done
 		c = &cursor{z: z, r: r, span: i, pos: z.x.Points[i].Out, from: i}
 		if err := z.startAt(c, i, v.want, buffered); err != nil {
-			z.putReader(r)
+			z.pool.Put(r)
 			return 0, err
 		}
 	}
@@ -204,49 +207,12 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error
 		}
 	}
 	if err != nil || v.pos >= z.x.Size {
-		z.putReader(c.r)
+		z.pool.Put(c.r)
 		return v.copied, err
 	}
 	c.span, c.pos, c.rest = v.span, v.pos, append(c.rest[:0], rest...)
 	putCursor(c)
 	return v.copied, nil
-}
-
-// Idle decompressors of an Inflated are kept for the next read (their
-// flate state, window and buffers take a few hundred KiB to set up): at
-// most maxFree of them, with a read-ahead buffer of at most maxFreeBuf.
-// A sync.Pool would drop them at every other garbage collection, which a
-// process reading shuffled records runs often.
-const (
-	maxFree    = 4
-	maxFreeBuf = 4 << 20
-)
-
-// getReader returns an idle decompressor of z, or a new one.
-func (z *Inflated) getReader() *reader {
-	z.freeMu.Lock()
-	if k := len(z.free); k > 0 {
-		r := z.free[k-1]
-		z.free = z.free[:k-1]
-		z.freeMu.Unlock()
-		return r
-	}
-	z.freeMu.Unlock()
-	r := &reader{d: newZDecoder(z.src, z.size, z.x.Comp), win: make([]byte, windowSize), wfr: flate.NewReader(nil)}
-	r.d.decoded = &z.decoded
-	return r
-}
-
-// putReader keeps r for a later read, when z has fewer than maxFree.
-func (z *Inflated) putReader(r *reader) {
-	if cap(r.d.rbuf) > maxFreeBuf {
-		r.d.rbuf = nil
-	}
-	z.freeMu.Lock()
-	defer z.freeMu.Unlock()
-	if len(z.free) < maxFree {
-		z.free = append(z.free, r)
-	}
 }
 
 // readAhead is how many checkpoints past the span a read ends in its
