@@ -14,13 +14,13 @@ import (
 // WriteDecoded writes the records rs of t (the file at path) decoded by s
 // to w, each followed by m.Sep and labelled with m.Label under m.Number or
 // m.JSON; then, when all records were asked for, the decoder's summary. It
-// flushes w. Many records (all, or CursorMin or more) are read through a
-// t.Cursor (large reads in file order); the others, and any the cursor
-// cannot serve, are read alone.
+// flushes w. Many records close together (all, or runs of CursorMin
+// records on average) are read through a t.Cursor (large reads in file
+// order); the others, and any the cursor cannot serve, are read alone.
 func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Session, t *index.Table, path string, rs []Range, all bool) error {
 	var out, lab []byte
 	var cur *index.Cursor
-	if all || Count(rs) >= CursorMin {
+	if all || Count(rs) >= CursorMin*int64(len(rs)) {
 		cur = t.Cursor()
 	}
 	for _, r := range rs {
@@ -65,8 +65,9 @@ func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Sessi
 	return w.Flush()
 }
 
-// CursorMin is the fewest records WriteDecoded reads through a cursor: a
-// cursor's read is a megabyte, too much for a few records of a large file.
+// CursorMin is the fewest records per selected run, on average, that
+// WriteDecoded reads through a cursor: a cursor's read is a megabyte, too
+// much for a few records of a large file, or for many far apart.
 const CursorMin = 64
 
 // LabelLines appends out to dst with each line labelled: "label:" before

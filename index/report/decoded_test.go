@@ -19,10 +19,12 @@ import (
 type countingReader struct {
 	b     []byte
 	reads atomic.Int64
+	bytes atomic.Int64
 }
 
 func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	r.reads.Add(1)
+	r.bytes.Add(int64(len(p)))
 	return bytes.NewReader(r.b).ReadAt(p, off)
 }
 
@@ -100,5 +102,19 @@ func TestWriteDecodedReadsOnce(t *testing.T) {
 	}
 	if r := src.reads.Load(); r != 2 {
 		t.Errorf("2 records took %d reads, want 2", r)
+	}
+	// Many records far apart are read alone too: not a megabyte per run.
+	var sparse []Range
+	var size int64
+	for n := int64(0); n < 3900; n += 39 {
+		sparse = append(sparse, Range{Lo: n, Hi: n + 1})
+		size += tb.Size(n)
+	}
+	src.bytes.Store(0)
+	if err := (Mode{Sep: "\n"}).WriteDecoded(ctx, w, s, tb, "x.log", sparse, false); err != nil {
+		t.Fatal(err)
+	}
+	if b := src.bytes.Load(); b > 2*size+int64(len(sparse))*64 {
+		t.Errorf("%d records far apart (%d bytes) took %d bytes of reads", len(sparse), size, b)
 	}
 }
