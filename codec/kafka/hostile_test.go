@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -149,8 +150,14 @@ func TestCompressionBombs(t *testing.T) {
 				// otherwise charge to whichever scan comes next.
 				defer debug.SetGCPercent(debug.SetGCPercent(-1))
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+				// The least of three measured scans: under the race
+				// detector sync.Pool drops a quarter of what is put back at
+				// random, so one scan may pay for a block buffer again.
 				scanAll(t, file, Options{MaxDecoded: 1 << 20})
-				n := allocated(func() { got, s = scanAll(t, file, Options{MaxDecoded: 1 << 20}) })
+				n := uint64(math.MaxUint64)
+				for range 3 {
+					n = min(n, allocated(func() { got, s = scanAll(t, file, Options{MaxDecoded: 1 << 20}) }))
+				}
 				if len(got) != 2 {
 					t.Fatalf("%d records, want the 2 after the bomb", len(got))
 				}
