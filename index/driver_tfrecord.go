@@ -416,3 +416,7 @@ var (
 	_ extender      = (*tfrTable)(nil)
 	_ appendChecker = (*tfrTable)(nil)
 )
+
+// readsBySeek tells ReadAhead that a compressed file's records each resume
+// the stream from a checkpoint.
+func (t *tfrTable) readsBySeek() bool { return t.comp != tfrecord.None }

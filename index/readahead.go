@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"sync"
-
-	"github.com/recfs/recfs/codec/tfrecord"
 )
 
 // Read-ahead of a compressed TFRecord file's records. Each read of such a
@@ -39,8 +37,8 @@ const (
 // yields every record) and when the caller stops ranging over the
 // sequence, which returns only once they have.
 func (t *Table) ReadAhead(ctx context.Context, recs iter.Seq[int64], workers int) iter.Seq[int64] {
-	tt, ok := t.s().tab.(*tfrTable)
-	if !ok || tt.comp == tfrecord.None || workers < 1 {
+	sr, ok := t.s().tab.(seekReader)
+	if !ok || !sr.readsBySeek() || workers < 1 {
 		return recs
 	}
 	return func(yield func(int64) bool) {
@@ -66,6 +64,14 @@ func (t *Table) ReadAhead(ctx context.Context, recs iter.Seq[int64], workers int
 			<-a.slots // the caller is past n: one more may be read ahead
 		}
 	}
+}
+
+// seekReader is a driver table whose every record read may start with a
+// seek of its own (a compressed stream resumed from a checkpoint), so that
+// reading several records at once pays: ReadAhead reads ahead only for
+// tables that say so.
+type seekReader interface {
+	readsBySeek() bool
 }
 
 // ahead is one ReadAhead in progress.
