@@ -95,6 +95,8 @@ type Transport struct {
 	Base   http.RoundTripper // nil: http.DefaultTransport
 	Limits Limits
 	Name   string // the Name of its TimeoutErrors
+
+	clock func() time.Time // nil: time.Now (tests set a fake one)
 }
 
 // RoundTrip runs one attempt under a watch.
@@ -103,7 +105,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	w := newWatch(req.Context(), t.Limits, t.Name)
+	w := newWatch(req.Context(), t.Limits, t.Name, t.clock)
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(httptrace.GotConnInfo) { w.enter(OpIdle) },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { w.enter(OpFirstByte) },
@@ -137,6 +139,7 @@ type watch struct {
 	l      Limits
 	name   string
 	timer  *time.Timer
+	now    func() time.Time
 
 	mu    sync.Mutex
 	op    string    // current phase
@@ -151,8 +154,12 @@ type watch struct {
 	sinceMark atomic.Int64 // body bytes since the current MiB began
 }
 
-func newWatch(parent context.Context, l Limits, name string) *watch {
-	w := &watch{l: l, name: name, op: OpConnect, start: time.Now()}
+func newWatch(parent context.Context, l Limits, name string, clock func() time.Time) *watch {
+	if clock == nil {
+		clock = time.Now
+	}
+	w := &watch{l: l, name: name, now: clock, op: OpConnect}
+	w.start = w.now()
 	w.ctx, w.cancel = context.WithCancelCause(parent)
 	w.last.Store(w.start.UnixNano())
 	w.timer = time.AfterFunc(time.Hour, w.check)
@@ -164,7 +171,7 @@ func newWatch(parent context.Context, l Limits, name string) *watch {
 
 // enter starts a phase (OpConnect, OpFirstByte, OpIdle or OpPace).
 func (w *watch) enter(op string) {
-	now := time.Now()
+	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
@@ -190,13 +197,13 @@ func (w *watch) arm(now time.Time) {
 // sent records n request bytes sent.
 func (w *watch) sent(n int) {
 	if n > 0 {
-		w.last.Store(time.Now().UnixNano())
+		w.last.Store(w.now().UnixNano())
 	}
 }
 
 // beginRead records that the body's reader waits for bytes.
 func (w *watch) beginRead() {
-	now := time.Now()
+	now := w.now()
 	w.readStart.Store(now.UnixNano())
 	w.mu.Lock()
 	if !w.armed && !w.done {
@@ -207,7 +214,7 @@ func (w *watch) beginRead() {
 
 // endRead records that a body Read returned n bytes.
 func (w *watch) endRead(n int) {
-	now := time.Now().UnixNano()
+	now := w.now().UnixNano()
 	if rs := w.readStart.Swap(0); rs != 0 {
 		w.waited.Add(now - rs)
 	}
@@ -255,7 +262,7 @@ func (w *watch) due() (time.Time, bool) {
 // check runs when the timer fires: it fails the attempt if its phase is
 // overdue, else waits again.
 func (w *watch) check() {
-	now := time.Now()
+	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {

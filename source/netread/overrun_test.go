@@ -12,7 +12,7 @@ import (
 // budget spent; the next Read of the same MiB must still be cut at once by
 // the pace limit, not wait for the idle limit.
 func TestPaceAfterOverrun(t *testing.T) {
-	w := newWatch(context.Background(), Limits{Idle: time.Hour, Pace: 100 * time.Millisecond}, "x")
+	w := newWatch(context.Background(), Limits{Idle: time.Hour, Pace: 100 * time.Millisecond}, "x", nil)
 	defer w.stop()
 	w.enter(OpPace)
 
