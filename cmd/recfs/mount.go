@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"sort"
@@ -22,6 +20,7 @@ import (
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/fs/open/mounting"
 )
 
 func init() { registerCommand(newMountCmd) }
@@ -35,13 +34,6 @@ var backends = map[string]fs.Mounter{
 // Environment of a daemon child: the inherited file descriptor it reports
 // readiness on.
 const envReadyFD = "RECFS_READY_FD"
-
-// How long mount waits for the kernel to list a fresh mount, and unmount
-// for it to disappear.
-const (
-	readyTimeout   = 30 * time.Second
-	unmountTimeout = 5 * time.Second
-)
 
 // gcPercent is the mount server's GOGC unless the environment sets one.
 const gcPercent = 50
@@ -212,7 +204,7 @@ func (f *mountFlags) validate(cmd *cobra.Command, src, mnt string) (mountPlan, e
 	if err != nil {
 		return p, err
 	}
-	if p.src, p.mnt, err = checkPaths(src, mnt, f.allowNonEmpty); err != nil {
+	if p.src, p.mnt, err = mounting.CheckPaths(src, mnt, f.allowNonEmpty); err != nil {
 		return p, err
 	}
 	if open.Remote(p.src) {
@@ -282,7 +274,7 @@ func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 		return err
 	}
 	defer tree.Close()
-	srv, err := p.mounter(p.mnt, tree, fs.MountOptions{
+	m, err := mounting.Mount(p.mounter, p.mnt, tree, fs.MountOptions{
 		FSName:         p.src,
 		Name:           "recfs",
 		AllowOther:     f.allowOther,
@@ -291,25 +283,23 @@ func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 		ReadWrite:      f.rw,
 		Follow:         f.follow,
 		FollowInterval: f.followInterval,
-	})
-	if err != nil {
-		return fmt.Errorf("mount %s on %s: %w", p.src, p.mnt, err)
+	}, mounting.Options{})
+	if errors.Is(err, mounting.ErrEndedEarly) {
+		// Unmounted from elsewhere before we saw it ready: nothing to do.
+		logrus.WithField("mountpoint", p.mnt).Info("unmounted")
+		return nil
 	}
-	ended := make(chan error, 1)
-	go func() { ended <- srv.Wait() }()
-	if err := waitReady(p.mnt, readyTimeout, ended); err != nil {
-		if errors.Is(err, errEndedEarly) {
-			// Unmounted from elsewhere before we saw it ready: nothing to do.
-			logrus.WithField("mountpoint", p.mnt).Info("unmounted")
-			return nil
-		}
-		_ = srv.Unmount()
+	if err != nil {
 		return err
 	}
 	if err := f.announce(cmd, p); err != nil {
 		return err
 	}
-	return serve(cmd.Context(), srv, tree, p.mnt, ended)
+	return m.Wait(cmd.Context(), func() {
+		if _, err := notifyStopping("unmounting " + p.mnt); err != nil {
+			logrus.WithError(err).Warn("systemd stopping notification failed")
+		}
+	})
 }
 
 // announce says the mount is ready: in the log, to the daemon's parent or
@@ -345,21 +335,6 @@ func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
 	return o, nil
 }
 
-// dirEmpty reports whether the directory at path has no entries; a
-// listing that fails is an error, not an empty directory.
-func dirEmpty(path string) (bool, error) {
-	d, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(1)
-	if err != nil && err != io.EOF {
-		return false, err
-	}
-	return len(names) == 0, nil
-}
-
 func backendNames() string {
 	var names []string
 	for n := range backends {
@@ -367,122 +342,4 @@ func backendNames() string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// checkPaths validates SRC and MNT: both exist, MNT is a directory with
-// nothing mounted on it, empty unless allowed, and neither lies inside the
-// other (serving a tree from inside itself would deadlock).
-func checkPaths(src, mnt string, allowNonEmpty bool) (srcAbs, mntAbs string, err error) {
-	if srcAbs, err = open.Resolve(src); err != nil {
-		return "", "", err
-	}
-	mntAbs, err = cleanMountpoint(mnt)
-	if err != nil {
-		return "", "", fmt.Errorf("mountpoint: %w", err)
-	}
-	if m, ok, _ := mountAt(mntAbs); ok {
-		if m.FSType == fsType {
-			if isStale(mntAbs) {
-				return "", "", fmt.Errorf("mountpoint %s holds a stale recfs mount of %s (its server died); clean it with: recfs unmount %s", mntAbs, m.Source, mntAbs)
-			}
-		}
-		return "", "", fmt.Errorf("mountpoint %s is busy: %s is already mounted there", mntAbs, describeMount(m))
-	}
-	mi, err := os.Stat(mntAbs)
-	if err != nil {
-		return "", "", fmt.Errorf("mountpoint: %w", err)
-	}
-	if !mi.IsDir() {
-		return "", "", fmt.Errorf("mountpoint %s is not a directory", mntAbs)
-	}
-	if within(mntAbs, srcAbs) {
-		return "", "", fmt.Errorf("mountpoint %s is inside the source %s", mntAbs, srcAbs)
-	}
-	if within(srcAbs, mntAbs) {
-		return "", "", fmt.Errorf("source %s is inside the mountpoint %s; the mount would hide it", srcAbs, mntAbs)
-	}
-	if !allowNonEmpty {
-		empty, err := dirEmpty(mntAbs)
-		if err != nil {
-			return "", "", fmt.Errorf("mountpoint: %w", err)
-		}
-		if !empty {
-			return "", "", fmt.Errorf("mountpoint %s is not empty (use --allow-non-empty to mount over it)", mntAbs)
-		}
-	}
-	return srcAbs, mntAbs, nil
-}
-
-// errEndedEarly says the mount ended before it was seen ready.
-var errEndedEarly = errors.New("mount ended before it was ready")
-
-// waitReady polls until mnt is listed as a recfs mount and answers a stat.
-// It gives up when the server ends (ended delivers), putting the value back.
-func waitReady(mnt string, timeout time.Duration, ended chan error) error {
-	deadline := time.Now().Add(timeout)
-	delay := time.Millisecond
-	for {
-		select {
-		case err := <-ended:
-			ended <- err
-			return errEndedEarly
-		default:
-		}
-		m, ok, err := mountAt(mnt)
-		if err != nil {
-			return err
-		}
-		if ok && m.FSType == fsType {
-			if _, err := os.Stat(mnt); err == nil {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("mount at %s did not become ready within %v", mnt, timeout)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 50*time.Millisecond)
-	}
-}
-
-// serve waits until the mount ends: unmounted from elsewhere (exit 0), or
-// ctx is cancelled by SIGINT/SIGTERM, and then unmounts it.
-func serve(ctx context.Context, srv fs.Server, tree *fs.Tree, mnt string, done chan error) error {
-	select {
-	case err := <-done:
-		logrus.WithField("mountpoint", mnt).Info("unmounted")
-		return err
-	case <-ctx.Done():
-	}
-	logrus.WithField("mountpoint", mnt).Info("signal received, unmounting")
-	// Requests waiting for an index keep the mount busy: end the builds.
-	tree.Interrupt()
-	if _, err := notifyStopping("unmounting " + mnt); err != nil {
-		logrus.WithError(err).Warn("systemd stopping notification failed")
-	}
-	deadline := time.Now().Add(unmountTimeout)
-	var err error
-	for {
-		if err = srv.Unmount(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		// Still busy (open files, a shell inside): detach it so no dead
-		// mount outlives this process.
-		logrus.WithError(err).WithField("mountpoint", mnt).Warn("mount busy; detaching it lazily")
-		if lerr := lazyUnmount(mnt); lerr != nil {
-			return fmt.Errorf("unmount %s: %w (lazy detach: %v)", mnt, err, lerr)
-		}
-	}
-	select {
-	case <-done:
-	case <-time.After(unmountTimeout):
-	}
-	logrus.WithField("mountpoint", mnt).Info("unmounted")
-	return nil
 }

@@ -50,30 +50,3 @@ func TestMountRefusals(t *testing.T) {
 		}
 	}
 }
-
-// TestDirEmpty: an empty directory is empty, one with an entry is not, and
-// a listing that fails (here: not a directory) is an error rather than
-// "empty" (which let a mount go over whatever could not be listed).
-func TestDirEmpty(t *testing.T) {
-	empty := t.TempDir()
-	full := t.TempDir()
-	file := filepath.Join(full, "f")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		path    string
-		want    bool
-		wantErr bool
-	}{
-		{empty, true, false},
-		{full, false, false},
-		{file, false, true},
-		{filepath.Join(empty, "missing"), false, true},
-	} {
-		got, err := dirEmpty(tc.path)
-		if got != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("dirEmpty(%s) = %v, %v; want %v, error %v", tc.path, got, err, tc.want, tc.wantErr)
-		}
-	}
-}

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/fs/open/mounting"
 )
 
 func init() { registerCommand(newUnmountCmd) }
@@ -60,22 +58,22 @@ and the others go on (exit status 1 if any failed).`,
 
 // unmountOne unmounts the recfs mount at arg as recfs unmount does.
 func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) error {
-	mnt, err := cleanMountpoint(arg)
+	mnt, err := mounting.CleanPoint(arg)
 	if err != nil && ifMounted && errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	m, ok, err := mountAt(mnt)
+	m, ok, err := mounting.At(mnt)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return notMounted(cmd, mnt, ifMounted)
 	}
-	if m.FSType != fsType && !force {
-		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, describeMount(m))
+	if m.FSType != mounting.FSType && !force {
+		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, m)
 	}
 	return detach(cmd, mnt, lazy)
 }
@@ -84,7 +82,7 @@ func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) err
 // error, unless --if-mounted.
 func notMounted(cmd *cobra.Command, mnt string, ifMounted bool) error {
 	if !ifMounted {
-		return fmt.Errorf("%s: %w (--if-mounted makes that no error)", mnt, errNotMounted)
+		return fmt.Errorf("%s: %w (--if-mounted makes that no error)", mnt, mounting.ErrNotMounted)
 	}
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "not_mounted", "mountpoint": mnt, "stale": false})
@@ -94,11 +92,11 @@ func notMounted(cmd *cobra.Command, mnt string, ifMounted bool) error {
 
 // detach unmounts the mount at mnt, waits until it is gone and says so.
 func detach(cmd *cobra.Command, mnt string, lazy bool) error {
-	stale := isStale(mnt)
-	if err := unmountSoon(mnt, lazy); err != nil {
+	stale := mounting.IsStale(mnt)
+	if err := mounting.UnmountSoon(mnt, lazy); err != nil {
 		return err
 	}
-	if err := waitGone(mnt, unmountTimeout); err != nil {
+	if err := mounting.WaitGone(mnt, mounting.DefaultUnmountTimeout); err != nil {
 		return err
 	}
 	if wantJSON(cmd) {
@@ -110,90 +108,4 @@ func detach(cmd *cobra.Command, mnt string, lazy bool) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
 	return nil
-}
-
-// errBusy reports a mount still in use (an open file, a working directory).
-var errBusy = errors.New("busy (a file is open or a process has its working directory there); close it or use --lazy")
-
-// busyGrace is how long unmountSoon retries a busy mount: the last close of
-// a file by a process that just exited is finished by the kernel a moment
-// later (deferred fput), so `echo x > MNT/new; recfs unmount MNT` could
-// otherwise find the mount busy (seen in CI).
-const busyGrace = time.Second
-
-// unmountSoon is unmount, retrying for busyGrace while the mount is busy.
-func unmountSoon(mnt string, lazy bool) error {
-	deadline := time.Now().Add(busyGrace)
-	for {
-		err := unmount(mnt, lazy)
-		if !errors.Is(err, errBusy) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// unmount detaches the file system at mnt: umount(2) when we may, else
-// fusermount3 (or fusermount). EBUSY becomes errBusy.
-func unmount(mnt string, lazy bool) error {
-	flags := 0
-	if lazy {
-		flags = syscall.MNT_DETACH
-	}
-	err := syscall.Unmount(mnt, flags)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("%s is %w", mnt, errBusy)
-	}
-	if errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("%s: %w", mnt, errNotMounted)
-	}
-	// Not privileged: use the setuid helper.
-	var lastErr error
-	for _, helper := range []string{"fusermount3", "fusermount"} {
-		path, lerr := exec.LookPath(helper)
-		if lerr != nil {
-			continue
-		}
-		arg := "-u"
-		if lazy {
-			arg = "-uz"
-		}
-		out, herr := exec.Command(path, arg, mnt).CombinedOutput()
-		if herr == nil {
-			return nil
-		}
-		msg := strings.TrimSpace(string(out))
-		if strings.Contains(msg, "busy") {
-			return fmt.Errorf("%s is %w", mnt, errBusy)
-		}
-		lastErr = fmt.Errorf("%s %s %s: %w: %s", helper, arg, mnt, herr, msg)
-	}
-	if lastErr == nil {
-		lastErr = fmt.Errorf("unmount %s: %w (and no fusermount3 found)", mnt, err)
-	}
-	return lastErr
-}
-
-// lazyUnmount detaches mnt even while it is busy.
-func lazyUnmount(mnt string) error { return unmount(mnt, true) }
-
-// waitGone polls until nothing of type recfs is mounted at mnt any more.
-func waitGone(mnt string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		m, ok, err := mountAt(mnt)
-		if err != nil {
-			return err
-		}
-		if !ok || m.FSType != fsType {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is still mounted after %v", mnt, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package mounting
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func TestUnmountHelperErrorWrapped(t *testing.T) {
 	}
 	// A path that does not exist: umount(2) fails with ENOENT, which is
 	// neither "busy" nor "not mounted", so the helper is tried.
-	err := unmount(filepath.Join(t.TempDir(), "missing"), false)
+	err := Unmount(filepath.Join(t.TempDir(), "missing"), false)
 	if err == nil || !strings.Contains(err.Error(), "fusermount") {
 		t.Fatalf("unmount of a missing path: %v; want the helper's failure", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package mounting
 
 import (
 	"strings"
@@ -15,11 +15,11 @@ func TestParseMountinfo(t *testing.T) {
 		"garbage",
 		"",
 	}, "\n")
-	got, err := parseMountinfo(strings.NewReader(in))
+	got, err := ParseMountinfo(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []mountEntry{
+	want := []Entry{
 		{Point: "/mnt/parent", FSType: "ext3", Source: "/dev/root"},
 		{Point: "/tmp/a b", FSType: "fuse.recfs", Source: "/data/x y.log"},
 		{Point: "/srv/m", FSType: "fuse.recfs", Source: "/data/z"},
@@ -43,8 +43,8 @@ func TestUnescapeMount(t *testing.T) {
 		`/short\04`: `/short\04`,
 		`/bad\999`:  `/bad\999`,
 	} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		if got := unescape(in); got != want {
+			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -63,8 +63,8 @@ func TestWithin(t *testing.T) {
 		{"/", "/a", false},
 		{"/a", "/", true},
 	} {
-		if got := within(tc.path, tc.dir); got != tc.want {
-			t.Errorf("within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
+		if got := Within(tc.path, tc.dir); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.path, tc.dir, got, tc.want)
 		}
 	}
 }
@@ -77,7 +77,7 @@ func FuzzParseMountinfo(f *testing.F) {
 	f.Add("43 27 0:40 / /tmp/a\\040b ro - fuse.recfs /x\\ ro\n")
 	f.Add("1 2 3 4 5 6 - \n")
 	f.Fuzz(func(t *testing.T, in string) {
-		ents, err := parseMountinfo(strings.NewReader(in))
+		ents, err := ParseMountinfo(strings.NewReader(in))
 		if err != nil {
 			return
 		}
