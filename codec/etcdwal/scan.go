@@ -43,7 +43,7 @@ type Scanner struct {
 	zeroTail int64  // -1 until computed
 
 	cur    Record
-	damage []codec.Damage
+	damage codec.DamageLog
 	info   Info
 	err    error
 	done   bool
@@ -51,7 +51,8 @@ type Scanner struct {
 
 // NewScanner returns a scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
-	s := &Scanner{r: r, size: max(size, 0), o: o, zeroTail: -1}
+	s := &Scanner{r: r, size: max(size, 0), o: o, zeroTail: -1,
+		damage: codec.DamageLog{Format: codec.EtcdWAL, Strict: o.Strict, Join: true}}
 	s.info.ZeroTail = s.size
 	return s
 }
@@ -299,11 +300,10 @@ func (s *Scanner) read(b []byte, off int64) ([]byte, error) {
 // the file, it is the torn last write of a crashed etcd, of the truncation
 // kind.
 func (s *Scanner) settle() {
-	n := len(s.damage)
-	if n == 0 || s.err != nil {
+	d := s.damage.Last()
+	if d == nil || s.err != nil {
 		return
 	}
-	d := &s.damage[n-1]
 	if d.Off >= s.info.LastEnd && d.Off+d.Len >= s.tail() {
 		d.Kind, d.Reason, d.Err = codec.DamageTruncChunk, "torn last write", codec.ErrTruncated
 	}
@@ -312,11 +312,9 @@ func (s *Scanner) settle() {
 // addDamage records d, joining it to the previous damage when they touch
 // and are of the same kind.
 func (s *Scanner) addDamage(d codec.Damage) {
-	if s.o.Strict && s.err == nil {
-		s.err = d.AsError(codec.EtcdWAL)
-		s.done = true
+	if err := s.damage.Add(d); err != nil && s.err == nil {
+		s.err, s.done = err, true
 	}
-	s.damage = codec.AddDamage(s.damage, d)
 }
 
 // Record returns the record found by the last successful Next.
@@ -333,7 +331,7 @@ func (s *Scanner) Damage() []codec.Damage {
 	if s.done {
 		s.settle()
 	}
-	return s.damage
+	return s.damage.Ranges()
 }
 
 // Info returns what the scan has found so far.

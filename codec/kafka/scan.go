@@ -143,7 +143,7 @@ type Scanner struct {
 
 	producers map[int64]bool
 	info      Info
-	damage    []codec.Damage
+	damage    codec.DamageLog
 	err       error
 	done      bool
 }
@@ -157,7 +157,8 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	if o.MaxDecoded <= 0 {
 		o.MaxDecoded = DefaultMaxDecoded
 	}
-	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindow(r, size, o.Window)}
+	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindow(r, size, o.Window),
+		damage: codec.DamageLog{Format: codec.Kafka, Strict: o.Strict}}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.end = s.size
 	if o.End > 0 {
@@ -235,7 +236,7 @@ func (s *Scanner) Decompressed() []byte {
 func (s *Scanner) Err() error { return s.err }
 
 // Damage returns the ranges skipped so far, in file order.
-func (s *Scanner) Damage() []codec.Damage { return s.damage }
+func (s *Scanner) Damage() []codec.Damage { return s.damage.Ranges() }
 
 // Info returns what the scan found; complete once Next returned false.
 func (s *Scanner) Info() Info {
@@ -638,13 +639,9 @@ func (s *Scanner) recover(p int64, why string) {
 
 // skip records [from, to) as damage and continues at to.
 func (s *Scanner) skip(from, to int64, why string) {
-	d := codec.Damage{Off: from, Len: to - from, Kind: damageKind(why), Reason: why, Err: errKind(why)}
-	s.damage = append(s.damage, d)
 	s.pos = to
-	if s.o.Strict {
-		s.err = d.AsError(codec.Kafka)
-		s.done = true
-		s.info.Next = from
+	if err := s.damage.Add(codec.Damage{Off: from, Len: to - from, Kind: damageKind(why), Reason: why, Err: errKind(why)}); err != nil {
+		s.err, s.done, s.info.Next = err, true, from
 	}
 }
 

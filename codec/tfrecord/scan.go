@@ -79,7 +79,7 @@ type Scanner struct {
 	pos    int64
 	cur    Record
 	info   Info
-	damage []codec.Damage
+	damage codec.DamageLog
 	err    error
 	done   bool
 }
@@ -90,7 +90,8 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 		o.Window = DefaultWindow
 	}
 	o.Window = max(o.Window, 64)
-	s := &Scanner{size: max(size, 0), o: o, w: codec.NewWindow(r, size, o.Window)}
+	s := &Scanner{size: max(size, 0), o: o, w: codec.NewWindow(r, size, o.Window),
+		damage: codec.DamageLog{Format: codec.TFRecord, Strict: o.Strict}}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.end = o.End
 	if s.end <= 0 || s.end > s.size {
@@ -200,13 +201,9 @@ func (s *Scanner) recover(p int64, reason string, kind error) {
 
 // skip records [from, to) as damage and continues at to.
 func (s *Scanner) skip(from, to int64, reason string, kind error) {
-	d := codec.Damage{Off: from, Len: to - from, Kind: damageKind(reason, to == s.size), Reason: reason, Err: kind}
-	s.damage = append(s.damage, d)
 	s.pos = to
-	if s.o.Strict {
-		s.err = d.AsError(codec.TFRecord)
-		s.done = true
-		s.info.Next = from
+	if err := s.damage.Add(codec.Damage{Off: from, Len: to - from, Kind: damageKind(reason, to == s.size), Reason: reason, Err: kind}); err != nil {
+		s.err, s.done, s.info.Next = err, true, from
 	}
 }
 
@@ -302,7 +299,7 @@ func (s *Scanner) Record() Record { return s.cur }
 func (s *Scanner) Err() error { return s.err }
 
 // Damage returns the ranges skipped so far, in file order.
-func (s *Scanner) Damage() []codec.Damage { return s.damage }
+func (s *Scanner) Damage() []codec.Damage { return s.damage.Ranges() }
 
 // Info returns what the scan found; complete once Next returned false.
 func (s *Scanner) Info() Info { return s.info }

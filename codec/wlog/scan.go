@@ -63,7 +63,7 @@ type Scanner struct {
 	head     []byte     // first stored bytes of a compressed record
 
 	cur    Record
-	damage []codec.Damage
+	damage codec.DamageLog
 	info   Info
 	err    error
 	done   bool
@@ -71,7 +71,8 @@ type Scanner struct {
 
 // NewScanner returns a scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
-	s := &Scanner{r: r, size: max(size, 0), o: o, pOff: -1, procs: runtime.GOMAXPROCS(0)}
+	s := &Scanner{r: r, size: max(size, 0), o: o, pOff: -1, procs: runtime.GOMAXPROCS(0),
+		damage: codec.DamageLog{Format: codec.PrometheusWAL, Strict: o.Strict, Join: true}}
 	if o.Start < 0 || o.Start > s.size {
 		s.err = fmt.Errorf("codec: prometheus WAL scan start %d outside the %d-byte segment", o.Start, s.size)
 		s.done = true
@@ -378,11 +379,9 @@ func (s *Scanner) fail(off, n int64, dk codec.DamageKind, kind error) {
 // addDamage records d, joining it to the previous damage when they touch
 // and are of the same kind.
 func (s *Scanner) addDamage(d codec.Damage) {
-	if s.o.Strict && s.err == nil {
-		s.err = d.AsError(codec.PrometheusWAL)
-		s.done = true
+	if err := s.damage.Add(d); err != nil && s.err == nil {
+		s.err, s.done = err, true
 	}
-	s.damage = codec.AddDamage(s.damage, d)
 }
 
 // Record returns the record found by the last successful Next. Its Frags
@@ -395,7 +394,7 @@ func (s *Scanner) Record() Record { return s.cur }
 func (s *Scanner) Err() error { return s.err }
 
 // Damage returns the byte ranges skipped so far, in offset order.
-func (s *Scanner) Damage() []codec.Damage { return s.damage }
+func (s *Scanner) Damage() []codec.Damage { return s.damage.Ranges() }
 
 // Info returns what the scan has found so far.
 func (s *Scanner) Info() Info { return s.info }
