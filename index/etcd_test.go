@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/etcdwal"
 )
 
@@ -57,18 +58,12 @@ func TestEtcdOpenReadCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkLoaded(t, tb, codec.EtcdWAL, src, len(want))
 		in := tb.Info()
-		if tb.Format() != codec.EtcdWAL || in.Loaded != src || tb.Len() != int64(len(want)) || len(tb.Damage()) > 0 {
-			t.Fatalf("%s: format %v, source %s, %d records, damage %v", src, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
-		}
 		if !strings.Contains(in.Flavor, "500 entries") || !strings.Contains(in.Flavor, "preallocated") {
 			t.Fatalf("flavor %q", in.Flavor)
 		}
-		for i, w := range want {
-			if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, w) {
-				t.Fatalf("%s: record %d differs", src, i)
-			}
-		}
+		codectest.SamePayloads(t, src, readRecords(t, tb), want)
 		tb.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,18 +49,12 @@ func TestPrometheusOpenReadCache(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				checkLoaded(t, tb, codec.PrometheusWAL, want, len(recs))
 				in := tb.Info()
-				if tb.Format() != codec.PrometheusWAL || in.Loaded != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
-					t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
-				}
 				if c != wlog.None && !strings.Contains(in.Flavor, c.String()) {
 					t.Fatalf("flavor %q does not say %v", in.Flavor, c)
 				}
-				for i, r := range recs {
-					if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, r) {
-						t.Fatalf("%s: record %d differs", want, i)
-					}
-				}
+				codectest.SamePayloads(t, want, readRecords(t, tb), recs)
 				tb.Close()
 			}
 		})
@@ -131,11 +126,7 @@ func TestPrometheusFollow(t *testing.T) {
 		if tb.Len() != int64(want) || tb.Generation() != gen {
 			t.Fatalf("cut %d: %d records (want %d), generation %d (was %d), damage %v", cut, tb.Len(), want, tb.Generation(), gen, tb.Damage())
 		}
-		for i := range want {
-			if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, recs[i]) {
-				t.Fatalf("cut %d: record %d differs", cut, i)
-			}
-		}
+		codectest.SamePayloads(t, fmt.Sprintf("cut %d", cut), readRecords(t, tb), recs[:want])
 	}
 	if len(tb.Damage()) > 0 {
 		t.Fatalf("damage after the segment is whole: %v", tb.Damage())

@@ -35,15 +35,8 @@ func TestTFRecordOpenReadCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := tb.Info()
-		if tb.Format() != codec.TFRecord || in.Loaded != want || tb.Len() != int64(len(recs)) || len(tb.Damage()) > 0 {
-			t.Fatalf("%s: format %v, source %s, %d records, damage %v", want, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
-		}
-		for i, r := range recs {
-			if got := readRecord(t, tb, int64(i)); !bytes.Equal(got, r) {
-				t.Fatalf("%s: record %d differs", want, i)
-			}
-		}
+		checkLoaded(t, tb, codec.TFRecord, want, len(recs))
+		codectest.SamePayloads(t, want, readRecords(t, tb), recs)
 		tb.Close()
 	}
 	if f, err := codec.ParseFormat("tfrecord"); err != nil || f != codec.TFRecord || f.String() != "tfrecord" {

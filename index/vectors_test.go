@@ -154,6 +154,25 @@ func readRecord(t testing.TB, tb *Table, n int64) []byte {
 	return out
 }
 
+// readRecords reads every record of tb as readRecord does, in pieces.
+func readRecords(t testing.TB, tb *Table) [][]byte {
+	t.Helper()
+	out := make([][]byte, tb.Len())
+	for n := range out {
+		out[n] = readRecord(t, tb, int64(n))
+	}
+	return out
+}
+
+// checkLoaded fails t unless tb is an undamaged table of format f with n
+// records, loaded as loaded says ("built" or "cached").
+func checkLoaded(t testing.TB, tb *Table, f codec.Format, loaded string, n int) {
+	t.Helper()
+	if in := tb.Info(); tb.Format() != f || in.Loaded != loaded || tb.Len() != int64(n) || len(tb.Damage()) > 0 {
+		t.Fatalf("%s: format %v, source %s, %d records, damage %v", loaded, tb.Format(), in.Loaded, tb.Len(), tb.Damage())
+	}
+}
+
 // check compares a table with a manifest.
 func check(t *testing.T, tb *Table, w want) {
 	t.Helper()

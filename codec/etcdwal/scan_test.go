@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // TestRoundTrip: every record comes back as its walpb.Record bytes, with
@@ -32,13 +33,8 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil || len(dmg) > 0 {
 				t.Fatalf("scan: %v %v", err, dmg)
 			}
-			if len(got) != len(want) {
-				t.Fatalf("%d records, want %d", len(got), len(want))
-			}
+			codectest.SamePayloads(t, "", got, want)
 			for i := range want {
-				if !bytes.Equal(got[i], want[i]) {
-					t.Fatalf("record %d differs", i)
-				}
 				if recs[i].Off%8 != 0 {
 					t.Fatalf("record %d at unaligned %d", i, recs[i].Off)
 				}
@@ -116,14 +112,7 @@ func TestDamage(t *testing.T) {
 					keep = append(keep, w)
 				}
 			}
-			if len(got) != len(keep) {
-				t.Fatalf("%d records, want %d (damage %v)", len(got), len(keep), dmg)
-			}
-			for i := range keep {
-				if !bytes.Equal(got[i], keep[i]) {
-					t.Fatalf("record %d differs", i)
-				}
-			}
+			codectest.SamePayloads(t, fmt.Sprint("damage ", dmg), got, keep)
 			if len(dmg) != 1 || dmg[0].Kind != tc.kind || !errors.Is(dmg[0], tc.err) || dmg[0].Off != recs[tc.lost[0]].Off {
 				t.Fatalf("damage %v, want one of kind %v (%v) at %d", dmg, tc.kind, tc.err, recs[tc.lost[0]].Off)
 			}
