@@ -205,6 +205,18 @@ func (d *dirFD) createAt(name string, perm uint32) (*os.File, statInfo, error) {
 	return fileOf(fd, filepath.Join(d.path, name))
 }
 
+// sync fsyncs the directory, so that the entries made in it reach stable
+// storage. It opens the directory again through its own descriptor (one
+// that only resolves names cannot be synced).
+func (d *dirFD) sync() error {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fsync(fd)
+}
+
 // unlinkAt removes the entry name if it is still the file with identity
 // st.
 func (d *dirFD) unlinkAt(name string, st statInfo) error {

@@ -90,6 +90,15 @@ func (d *dirFD) createAt(name string, perm uint32) (*os.File, statInfo, error) {
 	return openRegular(filepath.Join(d.path, name), os.O_RDWR|os.O_CREATE|os.O_EXCL)
 }
 
+func (d *dirFD) sync() error {
+	f, err := os.Open(d.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
 func (d *dirFD) unlinkAt(name string, st statInfo) error {
 	return os.Remove(filepath.Join(d.path, name))
 }

@@ -254,6 +254,13 @@ func (t *Tree) Mkdir(ctx context.Context, parent Node, name string) (Node, error
 	rd := &recDir{path: path, rel: rel, st: st, key: fileKey(st.dev, st.ino), written: true}
 	src, err := t.o.Create(context.WithoutCancel(ctx), SourceFile{File: f, Path: path, Reopen: t.reopener(rd)})
 	if err == nil {
+		// Create synced the new file; its entry in the directory must
+		// reach stable storage too before mkdir succeeds.
+		if err = syncDir(d); err != nil {
+			src.Close()
+		}
+	}
+	if err == nil {
 		var fi os.FileInfo
 		if fi, err = f.Stat(); err == nil {
 			rd.st = statOf(fi)
@@ -274,6 +281,21 @@ func (t *Tree) Mkdir(ctx context.Context, parent Node, name string) (Node, error
 	t.mu.Unlock()
 	return Node{Kind: KindRecordDir, rd: rd}, nil
 }
+
+// syncDir fsyncs d, a directory Mkdir made a file in.
+func syncDir(d *dirFD) error {
+	if err := d.sync(); err != nil {
+		return err
+	}
+	if dirSyncs != nil {
+		dirSyncs(d.path)
+	}
+	return nil
+}
+
+// dirSyncs, when tests set it, is called with the path of each directory
+// Mkdir synced.
+var dirSyncs func(dir string)
 
 // Unlink removes the entry name of parent. Only a pending file can be
 // removed: its content is discarded, never appended (the open handles see

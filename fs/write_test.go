@@ -401,9 +401,15 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 }
 
+// TestMkdirTree: mkdir makes a new record file, durably (its directory is
+// synced once, counted by the dirSyncs hook), that takes records; a second
+// mkdir of the name fails. Not parallel: it sets the hook.
 func TestMkdirTree(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	var dirsSynced []string
+	dirSyncs = func(d string) { dirsSynced = append(dirsSynced, d) }
+	t.Cleanup(func() { dirSyncs = nil })
 	tr, err := NewDir(dir, Options{
 		Open: func(ctx context.Context, sf SourceFile) (Records, error) {
 			return openSourceFile(ctx, sf, index.Options{CacheDir: "-", Writable: true})
@@ -432,6 +438,9 @@ func TestMkdirTree(t *testing.T) {
 	}
 	if _, err := tr.Mkdir(ctx, tr.Root(), "new.log"); Errno(err) != syscall.EEXIST {
 		t.Errorf("second mkdir: %v", err)
+	}
+	if len(dirsSynced) != 1 || dirsSynced[0] != dir {
+		t.Errorf("mkdir synced the directories %q, want [%q]", dirsSynced, dir)
 	}
 	_, h, err := tr.Create(ctx, n, "r")
 	if err != nil {

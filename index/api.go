@@ -41,8 +41,17 @@ type Options struct {
 	// next Append with AppendOptions.Sync or Sync, which must follow: one
 	// fsync instead of two for recfs append --create --sync. A crash before
 	// that fsync leaves no file or an empty one. Files with a header are
-	// synced at Create all the same.
+	// synced at Create all the same. The new file's directory entry is
+	// synced with it: at Create, or after the first synced append or Sync
+	// (once, not on every append).
 	DeferCreateSync bool
+	// KeepCreateLock makes Create and CreateSource keep the new file's
+	// append lock for the table's first append, which then neither takes
+	// the lock nor probes the database LOCK again (Create probed it): one
+	// lock and one probe for a file created to be appended to at once, as
+	// recfs append --create does. The lock is released when that append
+	// returns or the table is closed; other appenders wait until then.
+	KeepCreateLock bool
 	// TailMoved, when set, is told of every tail an append or a Writable
 	// open moved out of the file (where its bytes went); when nil, each
 	// is logged.

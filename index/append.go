@@ -86,7 +86,11 @@ func (t *Table) appendRecords(ctx context.Context, a appendReq) (first int64, er
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.guardDBLock(); err != nil {
+	if unlock := t.held.Swap(nil); unlock != nil {
+		// Create kept the lock, having probed the database LOCK.
+		defer (*unlock)()
+		a.locked = true
+	} else if err := t.guardDBLock(); err != nil {
 		return 0, fmt.Errorf("index: append to %s: %w", t.path, err)
 	}
 	t.saver.inside = true
@@ -117,11 +121,13 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 	if wrapDest != nil {
 		f = wrapDest(f)
 	}
-	unlock, err := lockDest(f)
-	if err != nil {
-		return 0, err
+	if !a.locked {
+		unlock, err := lockDest(f)
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	if err := t.pathIsFile(f); err != nil {
 		return 0, err
 	}
@@ -158,6 +164,9 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 	defer t.writing.Add(-1)
 	a.written = &written{}
 	u, err := ap.append(t, f, s, a)
+	if err == nil && a.o.Sync {
+		err = t.syncNewEntry()
+	}
 	if err == nil {
 		err = t.takeAppended(ctx, s, a, u)
 	}
@@ -234,6 +243,7 @@ type appendReq struct {
 	streams []recordio.ItemSource
 	each    *countedStream
 	o       AppendOptions
+	locked  bool // the caller holds the append lock already (Options.KeepCreateLock)
 	// written, when set, receives the table the writer extended with the
 	// records it wrote (see adoptWritten).
 	written *written

@@ -1,6 +1,10 @@
 package index
 
-import "github.com/recfs/recfs/source"
+import (
+	"fmt"
+
+	"github.com/recfs/recfs/source"
+)
 
 // Sync makes the table's file durable: everything appended to it so far,
 // by this table or anyone else, reaches stable storage (one fsync of the
@@ -15,6 +19,31 @@ func (t *Table) Sync() error {
 		return err
 	}
 	synced(t.path)
+	return t.syncNewEntry()
+}
+
+// syncNewEntry fsyncs, once, the directory holding the entry of a file
+// Create made without syncing it (Options.DeferCreateSync), after the
+// file itself was synced: a file's fsync need not make its name durable.
+func (t *Table) syncNewEntry() error {
+	dir := t.newEntry.Load()
+	if dir == nil {
+		return nil
+	}
+	if err := syncDir(*dir); err != nil {
+		return err
+	}
+	t.newEntry.CompareAndSwap(dir, nil)
+	return nil
+}
+
+// syncDir fsyncs the directory dir, so that the entries made in it reach
+// stable storage.
+func syncDir(dir string) error {
+	if err := (osFS{}).SyncDir(dir); err != nil {
+		return fmt.Errorf("index: sync directory %s: %w", dir, err)
+	}
+	synced(dir)
 	return nil
 }
 
@@ -28,7 +57,9 @@ func syncFile(f source.Writer, path string) error {
 }
 
 // syncs, when set (tests only), is called with the file's path after each
-// fsync of a source file that an append, Sync or Create asked for.
+// fsync of a source file that an append, Sync or Create asked for, and
+// with the directory's path after each fsync of the directory of a file
+// Create made.
 var syncs func(path string)
 
 // synced tells syncs that the source file at path was synced.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/source"
@@ -15,6 +16,10 @@ import (
 // header-only file for recordio (with a trailer when trailer is set). The
 // table is made from the descriptor that created the file (CreateSource).
 // Like Append, it refuses a directory whose database LOCK is held.
+//
+// The new file and its entry in the directory are durable when Create
+// returns (an fsync of each), unless Options.DeferCreateSync leaves both
+// to the table's next synced append or Sync.
 func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*Table, error) {
 	if err := guardCreate(path, o); err != nil {
 		return nil, err
@@ -42,7 +47,9 @@ func Create(ctx context.Context, path string, f codec.Format, trailer bool, o Op
 // it and returns its table, which takes src over. Like Create, it refuses a
 // directory whose database LOCK is held, before writing anything. Other
 // sources are refused with ErrWritableSource. On failure src is left open
-// and the caller removes the file.
+// and the caller removes the file. The file is synced as by Create; its
+// directory entry is the caller's to make durable (an fsync of the
+// directory it created the file in).
 func CreateSource(ctx context.Context, src source.Source, ff codec.Format, trailer bool, o Options) (*Table, error) {
 	l, ok := src.(*local.File)
 	if !ok {
@@ -62,16 +69,23 @@ func CreateSource(ctx context.Context, src source.Source, ff codec.Format, trail
 // format) must not write into it before the table in format ff has seen it
 // as it was made. One that wrote before the lock was taken made the file
 // its format: go on in that. With remove, a file whose header could not be
-// written is removed.
+// written is removed. With o.KeepCreateLock the table keeps the lock for
+// its first append.
 func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, trailer bool, o Options, remove bool) (*Table, error) {
 	f := l.OSFile()
 	unlock, err := lockFile(f)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	kept := false
+	defer func() {
+		if !kept {
+			unlock()
+		}
+	}()
+	synced := false
 	if !writtenMeanwhile(f) {
-		if err := initRecordFile(f, name, ff, trailer, o.DeferCreateSync); err != nil {
+		if synced, err = initRecordFile(f, name, ff, trailer, o.DeferCreateSync); err != nil {
 			if remove {
 				os.Remove(name)
 			}
@@ -79,11 +93,30 @@ func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, 
 		}
 		o.Format = ff
 	}
+	if remove && synced {
+		// The file is durable; its entry in the directory must be too.
+		if err := syncDir(filepath.Dir(name)); err != nil {
+			os.Remove(name)
+			return nil, err
+		}
+	}
 	now, err := l.Now()
 	if err != nil {
 		return nil, err
 	}
-	return openVersion(ctx, now, name, o)
+	t, err := openVersion(ctx, now, name, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if remove && !synced {
+		dir := filepath.Dir(name)
+		t.newEntry.Store(&dir) // for the next synced append or Sync
+	}
+	if o.KeepCreateLock {
+		t.held.Store(&unlock)
+		kept = true
+	}
+	return t, nil
 }
 
 // writtenMeanwhile reports whether the new file f, which the caller has
@@ -99,7 +132,7 @@ func guardCreate(path string, o Options) error {
 	if o.IgnoreDBLock {
 		return nil
 	}
-	if err := local.CheckDBLock(path); err != nil {
+	if err := checkDBLock(path); err != nil {
 		return fmt.Errorf("index: create %s: %w", path, err) // a running database's directory
 	}
 	return nil
@@ -108,25 +141,25 @@ func guardCreate(path string, o Options) error {
 // initRecordFile writes the empty record file of format ff (with a trailer
 // when trailer is set, for recordio) into the new, empty file f at path and
 // makes it durable, unless it is still empty and defer is set (see
-// Options.DeferCreateSync).
-func initRecordFile(f *os.File, path string, ff codec.Format, trailer, deferSync bool) error {
+// Options.DeferCreateSync). It reports whether it synced f.
+func initRecordFile(f *os.File, path string, ff codec.Format, trailer, deferSync bool) (bool, error) {
 	drv, err := driverFor(ff)
 	if err != nil {
-		return fmt.Errorf("index: create %s: %w", path, err)
+		return false, fmt.Errorf("index: create %s: %w", path, err)
 	}
 	c, ok := drv.(creator)
 	if !ok {
-		return fmt.Errorf("index: create %s: %w", path, readOnlyErr(drv))
+		return false, fmt.Errorf("index: create %s: %w", path, readOnlyErr(drv))
 	}
 	if err := c.create(f, trailer); err != nil {
-		return err
+		return false, err
 	}
 	if fi, err := f.Stat(); deferSync && err == nil && fi.Size() == 0 {
-		return nil
+		return false, nil
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return false, err
 	}
 	synced(path)
-	return nil
+	return true, nil
 }

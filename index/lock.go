@@ -53,6 +53,9 @@ func lockDest(d appendDest) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
+	if locksTaken != nil {
+		locksTaken()
+	}
 	return unlock, nil
 }
 
@@ -189,5 +192,21 @@ func (t *Table) guardDBLock() error {
 	if t.opt.IgnoreDBLock {
 		return nil
 	}
-	return local.CheckDBLock(t.path)
+	return checkDBLock(t.path)
 }
+
+// checkDBLock is local.CheckDBLock, told to dbProbes.
+func checkDBLock(path string) error {
+	if dbProbes != nil {
+		dbProbes(path)
+	}
+	return local.CheckDBLock(path)
+}
+
+// dbProbes and locksTaken, when tests set them, are called for each probe
+// of a database LOCK file (with the path of the file probed for) and each
+// append lock taken.
+var (
+	dbProbes   func(path string)
+	locksTaken func()
+)

@@ -71,7 +71,7 @@ func OpenSource(ctx context.Context, src source.Source, o Options) (*Table, erro
 
 // openSource is OpenSource for a source named name in messages.
 func openSource(ctx context.Context, src source.Source, name string, o Options) (*Table, error) {
-	t, err := openVersion(ctx, src, name, o)
+	t, err := openVersion(ctx, src, name, o, true)
 	if err != nil {
 		return nil, err
 	}
@@ -85,15 +85,17 @@ func openSource(ctx context.Context, src source.Source, name string, o Options) 
 
 // openVersion is openSource without the repair of a torn log tail: the
 // table of one version of the source, and how its next one is loaded.
-func openVersion(ctx context.Context, src source.Source, name string, o Options) (*Table, error) {
+// Without repair, a Writable local file is not repaired first (a file
+// Create has just made under its lock: nothing crashed in it).
+func openVersion(ctx context.Context, src source.Source, name string, o Options, repair bool) (*Table, error) {
 	t := &Table{path: name, opt: o}
 	t.reload = func(ctx context.Context, src source.Source) (*Table, error) {
 		o := o
 		o.Progress = nil
-		return openVersion(ctx, src, name, o)
+		return openVersion(ctx, src, name, o, true)
 	}
 	if l, ok := src.(*local.File); ok {
-		if err := t.openLocal(ctx, l, name, o); err != nil {
+		if err := t.openLocal(ctx, l, name, o, repair); err != nil {
 			return nil, err
 		}
 		return t, nil
@@ -110,7 +112,7 @@ func openVersion(ctx context.Context, src source.Source, name string, o Options)
 // openLocal makes t the table of a local file: loaded from the table saved
 // under its path, else built and saved; for o.Writable, what a crashed
 // append or writer left is repaired first.
-func (t *Table) openLocal(ctx context.Context, l *local.File, name string, o Options) error {
+func (t *Table) openLocal(ctx context.Context, l *local.File, name string, o Options, repairFirst bool) error {
 	o = InferOptions(name, o)
 	if o.Format == codec.Unknown && l.Size() == 0 && EmptyRecordName(filepath.Base(name)) {
 		o.Format = codec.Kafka // a segment its broker has just rolled
@@ -120,7 +122,7 @@ func (t *Table) openLocal(ctx context.Context, l *local.File, name string, o Opt
 	// A descriptor we cannot write through (a refresh's reopen, a file we
 	// may not write) is not repaired here: the next append repairs it
 	// under its lock, through a writable descriptor.
-	if o.Writable && l.Writable() && (o.IgnoreDBLock || local.CheckDBLock(l.Identity().Key) == nil) {
+	if repairFirst && o.Writable && l.Writable() && (o.IgnoreDBLock || checkDBLock(l.Identity().Key) == nil) {
 		if err := repair(l, name, o.tails()); err != nil {
 			return err
 		}

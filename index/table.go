@@ -26,8 +26,10 @@ type Table struct {
 	snap atomic.Pointer[snapshot] // the current immutable view
 	mu   sync.Mutex               // serialises Refresh
 
-	writing atomic.Int32              // appends of ours in progress (see checkSource)
-	grown   atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
+	writing  atomic.Int32              // appends of ours in progress (see checkSource)
+	grown    atomic.Pointer[grownStat] // a stat of the source accepted as a pure append
+	newEntry atomic.Pointer[string]    // the directory of a file Create made, until an fsync of it (see syncNewEntry)
+	held     atomic.Pointer[func()]    // releases the append lock Create kept for the first append (Options.KeepCreateLock)
 
 	saver    appendSaver // saves the table once appends pause
 	cf       string      // the saved table a proven snapshot was loaded from, resaved when it lies (proof.go)
@@ -250,6 +252,9 @@ func (t *Table) Info() Info {
 // running on it end).
 func (t *Table) Close() error {
 	t.saveNow() // what appends left unsaved
+	if unlock := t.held.Swap(nil); unlock != nil {
+		(*unlock)() // kept by Create for an append that did not come
+	}
 	t.lifetime()
 	t.endLife()
 	return closeSource(t.s().src)

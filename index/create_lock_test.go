@@ -1,0 +1,101 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+)
+
+// TestCreateKeepsLockForAppend counts the append locks taken and the
+// database LOCK probes made by Create followed by an append: with
+// KeepCreateLock one of each for the pair, two of each without; a second
+// append takes its own. Not parallel: it sets the hooks.
+func TestCreateKeepsLockForAppend(t *testing.T) {
+	var locks, probes int
+	locksTaken = func() { locks++ }
+	dbProbes = func(string) { probes++ }
+	t.Cleanup(func() { locksTaken, dbProbes = nil, nil })
+	for _, f := range []codec.Format{codec.LevelDB, codec.TFRecord, codec.RecordIO} {
+		for _, keep := range []bool{false, true} {
+			name := fmt.Sprintf("%v-keep=%v", f, keep)
+			locks, probes = 0, 0
+			p := filepath.Join(t.TempDir(), "f")
+			tb, err := Create(context.Background(), p, f, false, Options{CacheDir: "-", Writable: true, DeferCreateSync: true, KeepCreateLock: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := tb.AppendStream(context.Background(), LineRecords(strings.NewReader("a\nb\n")), AppendOptions{Sync: true}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want := 2
+			if keep {
+				want = 1
+			}
+			if locks != want || probes != want {
+				t.Errorf("%s: Create and Append took %d locks and made %d LOCK probes, want %d and %d", name, locks, probes, want, want)
+			}
+			if _, err := tb.Append(context.Background(), [][]byte{[]byte("c")}, AppendOptions{}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if locks != want+1 || probes != want+1 {
+				t.Errorf("%s: a second Append took %d locks and made %d probes, want 1 and 1", name, locks-want, probes-want)
+			}
+			if tb.Len() != 3 {
+				t.Errorf("%s: %d records, want 3", name, tb.Len())
+			}
+			tb.Close()
+		}
+	}
+}
+
+// TestKeptCreateLockReleased: the lock Create keeps is held (another
+// descriptor cannot take it) until the first append returns, or until
+// Close when no append comes.
+func TestKeptCreateLockReleased(t *testing.T) {
+	t.Parallel()
+	held := func(p string) bool {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			return false
+		}
+		if err != syscall.EWOULDBLOCK {
+			t.Fatal(err)
+		}
+		return true
+	}
+	o := Options{CacheDir: "-", Writable: true, KeepCreateLock: true}
+	for _, appendFirst := range []bool{false, true} {
+		p := filepath.Join(t.TempDir(), "f")
+		tb, err := Create(context.Background(), p, codec.LevelDB, false, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held(p) {
+			t.Errorf("append=%v: the lock is not held after Create", appendFirst)
+		}
+		if appendFirst {
+			if _, err := tb.Append(context.Background(), [][]byte{[]byte("r")}, AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if held(p) {
+				t.Errorf("the lock is still held after the first append")
+			}
+		}
+		tb.Close()
+		if held(p) {
+			t.Errorf("append=%v: the lock is still held after Close", appendFirst)
+		}
+	}
+}
