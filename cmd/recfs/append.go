@@ -95,7 +95,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	}
 	moved := []movedJSON{}
 	// With --sync the append's fsync also makes a file --create made durable.
-	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync,
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync, KeepCreateLock: af.create != "",
 		TailMoved: func(m index.MovedTail) {
 			moved = append(moved, movedJSON{Offset: m.Off, Bytes: m.Len, SavedTo: m.SavedTo, Reason: m.Reason})
 			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", movedText(m))
