@@ -2,9 +2,12 @@ package codectest
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"strconv"
+	"testing"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -41,4 +44,28 @@ func Text(rng *rand.Rand, size int) []byte {
 		b = append(b, ' ')
 	}
 	return b[:size]
+}
+
+// Redeflated returns the raw DEFLATE stream w deflated otherwise and
+// padded with zeros to w's length (a DEFLATE reader stops at the final
+// block): other bytes that decompress to the same output, as a planted
+// copy of a checkpoint window could be. It fails t when no other level's
+// output fits.
+func Redeflated(t testing.TB, w []byte) []byte {
+	t.Helper()
+	plain, err := io.ReadAll(flate.NewReader(bytes.NewReader(w)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for level := flate.BestCompression; level > flate.BestSpeed; level-- {
+		var b bytes.Buffer
+		fw, _ := flate.NewWriter(&b, level)
+		fw.Write(plain)
+		fw.Close()
+		if b.Len() <= len(w) && !bytes.Equal(b.Bytes(), w[:b.Len()]) {
+			return append(b.Bytes(), make([]byte, len(w)-b.Len())...)
+		}
+	}
+	t.Fatal("no other deflation of the window fits its length")
+	return nil
 }

@@ -2,9 +2,12 @@ package tfrecord
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -61,9 +64,13 @@ type Checkpoint struct {
 	Sum       uint32
 	// Window is the DEFLATE-compressed window: the WindowLen bytes of
 	// output before Out (32 KiB, or the member's output so far when that
-	// is shorter). Empty at a member header.
+	// is shorter). Empty at a member header, and when Stored says where
+	// the window is kept instead.
 	Window    []byte
 	WindowLen int
+	// Stored, when set, is the window kept outside memory (in a saved
+	// table's file), read only when a decoder starts at this checkpoint.
+	Stored *StoredWindow
 	// Unit is log2 of the verification unit of the span from Out to the
 	// next checkpoint (or the end of the stream), and Sums the CRC-32C of
 	// each of the span's units, the last one possibly short.
@@ -71,9 +78,98 @@ type Checkpoint struct {
 	Sums []uint32
 }
 
-// EncodedSize is about how many bytes c takes in a saved table.
+// PointSize is how many bytes a checkpoint takes in a saved table besides
+// its window and unit checksums: offsets, member state, lengths and the
+// window's SHA-256.
+const PointSize = 8 + 8 + 1 + 8 + 4 + 4 + 1 + 4 + 4 + sha256.Size
+
+// EncodedSize is how many bytes c takes in a saved table.
 func (c *Checkpoint) EncodedSize() int64 {
-	return 40 + int64(len(c.Window)) + 4*int64(len(c.Sums))
+	return PointSize + int64(c.WindowBytes()) + 4*int64(len(c.Sums))
+}
+
+// WindowBytes is the length of c's deflated window, in memory or stored.
+func (c *Checkpoint) WindowBytes() int {
+	if c.Stored != nil && len(c.Window) == 0 {
+		return c.Stored.Len
+	}
+	return len(c.Window)
+}
+
+// WindowSum returns the SHA-256 of c's deflated window, which a saved
+// table keeps with the checkpoint (see StoredWindow).
+func (c *Checkpoint) WindowSum() [sha256.Size]byte {
+	if c.Stored != nil && len(c.Window) == 0 {
+		return c.Stored.Sum
+	}
+	return sha256.Sum256(c.Window)
+}
+
+// DeflatedWindow returns c's deflated window: Window, or the stored one
+// (read, and checked against its SHA-256, the first time). A stored window
+// that is short or does not match gives an error; one that cannot be read,
+// a *WindowReadError.
+func (c *Checkpoint) DeflatedWindow() ([]byte, error) {
+	if c.Stored == nil || len(c.Window) > 0 {
+		return c.Window, nil
+	}
+	return c.Stored.load()
+}
+
+// A StoredWindow is a checkpoint's deflated window kept in a saved table's
+// file rather than in memory: the table's small part (offsets, unit
+// checksums, each window's SHA-256) is read when the table is loaded, and
+// a window only when a read starts at its checkpoint. What vouches for the
+// window is Sum, which the loaded part holds (and whatever vouches for
+// that part: a saved table's seal); the bytes read at Off are used only if
+// they hash to it, so a window planted, swapped or left from another
+// version of the table gives a corruption error, never other output.
+type StoredWindow struct {
+	R   io.ReaderAt // where the window is kept
+	Off int64       // its offset in R
+	Len int         // its deflated length
+	Sum [sha256.Size]byte
+
+	got atomic.Pointer[[]byte] // the window once read and checked
+}
+
+// Loaded reports whether the window was read (and matched) already.
+func (w *StoredWindow) Loaded() bool { return w.got.Load() != nil }
+
+// A WindowReadError is the failure to read a stored window (as opposed to
+// a window that was read and does not match: a corruption).
+type WindowReadError struct{ Err error }
+
+func (e *WindowReadError) Error() string {
+	return "tfrecord: reading a stored checkpoint window: " + e.Err.Error()
+}
+func (e *WindowReadError) Unwrap() error { return e.Err }
+
+// load returns the window, reading and checking it the first time. A
+// window stored short or not matching Sum gives a plain error (the caller
+// reports the checkpoint corrupt); one that cannot be read, a
+// *WindowReadError.
+func (w *StoredWindow) load() ([]byte, error) {
+	if b := w.got.Load(); b != nil {
+		return *b, nil
+	}
+	if w.Len <= 0 || w.Len > maxWindowEncoded || w.R == nil {
+		return nil, fmt.Errorf("no stored window of %d bytes at %d", w.Len, w.Off)
+	}
+	b := make([]byte, w.Len)
+	n, err := w.R.ReadAt(b, w.Off)
+	switch {
+	case n == len(b):
+	case err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("stored window short: %d of %d bytes at %d", n, w.Len, w.Off)
+	default:
+		return nil, &WindowReadError{Err: err}
+	}
+	if sha256.Sum256(b) != w.Sum {
+		return nil, fmt.Errorf("stored window of %d bytes at %d does not match its SHA-256", w.Len, w.Off)
+	}
+	w.got.Store(&b)
+	return b, nil
 }
 
 // A SeekIndex is what a pass over a compressed stream learned: its
@@ -151,11 +247,11 @@ func (x *SeekIndex) checkPoint(i int, size int64) error {
 	if p.In < 0 || (p.In >= 8*size && i > 0) || p.Out > end || p.MemberOut < 0 || p.MemberOut > p.Out {
 		return fmt.Errorf("checkpoint %d at bit %d, output %d (member from %d, span end %d, file %d bytes)", i, p.In, p.Out, p.MemberOut, end, size)
 	}
-	if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || len(p.Window) != 0) {
+	if p.Member && (p.In%8 != 0 || p.MemberOut != p.Out || p.Sum != initialSum(x.Comp) || p.WindowLen != 0 || p.WindowBytes() != 0 || p.Stored != nil) {
 		return fmt.Errorf("checkpoint %d at a member header carries state", i)
 	}
-	if !p.Member && (p.WindowLen != int(min(windowSize, p.Out-p.MemberOut)) || len(p.Window) == 0 || len(p.Window) > maxWindowEncoded) {
-		return fmt.Errorf("checkpoint %d: window of %d bytes (%d deflated) after %d bytes of its member", i, p.WindowLen, len(p.Window), p.Out-p.MemberOut)
+	if !p.Member && (p.WindowLen != int(min(windowSize, p.Out-p.MemberOut)) || p.WindowBytes() <= 0 || p.WindowBytes() > maxWindowEncoded) {
+		return fmt.Errorf("checkpoint %d: window of %d bytes (%d deflated) after %d bytes of its member", i, p.WindowLen, p.WindowBytes(), p.Out-p.MemberOut)
 	}
 	if p.Unit < unitMin || p.Unit > unitMax || int64(len(p.Sums)) != unitCount(end-p.Out, p.Unit) {
 		return fmt.Errorf("checkpoint %d: %d unit checksums of 2^%d bytes for %d bytes", i, len(p.Sums), p.Unit, end-p.Out)
@@ -187,9 +283,14 @@ func packWindow(w []byte) []byte {
 
 // unpackWindow inflates c's window into dst (which must hold windowSize
 // bytes) and returns it; a window that does not inflate to exactly
-// c.WindowLen bytes is corrupt.
+// c.WindowLen bytes, or a stored one that does not match its checksum, is
+// corrupt; a stored one that cannot be read gives a *WindowReadError.
 func unpackWindow(c *Checkpoint, dst []byte, fr io.ReadCloser) ([]byte, error) {
-	fr.(flate.Resetter).Reset(bytes.NewReader(c.Window), nil)
+	packed, err := c.DeflatedWindow()
+	if err != nil {
+		return nil, err
+	}
+	fr.(flate.Resetter).Reset(bytes.NewReader(packed), nil)
 	n, err := io.ReadFull(fr, dst[:c.WindowLen])
 	if err == nil {
 		var one [1]byte

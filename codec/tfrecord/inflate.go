@@ -247,6 +247,9 @@ func (z *Inflated) startAt(c *cursor, i int, want int64, buffered bool) error {
 	if !cp.Member {
 		var err error
 		if win, err = unpackWindow(cp, r.win, r.wfr); err != nil {
+			if re := (*WindowReadError)(nil); errors.As(err, &re) {
+				return err
+			}
 			return z.mismatch(i, err.Error())
 		}
 	}

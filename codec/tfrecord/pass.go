@@ -211,6 +211,9 @@ func (p *pass) begin(r io.ReaderAt, size int64) (int64, error) {
 		if !cp.Member {
 			var err error
 			if win, err = unpackWindow(cp, make([]byte, windowSize), flate.NewReader(nil)); err != nil {
+				if re := (*WindowReadError)(nil); errors.As(err, &re) {
+					return 0, err
+				}
 				return 0, corrupt(cp.Out, err.Error(), codec.ErrCorrupt)
 			}
 		}
@@ -456,7 +459,7 @@ func (p *pass) add(cp Checkpoint, j *packJob) {
 func (p *pass) lastCost() int64 {
 	if p.cost < 0 {
 		i := len(p.x.Points) - 1
-		p.cost = 40 + 4*unitCount(p.o.Spacing, p.x.Points[i].Unit)
+		p.cost = PointSize + 4*unitCount(p.o.Spacing, p.x.Points[i].Unit)
 		if !p.x.Points[i].Member {
 			p.cost += p.packer.size(i)
 		}
