@@ -29,7 +29,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 8 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go)
+	cacheVersion = 9 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go); 9: blob region (cache_blob.go), checkpoint windows in it
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -112,8 +112,9 @@ func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64, key []byte)
 		seal = e.mac.Sum(nil)
 	}
 	if e.err == nil {
-		_, e.err = w.Write(append(seal, byte(len(seal))))
+		_, e.err = w.Write(seal)
 	}
+	e.writeBlob(w, len(seal))
 	return e.err
 }
 
@@ -126,18 +127,32 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	if err != nil {
 		return nil, err
 	}
-	defer cf.Close()
-	f := ctxStream{r: cf, ctx: ctx}
-	if size < int64(len(cacheMagic))+9 {
+	keep := false // the blob region reads cf later
+	defer func() {
+		if !keep {
+			cf.Close()
+		}
+	}()
+	if size < int64(len(cacheMagic))+8+cacheTrailer {
 		return nil, errBadCache
 	}
-	// The last byte is the length of the seal before it (0: unsealed).
-	var last [1]byte
-	if _, err := cf.ReadAt(last[:], size-1); err != nil || (last[0] != 0 && last[0] != sealSize) {
+	// The trailer gives the length of the blob region and of the seal
+	// before it (0: unsealed); the body and its checksum come first.
+	var tr [cacheTrailer]byte
+	if _, err := cf.ReadAt(tr[:], size-cacheTrailer); err != nil || (tr[8] != 0 && tr[8] != sealSize) {
 		return nil, errBadCache
 	}
-	sealed := last[0] == sealSize
-	size -= 1 + int64(last[0])
+	sealed := tr[8] == sealSize
+	blobLen := int64(binary.LittleEndian.Uint64(tr[:8]))
+	if blobLen < 0 || blobLen > size {
+		return nil, errBadCache
+	}
+	blobAt := size - cacheTrailer - blobLen
+	size = blobAt - int64(tr[8])
+	if size < int64(len(cacheMagic))+8 {
+		return nil, errBadCache
+	}
+	f := ctxStream{r: io.NewSectionReader(cf, 0, blobAt), ctx: ctx}
 	// The file is decoded as it is read, so that loading a table takes
 	// the table's memory and a window, not twice the table; its checksum
 	// is checked at the end, before anything decoded is used.
@@ -151,6 +166,7 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 		sums = io.MultiWriter(crc, mac)
 	}
 	d := streamDecoder(io.TeeReader(f, sums), size-4)
+	d.blob = &cacheBlob{size: blobLen}
 	if d.str() != cacheMagic || d.u32() != cacheVersion {
 		return nil, errBadCache
 	}
@@ -164,7 +180,7 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 		return nil, errBadCache
 	}
 	s := d.snapshot()
-	if d.err != nil || d.remaining() != 0 {
+	if d.err != nil || d.remaining() != 0 || d.blob.used != blobLen {
 		return nil, errBadCache
 	}
 	var sum [4 + sealSize]byte
@@ -181,7 +197,7 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 			vouched = hmac.Equal(mac.Sum(nil), sum[4:])
 		}
 	}
-	if n, _ := f.Read(sum[:2]); n != 1 {
+	if n, _ := cf.ReadAt(sum[:1], blobAt+blobLen+cacheTrailer); n != 0 {
 		return nil, errBadCache // grew since its stat
 	}
 	if err := canceled(ctx); err != nil {
@@ -193,6 +209,10 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	}
 	if v, ok := s.tab.(voucher); ok && vouched {
 		v.vouch()
+	}
+	if blobLen > 0 {
+		d.blob.attach(cf, blobAt, cf)
+		keep = true
 	}
 	return s, nil
 }
@@ -207,6 +227,9 @@ type encoder struct {
 	crc   uint32    // CRC-32C of those bytes
 	mac   hash.Hash // their seal, if sealed
 	err   error
+
+	blobs   []blobPiece // what goes in the blob region (cache_blob.go)
+	blobLen int64
 }
 
 // spill writes the encoded bytes out once they fill a window.
@@ -348,6 +371,8 @@ type decoder struct {
 	src  io.Reader // a stream's bytes after b
 	left int64     // bytes of src not yet read
 	win  []byte    // a stream's window storage
+
+	blob *cacheBlob // the file's blob region (cache_blob.go)
 }
 
 // streamWindow is how much of a stream a decoder holds at once (more only

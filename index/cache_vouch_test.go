@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,8 +17,11 @@ func unseal(t testing.TB, cf string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(b); n > 0 && b[n-1] == sealSize {
-		b = append(b[:n-1-sealSize], 0)
+	if n := len(b); n >= cacheTrailer && b[n-1] == sealSize {
+		// body | crc | seal | blob | blob length | seal length
+		blob := int(binary.LittleEndian.Uint64(b[n-cacheTrailer:]))
+		at := n - cacheTrailer - blob
+		b = append(append(b[:at-sealSize:at-sealSize], b[at:n-1]...), 0)
 	}
 	if err := os.WriteFile(cf, b, 0o600); err != nil {
 		t.Fatal(err)

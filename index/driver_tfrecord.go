@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -45,6 +46,7 @@ type tfrTable struct {
 	comp   tfrecord.Compression
 	dsize  int64               // decompressed size (compressed files)
 	seek   *tfrecord.SeekIndex // checkpoints into the stream (compressed files)
+	saved  *cacheBlob          // the cache file its checkpoints' windows are read from, if loaded
 
 	sealed bool // loaded from a table this user's recfs sealed (cache_vouch.go)
 	passed bool // a proof's pass found this loaded table true throughout
@@ -97,7 +99,7 @@ func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) 
 		return 0, err
 	}
 	k, err := tfrecord.ReadRecord(inf, t.get(n), p, off)
-	if errors.Is(err, tfrecord.ErrStopped) {
+	if errors.Is(err, tfrecord.ErrStopped) || errors.Is(err, os.ErrClosed) {
 		err = fmt.Errorf("%w (%w)", context.Canceled, err) // the table closed: EINTR, not EIO
 	}
 	return k, err
@@ -159,6 +161,7 @@ func (d *decoder) tfr(t *tfrTable, n int64) {
 	if t.comp != tfrecord.None {
 		t.seek = d.seek(t.comp)
 		t.seek.Size = t.dsize
+		t.saved = d.blob
 	}
 }
 

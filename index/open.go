@@ -231,6 +231,7 @@ func (t *Table) loadSaved(ctx context.Context, cf string, id identity, src sourc
 	}
 	s.setSource(src)
 	if t.loaded(ctx, s, cf, read) != nil {
+		releaseSaved(s)
 		return nil
 	}
 	s.source, s.elapsed = "cached", time.Since(start)

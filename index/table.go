@@ -257,6 +257,7 @@ func (t *Table) Close() error {
 	}
 	t.lifetime()
 	t.endLife()
+	releaseSaved(t.s())
 	return closeSource(t.s().src)
 }
 

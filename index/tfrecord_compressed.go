@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"maps"
@@ -103,7 +104,7 @@ func (ot *tfrTable) extendCompressed(ctx context.Context, t *Table, src io.Reade
 	}
 	s := *old
 	s.size = size
-	tt := &tfrTable{comp: ot.comp, dsize: res.Index.Size, seek: res.Index, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}
+	tt := &tfrTable{comp: ot.comp, dsize: res.Index.Size, seek: res.Index, locs: ot.locs.grown(), side: ot.side, resume: ot.resume, saved: ot.saved}
 	s.tab = tt
 	cloned := false
 	for i := range part.locs.len() {
@@ -153,6 +154,14 @@ func (t *tfrTable) inflated(src io.ReaderAt, size int64, done <-chan struct{}) (
 	return inf, nil
 }
 
+// closeSaved closes the cache file the table's checkpoint windows are
+// read from (its Table's Close): reads that need one then stop.
+func (t *tfrTable) closeSaved() {
+	if t.saved != nil {
+		t.saved.close()
+	}
+}
+
 // checkSeek verifies the checkpoints of a decoded table of a compressed
 // file of size bytes.
 func (t *tfrTable) checkSeek(size int64) error {
@@ -171,7 +180,11 @@ func (t *tfrTable) streamSize(size int64) int64 {
 	return t.dsize
 }
 
-// seek writes the checkpoints of a compressed stream.
+// seek writes the checkpoints of a compressed stream: each one's
+// position, unit checksums, deflated window length and the window's
+// SHA-256 in the body, its window in the blob region (cache_blob.go), so
+// that loading the table reads no window and a read reads only the window
+// of the checkpoint it starts from (tfrecord.StoredWindow).
 func (e *encoder) seek(x *tfrecord.SeekIndex) {
 	e.u32(uint32(len(x.Points)))
 	for i := range x.Points {
@@ -185,16 +198,23 @@ func (e *encoder) seek(x *tfrecord.SeekIndex) {
 		e.u8(c.Unit)
 		e.u32(uint32(len(c.Sums)))
 		e.u32s(c.Sums)
-		e.u32(uint32(len(c.Window)))
-		e.b = append(e.b, c.Window...)
+		n := c.WindowBytes()
+		e.u32(uint32(n))
+		var sum [sha256.Size]byte
+		if n > 0 {
+			sum = c.WindowSum()
+			e.blob(n, c.DeflatedWindow)
+		}
+		e.b = append(e.b, sum[:]...)
 	}
 }
 
-// minCheckpoint is the fewest bytes a checkpoint takes in a saved table.
-const minCheckpoint = 8 + 8 + 1 + 8 + 4 + 4 + 1 + 4 + 4
+// minCheckpoint is the fewest bytes a checkpoint takes in a saved table's
+// body.
+const minCheckpoint = tfrecord.PointSize
 
 // seek reads what encoder.seek wrote; the structure is checked later
-// (tfrecord.SeekIndex.Check).
+// (tfrecord.SeekIndex.Check), each window when it is read.
 func (d *decoder) seek(c tfrecord.Compression) *tfrecord.SeekIndex {
 	x := &tfrecord.SeekIndex{Comp: c}
 	n := d.count(minCheckpoint)
@@ -203,7 +223,14 @@ func (d *decoder) seek(c tfrecord.Compression) *tfrecord.SeekIndex {
 		cp := tfrecord.Checkpoint{In: d.i64(), Out: d.i64(), Member: d.bool(), MemberOut: d.i64(),
 			Sum: d.u32(), WindowLen: int(d.u32()), Unit: d.u8()}
 		cp.Sums = d.u32s(int64(d.count(4)))
-		cp.Window = append([]byte(nil), d.bytes(d.count(1))...)
+		wl := int(d.u32())
+		sum := d.bytes(sha256.Size)
+		if wl > 0 && d.err == nil {
+			w := &tfrecord.StoredWindow{Len: wl}
+			w.R, w.Off = d.blobPiece(wl)
+			copy(w.Sum[:], sum)
+			cp.Stored = w
+		}
 		if d.err != nil {
 			return x
 		}

@@ -30,25 +30,48 @@ var seekFixture = sync.OnceValue(func() (f struct {
 	return f
 })
 
+// blobOf returns the blob region the encoder e would write after its body
+// (cache_blob.go).
+func blobOf(t testing.TB, e *encoder) []byte {
+	var b []byte
+	for _, p := range e.blobs {
+		piece, err := p.get()
+		if err != nil || len(piece) != p.n {
+			t.Fatalf("blob piece of %d bytes: %d, %v", p.n, len(piece), err)
+		}
+		b = append(b, piece...)
+	}
+	return b
+}
+
 // FuzzTFRecordCheckpoints decodes arbitrary bytes as the checkpoints of a
-// saved table: the decoder never panics nor allocates beyond its input,
-// and checkpoints that pass their check never make a read return other
-// bytes than the file's (a read through a wrong one fails with a
-// corruption error).
+// saved table, what follows them as its blob region (the windows): the
+// decoder never panics nor allocates beyond its input, and checkpoints
+// that pass their check never make a read return other bytes than the
+// file's (a read through a wrong one, or through a window that does not
+// match its digest, fails with a corruption error).
 func FuzzTFRecordCheckpoints(f *testing.F) {
 	fx := seekFixture()
 	var e encoder
 	e.seek(fx.x)
-	f.Add(e.b)
-	f.Add(e.b[:len(e.b)/2])
-	moved := bytes.Clone(e.b)
+	blob := blobOf(f, &e)
+	body := bytes.Clone(e.b)
+	f.Add(append(bytes.Clone(body), blob...))
+	f.Add(body[:len(body)/2])
+	moved := bytes.Clone(body)
 	moved[4+minCheckpoint+len(fx.x.Points[0].Sums)*4+4] ^= 1 // the second checkpoint's bit
-	f.Add(moved)
+	f.Add(append(moved, blob...))
+	swapped := bytes.Clone(blob) // a window's bytes changed under its digest
+	swapped[len(swapped)/2] ^= 0x40
+	f.Add(append(bytes.Clone(body), swapped...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := &decoder{b: b}
 		x := d.seek(tfrecord.Gzip)
 		if d.err != nil {
 			return
+		}
+		if d.blob != nil {
+			d.blob.attach(bytes.NewReader(d.b), 0, nil)
 		}
 		x.Size = fx.x.Size
 		if x.Check(int64(len(fx.z))) != nil {

@@ -53,13 +53,16 @@ func retag(t *testing.T, idx []byte, old, new string) []byte {
 	n := int(binary.LittleEndian.Uint32(idx[i-4:]))
 	ver := string(idx[i : i+n])
 	nv := strings.Replace(ver, old, new, 1)
-	// The file ends with its checksum, then the seal its maker added and
-	// one byte giving the seal's length; the forger has no key, so the
-	// forged file is unsealed.
-	body := idx[:len(idx)-1-int(idx[len(idx)-1])]
+	// The file is the body, its checksum, the seal its maker added, the
+	// blob region, then the blob's length (8 bytes) and the seal's (one
+	// byte); the forger has no key, so the forged file is unsealed.
+	blobLen := int(binary.LittleEndian.Uint64(idx[len(idx)-9:]))
+	blob := idx[len(idx)-9-blobLen : len(idx)-9]
+	body := idx[:len(idx)-9-blobLen-int(idx[len(idx)-1])]
 	out := slices.Concat(idx[:i-4], binary.LittleEndian.AppendUint32(nil, uint32(len(nv))), []byte(nv), idx[i+n:len(body)-4])
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crc32.MakeTable(crc32.Castagnoli)))
-	return append(out, 0)
+	out = append(out, blob...)
+	return append(binary.LittleEndian.AppendUint64(out, uint64(blobLen)), 0)
 }
 
 // TestS3SidecarLies (../shared/repro/14): a published index made from other

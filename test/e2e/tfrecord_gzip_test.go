@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -80,6 +81,19 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 	return p
 }
 
+// indexedGzShard writes makeGzShard's shard to a file and indexes it into
+// a new cache directory.
+func indexedGzShard(t *testing.T, n, maxLen int, seed uint64) (gzShard, string, string) {
+	t.Helper()
+	s := makeGzShard(t, n, maxLen, seed)
+	path := writeTemp(t, "shard.tfrecord.gz", s.z)
+	cache := t.TempDir()
+	if r := runRecfs(t, "index", "--cache-dir", cache, path); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	return s, path, cache
+}
+
 // TestTFRecordGzipCat: a gzipped shard is indexed once and then read with
 // its saved index: record 0, the last record and one in the middle come
 // out right with the index loaded from the cache. Zero padding after the
@@ -88,12 +102,7 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 // of the members around it.
 func TestTFRecordGzipCat(t *testing.T) {
 	t.Parallel()
-	s := makeGzShard(t, 2000, 6000, 1)
-	path := writeTemp(t, "shard.tfrecord.gz", s.z)
-	cache := t.TempDir()
-	if r := runRecfs(t, "index", "--cache-dir", cache, path); r.code != 0 {
-		t.Fatalf("index: %d %s", r.code, r.stderr)
-	}
+	s, path, cache := indexedGzShard(t, 2000, 6000, 1)
 	if r := runRecfs(t, "info", "--cache-dir", cache, path); r.code != 0 || !strings.Contains(r.stdout, "records:  2000") || !strings.Contains(r.stdout, "index:    cached") {
 		t.Fatalf("info with the saved index: %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -155,6 +164,61 @@ func TestTFRecordGzipCat(t *testing.T) {
 			t.Fatalf("cat %s of a shard with a damaged member: %d %s", sel, r.code, r.stderr)
 		}
 	}
+}
+
+// TestTFRecordGzipSavedWindows: the saved index of a gzipped shard keeps
+// its checkpoint windows after the part a command loads (the cache file's
+// blob region, each window checked against a SHA-256 the sealed part
+// holds), so a one-record cat loads little and reads the record
+// byte-exact; a window changed in the cache file is refused when a read
+// starts from it (the command fails, having written only right bytes
+// before), while the records that need no window still read.
+func TestTFRecordGzipSavedWindows(t *testing.T) {
+	t.Parallel()
+	s, path, cache := indexedGzShard(t, 2000, 6000, 5)
+	idx, _ := filepath.Glob(filepath.Join(cache, "*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("saved tables: %v", idx)
+	}
+	b, err := os.ReadFile(idx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// body | checksum | seal | windows | windows' length (u64) | seal's length (u8)
+	blob := int(binary.LittleEndian.Uint64(b[len(b)-9:]))
+	if blob <= 0 || blob >= len(b)/2 {
+		t.Fatalf("%d bytes of windows in a %d-byte saved table", blob, len(b))
+	}
+	last := len(s.recs) - 1
+	for _, n := range []int{0, last, 777} {
+		if r := runRecfs(t, "cat", "--cache-dir", cache, path, strconv.Itoa(n)); r.code != 0 || r.stdout != string(s.recs[n]) {
+			t.Fatalf("cat %d with the saved index: %d, %d bytes (want %d) %s", n, r.code, len(r.stdout), len(s.recs[n]), r.stderr)
+		}
+	}
+
+	b[len(b)-9-blob/2] ^= 0x20 // a byte of a window in the middle
+	if err := os.WriteFile(idx[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runRecfs(t, "info", "--cache-dir", cache, path); r.code != 0 || !strings.Contains(r.stdout, "index:    cached") {
+		t.Fatalf("info with a window changed: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runRecfs(t, "cat", "--cache-dir", cache, path, "0"); r.code != 0 || r.stdout != string(s.recs[0]) {
+		t.Fatalf("cat 0 (no window) with a window changed: %d %s", r.code, r.stderr)
+	}
+	// Backwards, so that every span's read starts at its checkpoint.
+	args := []string{"cat", "--cache-dir", cache, path}
+	var want []byte
+	for n := last; n >= 0; n-- {
+		args = append(args, strconv.Itoa(n))
+		want = append(want, s.recs[n]...)
+	}
+	r := runRecfs(t, args...)
+	if r.code == 0 || !bytes.HasPrefix(want, []byte(r.stdout)) || !strings.Contains(r.stderr, "does not match") {
+		t.Fatalf("cat of every record with a window changed: exit %d, %d bytes (a prefix of the records: %v), %s",
+			r.code, len(r.stdout), bytes.HasPrefix(want, []byte(r.stdout)), r.stderr)
+	}
+	t.Logf("refused after %d of %d bytes: %s", len(r.stdout), len(want), strings.TrimSpace(r.stderr))
 }
 
 // jsonRecords returns the record count of `info --json` output.
