@@ -62,21 +62,19 @@ func cacheFileIn(dir, name string) string {
 }
 
 // saveCache writes s to file atomically (see cache_file.go for how the
-// directory and the file are made safe), encoding it as it is written
-// (through a pipe): a window of it in memory at a time, not a copy of the
-// table. A table too large for the bound loadCache applies is not saved;
+// directory and the file are made safe), encoding it straight into the
+// file as it is written: a window of it in memory at a time, not a copy
+// of the table, and no pipe or goroutine between the encoder and the
+// file. A table too large for the bound loadCache applies is not saved;
 // nor is one whose save ctx interrupts.
 func saveCache(ctx context.Context, file string, s *snapshot, o Options) error {
 	var key []byte
 	if _, ok := s.tab.(voucher); ok {
 		key = cacheKey(filepath.Dir(file), true) // only such a table has a use for a seal
 	}
-	pr, pw := io.Pipe()
-	defer pr.Close() // ends the encoder if the file fails first
-	go func() {
-		pw.CloseWithError(encodeCacheTo(ctxWriter{w: pw, ctx: ctx}, s, o, cacheFileBound(s.id.size), key))
-	}()
-	saved, err := writeCacheFileFrom(file, pr)
+	saved, err := writeCacheFileWith(file, func(w io.Writer) error {
+		return encodeCacheTo(ctxWriter{w: w, ctx: ctx}, s, o, cacheFileBound(s.id.size), key)
+	})
 	if err != nil {
 		return err
 	}
@@ -97,7 +95,7 @@ func encodeCache(s *snapshot, o Options) []byte {
 // to w, sealed with key unless it is nil (cache_vouch.go), or fails with
 // errCacheTooLarge once they pass bound bytes.
 func encodeCacheTo(w io.Writer, s *snapshot, o Options, bound int64, key []byte) error {
-	e := encoder{w: w, bound: bound, mac: sealer(key)}
+	e := encoder{b: make([]byte, 0, encodeBuf), w: w, bound: bound, mac: sealer(key)}
 	e.str(cacheMagic)
 	e.u32(cacheVersion)
 	e.identity(s.id)
@@ -231,6 +229,11 @@ type encoder struct {
 	blobs   []blobPiece // what goes in the blob region (cache_blob.go)
 	blobLen int64
 }
+
+// encodeBuf is the room an encoder that streams starts with: a window and
+// the most a column's chunk of 8-byte values adds before the spill that
+// follows it, so that the buffer never grows by doubling and copying.
+const encodeBuf = streamWindow + chunkLen*8
 
 // spill writes the encoded bytes out once they fill a window.
 func (e *encoder) spill() {

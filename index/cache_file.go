@@ -177,6 +177,16 @@ func writeCacheFile(path string, b []byte) (string, error) {
 // writeCacheFileFrom is writeCacheFile of what r reads; when r fails, no
 // file is left.
 func writeCacheFileFrom(path string, r io.Reader) (string, error) {
+	return writeCacheFileWith(path, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
+}
+
+// writeCacheFileWith is writeCacheFile of what write writes to the
+// temporary file, which it writes to directly (no pipe, no copy); when
+// write fails, no file is left.
+func writeCacheFileWith(path string, write func(w io.Writer) error) (string, error) {
 	d, err := openCacheDir(filepath.Dir(path), true)
 	if err != nil {
 		return "", err
@@ -193,7 +203,7 @@ func writeCacheFileFrom(path string, r io.Reader) (string, error) {
 		return "", &os.PathError{Op: "create", Path: filepath.Join(d.Name(), tmp), Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	_, werr := io.Copy(f, r)
+	werr := write(f)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
