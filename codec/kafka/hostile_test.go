@@ -217,3 +217,29 @@ func TestResyncLinear(t *testing.T) {
 	}
 	t.Logf("%d bytes, %d read", size, cr.Read)
 }
+
+// TestResyncSkipsText: resynchronising over damage whose bytes are no
+// message format's magic byte (text, as values are) looks at the window
+// once per window, not once per byte: a parallel build's parts, which
+// each begin by resynchronising, pay little for it.
+func TestResyncSkipsText(t *testing.T) {
+	t.Parallel()
+	a := codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: 0, Records: testRecords(0, 2)})
+	b := codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: 2, Records: testRecords(2, 3)})
+	junk := bytes.Repeat([]byte("lorem ipsum dolor sit amet "), 4<<20/27)
+	file := append(append(append([]byte(nil), a...), junk...), b...)
+	s := NewScanner(bytes.NewReader(file), int64(len(file)), Options{})
+	n := 0
+	for s.Next() {
+		n++
+	}
+	if s.Err() != nil || n != 5 {
+		t.Fatalf("%d records, err %v; want 5", n, s.Err())
+	}
+	if d := s.Damage(); len(d) != 1 || d[0].Off != int64(len(a)) || d[0].Len != int64(len(junk)) {
+		t.Fatalf("damage %+v, want [%d, +%d)", d, len(a), len(junk))
+	}
+	if max := int64(2*len(file)/DefaultWindow + 32); s.ensures > max {
+		t.Errorf("the scan of %d bytes of text looked at the window %d times, want at most %d", len(junk), s.ensures, max)
+	}
+}

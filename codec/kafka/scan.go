@@ -142,6 +142,7 @@ type Scanner struct {
 	cur      Record
 
 	producers map[int64]bool
+	ensures   int64 // calls of ensure, for tests
 	info      Info
 	damage    codec.DamageLog
 	err       error
@@ -655,7 +656,13 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		if s.err != nil {
 			return s.size, false
 		}
-		if m := int8(h[magicAt]); m < 0 || m > 2 || len(h) < headerSize(m) {
+		if k := impossibleMagics(h[magicAt:]); k > 0 {
+			// Positions whose magic byte is no version's, skipped in
+			// one pass over the window rather than one ensure each.
+			q += int64(k) - 1
+			continue
+		}
+		if m := int8(h[magicAt]); len(h) < headerSize(m) {
 			continue
 		}
 		// The offsets are outside the checksum: a batch in the
@@ -684,6 +691,17 @@ func (s *Scanner) sync(from int64) (int64, bool) {
 		s.syncLeft -= b.Len
 	}
 	return s.size, false
+}
+
+// impossibleMagics returns how many bytes at the start of b are no
+// message format's magic byte (0, 1 or 2).
+func impossibleMagics(b []byte) int {
+	for i, c := range b {
+		if c <= 2 {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // Bounds on the offsets of a batch in order: the gap after the last
@@ -715,6 +733,7 @@ func (s *Scanner) ensure(off int64, n int) []byte {
 	if s.err != nil {
 		return nil
 	}
+	s.ensures++
 	b, err := s.w.At(off, n)
 	if err != nil {
 		s.fail(off, err)
