@@ -141,6 +141,7 @@ func FuzzRecordV2Mem(f *testing.F) {
 	f.Add(batch[BatchHeaderSize:], int64(10), int64(9), true)
 	f.Add([]byte{0x0c, 0, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 1, 1, 0}, int64(0), int64(-1), false)
 	f.Add([]byte{0x0e, 0, 0, 2, 1, 1, 0x02, 0}, int64(0), int64(-1), false)
+	f.Add([]byte{0x90, 0x01, 0, 0x80, 0x00, 0x80, 0x01, 0, 0xff, 0x7f}, int64(0), int64(-1), false)
 	f.Fuzz(func(t *testing.T, data []byte, base, prev int64, logAppend bool) {
 		b := Batch{Magic: 2, BaseOffset: base, LastOffset: base + 1<<20, BaseTimestamp: 1700000000000, MaxTimestamp: 1700000000999}
 		if logAppend {
@@ -158,4 +159,29 @@ func FuzzRecordV2Mem(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemVarint: memVarint reads what binary.Varint reads, at every
+// position of every two-byte prefix followed by each kind of third byte
+// (the one- and two-byte forms it reads inline, non-minimal ones
+// included), and short slices.
+func TestMemVarint(t *testing.T) {
+	t.Parallel()
+	for x := range 1 << 16 {
+		for _, c := range []byte{0, 0x01, 0x7f, 0x80, 0xff} {
+			d := []byte{byte(x >> 8), byte(x), c}
+			for _, n := range []int{1, 2, 3} {
+				for i := int64(0); i <= int64(n); i++ {
+					v, next, ok := memVarint(d[:n], i)
+					wv, k := int64(0), 0
+					if i < int64(n) {
+						wv, k = binary.Varint(d[i:n])
+					}
+					if ok != (k > 0) || ok && (v != wv || next != i+int64(k)) {
+						t.Fatalf("%x at %d: memVarint %d, %d, %v; binary.Varint %d, %d", d[:n], i, v, next, ok, wv, k)
+					}
+				}
+			}
+		}
+	}
 }

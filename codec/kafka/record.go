@@ -222,6 +222,12 @@ func memVarint(d []byte, i int64) (int64, int64, bool) {
 		u := int64(d[i])
 		return u>>1 ^ -(u & 1), i + 1, true
 	}
+	if i+1 < int64(len(d)) && d[i+1] < 0x80 {
+		// Two bytes (lengths and deltas up to 8191), as binary.Varint
+		// reads them.
+		u := int64(d[i]&0x7f) | int64(d[i+1])<<7
+		return u>>1 ^ -(u & 1), i + 2, true
+	}
 	v, k := binary.Varint(d[i:min(int64(len(d)), i+maxVarintLen)])
 	if k <= 0 {
 		return 0, i, false
