@@ -87,7 +87,7 @@ type stat struct {
 // renderer renders messages of a schema as protojson.
 type renderer struct {
 	s      style
-	schema *Schema
+	schema Resolver
 	err    error // the first fault: the rendering ends there
 	copies int   // bytes it may still copy to merge messages
 }

@@ -1,7 +1,8 @@
 // Package pbdecode renders protobuf records as text: without a schema as
 // protoc --decode_raw does (field numbers, wire types, nested messages
-// guessed as protoc guesses them), and with one (.proto sources compiled
-// in-process, or a descriptor set) as protojson. It reads the wire format
+// guessed as protoc guesses them), and with one (loaded by package
+// pbschema from .proto sources or a descriptor set, see [UseSchemas]) as
+// protojson. It reads the wire format
 // directly, so that every byte of a record shows: fields the schema does
 // not define appear raw where they sit, and a malformed field ends the
 // record with an error, after what came before it.
@@ -42,6 +43,7 @@ package pbdecode
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -53,15 +55,51 @@ var Raw decode.Decoder = decode.Func(func(w *decode.Writer, rec *decode.Record) 
 	return writeRaw(w, rec.Payload)
 })
 
+// Resolver finds the descriptors of a schema by full name (an Any's
+// type); a *protoregistry.Files is one.
+type Resolver interface {
+	FindDescriptorByName(name protoreflect.FullName) (protoreflect.Descriptor, error)
+}
+
+// Schemas is a loaded schema: its descriptors and its message types by
+// name (package pbschema's Schema).
+type Schemas interface {
+	Resolver
+	// Message returns the message type called name: a full name, or a
+	// name that ends only one full name.
+	Message(name string) (protoreflect.MessageDescriptor, error)
+}
+
+// Open reads a file named by path; the caller resolves paths (cmd opens
+// files on disk).
+type Open func(path string) (io.ReadCloser, error)
+
+// Loader loads the schema of --proto files protos, their imports found
+// in importPaths.
+type Loader func(protos, importPaths []string, open Open) (Schemas, error)
+
+// loader is what UseSchemas set; nil leaves --decode protobuf:MESSAGE out.
+var loader Loader
+
+// UseSchemas makes l the loader of --proto schemas. Package codec/decoders
+// sets package pbschema's in the default build; a build without it (tag
+// recfs_lean) renders schemaless protobuf only.
+func UseSchemas(l Loader) { loader = l }
+
+// ErrNoSchemas reports --decode protobuf:MESSAGE in a build that leaves
+// the schema loader out.
+var ErrNoSchemas = errors.New("--decode protobuf:MESSAGE needs the .proto support this recfs leaves out (the lean build): run recfs-full")
+
 // Decoder renders records of one message type as protojson.
 type Decoder struct {
-	schema *Schema
+	schema Resolver
 	md     protoreflect.MessageDescriptor
 }
 
-// NewDecoder returns the decoder of records of message md of schema s.
-func NewDecoder(s *Schema, md protoreflect.MessageDescriptor) *Decoder {
-	return &Decoder{schema: s, md: md}
+// NewDecoder returns the decoder of records of message md, the other
+// types of its schema (an Any's) found through r.
+func NewDecoder(r Resolver, md protoreflect.MessageDescriptor) *Decoder {
+	return &Decoder{schema: r, md: md}
 }
 
 // Decode writes rec as one JSON object.
@@ -106,7 +144,13 @@ func Prepare(p *decode.Params) (decode.Factory, error) {
 	if p.Open == nil {
 		return nil, errors.New("no files can be read here")
 	}
-	s, err := LoadSchema(p.Proto, p.ProtoPath, p.Open)
+	if len(p.Proto) == 0 {
+		return nil, errors.New("no --proto given")
+	}
+	if loader == nil {
+		return nil, ErrNoSchemas
+	}
+	s, err := loader(p.Proto, p.ProtoPath, p.Open)
 	if err != nil {
 		return nil, err
 	}

@@ -17,14 +17,27 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/pbdecode/pbschema"
 )
 
 func openOS(p string) (io.ReadCloser, error) { return os.Open(p) }
 
+// The tests load schemas as the default build does (codec/decoders
+// registers pbschema's loader, which this package cannot import).
+func init() { UseSchemas(loadSchema) }
+
+func loadSchema(protos, importPaths []string, open Open) (Schemas, error) {
+	s, err := pbschema.Load(protos, importPaths, pbschema.Open(open))
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // shop loads testdata/shop.proto and returns its Order type.
-func shop(t testing.TB) (*Schema, protoreflect.MessageDescriptor) {
+func shop(t testing.TB) (*pbschema.Schema, protoreflect.MessageDescriptor) {
 	t.Helper()
-	s, err := LoadSchema([]string{"testdata/shop.proto"}, nil, openOS)
+	s, err := pbschema.Load([]string{"testdata/shop.proto"}, nil, openOS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +70,14 @@ func TestSchemaLikeProtojson(t *testing.T) {
 	d := NewDecoder(s, md)
 	for i, o := range orders {
 		m := dynamicpb.NewMessage(md)
-		if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.files)}).Unmarshal([]byte(o), m); err != nil {
+		if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.Files())}).Unmarshal([]byte(o), m); err != nil {
 			t.Fatalf("order %d: %v", i, err)
 		}
 		raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := protojson.MarshalOptions{Resolver: dynamicpb.NewTypes(s.files)}.Marshal(m)
+		want, err := protojson.MarshalOptions{Resolver: dynamicpb.NewTypes(s.Files())}.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,6 +272,20 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
+// TestPrepareWithoutSchemas: a build without a schema loader (the lean
+// link) refuses protobuf:MESSAGE with ErrNoSchemas and still decodes
+// without a schema. Not parallel: it swaps the package's loader.
+func TestPrepareWithoutSchemas(t *testing.T) {
+	defer UseSchemas(loader)
+	UseSchemas(nil)
+	if _, err := Prepare(&decode.Params{Arg: "shop.Item", Proto: []string{"testdata/shop.proto"}, Open: openOS}); !errors.Is(err, ErrNoSchemas) {
+		t.Errorf("protobuf:MESSAGE without a loader: %v, want ErrNoSchemas", err)
+	}
+	if _, err := Prepare(&decode.Params{}); err != nil {
+		t.Errorf("schemaless without a loader: %v", err)
+	}
+}
+
 func FuzzRaw(f *testing.F) {
 	f.Add([]byte("\x08\x96\x01\x12\x03abc\x1a\x02\x08\x01"))
 	f.Add([]byte("\x33\x08\x01\x34"))
@@ -287,7 +314,7 @@ func FuzzSchema(f *testing.F) {
 	d := NewDecoder(s, md)
 	for _, o := range orders {
 		m := dynamicpb.NewMessage(md)
-		if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.files)}).Unmarshal([]byte(o), m); err != nil {
+		if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.Files())}).Unmarshal([]byte(o), m); err != nil {
 			f.Fatal(err)
 		}
 		raw, _ := proto.Marshal(m)
@@ -313,9 +340,9 @@ func FuzzSchema(f *testing.F) {
 }
 
 // benchOrder is a serialized Order of several field kinds.
-func benchOrder(b *testing.B, md protoreflect.MessageDescriptor, s *Schema) []byte {
+func benchOrder(b *testing.B, md protoreflect.MessageDescriptor, s *pbschema.Schema) []byte {
 	m := dynamicpb.NewMessage(md)
-	if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.files)}).Unmarshal([]byte(orders[2]), m); err != nil {
+	if err := (protojson.UnmarshalOptions{Resolver: dynamicpb.NewTypes(s.Files())}).Unmarshal([]byte(orders[2]), m); err != nil {
 		b.Fatal(err)
 	}
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)

@@ -223,7 +223,7 @@ func anyValue(r *renderer, dst []byte, _ protoreflect.MessageDescriptor, m src, 
 	dst = decode.AppendJSONBytes(dst, v[0].b)
 	name := url[strings.LastIndexByte(url, '/')+1:]
 	var md protoreflect.MessageDescriptor
-	if d, err := r.schema.files.FindDescriptorByName(protoreflect.FullName(name)); err == nil {
+	if d, err := r.schema.FindDescriptorByName(protoreflect.FullName(name)); err == nil {
 		md, _ = d.(protoreflect.MessageDescriptor)
 	}
 	switch {

@@ -1,4 +1,10 @@
-package pbdecode
+// Package pbschema loads protobuf schemas for --decode protobuf:MESSAGE:
+// .proto sources compiled in-process (protocompile) and compiled
+// descriptor sets (protoc -o). It is apart from pbdecode, which renders
+// with what it loads, because linking protocompile and protodesc costs
+// every process of the binary milliseconds of package initialisation:
+// codec/decoders registers it in the default (full) build only.
+package pbschema
 
 import (
 	"context"
@@ -30,12 +36,12 @@ type Schema struct {
 // files on disk).
 type Open func(path string) (io.ReadCloser, error)
 
-// LoadSchema loads the message types of the files protos: each is a
+// Load loads the message types of the files protos: each is a
 // .proto source, parsed and linked in-process (its imports found in
 // importPaths, or beside it without any, and the well-known types built
 // in), or a compiled descriptor set (protoc -o, --descriptor_set_out),
 // recognised by its bytes.
-func LoadSchema(protos, importPaths []string, open Open) (*Schema, error) {
+func Load(protos, importPaths []string, open Open) (*Schema, error) {
 	if len(protos) == 0 {
 		return nil, errors.New("no --proto given")
 	}
@@ -150,6 +156,15 @@ func appendUnique(l []string, s string) []string {
 	}
 	return append(l, s)
 }
+
+// FindDescriptorByName looks a descriptor up by its full name (an Any's
+// type).
+func (s *Schema) FindDescriptorByName(name protoreflect.FullName) (protoreflect.Descriptor, error) {
+	return s.files.FindDescriptorByName(name)
+}
+
+// Files returns the loaded files.
+func (s *Schema) Files() *protoregistry.Files { return s.files }
 
 // Message returns the message type called name: its full name
 // ("pkg.Msg"), or a name that ends only one full name ("Msg").
