@@ -15,6 +15,7 @@ package open
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,6 @@ import (
 	"github.com/recfs/recfs/index/report"
 	"github.com/recfs/recfs/source/httprange"
 	"github.com/recfs/recfs/source/local"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // Kind is the kind of source a target names.
@@ -45,8 +45,8 @@ const (
 // the one place recfs tells URLs from paths.
 func KindOf(target string) Kind {
 	switch {
-	case s3.IsURL(target):
-		if _, key, err := s3.ParseURL(target); err == nil && (key == "" || strings.HasSuffix(key, "/")) {
+	case strings.HasPrefix(target, "s3://"):
+		if s3IsPrefix(target) {
 			return S3Prefix
 		}
 		return S3Object
@@ -60,10 +60,15 @@ func KindOf(target string) Kind {
 // (nothing to make absolute, stat or resolve beneath a directory).
 func Remote(target string) bool { return KindOf(target) != Local }
 
+// ErrNotLinked reports a source kind this build of recfs leaves out: the
+// lean link (build tag recfs_lean) has no S3 sources; recfs-full, the
+// default build, has them.
+var ErrNotLinked = errors.New("s3:// sources are not linked into this recfs (the lean build): run recfs-full")
+
 // Options say how to open sources.
 type Options struct {
 	Index index.Options     // how tables are built, loaded and saved
-	S3    s3.Options        // the client of s3:// targets
+	S3    S3Options         // the client of s3:// targets
 	HTTP  httprange.Options // the client of http(s):// targets
 	// Decode, when set, shows records decoded as it says (trees and
 	// [View]); nil shows them raw.

@@ -1,12 +1,14 @@
+//go:build !recfs_lean
+
 package open
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"os"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -23,6 +25,25 @@ import (
 // table decide whether it is used (the object's ETag and size are recorded
 // inside).
 const SidecarSuffix = s3.SidecarSuffix
+
+// S3Options configure the client of s3:// targets.
+type S3Options = s3.Options
+
+// s3IsPrefix tells an s3:// URL of a prefix (s3://bucket, s3://bucket/dir/)
+// from one of an object.
+func s3IsPrefix(url string) bool {
+	_, key, err := s3.ParseURL(url)
+	return err == nil && (key == "" || strings.HasSuffix(key, "/"))
+}
+
+// s3Seq is Sequential of an s3:// object.
+func s3Seq(ctx context.Context, url string, o Options) (Seq, error) {
+	_, obj, err := openS3(ctx, url, o)
+	if err != nil {
+		return Seq{}, err
+	}
+	return remoteSeq(ctx, url, obj, o)
+}
 
 // s3Client builds the client of o.
 func s3Client(ctx context.Context, o Options) (*s3.Client, error) {
@@ -151,12 +172,6 @@ func s3PrefixTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, err
 	}
 	logrus.WithField("prefix", url).Info("s3 prefix mounted read-only: creating or changing files fails with EROFS; an overwritten object fails reads with EIO until it is looked up again")
 	return tree, nil
-}
-
-// detect tells whether the bytes are a record file of a known format.
-func detect(r io.ReaderAt, size int64) bool {
-	_, err := index.Detect(r, size)
-	return err == nil
 }
 
 // PrefixFS returns the file system of the objects under an s3:// prefix

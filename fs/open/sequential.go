@@ -39,11 +39,7 @@ func Sequential(ctx context.Context, target string, o Options) (Seq, error) {
 	case S3Prefix:
 		return Seq{}, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", target)
 	case S3Object:
-		_, obj, err := openS3(ctx, target, o)
-		if err != nil {
-			return Seq{}, err
-		}
-		return remoteSeq(ctx, target, obj, o)
+		return s3Seq(ctx, target, o)
 	case HTTP:
 		obj, err := openHTTP(ctx, target, o)
 		if err != nil {

@@ -3,6 +3,7 @@ package open
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,4 +160,10 @@ func objectTree(url string, t *index.Table, obj source.Source, mod time.Time, o 
 		return nil, err
 	}
 	return tree, nil
+}
+
+// detect tells whether the bytes are a record file of a known format.
+func detect(r io.ReaderAt, size int64) bool {
+	_, err := index.Detect(r, size)
+	return err == nil
 }
