@@ -1,6 +1,7 @@
 # recfs — see README.md. Every target works on a fresh machine of the project's kind.
 GO        ?= go
 BIN       ?= bin/recfs
+FULLBIN   ?= $(dir $(BIN))recfs-full
 FUZZTIME  ?= 30s
 PREFIX    ?= /usr/local
 PKGS      := ./...
@@ -9,8 +10,11 @@ PKGS      := ./...
 
 all: build
 
+## build: the two links of the one command (README "Two binaries"): recfs, lean (tag recfs_lean:
+## no S3, no .proto schemas; it execs recfs-full beside it for those), and recfs-full, everything.
 build:
-	$(GO) build -o $(BIN) ./cmd/recfs
+	$(GO) build -tags recfs_lean -o $(BIN) ./cmd/recfs
+	$(GO) build -o $(FULLBIN) ./cmd/recfs
 
 ## test: what CI runs — lint, unit tests (under the race detector), then the nested module
 ## (interop + end-to-end mounts) and the Beam module. `make unit` runs the unit tests without it, faster.
@@ -92,11 +96,12 @@ demo: build
 man: build
 	$(BIN) man bin/man/man1
 
-## install: recfs into $(PREFIX)/bin (default /usr/local/bin, where mount(8) looks for the helper)
-## and its man pages into $(PREFIX)/share/man/man1 (man recfs-mount).
+## install: recfs and recfs-full into $(PREFIX)/bin (default /usr/local/bin, where mount(8) looks for
+## the helper) and the man pages into $(PREFIX)/share/man/man1 (man recfs-mount).
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/recfs
+	install -m 755 $(FULLBIN) $(DESTDIR)$(PREFIX)/bin/recfs-full
 	$(BIN) man $(DESTDIR)$(PREFIX)/share/man/man1 >/dev/null
 
 clean:

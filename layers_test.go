@@ -161,10 +161,10 @@ func checkLayers(pkgs []pkg) []string {
 	return bad
 }
 
-// listPackages asks go list for the module's packages.
-func listPackages(t *testing.T) []pkg {
+// listPackages asks go list for the module's packages, built with tags.
+func listPackages(t *testing.T, tags string) []pkg {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...").Output()
+	out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...").Output()
 	if err != nil {
 		// A broken environment must not pass as a clean tree.
 		t.Fatalf("go list: %v", err)
@@ -188,9 +188,16 @@ func listPackages(t *testing.T) []pkg {
 	return pkgs
 }
 
-// TestLayers: the module's packages keep the rules.
+// TestLayers: the module's packages keep the rules, in the default build
+// and in recfs's lean link.
 func TestLayers(t *testing.T) {
-	pkgs := listPackages(t)
+	for _, tags := range []string{"", "recfs_lean"} {
+		t.Run("tags="+tags, func(t *testing.T) { testLayers(t, tags) })
+	}
+}
+
+func testLayers(t *testing.T, tags string) {
+	pkgs := listPackages(t, tags)
 	var seen []string
 	for _, p := range pkgs {
 		seen = append(seen, p.path)
@@ -202,6 +209,46 @@ func TestLayers(t *testing.T) {
 	}
 	for _, v := range checkLayers(pkgs) {
 		t.Error(v)
+	}
+}
+
+// notLean are the packages recfs's lean link (tag recfs_lean) leaves to
+// recfs-full: the S3 source with the AWS SDK, and .proto schemas with
+// protocompile and protobuf's descriptor packages, whose package inits
+// cost every process start milliseconds.
+var notLean = []string{
+	"github.com/aws/", "github.com/bufbuild/protocompile", module + "/source/s3", module + "/codec/pbdecode/pbschema",
+	"google.golang.org/protobuf/reflect/protodesc", "google.golang.org/protobuf/types/descriptorpb",
+	"google.golang.org/protobuf/types/dynamicpb", "google.golang.org/protobuf/encoding/protojson",
+}
+
+// TestLeanLink counts what each link of cmd/recfs links: the lean one
+// none of notLean, the full one every one of them (S3 and --proto are
+// there).
+func TestLeanLink(t *testing.T) {
+	for _, tc := range []struct {
+		tags string
+		lean bool
+	}{{"recfs_lean", true}, {"", false}} {
+		out, err := exec.Command("go", "list", "-deps", "-tags", tc.tags, "./cmd/recfs").Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		deps := strings.Fields(string(out))
+		for _, p := range notLean {
+			n := 0
+			for _, d := range deps {
+				if hasPrefixPath(d, p) {
+					n++
+				}
+			}
+			switch {
+			case tc.lean && n > 0:
+				t.Errorf("the lean link (-tags %s) links %d packages of %s", tc.tags, n, p)
+			case !tc.lean && n == 0:
+				t.Errorf("the full link links nothing of %s", p)
+			}
+		}
 	}
 }
 

@@ -14,6 +14,15 @@ import (
 )
 
 func main() {
+	// The lean link hands what it leaves out to recfs-full before anything
+	// else happens (see handoff.go).
+	if leanLink {
+		if why := needsFull(os.Args[1:]); why != "" {
+			os.Exit(handOff(why, os.Args, os.Stderr))
+		}
+	} else if os.Getenv(envHandedOff) != "" {
+		_ = os.Unsetenv(envHandedOff)
+	}
 	// The first SIGINT or SIGTERM cancels the context, so commands stop
 	// cleanly (a foreground mount unmounts); once it has, the default
 	// action is restored, so a second signal kills a stuck process.

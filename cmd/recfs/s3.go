@@ -4,12 +4,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/recfs/recfs/source/httprange"
-	"github.com/recfs/recfs/source/s3"
 )
 
 // Flags of the S3 sources: every command that takes a record file takes an
@@ -31,60 +29,27 @@ const (
 	flagS3ListMaxBytes     = "s3-list-max-bytes"
 )
 
+// s3DefaultValues are the S3 flags' defaults: source/s3's, which the full
+// link reads from it and the lean link (which does not link source/s3)
+// repeats; the e2e suite checks that both binaries' help agree.
+type s3DefaultValues struct {
+	connect, firstByte, idle, retryBudget time.Duration
+	attempts, listMaxPages                int
+}
+
 // registerS3Flags adds the S3 flags to a command's flag set.
 func registerS3Flags(fs *pflag.FlagSet) {
 	fs.String(flagS3Endpoint, "", "S3-compatible store for s3:// sources, http(s)://host[:port] (default $AWS_ENDPOINT_URL, else AWS)")
 	fs.Bool(flagS3PathStyle, false, "path-style S3 addressing (automatic for an IP address or localhost endpoint)")
 	fs.String(flagS3Region, "", "S3 region (default from the AWS configuration, else us-east-1)")
 	fs.String(flagS3Cache, "64M", "memory cache of an s3:// object's bytes (1 MiB blocks)")
-	fs.Duration(flagS3ConnectTimeout, s3.DefaultConnectTimeout, "S3: longest wait for a connection")
-	fs.Duration(flagS3FirstByteTimeout, s3.DefaultFirstByteTimeout, "S3: longest wait for a response once the request is sent")
-	fs.Duration(flagS3IdleTimeout, s3.DefaultIdleTimeout, "S3: longest pause between the bytes of a request or response")
-	fs.Duration(flagS3RetryBudget, s3.DefaultRetryBudget, "S3: longest time for one request, all its attempts included, and for each MiB of a response; a read waits no longer (then EIO)")
-	fs.Int(flagS3Attempts, s3.DefaultMaxAttempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
-	fs.Int(flagS3ListMaxPages, s3.DefaultListMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
+	fs.Duration(flagS3ConnectTimeout, s3Defaults.connect, "S3: longest wait for a connection")
+	fs.Duration(flagS3FirstByteTimeout, s3Defaults.firstByte, "S3: longest wait for a response once the request is sent")
+	fs.Duration(flagS3IdleTimeout, s3Defaults.idle, "S3: longest pause between the bytes of a request or response")
+	fs.Duration(flagS3RetryBudget, s3Defaults.retryBudget, "S3: longest time for one request, all its attempts included, and for each MiB of a response; a read waits no longer (then EIO)")
+	fs.Int(flagS3Attempts, s3Defaults.attempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
+	fs.Int(flagS3ListMaxPages, s3Defaults.listMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
 	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
-}
-
-// s3ClientOptions returns the client options of a command's S3 flags.
-func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
-	fl := cmd.Flags()
-	var o s3.Options
-	if fl.Lookup(flagS3Cache) == nil {
-		return o, nil // a command without S3 flags
-	}
-	o.Endpoint, _ = fl.GetString(flagS3Endpoint)
-	o.PathStyle, _ = fl.GetBool(flagS3PathStyle)
-	o.Region, _ = fl.GetString(flagS3Region)
-	cache, _ := fl.GetString(flagS3Cache)
-	n, err := parseSize(cache)
-	if err != nil || n < s3.DefaultBlockSize {
-		return o, usagef("--%s %q: want a size of at least 1M", flagS3Cache, cache)
-	}
-	o.CacheBytes = n
-	for _, d := range []struct {
-		flag string
-		to   *time.Duration
-	}{{flagS3ConnectTimeout, &o.ConnectTimeout}, {flagS3FirstByteTimeout, &o.FirstByteTimeout},
-		{flagS3IdleTimeout, &o.IdleTimeout}, {flagS3RetryBudget, &o.RetryBudget}} {
-		if *d.to, _ = fl.GetDuration(d.flag); *d.to <= 0 {
-			return o, usagef("--%s %v: want a duration above 0", d.flag, *d.to)
-		}
-	}
-	if o.MaxAttempts, _ = fl.GetInt(flagS3Attempts); o.MaxAttempts < 1 {
-		return o, usagef("--%s %d: want at least 1", flagS3Attempts, o.MaxAttempts)
-	}
-	if o.ListMaxPages, _ = fl.GetInt(flagS3ListMaxPages); o.ListMaxPages < 1 {
-		return o, usagef("--%s %d: want at least 1", flagS3ListMaxPages, o.ListMaxPages)
-	}
-	lb, _ := fl.GetString(flagS3ListMaxBytes)
-	if o.ListMaxBytes, err = parseSize(lb); err != nil || o.ListMaxBytes <= 0 {
-		return o, usagef("--%s %q: want a size above 0", flagS3ListMaxBytes, lb)
-	}
-	if logrus.IsLevelEnabled(logrus.DebugLevel) {
-		o.SDKLog = cmd.ErrOrStderr() // -v: the SDK's own lines too
-	}
-	return o, nil
 }
 
 // remoteMountFlags refuses what a mount of a remote source cannot do.

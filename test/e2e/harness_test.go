@@ -34,8 +34,27 @@ var procTimeout = 3 * time.Minute
 // bin is the recfs binary TestMain builds.
 var bin string
 
-// buildErr is set when the binary could not be built.
+// fullBin is the full link beside bin: commands that need S3 or --proto
+// reach it through bin's hand-off, as a user's do.
+var fullBin string
+
+// buildErr is set when the binaries could not be built.
 var buildErr error
+
+// buildBoth builds the two links of recfs as the Makefile does: lean (tag
+// recfs_lean) as bin, full as fullBin beside it.
+func buildBoth(bin, fullBin string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	for _, b := range []struct{ out, tags string }{{bin, "recfs_lean"}, {fullBin, ""}} {
+		build := exec.CommandContext(ctx, "go", "build", "-tags", b.tags, "-o", b.out, "github.com/recfs/recfs/cmd/recfs")
+		build.Dir = "../.."
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build -tags %q: %v\n%s", b.tags, err, out)
+		}
+	}
+	return nil
+}
 
 func TestMain(m *testing.M) {
 	tmp, err := os.MkdirTemp("", "recfs-e2e-")
@@ -44,13 +63,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(tmp, "recfs")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/recfs/recfs/cmd/recfs")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	cancel()
+	fullBin = filepath.Join(tmp, "recfs-full")
+	buildErr = buildBoth(bin, fullBin)
 	// Saved indexes go to a scratch cache, never the user's. (Set after the
 	// build: GOCACHE defaults to a folder of XDG_CACHE_HOME.)
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))

@@ -3,7 +3,10 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,10 +15,14 @@ import (
 // Limits on the work one of our packages may do when the binary starts:
 // every command pays it, so tables, templates and regexps are built on
 // first use instead. A parsed template or one compiled regexp is well past
-// them.
+// the allocations. The bytes allow for ~18 KiB the runtime charges to
+// whichever init first makes a formatted error (fmt's and the runtime's
+// first-use caches; in the lean recfs that is codec/kafka's ErrTooLarge,
+// in recfs-full an AWS package); a table of ours built in one allocation
+// passes below 32 KiB.
 const (
 	initAllocLimit = 24
-	initByteLimit  = 4096
+	initByteLimit  = 32 << 10
 )
 
 // initCost is what GODEBUG=inittrace=1 reports for one package's init.
@@ -74,5 +81,163 @@ func TestStartBuildsNothingOfOurs(t *testing.T) {
 	// Enough of ours to show the trace was read: main and the codecs.
 	if ours < 8 {
 		t.Fatalf("init trace names %d of our packages, want at least 8:\n%s", ours, stderr.Bytes())
+	}
+}
+
+// notLean are package paths the lean recfs must not initialise: the AWS
+// SDK (S3 sources) and protocompile/protodesc (--proto schemas), which
+// recfs-full has.
+var notLean = []string{"github.com/aws/", "github.com/bufbuild/protocompile", "google.golang.org/protobuf/reflect/protodesc",
+	"google.golang.org/protobuf/types/descriptorpb"}
+
+// TestStartLeanInitsNoS3 runs both links' --help under the init trace:
+// the lean recfs initialises nothing of notLean, recfs-full every one of
+// them (so the trace shows what the split saves).
+func TestStartLeanInitsNoS3(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	for _, b := range []struct {
+		path string
+		lean bool
+	}{{bin, true}, {fullBin, false}} {
+		c := exec.Command(b.path, "--help")
+		c.Env = append(c.Environ(), "GODEBUG=inittrace=1")
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		if err := c.Run(); err != nil {
+			t.Fatalf("%s --help: %v\n%s", b.path, err, stderr.Bytes())
+		}
+		costs := parseInittrace(t, stderr.Bytes())
+		for _, p := range notLean {
+			n := 0
+			for _, c := range costs {
+				if strings.HasPrefix(c.pkg, p) {
+					n++
+				}
+			}
+			switch {
+			case b.lean && n > 0:
+				t.Errorf("lean recfs initialises %d packages of %s", n, p)
+			case !b.lean && n == 0:
+				t.Errorf("recfs-full initialises nothing of %s: is the trace read?", p)
+			}
+		}
+	}
+}
+
+// TestStartLeanHandsOff: a command line needing S3 or --proto runs in
+// recfs-full, which the lean recfs finds beside itself; what recfs-full
+// says of a bad S3 flag shows it ran (the lean link has no S3 client to
+// check it).
+func TestStartLeanHandsOff(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	if r := runRecfs(t, "sample", dir); r.code != 0 {
+		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
+	}
+	log := filepath.Join(dir, "events.log")
+	r := runRecfs(t, "info", "--s3-cache", "1", log)
+	if r.code != 2 || !strings.Contains(r.stderr, "want a size of at least 1M") {
+		t.Errorf("lean info --s3-cache 1: exit %d, stderr %q; want recfs-full's usage error", r.code, r.stderr)
+	}
+	// --proto: the schema loads in recfs-full (a missing file is its error).
+	r = runRecfs(t, "cat", "--decode", "protobuf:M", "--proto", filepath.Join(dir, "none.proto"), log)
+	if r.code == 0 || strings.Contains(r.stderr, "lean") || !strings.Contains(r.stderr, "none.proto") {
+		t.Errorf("lean cat --proto: exit %d, stderr %q; want recfs-full's error about none.proto", r.code, r.stderr)
+	}
+	// What needs neither stays in the lean process.
+	if r := runRecfs(t, "info", log); r.code != 0 {
+		t.Errorf("lean info: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestStartLeanWithoutFull: with no recfs-full beside it nor on PATH, the
+// lean recfs refuses S3 and --proto command lines with a message saying
+// what to install, does nothing else, and still runs the rest.
+func TestStartLeanWithoutFull(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	alone := filepath.Join(t.TempDir(), "recfs")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	run := func(args ...string) result {
+		c := exec.Command(alone, args...)
+		c.Env = append(os.Environ(), "PATH="+dir) // no recfs-full on it
+		return runPrepared(t, c)
+	}
+	if r := run("sample", dir); r.code != 0 {
+		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
+	}
+	log := filepath.Join(dir, "events.log")
+	mnt := filepath.Join(dir, "mnt")
+	for _, args := range [][]string{
+		{"cat", "s3://bucket/key"},
+		{"mount", "--s3-endpoint", "http://127.0.0.1:1", log, mnt},
+		{"cat", "--decode", "protobuf:M", "--proto", "m.proto", log},
+	} {
+		r := run(args...)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "recfs-full, which is not installed") {
+			t.Errorf("%q without recfs-full: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(mnt); !os.IsNotExist(err) {
+		t.Errorf("the refused mount touched its mount point: %v", err)
+	}
+	r := run("--json", "cat", "s3://bucket/key")
+	var je struct {
+		Error string
+		Exit  int
+	}
+	if err := json.Unmarshal([]byte(r.stderr), &je); err != nil || je.Exit != 1 || !strings.Contains(je.Error, "recfs-full") {
+		t.Errorf("--json without recfs-full: %q (%v)", r.stderr, err)
+	}
+	if r := run("info", log); r.code != 0 {
+		t.Errorf("lean info without recfs-full: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestStartLeanHelpMatchesFull: both links show the same help for every
+// command, S3 flags and their defaults included (the lean link repeats
+// source/s3's defaults; this catches a drift).
+func TestStartLeanHelpMatchesFull(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	top := runRecfs(t, "--help")
+	var cmds []string
+	inCmds := false
+	for _, l := range strings.Split(top.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(l, "Available Commands:"):
+			inCmds = true
+		case inCmds && strings.HasPrefix(l, "  "):
+			cmds = append(cmds, strings.Fields(l)[0])
+		case inCmds:
+			inCmds = false
+		}
+	}
+	if len(cmds) < 8 {
+		t.Fatalf("read %d commands from recfs --help:\n%s", len(cmds), top.stdout)
+	}
+	for _, c := range append([]string{""}, cmds...) {
+		args := strings.Fields(c + " --help")
+		lean, full := runRecfs(t, args...), runCmd(t, fullBin, args...)
+		if lean != full {
+			t.Errorf("recfs %s differs between the links:\nlean: %+v\nfull: %+v", strings.Join(args, " "), lean, full)
+		}
 	}
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// The recfs command is built in two links. recfs-full, the default build
+// (go build, go install ./cmd/recfs), has every feature. The Makefile's
+// recfs is built with the tag recfs_lean: it leaves out what costs every
+// process start most — the S3 source (the AWS SDK's credential chain and
+// endpoint tables) and .proto schemas (protocompile, protodesc) — and
+// hands a command line that needs them to recfs-full: it replaces itself
+// with it (same arguments and environment) before doing anything else.
+
+// fullName is the full link's file name, looked for beside the running
+// executable, then on PATH.
+const fullName = "recfs-full"
+
+// envHandedOff marks a process a lean recfs started in its place: a lean
+// binary that finds it set was handed the command line back (recfs-full
+// is a lean build too) and fails instead of looping.
+const envHandedOff = "RECFS_HANDED_OFF"
+
+// needsFull tells what in command line args needs the full link ("" for
+// nothing): an s3:// operand, an S3 flag, --proto or --proto-path, or
+// their mount -o options (s3_*, proto, proto_path).
+func needsFull(args []string) string {
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "s3://"):
+			return "s3:// sources"
+		case strings.HasPrefix(a, "--s3-"):
+			return "S3 flags (" + a + ")"
+		case a == "--proto" || strings.HasPrefix(a, "--proto=") || strings.HasPrefix(a, "--proto-path"):
+			return "--proto schemas"
+		case a == "-o" && i+1 < len(args):
+			if why := optionsNeedFull(args[i+1]); why != "" {
+				return why
+			}
+		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			if why := optionsNeedFull(a[2:]); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// optionsNeedFull is needsFull of a mount -o list.
+func optionsNeedFull(list string) string {
+	for _, o := range strings.Split(list, ",") {
+		name, _, _ := strings.Cut(o, "=")
+		switch {
+		case strings.HasPrefix(name, "s3_") || strings.HasPrefix(name, "s3-"):
+			return "S3 options (" + name + ")"
+		case name == "proto" || name == "proto_path" || name == "proto-path":
+			return "--proto schemas"
+		}
+	}
+	return ""
+}
+
+// findFull returns the path of recfs-full: beside the running executable
+// (symbolic links resolved), else on PATH.
+func findFull() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), fullName)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return exec.LookPath(fullName)
+}
+
+// handOff replaces the process with recfs-full running argv, because of
+// why; it returns only when it cannot (the exit status, the reason told
+// on stderr).
+func handOff(why string, argv []string, stderr io.Writer) int {
+	fail := func(err error) int {
+		if jsonRequested(argv[1:]) {
+			writeJSONError(stderr, err, exitFailure)
+		} else {
+			fmt.Fprintln(stderr, "recfs:", err)
+		}
+		return exitFailure
+	}
+	if os.Getenv(envHandedOff) != "" {
+		return fail(fmt.Errorf("%s need %s, but the %s found is a lean build too: install the full build (go install ./cmd/recfs, or make install) as %s", why, fullName, fullName, fullName))
+	}
+	path, err := findFull()
+	if err != nil {
+		self, _ := os.Executable()
+		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3 and .proto support; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
+	}
+	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"=1"))
+	return fail(fmt.Errorf("%s need %s: %w", why, path, err))
+}

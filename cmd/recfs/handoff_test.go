@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNeedsFull: the lean link hands exactly the command lines that need
+// S3 or .proto schemas to recfs-full.
+func TestNeedsFull(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args string
+		want string // a word of the reason; "" for none
+	}{
+		{"cat s3://b/k", "s3://"},
+		{"mount -- s3://b/ /mnt", "s3://"},
+		{"ls --s3-endpoint=http://x:9000 f", "S3 flags"},
+		{"cat --s3-cache 8M f", "S3 flags"},
+		{"cat --decode protobuf:M --proto a.proto f", "--proto"},
+		{"cat --decode=protobuf:M --proto=a.proto f", "--proto"},
+		{"cat --proto-path d f", "--proto"},
+		{"f /mnt -o ro,s3_endpoint=http://x", "S3 options"},
+		{"f /mnt -oro,proto=a.proto", "--proto"},
+		{"f /mnt -o ro,decode=batch", ""},
+		{"cat --decode protobuf f.rio", ""},
+		{"cat --decode example https://h/x.tfrecord", ""},
+		{"mount db/000001.log /mnt", ""},
+		{"append --lines x.log", ""},
+		{"cat ./s3:/b/k", ""},
+		{"cat --protobuf f", ""},
+		{"", ""},
+	}
+	for _, c := range cases {
+		got := needsFull(strings.Fields(c.args))
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("needsFull(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
