@@ -150,6 +150,21 @@ func TestStartLeanHandsOff(t *testing.T) {
 	if r.code == 0 || strings.Contains(r.stderr, "lean") || !strings.Contains(r.stderr, "none.proto") {
 		t.Errorf("lean cat --proto: exit %d, stderr %q; want recfs-full's error about none.proto", r.code, r.stderr)
 	}
+	// A schema decode runs end to end through the hand-off.
+	msgs := filepath.Join(dir, "m.log")
+	c := exec.Command(bin, "append", "--create", "leveldb", "--lines", msgs)
+	c.Stdin = strings.NewReader("\x10\x07\x1a\x05hello\n\x10\x08\x1a\x02hi\n") // M{n: 7, name: "hello"}, M{n: 8, name: "hi"}
+	if r := runPrepared(t, c); r.code != 0 {
+		t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+	}
+	proto := filepath.Join(dir, "m.proto")
+	if err := os.WriteFile(proto, []byte("syntax = \"proto3\";\nmessage M { int64 n = 2; string name = 3; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runRecfs(t, "cat", "--decode", "protobuf:M", "--proto", proto, msgs)
+	if want := "{\"n\": \"7\", \"name\": \"hello\"}\n{\"n\": \"8\", \"name\": \"hi\"}\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("lean cat --decode protobuf:M --proto: exit %d, stdout %q, stderr %q; want %q", r.code, r.stdout, r.stderr, want)
+	}
 	// What needs neither stays in the lean process.
 	if r := runRecfs(t, "info", log); r.code != 0 {
 		t.Errorf("lean info: exit %d %s", r.code, r.stderr)
