@@ -5,6 +5,7 @@ FULLBIN   ?= $(dir $(BIN))recfs-full
 FUZZTIME  ?= 30s
 PREFIX    ?= /usr/local
 PKGS      := ./...
+LEANPKGS  := ./cmd/recfs ./fs/open ./codec/decoders ./codec/pbdecode
 
 .PHONY: all build test unit nested beam race e2e soak fuzz bench microbench demo lint tools man install clean
 
@@ -37,14 +38,17 @@ race:
 e2e: build
 	cd test && RECFS_TEST_FUSE=1 $(GO) test -count=1 -p 1 -timeout 15m ./e2e/...
 
-## lint: gofmt, go vet, staticcheck and go mod tidy -diff over the three modules.
+## lint: gofmt, go vet, staticcheck and go mod tidy -diff over the three modules (and the files
+## of the lean link, tag recfs_lean).
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags recfs_lean $(LEANPKGS)
 	cd test && $(GO) vet ./...
 	cd beam && $(GO) vet ./...
 	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags recfs_lean $(LEANPKGS)
 	cd test && $(STATICCHECK) ./...
 	cd beam && $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
