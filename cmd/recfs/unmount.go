@@ -12,8 +12,13 @@ import (
 
 func init() { registerCommand(newUnmountCmd) }
 
+// unmountFlags are the flags of `recfs unmount`.
+type unmountFlags struct {
+	lazy, force, ifMounted bool
+}
+
 func newUnmountCmd() *cobra.Command {
-	var lazy, force, ifMounted bool
+	f := &unmountFlags{}
 	cmd := &cobra.Command{
 		Use:     "unmount MNT...",
 		Aliases: []string{"umount"},
@@ -37,29 +42,32 @@ and the others go on (exit status 1 if any failed).`,
   recfs unmount --if-mounted /mnt/ev      # no error when already unmounted`,
 		Args: cobra.MinimumNArgs(1),
 	}
-	cmd.Flags().BoolVarP(&lazy, "lazy", "z", false, "detach a busy mount now (umount -l)")
-	cmd.Flags().BoolVar(&force, "force", false, "unmount even if MNT is not a recfs mount")
-	cmd.Flags().BoolVarP(&ifMounted, "if-mounted", "q", false, "a MNT with nothing mounted on it (or missing) is no error and prints nothing: for ExecStopPost= and scripts")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		one := func(arg string) error { return unmountOne(cmd, arg, lazy, force, ifMounted) }
-		if len(args) == 1 {
-			return one(args[0])
-		}
-		fails := failures{cmd: cmd}
-		for _, a := range args {
-			if err := fails.add(a, one(a)); err != nil {
-				return err
-			}
-		}
-		return fails.result()
-	}
+	cmd.Flags().BoolVarP(&f.lazy, "lazy", "z", false, "detach a busy mount now (umount -l)")
+	cmd.Flags().BoolVar(&f.force, "force", false, "unmount even if MNT is not a recfs mount")
+	cmd.Flags().BoolVarP(&f.ifMounted, "if-mounted", "q", false, "a MNT with nothing mounted on it (or missing) is no error and prints nothing: for ExecStopPost= and scripts")
+	cmd.RunE = f.run
 	return cmd
 }
 
-// unmountOne unmounts the recfs mount at arg as recfs unmount does.
-func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) error {
+// run unmounts each MNT of args: one alone fails the command with its
+// error; of several, each failure is reported and the others go on.
+func (f *unmountFlags) run(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return f.one(cmd, args[0])
+	}
+	fails := failures{cmd: cmd}
+	for _, a := range args {
+		if err := fails.add(a, f.one(cmd, a)); err != nil {
+			return err
+		}
+	}
+	return fails.result()
+}
+
+// one unmounts the recfs mount at arg.
+func (f *unmountFlags) one(cmd *cobra.Command, arg string) error {
 	mnt, err := mounting.CleanPoint(arg)
-	if err != nil && ifMounted && errors.Is(err, os.ErrNotExist) {
+	if err != nil && f.ifMounted && errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
@@ -70,12 +78,12 @@ func unmountOne(cmd *cobra.Command, arg string, lazy, force, ifMounted bool) err
 		return err
 	}
 	if !ok {
-		return notMounted(cmd, mnt, ifMounted)
+		return notMounted(cmd, mnt, f.ifMounted)
 	}
-	if m.FSType != mounting.FSType && !force {
+	if m.FSType != mounting.FSType && !f.force {
 		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, m)
 	}
-	return detach(cmd, mnt, lazy)
+	return detach(cmd, mnt, f.lazy)
 }
 
 // notMounted answers for a mountpoint with nothing mounted on it: an
