@@ -262,6 +262,16 @@ func (a appendReq) counts() (n, bytes int64, sizes []int64) {
 	return int64(len(sizes)), bytes, sizes
 }
 
+// manyRecords is the number of records from which an append readies the
+// table's columns for many (a whole chunk up front, no doubling).
+const manyRecords = 4096
+
+// many reports whether a is a stream, whose length is unknown, or holds at
+// least manyRecords records.
+func (a appendReq) many() bool {
+	return a.each != nil || len(a.recs)+len(a.streams) >= manyRecords
+}
+
 // gathered returns a's records in memory, reading each's to the end (for
 // writers that need them all first).
 func (a appendReq) gathered() (appendReq, error) {
@@ -329,7 +339,7 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
 	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
-	g := lt.growing(wo.HeaderSize())
+	g := lt.growing(wo.HeaderSize(), a.many())
 	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}

@@ -126,10 +126,13 @@ type logGrowth struct {
 }
 
 // growing returns a growth of ot for records written with chunk headers of
-// hdr bytes.
-func (ot *logTable) growing(hdr uint8) *logGrowth {
+// hdr bytes; with many, for many records (see manyRecords).
+func (ot *logTable) growing(hdr uint8, many bool) *logGrowth {
 	g := &logGrowth{lt: *ot, hdr: hdr}
 	g.lt.locs = ot.locs.grown()
+	if many {
+		g.lt.locs.reserve()
+	}
 	return g
 }
 
@@ -163,9 +166,14 @@ type tfrGrowth struct {
 	end    int64
 }
 
-// growing returns a growth of ot for records written from end on.
-func (ot *tfrTable) growing(end int64) *tfrGrowth {
-	return &tfrGrowth{tt: tfrTable{comp: ot.comp, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}, end: end}
+// growing returns a growth of ot for records written from end on; with
+// many, for many records (see manyRecords).
+func (ot *tfrTable) growing(end int64, many bool) *tfrGrowth {
+	g := &tfrGrowth{tt: tfrTable{comp: ot.comp, locs: ot.locs.grown(), side: ot.side, resume: ot.resume}, end: end}
+	if many {
+		g.tt.locs.reserve()
+	}
+	return g
 }
 
 // add adds the record of size data bytes the writer put at off (its

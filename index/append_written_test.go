@@ -73,6 +73,11 @@ func TestAppendTableFromWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkTableIsScan(t, tb, path)
+			// A stream of more records than a column chunk holds.
+			if _, n, err := tb.AppendStream(ctx, LineRecords(strings.NewReader(strings.Repeat("r\n", chunkLen+5))), AppendOptions{}); err != nil || n != chunkLen+5 {
+				t.Fatalf("AppendStream: %d records, %v", n, err)
+			}
+			checkTableIsScan(t, tb, path)
 		})
 	}
 }

@@ -56,6 +56,22 @@ func (c *column[T]) grown() column[T] {
 	return column[T]{chunks: append([][]T(nil), c.chunks...), n: c.n}
 }
 
+// reserve gives a column about to take many values its whole first chunk
+// now (one copy of what that holds), so that add never doubles it: like
+// every later chunk, it keeps the room it does not fill (at most one
+// chunk more than the values, as for any growing column; trim gives it
+// back).
+func (c *column[T]) reserve() {
+	switch {
+	case len(c.chunks) == 0:
+		c.chunks = [][]T{make([]T, 0, chunkLen)}
+	case len(c.chunks) == 1 && cap(c.chunks[0]) < chunkLen:
+		whole := make([]T, len(c.chunks[0]), chunkLen)
+		copy(whole, c.chunks[0])
+		c.chunks[0] = whole
+	}
+}
+
 // trim gives the last chunk back its unused room (one copy of at most a
 // chunk), for a column that is done growing.
 func (c *column[T]) trim() {
@@ -149,6 +165,16 @@ func (l *recLocs) grown() recLocs {
 		s.off, s.ln = s.off.grown(), s.ln.grown()
 	}
 	return g
+}
+
+// reserve readies the last segment to take many records (column.reserve).
+func (l *recLocs) reserve() {
+	if len(l.segs) == 0 {
+		l.segs = append(l.segs, locSeg{})
+	}
+	s := &l.segs[len(l.segs)-1]
+	s.off.reserve()
+	s.ln.reserve()
 }
 
 // trim gives back the unused room of every segment's last chunks.

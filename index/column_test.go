@@ -73,6 +73,38 @@ func TestColumnGrowsByChunks(t *testing.T) {
 	}
 }
 
+// TestColumnReserve: a reserved column takes a whole first chunk without
+// doubling it, leaves the column it was grown from as it was, and trim
+// gives back the room left over.
+func TestColumnReserve(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int64{0, 5, chunkLen} {
+		var c column[int64]
+		for i := range n {
+			c.add(i)
+		}
+		g := c.grown()
+		g.reserve()
+		if cap(g.chunks[0]) != chunkLen {
+			t.Fatalf("%d values: reserved first chunk has room for %d", n, cap(g.chunks[0]))
+		}
+		first := &g.chunks[0][:1][0]
+		for i := range int64(100) {
+			g.add(-i)
+		}
+		if n < chunkLen && &g.chunks[0][:1][0] != first {
+			t.Errorf("%d values: the reserved chunk was replaced", n)
+		}
+		if c.len() != n || g.len() != n+100 || g.at(n+7) != -7 || (n > 0 && (c.at(n-1) != n-1 || g.at(n-1) != n-1)) {
+			t.Fatalf("%d values: lengths %d, %d", n, c.len(), g.len())
+		}
+		g.trim()
+		if last := g.chunks[len(g.chunks)-1]; len(last) != cap(last) {
+			t.Errorf("%d values: trimmed last chunk %d of %d", n, len(last), cap(last))
+		}
+	}
+}
+
 // TestRecLocsJoin: joined segments number their records on from the ones
 // before, and lookups find every record.
 func TestRecLocsJoin(t *testing.T) {

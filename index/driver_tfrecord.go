@@ -377,7 +377,7 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 		return u, err
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
-	g := tt.growing(end)
+	g := tt.growing(end, a.many())
 	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}
