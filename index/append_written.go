@@ -82,6 +82,7 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 		s.gen++ // another descriptor (appendedTo's rule; the rest it checks is checked above)
 	}
 	t.snap.Store(&s)
+	releaseReplaced(old, &s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		t.save(context.Background(), cf, &s)
 	}

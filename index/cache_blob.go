@@ -133,6 +133,8 @@ func (b *cacheBlob) close() {
 type savedHolder interface {
 	// closeSaved closes that file.
 	closeSaved()
+	// savedBlob returns the blob the table reads (nil if none).
+	savedBlob() *cacheBlob
 }
 
 // releaseSaved closes the cache file s's table reads, if any: s is no
@@ -141,4 +143,19 @@ func releaseSaved(s *snapshot) {
 	if h, ok := s.tab.(savedHolder); ok {
 		h.closeSaved()
 	}
+}
+
+// releaseReplaced closes the cache file old's table reads once next has
+// taken old's place as a table's snapshot, unless next's table reads the
+// same one (a table extended from old's shares its stored windows). A read
+// of old still running then fails as a read racing Table.Close does.
+func releaseReplaced(old, next *snapshot) {
+	h, ok := old.tab.(savedHolder)
+	if !ok {
+		return
+	}
+	if nh, ok := next.tab.(savedHolder); ok && nh.savedBlob() == h.savedBlob() {
+		return
+	}
+	h.closeSaved()
 }

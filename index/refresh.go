@@ -118,6 +118,7 @@ func (t *Table) replace(ctx context.Context, cur, next source.Source) error {
 	t.cf = nt.cf
 	t.snap.Store(ns)
 	closeSource(cur)
+	releaseReplaced(old, ns)
 	if ns.fst == nil {
 		// An object's new version (a local file's replacement is the
 		// caller's to tell, as cat --follow does).
@@ -247,6 +248,7 @@ func (t *Table) publishRescan(ctx context.Context, old, s *snapshot, src *local.
 		}
 	}
 	t.snap.Store(s)
+	releaseReplaced(old, s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		t.save(ctx, cf, s)
 	}

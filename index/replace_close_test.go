@@ -16,13 +16,20 @@ import (
 // deleted or replaced (the link reads "path (deleted)").
 func deletedFDs(t *testing.T, path string) int {
 	t.Helper()
+	return fdsWhere(t, func(l string) bool { return l == path+" (deleted)" })
+}
+
+// fdsWhere counts this process's descriptors whose /proc/self/fd link
+// satisfies match.
+func fdsWhere(t *testing.T, match func(link string) bool) int {
+	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skipf("no /proc/self/fd: %v", err)
 	}
 	n := 0
 	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == path+" (deleted)" {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && match(l) {
 			n++
 		}
 	}

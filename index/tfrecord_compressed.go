@@ -156,6 +156,9 @@ func (t *tfrTable) inflated(src io.ReaderAt, size int64, done <-chan struct{}) (
 
 // closeSaved closes the cache file the table's checkpoint windows are
 // read from (its Table's Close): reads that need one then stop.
+// savedBlob returns the blob the table's stored windows are read from.
+func (t *tfrTable) savedBlob() *cacheBlob { return t.saved }
+
 func (t *tfrTable) closeSaved() {
 	if t.saved != nil {
 		t.saved.close()
