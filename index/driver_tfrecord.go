@@ -99,8 +99,11 @@ func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) 
 		return 0, err
 	}
 	k, err := tfrecord.ReadRecord(inf, t.get(n), p, off)
-	if errors.Is(err, tfrecord.ErrStopped) || errors.Is(err, os.ErrClosed) {
+	switch {
+	case errors.Is(err, tfrecord.ErrStopped) || errors.Is(err, os.ErrClosed):
 		err = fmt.Errorf("%w (%w)", context.Canceled, err) // the table closed: EINTR, not EIO
+	case errors.Is(err, tfrecord.ErrStoredWindow):
+		err = fmt.Errorf("%w: %w", errLie, err) // the saved table's fault: scanned afresh
 	}
 	return k, err
 }

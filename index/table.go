@@ -165,10 +165,6 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 	}
 	var k int
 	err := t.prove(s, n)
-	if errors.Is(err, errLie) {
-		t.distrust(s, err)
-		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
-	}
 	if err == nil {
 		size := s.size1(n)
 		want, done, werr := window(p, off, size)
@@ -176,6 +172,10 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 			return 0, werr
 		}
 		k, err = s.tab.readAt(t, s, n, want, off)
+	}
+	if errors.Is(err, errLie) {
+		t.distrust(s, err)
+		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
 	}
 	if errors.Is(err, source.ErrChanged) {
 		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)

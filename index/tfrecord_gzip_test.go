@@ -528,30 +528,6 @@ func TestTFRecordGzipSavedWindowsLazy(t *testing.T) {
 	}
 }
 
-// TestTFRecordGzipPlantedWindow: a checkpoint window replaced in the blob
-// region of a sealed table (outside the seal, which covers its SHA-256)
-// is refused, even when it decompresses to the same window: the records
-// whose reads start at that checkpoint give corruption errors, the others
-// read right, and none reads other bytes.
-func TestTFRecordGzipPlantedWindow(t *testing.T) {
-	t.Parallel()
-	f := savedGzip(t, "mem://window.tfrecord.gz")
-	o, src, x, k, cf, b := f.o, f.src, f.x, f.k, f.cf, f.b
-	at := int64(len(b)) - cacheTrailer - f.blob
-	for _, p := range x.Points[:k] {
-		at += int64(len(p.Window))
-	}
-	w := x.Points[k].Window
-	if !bytes.Equal(b[at:at+int64(len(w))], w) {
-		t.Fatalf("checkpoint %d's window is not at %d of the cache file", k, at)
-	}
-	copy(b[at:], codectest.Redeflated(t, w))
-	if _, err := writeCacheFile(cf, b); err != nil {
-		t.Fatal(err)
-	}
-	believedRefuses(t, src.data, src.key, o)
-}
-
 // believedRefuses opens the table of the gzip fixture's bytes data under
 // key, which must be the sealed table saved in o's cache directory,
 // believed without a proof, and fails the test unless every record reads

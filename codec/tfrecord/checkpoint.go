@@ -107,8 +107,8 @@ func (c *Checkpoint) WindowSum() [sha256.Size]byte {
 
 // DeflatedWindow returns c's deflated window: Window, or the stored one
 // (read, and checked against its SHA-256, the first time). A stored window
-// that is short or does not match gives an error; one that cannot be read,
-// a *WindowReadError.
+// that is short or does not match gives an error matching ErrStoredWindow;
+// one that cannot be read, a *WindowReadError.
 func (c *Checkpoint) DeflatedWindow() ([]byte, error) {
 	if c.Stored == nil || len(c.Window) > 0 {
 		return c.Window, nil
@@ -136,6 +136,12 @@ type StoredWindow struct {
 // Loaded reports whether the window was read (and matched) already.
 func (w *StoredWindow) Loaded() bool { return w.got.Load() != nil }
 
+// ErrStoredWindow marks a stored window that is missing, short or does not
+// match its SHA-256: the saved table that names it is wrong (not the
+// compressed stream), so its holder can drop that table and index the
+// stream afresh. It is not a codec.ErrCorrupt.
+var ErrStoredWindow = errors.New("tfrecord: stored checkpoint window does not match the table")
+
 // A WindowReadError is the failure to read a stored window (as opposed to
 // a window that was read and does not match: a corruption).
 type WindowReadError struct{ Err error }
@@ -146,27 +152,26 @@ func (e *WindowReadError) Error() string {
 func (e *WindowReadError) Unwrap() error { return e.Err }
 
 // load returns the window, reading and checking it the first time. A
-// window stored short or not matching Sum gives a plain error (the caller
-// reports the checkpoint corrupt); one that cannot be read, a
-// *WindowReadError.
+// window stored short or not matching Sum gives an error matching
+// ErrStoredWindow; one that cannot be read, a *WindowReadError.
 func (w *StoredWindow) load() ([]byte, error) {
 	if b := w.got.Load(); b != nil {
 		return *b, nil
 	}
 	if w.Len <= 0 || w.Len > maxWindowEncoded || w.R == nil {
-		return nil, fmt.Errorf("no stored window of %d bytes at %d", w.Len, w.Off)
+		return nil, fmt.Errorf("%w: no stored window of %d bytes at %d", ErrStoredWindow, w.Len, w.Off)
 	}
 	b := make([]byte, w.Len)
 	n, err := w.R.ReadAt(b, w.Off)
 	switch {
 	case n == len(b):
 	case err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("stored window short: %d of %d bytes at %d", n, w.Len, w.Off)
+		return nil, fmt.Errorf("%w: stored window short: %d of %d bytes at %d", ErrStoredWindow, n, w.Len, w.Off)
 	default:
 		return nil, &WindowReadError{Err: err}
 	}
 	if sha256.Sum256(b) != w.Sum {
-		return nil, fmt.Errorf("stored window of %d bytes at %d does not match its SHA-256", w.Len, w.Off)
+		return nil, fmt.Errorf("%w: stored window of %d bytes at %d does not match its SHA-256", ErrStoredWindow, w.Len, w.Off)
 	}
 	w.got.Store(&b)
 	return b, nil
@@ -283,8 +288,9 @@ func packWindow(w []byte) []byte {
 
 // unpackWindow inflates c's window into dst (which must hold windowSize
 // bytes) and returns it; a window that does not inflate to exactly
-// c.WindowLen bytes, or a stored one that does not match its checksum, is
-// corrupt; a stored one that cannot be read gives a *WindowReadError.
+// c.WindowLen bytes is corrupt; a stored one that does not match its
+// checksum gives an error matching ErrStoredWindow, one that cannot be
+// read a *WindowReadError.
 func unpackWindow(c *Checkpoint, dst []byte, fr io.ReadCloser) ([]byte, error) {
 	packed, err := c.DeflatedWindow()
 	if err != nil {

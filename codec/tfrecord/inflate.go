@@ -247,8 +247,8 @@ func (z *Inflated) startAt(c *cursor, i int, want int64, buffered bool) error {
 	if !cp.Member {
 		var err error
 		if win, err = unpackWindow(cp, r.win, r.wfr); err != nil {
-			if re := (*WindowReadError)(nil); errors.As(err, &re) {
-				return err
+			if re := (*WindowReadError)(nil); errors.As(err, &re) || errors.Is(err, ErrStoredWindow) {
+				return fmt.Errorf("%w (the checkpoint at compressed bit %d)", err, cp.In)
 			}
 			return z.mismatch(i, err.Error())
 		}

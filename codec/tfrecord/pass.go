@@ -211,7 +211,7 @@ func (p *pass) begin(r io.ReaderAt, size int64) (int64, error) {
 		if !cp.Member {
 			var err error
 			if win, err = unpackWindow(cp, make([]byte, windowSize), flate.NewReader(nil)); err != nil {
-				if re := (*WindowReadError)(nil); errors.As(err, &re) {
+				if re := (*WindowReadError)(nil); errors.As(err, &re) || errors.Is(err, ErrStoredWindow) {
 					return 0, err
 				}
 				return 0, corrupt(cp.Out, err.Error(), codec.ErrCorrupt)

@@ -108,11 +108,29 @@ func TestStoredWindows(t *testing.T) {
 				t.Fatal("every record read through a planted window")
 			}
 			_, err := y.Points[block].DeflatedWindow()
-			if err == nil {
-				t.Fatal("the planted window is accepted")
+			if !errors.Is(err, ErrStoredWindow) {
+				t.Fatalf("the planted window: %v, want ErrStoredWindow", err)
+			}
+			in, _ := NewInflated(bytes.NewReader(s.z), int64(len(s.z)), y, InflatedOptions{})
+			for i := len(recs) - 1; i >= 0; i-- {
+				if _, err := ReadRecord(in, recs[i], make([]byte, recs[i].Len), 0); err != nil {
+					if !errors.Is(err, ErrStoredWindow) || errors.Is(err, codec.ErrCorrupt) {
+						t.Fatalf("read through the planted window: %v, want ErrStoredWindow (the table's fault, not the stream's)", err)
+					}
+					break
+				}
 			}
 		})
 	}
+
+	t.Run("short", func(t *testing.T) {
+		t.Parallel()
+		short := blob[:p.Stored.Off+int64(p.Stored.Len)/2]
+		y, _ := storedIndex(res.Index, func(io.ReaderAt) io.ReaderAt { return bytes.NewReader(short) })
+		if _, err := y.Points[block].DeflatedWindow(); !errors.Is(err, ErrStoredWindow) || errors.Is(err, codec.ErrCorrupt) {
+			t.Fatalf("a window stored short: %v, want ErrStoredWindow", err)
+		}
+	})
 
 	t.Run("unreadable", func(t *testing.T) {
 		t.Parallel()
