@@ -81,8 +81,7 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	if o, ok := old.src.(*local.File); !ok || !o.SameDescriptor(src) {
 		s.gen++ // another descriptor (appendedTo's rule; the rest it checks is checked above)
 	}
-	t.snap.Store(&s)
-	releaseReplaced(old, &s)
+	t.swapSnap(old, &s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		t.save(context.Background(), cf, &s)
 	}

@@ -145,6 +145,13 @@ func releaseSaved(s *snapshot) {
 	}
 }
 
+// swapSnap makes next the table's current snapshot in place of old and
+// closes the cache file old's table reads, unless next reads it too.
+func (t *Table) swapSnap(old, next *snapshot) {
+	t.snap.Store(next)
+	releaseReplaced(old, next)
+}
+
 // releaseReplaced closes the cache file old's table reads once next has
 // taken old's place as a table's snapshot, unless next's table reads the
 // same one (a table extended from old's shares its stored windows). A read

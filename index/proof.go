@@ -354,8 +354,7 @@ func (t *Table) distrust(s *snapshot, why error) {
 	ns.id, ns.origin = s.id, s.origin
 	ns.setSource(s.src)
 	ns.gen = s.gen + 1
-	t.snap.Store(ns)
-	releaseReplaced(s, ns)
+	t.swapSnap(s, ns)
 	if t.cf != "" {
 		_ = saveCache(t.lifetime(), t.cf, ns, t.opt) // a failure to save costs only speed next time
 	}

@@ -116,9 +116,8 @@ func (t *Table) replace(ctx context.Context, cur, next source.Source) error {
 	old, ns := t.s(), nt.s()
 	ns.gen = old.gen + 1 // another version: every record may differ
 	t.cf = nt.cf
-	t.snap.Store(ns)
+	t.swapSnap(old, ns)
 	closeSource(cur)
-	releaseReplaced(old, ns)
 	if ns.fst == nil {
 		// An object's new version (a local file's replacement is the
 		// caller's to tell, as cat --follow does).
@@ -247,8 +246,7 @@ func (t *Table) publishRescan(ctx context.Context, old, s *snapshot, src *local.
 			t.dropSaved(old, fmt.Errorf("%w: a scan of the source finds other records", errLie))
 		}
 	}
-	t.snap.Store(s)
-	releaseReplaced(old, s)
+	t.swapSnap(old, s)
 	if cf := cachePath(t.opt.CacheDir, src.Identity().Key); cf != "" {
 		t.save(ctx, cf, s)
 	}
