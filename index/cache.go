@@ -34,6 +34,11 @@ const (
 
 var errBadCache = errors.New("index: unusable cache file")
 
+// errStaleCache is loadCache's error for a sound cache file made for
+// another version of the source, by another format version or with other
+// options: expected, and replaced quietly.
+var errStaleCache = errors.New("index: cache file of another version")
+
 // cachePath returns the cache file for the table of a source whose
 // source.Identity has key (a local file's cleaned absolute path), or ""
 // when caching is disabled or no cache directory can be found. Versions of
@@ -165,17 +170,24 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	}
 	d := streamDecoder(io.TeeReader(f, sums), size-4)
 	d.blob = &cacheBlob{size: blobLen}
-	if d.str() != cacheMagic || d.u32() != cacheVersion {
+	if d.str() != cacheMagic {
 		return nil, errBadCache
 	}
-	if d.identity() != id {
+	if d.u32() != cacheVersion || d.err != nil {
+		return nil, errStaleCache
+	}
+	if got := d.identity(); d.err != nil {
 		return nil, errBadCache
+	} else if got != id {
+		return nil, errStaleCache
 	}
 	origin := d.str()
 	var want encoder
 	want.options(o)
-	if got := d.bytes(len(want.b)); d.err != nil || string(got) != string(want.b) {
+	if got := d.bytes(len(want.b)); d.err != nil {
 		return nil, errBadCache
+	} else if string(got) != string(want.b) {
+		return nil, errStaleCache
 	}
 	s := d.snapshot()
 	if d.err != nil || d.remaining() != 0 || d.blob.used != blobLen {

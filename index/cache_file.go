@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -29,8 +30,12 @@ import (
 //     the open), and used only if they are regular files of ours, not
 //     writable by others, no larger than a bound derived from the source
 //     size; no more than that bound is ever read;
-//   - new files are written 0600 to a fresh O_EXCL temporary name and
-//     renamed into place.
+//   - new files are written 0600 to a fresh O_EXCL temporary name,
+//     fsynced, renamed into place, and the directory (ours, checked above)
+//     fsynced: after a crash the name holds the whole table or the one it
+//     replaced, never a renamed-but-empty or torn file. (One that is torn
+//     anyway, by a disk or another tool, fails loadCache's checks and is
+//     rebuilt with a log line.)
 
 // errUnsafeCache is returned for a cache directory or file that is not
 // safely ours.
@@ -204,6 +209,9 @@ func writeCacheFileWith(path string, write func(w io.Writer) error) (string, err
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	werr := write(f)
+	if werr == nil {
+		werr = syncCache(f) // whole on disk before it has the name
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -214,5 +222,20 @@ func writeCacheFileWith(path string, write func(w io.Writer) error) (string, err
 		_ = unix.Unlinkat(dfd, tmp, 0)
 		return "", werr
 	}
+	// The rename made durable; should this fail, a crash costs only a
+	// rebuild (the old table, or none, stays under the name).
+	_ = syncCache(d)
 	return filepath.Join(d.Name(), filepath.Base(path)), nil
+}
+
+// cacheSyncHook, when set (by a test), is called with each file or
+// directory a cache save fsyncs, before the fsync.
+var cacheSyncHook atomic.Pointer[func(f *os.File)]
+
+// syncCache fsyncs f, a cache file written or the cache directory.
+func syncCache(f *os.File) error {
+	if h := cacheSyncHook.Load(); h != nil {
+		(*h)(f)
+	}
+	return f.Sync()
 }

@@ -227,6 +227,10 @@ func (t *Table) loadSaved(ctx context.Context, cf string, id identity, src sourc
 	}
 	s, err := loadCache(ctx, cf, id, t.opt)
 	if err != nil {
+		if errors.Is(err, errBadCache) {
+			logrus.WithFields(logrus.Fields{"file": t.path, "saved_index": cf}).
+				Warnf("index: the saved index of %s is damaged (torn or cut short): scanning the source", t.path)
+		}
 		return nil
 	}
 	s.setSource(src)
