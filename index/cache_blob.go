@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // The blob region of a saved table: bytes a table keeps in its cache file
@@ -102,8 +103,15 @@ func (b *cacheBlob) attach(r io.ReaderAt, base int64, file *os.File) {
 	b.mu.Unlock()
 }
 
+// blobReadHook, when set (by a test), is called as a read of a blob
+// starts.
+var blobReadHook atomic.Pointer[func(b *cacheBlob)]
+
 // ReadAt reads the blob's bytes [off, off+len(p)).
 func (b *cacheBlob) ReadAt(p []byte, off int64) (int, error) {
+	if h := blobReadHook.Load(); h != nil {
+		(*h)(b)
+	}
 	b.mu.Lock()
 	f, base := b.f, b.base
 	b.mu.Unlock()

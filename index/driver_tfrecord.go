@@ -100,6 +100,10 @@ func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) 
 	}
 	k, err := tfrecord.ReadRecord(inf, t.get(n), p, off)
 	switch {
+	case errors.Is(err, os.ErrClosed) && tb.lifetime().Err() == nil:
+		// The table is open: s was replaced (swapSnap closed its stored
+		// windows), and the read goes on in the table that took its place.
+		err = fmt.Errorf("%w (%w)", errSwapped, err)
 	case errors.Is(err, tfrecord.ErrStopped) || errors.Is(err, os.ErrClosed):
 		err = fmt.Errorf("%w (%w)", context.Canceled, err) // the table closed: EINTR, not EIO
 	case errors.Is(err, tfrecord.ErrStoredWindow):

@@ -44,6 +44,10 @@ const proveBatch = 4096
 // errLie marks a saved table found wrong by a proof.
 var errLie = errors.New("index: saved table does not match the source")
 
+// errSwapped reports a read of a snapshot that another snapshot replaced
+// while it ran, releasing what it read (its stored windows).
+var errSwapped = errors.New("index: the table was replaced during the read")
+
 // errNotProvable refuses a saved table of a format whose table cannot be
 // proven (no prover): its source is scanned instead.
 var errNotProvable = errors.New("index: saved tables of this format cannot be proven")
@@ -330,8 +334,9 @@ func (t *Table) dropSaved(s *snapshot, why error) {
 
 // distrust replaces s, a snapshot whose saved table a proof found lying
 // (why), by a table scanned afresh from the same version of the source
-// (another generation), and saves that one in its place. Until the scan
-// is done, reads wait; if it fails, s stays and keeps failing its reads.
+// (another generation, unless it has every record where s had it), and
+// saves that one in its place. Until the scan is done, reads wait; if it
+// fails, s stays and keeps failing its reads.
 func (t *Table) distrust(s *snapshot, why error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -354,6 +359,12 @@ func (t *Table) distrust(s *snapshot, why error) {
 	ns.id, ns.origin = s.id, s.origin
 	ns.setSource(s.src)
 	ns.gen = s.gen + 1
+	if ns.n == s.n && ns.tab.samePrefix(s.tab, s.n) {
+		// Every record where s had it (only other parts of the saved
+		// table, such as a stored window, lied): the same generation, so
+		// that reads of it, open handles among them, go on in ns.
+		ns.gen = s.gen
+	}
 	t.swapSnap(s, ns)
 	if t.cf != "" {
 		_ = saveCache(t.lifetime(), t.cf, ns, t.opt) // a failure to save costs only speed next time

@@ -130,9 +130,25 @@ func (t *Table) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int,
 	return t.readAt(s, n, p, off)
 }
 
-// readAt reads record n of snapshot s and checks the source afterwards.
+// readAt reads record n of snapshot s and checks the source afterwards. A
+// read that s's replacement cut short (errSwapped: another read found s's
+// saved table lying and scanned the source afresh) or that found the lie
+// itself goes on in the new snapshot when that one is of the same
+// generation (the same records: see distrust), so that a reader sees
+// neither EINTR nor ErrChanged for a table healed under it.
 func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
 	k, err := t.readSnap(s, n, p, off)
+	for range 2 {
+		if !errors.Is(err, errSwapped) && !errors.Is(err, errLie) {
+			break
+		}
+		ns := t.s()
+		if ns == s || ns.gen != s.gen {
+			break
+		}
+		s = ns
+		k, err = t.readSnap(s, n, p, off)
+	}
 	if cerr := t.checkSource(s, true); cerr != nil {
 		return 0, fmt.Errorf("index: record %d: %w", n, cerr)
 	}
@@ -177,7 +193,7 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		t.distrust(s, err)
 		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
 	}
-	if errors.Is(err, source.ErrChanged) {
+	if errors.Is(err, source.ErrChanged) || errors.Is(err, errSwapped) {
 		return 0, fmt.Errorf("index: record %d: %w (%w)", n, ErrChanged, err)
 	}
 	if err != nil && err != io.EOF {
