@@ -3,6 +3,7 @@ package codec
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // PartScan is what a format's ScanParallel asks of its caller for one part
@@ -13,17 +14,49 @@ import (
 // sequential scan.
 type PartScan[S any] func(part int, start, end int64, sc S) error
 
-// RunParts calls scan for parts 0..n-1, each from its own goroutine, and
-// returns their results in part order once all have returned, or ctx's
-// error if ctx ended meanwhile.
-func RunParts[T any](ctx context.Context, n int, scan func(part int) T) ([]T, error) {
+// Split is how a parallel scan divides a file: into Parts even parts,
+// scanned by at most Workers goroutines at once, each taking the next part
+// in file order once done with one. More parts than workers keep every
+// worker busy to the end when one of them is slowed (its core taken by
+// another process): the others take the parts it has not reached. Parts
+// < 2 scans sequentially; Workers <= 0 runs one goroutine per part.
+type Split struct {
+	Parts   int
+	Workers int
+}
+
+// OnePart is the split of a sequential scan.
+var OnePart = Split{Parts: 1, Workers: 1}
+
+// workers returns how many goroutines sp runs: Workers, at most one a
+// part.
+func (sp Split) workers() int {
+	if sp.Workers <= 0 || sp.Workers > sp.Parts {
+		return sp.Parts
+	}
+	return sp.Workers
+}
+
+// RunParts calls scan for parts 0..sp.Parts-1 from sp.Workers goroutines,
+// each taking the next part not yet taken, and returns their results in
+// part order once all have returned, or ctx's error if ctx ended
+// meanwhile (the workers then take no further part).
+func RunParts[T any](ctx context.Context, sp Split, scan func(part int) T) ([]T, error) {
+	n := max(sp.Parts, 0)
 	out := make([]T, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range n {
+	for range sp.workers() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = scan(i)
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				out[i] = scan(i)
+			}
 		}()
 	}
 	wg.Wait()
@@ -61,7 +94,7 @@ type Part[I any] struct {
 	Damage []Damage
 }
 
-// ScanHandover scans a file of size bytes in n even parts at once for a
+// ScanHandover scans a file of size bytes in sp's even parts at once for a
 // format whose part scans hand over: open returns the scanner of the
 // records that start in [start, end) (part i > 0 resyncing on its first
 // record at or after start), scan drives it (see PartScan), and span
@@ -72,12 +105,14 @@ type Part[I any] struct {
 // the file) and none failed; otherwise the file is scanned again as one
 // part, open(0, size), so correctness never rests on the resync rule. It
 // returns the parts in order, or the first error of the accepted parts,
-// or ctx's error if ctx ended. n < 2 or size <= 0 scans sequentially.
-func ScanHandover[S PartScanner[I], I any](ctx context.Context, size int64, n int, open func(start, end int64) S, scan PartScan[S], span func(I) (first, next int64)) ([]Part[I], error) {
+// or ctx's error if ctx ended. sp.Parts < 2 or size <= 0 scans
+// sequentially.
+func ScanHandover[S PartScanner[I], I any](ctx context.Context, size int64, sp Split, open func(start, end int64) S, scan PartScan[S], span func(I) (first, next int64)) ([]Part[I], error) {
+	n := max(sp.Parts, 1)
 	if size <= 0 {
 		n = 1
 	}
-	n = max(n, 1)
+	sp.Parts = n
 	type outcome struct {
 		Part[I]
 		err error
@@ -89,7 +124,7 @@ func ScanHandover[S PartScanner[I], I any](ctx context.Context, size int64, n in
 		}
 		return outcome{Part[I]{sc.Info(), sc.Damage()}, sc.Err()}
 	}
-	outs, err := RunParts(ctx, n, func(i int) outcome {
+	outs, err := RunParts(ctx, sp, func(i int) outcome {
 		return run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
 	})
 	if err != nil {

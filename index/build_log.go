@@ -12,8 +12,8 @@ import (
 	"github.com/recfs/recfs/codec"
 )
 
-// minPartBytes is the smallest part a parallel leveldb build hands to one
-// goroutine; smaller files are scanned sequentially.
+// minPartBytes is the smallest part a parallel build hands to a worker;
+// smaller files are scanned sequentially.
 var minPartBytes int64 = 8 << 20
 
 // blockSize is the leveldb log block size.
@@ -25,29 +25,35 @@ type logPart struct {
 	bytes int64
 }
 
-// partCount is how many parts a parallel scan of size bytes uses:
-// Options.Parallel (GOMAXPROCS when unset), one when Strict or the file is
-// small, and never parts smaller than minPartBytes.
-func partCount(size int64, o Options) int {
-	p := o.Parallel
-	if p <= 0 {
-		p = runtime.GOMAXPROCS(0)
+// buildSplit is how a parallel build of size bytes divides its work:
+// Options.Parallel workers (GOMAXPROCS when unset), perWorker parts each,
+// taken in turn (see codec.Split), never parts smaller than minPartBytes;
+// one part when Strict, with one worker, or when the file is small.
+func buildSplit(size int64, o Options, perWorker int) codec.Split {
+	w := o.Parallel
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
 	}
-	if o.Strict || size < 2*minPartBytes {
-		p = 1
+	if o.Strict || w < 2 || size < 2*minPartBytes {
+		return codec.Split{Parts: 1, Workers: 1}
 	}
-	return int(min(int64(p), max(1, size/minPartBytes)))
+	parts := min(int64(w)*int64(max(perWorker, 1)), size/minPartBytes)
+	return codec.Split{Parts: int(parts), Workers: w}
 }
+
+// logPartsPerWorker is how many parts a parallel build of a leveldb log
+// or a TFRecord file gives each worker.
+const logPartsPerWorker = 1
 
 // buildLog indexes a leveldb log, in parallel parts when it is large enough
 // (leveldb.ScanParallel stitches them).
 func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
-	p := partCount(size, o)
+	sp := buildSplit(size, o, logPartsPerWorker)
 	var done atomic.Int64
 	prog := progress{fn: o.Progress, total: size}
-	parts := make([]*logPart, p)
+	parts := make([]*logPart, sp.Parts)
 	lo := leveldb.Options{Strict: o.Strict, Unmasked: o.Unmasked}
-	res, err := leveldb.ScanParallel(ctx, r, size, lo, p, func(i int, start, end int64, sc *leveldb.Scanner) (err error) {
+	res, err := leveldb.ScanParallel(ctx, r, size, lo, sp, func(i int, start, end int64, sc *leveldb.Scanner) (err error) {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one
 		}

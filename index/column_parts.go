@@ -23,24 +23,32 @@ func (p *parted[T]) len() int64 {
 	return s.first + s.c.n
 }
 
+// seg returns the part holding value k (0 <= k < len): the last one
+// whose first value is at or before k, found by bisection (a build of a
+// large file joins a few parts per worker).
+func (p *parted[T]) seg(k int64) *partCol[T] {
+	lo, hi := 0, len(p.segs)-1
+	for lo < hi {
+		m := int(uint(lo+hi+1) >> 1)
+		if p.segs[m].first <= k {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return &p.segs[lo]
+}
+
 // at returns value k (0 <= k < len).
 func (p *parted[T]) at(k int64) T {
-	i := len(p.segs) - 1
-	for i > 0 && p.segs[i].first > k {
-		i--
-	}
-	s := &p.segs[i]
+	s := p.seg(k)
 	return s.c.at(k - s.first)
 }
 
 // ref returns a pointer to value k (0 <= k < len), for decoding and
 // tests.
 func (p *parted[T]) ref(k int64) *T {
-	i := len(p.segs) - 1
-	for i > 0 && p.segs[i].first > k {
-		i--
-	}
-	s := &p.segs[i]
+	s := p.seg(k)
 	j := k - s.first
 	return &s.c.chunks[j>>chunkBits][j&chunkMask]
 }

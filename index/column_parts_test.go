@@ -15,12 +15,13 @@ func (p *parted[T]) flat() []T {
 }
 
 // TestPartedJoin: parts joined one after the other (empty ones, reserved
-// ones and ones of several chunks among them) read as one array through
-// at, ref and each, share their chunks instead of copying them, and a
-// grown copy adds without changing the original.
+// ones, ones of several chunks and many small ones among them) read as
+// one array through at, ref and each, share their chunks instead of
+// copying them, and a grown copy adds without changing the original.
 func TestPartedJoin(t *testing.T) {
 	t.Parallel()
-	for _, sizes := range [][]int{{0}, {5}, {0, 7}, {7, 0, 3}, {chunkLen + 3, 0, 2*chunkLen + 1, 9}, {1, chunkLen}} {
+	for _, sizes := range [][]int{{0}, {5}, {0, 7}, {7, 0, 3}, {chunkLen + 3, 0, 2*chunkLen + 1, 9}, {1, chunkLen},
+		{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4, 3, 3}} {
 		var joined parted[int64]
 		joined.reserve(100)
 		var want []int64
@@ -42,6 +43,11 @@ func TestPartedJoin(t *testing.T) {
 		}
 		if joined.len() != int64(len(want)) || !slices.Equal(joined.flat(), want) {
 			t.Fatalf("%v: %d values, want %d (equal: %v)", sizes, joined.len(), len(want), slices.Equal(joined.flat(), want))
+		}
+		for k, v := range want {
+			if *joined.ref(int64(k)) != v {
+				t.Fatalf("%v: ref(%d) = %d, want %d", sizes, k, *joined.ref(int64(k)), v)
+			}
 		}
 		var each []int64
 		joined.each(func(vs []int64) { each = append(each, vs...) })

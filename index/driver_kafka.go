@@ -40,16 +40,16 @@ func (kafkaDriver) tried(head []byte) string {
 }
 
 func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
-	n := partCount(size, o)
+	sp := buildSplit(size, o, kafkaPartsPerWorker)
 	prog := progress{fn: o.Progress, total: size}
 	var done atomic.Int64
-	parts := make([]*kafkaPart, n)
+	parts := make([]*kafkaPart, sp.Parts)
 	cache := recordio.DefaultBlockCache()
 	owner := cache.NewOwner()
 	// The scanners check every batch's checksum, so they read the file
 	// by pread into their windows rather than through a map (see
 	// unmapped): the map's page faults cost more than the copy.
-	res, err := kafka.ScanParallel(ctx, unmapped(ctx, r), size, kafka.Options{Strict: o.Strict}, n, func(i int, start, end int64, sc *kafka.Scanner) error {
+	res, err := kafka.ScanParallel(ctx, unmapped(ctx, r), size, kafka.Options{Strict: o.Strict}, sp, func(i int, start, end int64, sc *kafka.Scanner) error {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one
 		}
@@ -99,6 +99,12 @@ func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec
 	prog.report(size)
 	return s, nil
 }
+
+// kafkaPartsPerWorker is how many parts a parallel build of a segment
+// gives each worker: when another process takes a worker's core for a
+// while, the other workers take the parts it has not reached rather than
+// wait for it at the end.
+const kafkaPartsPerWorker = 4
 
 // kafkaKeepBytes bounds the decompressed batches a build offers to the
 // decoded-data cache: enough for the first reads in file order (a cat, a

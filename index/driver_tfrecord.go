@@ -257,10 +257,10 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 	}
 	prog := progress{fn: o.Progress, total: size}
 	to := tfrecord.Options{Strict: o.Strict}
-	p := partCount(size, o)
+	sp := buildSplit(size, o, logPartsPerWorker)
 	var done atomic.Int64
-	parts := make([]*tfrPart, p)
-	res, err := tfrecord.ScanParallel(ctx, r, size, to, p, func(i int, start, end int64, sc *tfrecord.Scanner) (err error) {
+	parts := make([]*tfrPart, sp.Parts)
+	res, err := tfrecord.ScanParallel(ctx, r, size, to, sp, func(i int, start, end int64, sc *tfrecord.Scanner) (err error) {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one
 		}

@@ -358,36 +358,69 @@ func TestKafkaEmptySegment(t *testing.T) {
 	}
 }
 
-// TestKafkaParallelBuild: a table built in parallel parts serves what one
-// built sequentially does (records, offsets, damage, facts), damaged or
-// not.
+// TestKafkaParallelBuild: a table built in parallel parts, many more
+// than its workers, serves what one built sequentially does (records,
+// offsets, damage, facts), clean, with damage on a part's seam or inside
+// a part, and torn; each part is built once and joined (counted: the
+// table's record columns hold one piece a part that found records).
 func TestKafkaParallelBuild(t *testing.T) {
 	prev := minPartBytes
 	minPartBytes = 1 << 10
 	defer func() { minPartBytes = prev }()
-	file, _ := kafkaSegment(t, 12, 30)
-	damaged := bytes.Clone(file)
-	damaged[len(file)/2] ^= 0x55
-	for name, f := range map[string][]byte{"clean": file, "damaged": damaged} {
-		seq, err := Build(context.Background(), bytes.NewReader(f), int64(len(f)), Options{Parallel: 1})
-		if err != nil {
-			t.Fatal(err)
+	file, _ := kafkaSegment(t, 60, 30)
+	size := int64(len(file))
+	// The seams of a build of 2 workers, 4 parts each.
+	seam := func(k int64) int64 { return size * k / (2 * kafkaPartsPerWorker) }
+	flip := func(at ...int64) []byte {
+		d := bytes.Clone(file)
+		for _, a := range at {
+			d[a] ^= 0x55
 		}
-		par, err := Build(context.Background(), bytes.NewReader(f), int64(len(f)), Options{Parallel: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !equalItems(readAll(t, par), readAll(t, seq)) || fmt.Sprint(par.Damage()) != fmt.Sprint(seq.Damage()) ||
-			fmt.Sprint(par.Info().Facts) != fmt.Sprint(seq.Info().Facts) {
-			t.Fatalf("%s: parallel %d records, damage %v, facts %v; sequential %d, %v, %v", name,
-				par.Len(), par.Damage(), par.Info().Facts, seq.Len(), seq.Damage(), seq.Info().Facts)
-		}
-		for n := range par.Len() {
-			a, _ := par.Seq(n)
-			b, _ := seq.Seq(n)
-			if a != b {
-				t.Fatalf("%s: record %d at offset %d, sequentially %d", name, n, a, b)
+		return d
+	}
+	cases := []struct {
+		name string
+		f    []byte
+	}{
+		{"clean", file},
+		{"mid", flip(size / 2)},
+		{"on-seams", flip(seam(1), seam(3)+1, seam(5)-1)},
+		{"before-seam", flip(seam(2) - 40)},
+		{"torn", file[:seam(7)+20]},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seq, err := Build(context.Background(), bytes.NewReader(c.f), int64(len(c.f)), Options{Parallel: 1})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if c.name != "clean" && len(seq.Damage()) == 0 {
+				t.Fatalf("no damage reported")
+			}
+			for _, w := range []int{2, 3, 5} {
+				par, err := Build(context.Background(), bytes.NewReader(c.f), int64(len(c.f)), Options{Parallel: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalItems(readAll(t, par), readAll(t, seq)) || fmt.Sprint(par.Damage()) != fmt.Sprint(seq.Damage()) ||
+					fmt.Sprint(par.Info().Facts) != fmt.Sprint(seq.Info().Facts) {
+					t.Fatalf("%d workers: parallel %d records, damage %v, facts %v; sequential %d, %v, %v", w,
+						par.Len(), par.Damage(), par.Info().Facts, seq.Len(), seq.Damage(), seq.Info().Facts)
+				}
+				for n := range par.Len() {
+					a, _ := par.Seq(n)
+					b, _ := seq.Seq(n)
+					if a != b {
+						t.Fatalf("%d workers: record %d at offset %d, sequentially %d", w, n, a, b)
+					}
+				}
+				if c.name == "clean" {
+					want := w * kafkaPartsPerWorker
+					if got := len(par.s().tab.(*kafkaTable).recs.segs); got != want {
+						t.Errorf("%d workers: the table joins %d parts, want %d", w, got, want)
+					}
+				}
+			}
+		})
 	}
 }

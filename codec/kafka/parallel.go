@@ -16,22 +16,23 @@ type PartScan = codec.PartScan[*Scanner]
 // (Info.Then).
 type ParallelResult = codec.ParallelResult[Info]
 
-// ScanParallel scans r (size bytes) in n parts at once, calling scan for
-// each part from its own goroutine, and returns what a sequential scan
-// reports. Part i > 0 starts at the first batch at or after its share of
-// the file that verifies (Options.Sync) and each part stops at the first
-// batch at or after the next part's share (Options.End). The parts are
-// accepted only if each starts exactly where the one before it stopped;
-// otherwise (a part synced on bytes inside another batch that look like a
-// batch, a Kafka segment stored as a record value) the file is scanned
-// again sequentially as part 0, so correctness never rests on the resync
-// rule. Decompression and checksums of batches in different parts run at
-// once: that is the point. n < 2, or o.Strict, scans sequentially; o.Start,
-// o.Sync and o.End are ignored.
-func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n int, scan PartScan) (ParallelResult, error) {
+// ScanParallel scans r (size bytes) in the parts of sp at once, calling
+// scan for each part from one of sp's workers (see codec.Split), and
+// returns what a sequential scan reports. Part i > 0 starts at the first
+// batch at or after its share of the file that verifies (Options.Sync)
+// and each part stops at the first batch at or after the next part's
+// share (Options.End). The parts are accepted only if each starts exactly
+// where the one before it stopped; otherwise (a part synced on bytes
+// inside another batch that look like a batch, a Kafka segment stored as
+// a record value) the file is scanned again sequentially as part 0, so
+// correctness never rests on the resync rule. Decompression and checksums
+// of batches in different parts run at once: that is the point. sp.Parts
+// < 2, or o.Strict, scans sequentially; o.Start, o.Sync and o.End are
+// ignored.
+func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, sp codec.Split, scan PartScan) (ParallelResult, error) {
 	o.Start, o.Sync, o.End, o.Prev = 0, false, 0, 0
 	if o.Strict {
-		n = 1
+		sp.Parts = 1
 	}
 	open := func(start, end int64) *Scanner {
 		po := o
@@ -41,7 +42,7 @@ func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n i
 		}
 		return NewScanner(r, size, po)
 	}
-	parts, err := codec.ScanHandover(ctx, size, n, open, scan, func(in Info) (int64, int64) { return in.First, in.Next })
+	parts, err := codec.ScanHandover(ctx, size, sp, open, scan, func(in Info) (int64, int64) { return in.First, in.Next })
 	if err != nil {
 		return ParallelResult{}, err
 	}

@@ -6,28 +6,51 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
 )
 
-// parallelScan runs ScanParallel in n parts and returns the records (as
-// the parts in order give them) and the result.
-func parallelScan(t *testing.T, file []byte, n int) ([]Record, ParallelResult) {
+// parallelScan runs ScanParallel split as sp and returns the records (as
+// the parts in order give them) and the result. It fails t unless each
+// part was scanned once, by at most sp.Workers goroutines at once.
+func parallelScan(t *testing.T, file []byte, sp codec.Split) ([]Record, ParallelResult) {
 	t.Helper()
 	var mu sync.Mutex
 	parts := map[int][]Record{}
-	res, err := ScanParallel(context.Background(), bytes.NewReader(file), int64(len(file)), Options{Window: 256}, n,
+	scans := map[int]int{}
+	var busy, most atomic.Int32
+	res, err := ScanParallel(context.Background(), bytes.NewReader(file), int64(len(file)), Options{Window: 256}, sp,
 		func(i int, start, end int64, sc *Scanner) error {
+			b := busy.Add(1)
+			defer busy.Add(-1)
+			for m := most.Load(); b > m && !most.CompareAndSwap(m, b); m = most.Load() {
+			}
 			var recs []Record
 			for sc.Next() {
 				recs = append(recs, sc.Record())
 			}
 			mu.Lock()
 			parts[i] = recs
+			scans[i]++
 			mu.Unlock()
 			return nil
 		})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if w := int32(sp.Workers); w > 0 && most.Load() > w {
+		t.Errorf("%d parts scanned at once, want at most %d workers", most.Load(), w)
+	}
+	for i := range sp.Parts {
+		want := 1
+		if i == 0 && res.Parts == 1 && sp.Parts > 1 {
+			want = 2 // the sequential scan after parts that did not hand over
+		}
+		if scans[i] != want {
+			t.Errorf("part %d of %d scanned %d times, want %d", i, sp.Parts, scans[i], want)
+		}
 	}
 	var out []Record
 	for i := range res.Parts {
@@ -36,8 +59,11 @@ func parallelScan(t *testing.T, file []byte, n int) ([]Record, ParallelResult) {
 	return out, res
 }
 
-// TestScanParallel: parallel scans in 2 to 5 parts of clean and damaged
-// segments yield the records and damage a sequential scan yields.
+// TestScanParallel: parallel scans in 2 to 5 parts, one goroutine each,
+// and in many more parts than their 2 or 3 workers (most parts then hold
+// no batch start, and every seam falls inside a batch, on a damaged one or
+// on garbage) of clean and damaged segments yield the records and damage a
+// sequential scan yields.
 func TestScanParallel(t *testing.T) {
 	t.Parallel()
 	sg := v2Segment(t, []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 9, 8, 7}, None, Zstd, Gzip)
@@ -46,15 +72,16 @@ func TestScanParallel(t *testing.T) {
 	torn := sg.file[:sg.batches[11].Off+40]
 	garbage := append(append(bytes.Clone(sg.file[:sg.batches[3].Off]), bytes.Repeat([]byte{2, 9}, 999)...), sg.file[sg.batches[3].Off:]...)
 	for name, file := range map[string][]byte{"clean": sg.file, "flipped": flipped, "torn": torn, "garbage": garbage} {
-		for n := 2; n <= 5; n++ {
-			t.Run(fmt.Sprintf("%s/%d", name, n), func(t *testing.T) {
+		splits := []codec.Split{{Parts: 2}, {Parts: 3}, {Parts: 4}, {Parts: 5}, {Parts: 9, Workers: 2}, {Parts: 31, Workers: 3}, {Parts: 97, Workers: 2}}
+		for _, sp := range splits {
+			t.Run(fmt.Sprintf("%s/%d-%d", name, sp.Parts, sp.Workers), func(t *testing.T) {
 				t.Parallel()
 				seq, s := scanAll(t, file, Options{Window: 256})
 				var want []Record
 				for _, r := range seq {
 					want = append(want, r.Record)
 				}
-				got, res := parallelScan(t, file, n)
+				got, res := parallelScan(t, file, sp)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%d records in %d parts, want the sequential scan's %d", len(got), res.Parts, len(want))
 				}
@@ -84,7 +111,7 @@ func TestScanParallelFallsBack(t *testing.T) {
 	file := append(big, mkValueBatch(t, 200, rec)...)
 	file = append(file, mkValueBatch(t, 300, []byte("after"))...)
 	seq, _ := scanAll(t, file, Options{})
-	got, res := parallelScan(t, file, 3)
+	got, res := parallelScan(t, file, codec.Split{Parts: 3})
 	if len(got) != len(seq) || len(got) != 3 || res.Parts != 1 {
 		t.Fatalf("%d records in %d parts, want %d in one (the fallback)", len(got), res.Parts, len(seq))
 	}

@@ -18,21 +18,22 @@ type PartScan = codec.PartScan[*Scanner]
 // tail settled; its Info is the flavour facts of the whole log.
 type ParallelResult = codec.ParallelResult[Info]
 
-// ScanParallel scans the log r (size bytes) in n block-aligned parts at
-// once, calling scan for each part from its own goroutine, and returns the
-// stitched result a sequential scan gives. When a part meets something
-// whose meaning depends on what came before it (a recyclable or WAL-sync
-// chunk, an end-of-log marker) or fails, the whole log is scanned again
-// sequentially as part 0. It returns the scan's error, or ctx's if ctx
-// ended. n < 2, or o.Strict, scans sequentially; o.Start and o.End are
-// ignored.
-func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n int, scan PartScan) (ParallelResult, error) {
+// ScanParallel scans the log r (size bytes) in the parts of sp (cut at
+// block boundaries) at once, calling scan for each part from one of sp's
+// workers (see codec.Split), and returns the stitched result a sequential
+// scan gives. When a part meets something whose meaning depends on what
+// came before it (a recyclable or WAL-sync chunk, an end-of-log marker) or
+// fails, the whole log is scanned again sequentially as part 0. It returns
+// the scan's error, or ctx's if ctx ended. sp.Parts < 2, or o.Strict,
+// scans sequentially; o.Start and o.End are ignored.
+func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, sp codec.Split, scan PartScan) (ParallelResult, error) {
 	o.Start, o.End = 0, 0
 	if o.Strict {
-		n = 1
+		sp.Parts = 1
 	}
-	ranges := splitParts(size, max(n, 1))
-	parts, err := codec.RunParts(ctx, len(ranges), func(i int) partResult {
+	ranges := splitParts(size, max(sp.Parts, 1))
+	sp.Parts = len(ranges)
+	parts, err := codec.RunParts(ctx, sp, func(i int) partResult {
 		return scanPart(r, size, o, i, ranges[i], len(ranges) > 1, scan)
 	})
 	if err != nil {

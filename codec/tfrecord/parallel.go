@@ -27,32 +27,32 @@ type ParallelResult struct {
 	Records int64
 }
 
-// ScanParallel scans r (size bytes) in n parts at once, calling scan for
-// each part from its own goroutine, and returns what a sequential scan
-// reports. Part i > 0 starts at the first position its resync rule accepts
-// (a valid length checksum, a length that fits, a data checksum that
-// verifies), and each part follows its last record past its end to the
-// offset where the next record starts. The parts are accepted only if each
-// one starts exactly where the one before it hands over; otherwise — a
-// part synced on something that looked like a record inside another
-// record's data, such as a TFRecord file stored as a record — the file is
-// scanned again sequentially as part 0. Correctness therefore never rests
-// on the resync rule; its reliability (a random 12-byte window passes the
-// length check with probability 2^-32, see TestSyncFalsePositiveRate) only
-// makes the fallback rare. It returns the scan's error, or ctx's. n < 2,
-// or o.Strict, scans sequentially; o.Start, o.End and o.Aligned are
-// ignored.
-func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, n int, scan PartScan) (ParallelResult, error) {
+// ScanParallel scans r (size bytes) in the parts of sp at once, calling
+// scan for each part from one of sp's workers (see codec.Split), and
+// returns what a sequential scan reports. Part i > 0 starts at the first
+// position its resync rule accepts (a valid length checksum, a length
+// that fits, a data checksum that verifies), and each part follows its
+// last record past its end to the offset where the next record starts.
+// The parts are accepted only if each one starts exactly where the one
+// before it hands over; otherwise — a part synced on something that
+// looked like a record inside another record's data, such as a TFRecord
+// file stored as a record — the file is scanned again sequentially as
+// part 0. Correctness therefore never rests on the resync rule; its
+// reliability (a random 12-byte window passes the length check with
+// probability 2^-32, see TestSyncFalsePositiveRate) only makes the
+// fallback rare. It returns the scan's error, or ctx's. sp.Parts < 2, or
+// o.Strict, scans sequentially; o.Start, o.End and o.Aligned are ignored.
+func ScanParallel(ctx context.Context, r io.ReaderAt, size int64, o Options, sp codec.Split, scan PartScan) (ParallelResult, error) {
 	o.Start, o.End, o.Aligned = 0, 0, false
 	if o.Strict {
-		n = 1
+		sp.Parts = 1
 	}
 	open := func(start, end int64) *Scanner {
 		po := o
 		po.Start, po.End = start, end
 		return NewScanner(r, size, po)
 	}
-	parts, err := codec.ScanHandover(ctx, size, n, open, scan, func(in Info) (int64, int64) { return in.First, in.Next })
+	parts, err := codec.ScanHandover(ctx, size, sp, open, scan, func(in Info) (int64, int64) { return in.First, in.Next })
 	if err != nil {
 		return ParallelResult{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/recfs/recfs/codec"
 )
 
 // TestScanParallelMatchesSequential: clean, damaged and nested files (whose
@@ -31,10 +33,10 @@ func TestScanParallelMatchesSequential(t *testing.T) {
 		r := bytes.NewReader(f)
 		size := int64(len(f))
 		_, want, wantDmg, _ := scanAll(t, r, size, Options{})
-		for _, n := range []int{1, 2, 5, 16} {
+		for _, n := range []int{1, 2, 5, 16, 47} {
 			var mu sync.Mutex
 			got := map[int][]Record{}
-			res, err := ScanParallel(context.Background(), r, size, Options{Window: 4096}, n, func(i int, start, end int64, sc *Scanner) error {
+			res, err := ScanParallel(context.Background(), r, size, Options{Window: 4096}, codec.Split{Parts: n, Workers: 2}, func(i int, start, end int64, sc *Scanner) error {
 				var recs []Record
 				for sc.Next() {
 					recs = append(recs, sc.Record())
