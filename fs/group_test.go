@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,11 +17,13 @@ import (
 )
 
 // gatedTable is an index.Table whose Append calls are counted, the first
-// one held until gate is closed, and the ones that carry refuse refused.
+// one held until gate is closed, and the ones that carry refuse (or any
+// record, with refuseAll) refused.
 type gatedTable struct {
 	*index.Table
-	gate   chan struct{}
-	refuse []byte
+	gate      chan struct{}
+	refuse    []byte
+	refuseAll bool
 
 	mu    sync.Mutex
 	calls []int // records per Append
@@ -39,7 +42,7 @@ func (g *gatedTable) Append(ctx context.Context, recs [][]byte, o index.AppendOp
 		<-g.gate
 	}
 	for _, r := range recs {
-		if g.refuse != nil && bytes.Equal(r, g.refuse) {
+		if g.refuseAll || g.refuse != nil && bytes.Equal(r, g.refuse) {
 			return 0, errors.New("refused")
 		}
 	}
@@ -49,9 +52,15 @@ func (g *gatedTable) Append(ctx context.Context, recs [][]byte, o index.AppendOp
 // newGatedTree returns a writable tree of a new leveldb log whose appends
 // go through a gatedTable.
 func newGatedTree(t *testing.T, refuse []byte) (*Tree, *gatedTable, string) {
+	return newGatedTreeOf(t, codec.LevelDB, false, refuse)
+}
+
+// newGatedTreeOf is newGatedTree for a new file of format f (with a
+// recordio trailer when trailer is set).
+func newGatedTreeOf(t *testing.T, f codec.Format, trailer bool, refuse []byte) (*Tree, *gatedTable, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "w.log")
-	tb, err := index.Create(context.Background(), p, codec.LevelDB, false, index.Options{CacheDir: "-", Writable: true})
+	tb, err := index.Create(context.Background(), p, f, trailer, index.Options{CacheDir: "-", Writable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,5 +191,86 @@ func TestGroupCommitRefusal(t *testing.T) {
 	}
 	if len(s) != 3 || s[0] != "first" {
 		t.Errorf("records %q, want first and the two good ones", s)
+	}
+}
+
+// TestGroupCommitFormats: in every writable format, closes that queue
+// behind an append go in one Append, one sync for all, and their records
+// land in the order the closes arrived, each close told its own record.
+func TestGroupCommitFormats(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		f       codec.Format
+		trailer bool
+	}{{codec.LevelDB, false}, {codec.RecordIO, false}, {codec.RecordIO, true}, {codec.TFRecord, false}} {
+		t.Run(fmt.Sprintf("%v/trailer=%v", c.f, c.trailer), func(t *testing.T) {
+			t.Parallel()
+			tr, g, path := newGatedTreeOf(t, c.f, c.trailer, nil)
+			const writers = 6
+			recs := make([]int64, writers)
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			for i := range writers {
+				closeAsync(t, tr, &wg, fmt.Sprintf("f%d", i), fmt.Sprintf("close %d", i), i > 0, &recs[i], &errs[i])
+				if i == 0 {
+					waitAppending(g)
+				} else {
+					waitQueued(t, tr, i) // queued in this order
+				}
+			}
+			close(g.gate)
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil || recs[i] != int64(i) {
+					t.Errorf("close %d: record %d, %v; want record %d", i, recs[i], err, i)
+				}
+			}
+			if fmt.Sprint(g.calls) != "[1 5]" || g.syncs != 1 {
+				t.Errorf("Append calls with %v records, %d synced; want [1 5], 1", g.calls, g.syncs)
+			}
+			got := readBack(t, path)
+			if len(got) != writers {
+				t.Fatalf("%d records, want %d", len(got), writers)
+			}
+			for i, r := range got {
+				if want := fmt.Sprintf("close %d", i); string(r) != want {
+					t.Errorf("record %d = %q, want %q", i, r, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupCommitFails: when the source takes no record, every close of
+// the group fails (none is told its record is in) and the file is as it
+// was before the group.
+func TestGroupCommitFails(t *testing.T) {
+	t.Parallel()
+	tr, g, path := newGatedTree(t, nil)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.refuseAll = true
+	const writers = 4
+	errs := make([]error, writers)
+	recs := make([]int64, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		closeAsync(t, tr, &wg, fmt.Sprintf("f%d", i), fmt.Sprintf("close %d", i), false, &recs[i], &errs[i])
+		if i == 0 {
+			waitAppending(g)
+		}
+	}
+	waitQueued(t, tr, writers-1)
+	close(g.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("close %d succeeded (record %d) though the source took nothing", i, recs[i])
+		}
+	}
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the file changed under a failed group (%d -> %d bytes, %v)", len(before), len(after), err)
 	}
 }
