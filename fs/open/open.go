@@ -117,16 +117,24 @@ func Table(ctx context.Context, target string, o Options) (*index.Table, error) 
 	return localTable(ctx, target, o, nil)
 }
 
-// openLocal is index.Open of path, refreshed through reopen when set.
-func openLocal(ctx context.Context, path string, o index.Options, reopen func() (*os.File, error)) (*index.Table, error) {
-	if reopen == nil {
+// pathReach is how a local table looks at its path again: reopen opens
+// the file now there (for refreshes), stat returns its attributes without
+// opening it (the check before each append).
+type pathReach struct {
+	reopen func() (*os.File, error)
+	stat   func() (os.FileInfo, error)
+}
+
+// openLocal is index.Open of path, refreshed through reach when set.
+func openLocal(ctx context.Context, path string, o index.Options, reach *pathReach) (*index.Table, error) {
+	if reach == nil {
 		return index.Open(ctx, path, o)
 	}
 	f, err := local.OpenPath(path, o.Writable, false)
 	if err != nil {
 		return nil, err
 	}
-	src, err := local.NewReopening(f, path, reopen)
+	src, err := local.NewReopeningStat(f, path, reach.reopen, reach.stat)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -140,9 +148,9 @@ func openLocal(ctx context.Context, path string, o index.Options, reopen func() 
 }
 
 // localTable is Table for a local path.
-// reopen, when set, is how refreshes look at the path again (the local
+// reach, when set, is how the table looks at the path again (the local
 // source's; nil: by the path, never through a symlink).
-func localTable(ctx context.Context, path string, o Options, reopen func() (*os.File, error)) (*index.Table, error) {
+func localTable(ctx context.Context, path string, o Options, reach *pathReach) (*index.Table, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -152,7 +160,7 @@ func localTable(ctx context.Context, path string, o Options, reopen func() (*os.
 	}
 	io := o.Index
 	done := o.progress("indexing "+path, &io)
-	t, err := openLocal(ctx, path, io, reopen)
+	t, err := openLocal(ctx, path, io, reach)
 	done()
 	if err != nil {
 		if !strings.Contains(err.Error(), path) {

@@ -67,7 +67,7 @@ func Tree(ctx context.Context, target string, o TreeOptions) (*fs.Tree, error) {
 
 // fileTree is the tree of one local record file.
 func fileTree(ctx context.Context, path string, o TreeOptions) (*fs.Tree, error) {
-	t, err := localTable(ctx, path, o.Options, reopenNoFollow(path))
+	t, err := localTable(ctx, path, o.Options, noFollowReach(path))
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +126,25 @@ func NewFileFormat(path string, def codec.Format) codec.Format {
 		return f
 	}
 	return def
+}
+
+// noFollowReach is how the table of a mounted file looks at its path
+// again: never through a symbolic link, only at a regular file.
+func noFollowReach(path string) *pathReach {
+	return &pathReach{reopen: reopenNoFollow(path), stat: lstatPath(path)}
+}
+
+// lstatPath returns the attributes of what reopenNoFollow would open at
+// path, without opening it: it fails where reopenNoFollow would refuse
+// what is there (a symbolic link, anything but a regular file).
+func lstatPath(path string) func() (os.FileInfo, error) {
+	return func() (os.FileInfo, error) {
+		fi, err := os.Lstat(path)
+		if err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: no longer a regular file", path)
+		}
+		return fi, err
+	}
 }
 
 // reopenNoFollow opens path again for a table's refresh, refusing a

@@ -30,6 +30,9 @@ type File struct {
 	key    string
 	st     source.FileStat
 	reopen func() (*os.File, error) // opens the file now at key (read-only); nil: OpenPath
+	// statPath, when set, returns the attributes of what is now at key,
+	// resolved as reopen resolves it but without opening it.
+	statPath func() (os.FileInfo, error)
 }
 
 // desc is a descriptor shared by the Files of its versions (Now), with its
@@ -112,6 +115,21 @@ func NewReopening(f *os.File, path string, reopen func() (*os.File, error)) (*Fi
 	return &File{d: d, key: filepath.Clean(path), st: st, reopen: reopen}, nil
 }
 
+// NewReopeningStat is NewReopening with stat, which returns the
+// attributes of what is now at path, resolved the way reopen resolves it
+// (a symbolic link or anything else than the file reopen would open must
+// come back as itself, or as an error), but without opening anything:
+// StatPath uses it, so that the check before every append costs one
+// system call, not an open, an fstat and a close.
+func NewReopeningStat(f *os.File, path string, reopen func() (*os.File, error), stat func() (os.FileInfo, error)) (*File, error) {
+	l, err := NewReopening(f, path, reopen)
+	if err != nil {
+		return nil, err
+	}
+	l.statPath = stat
+	return l, nil
+}
+
 // Now returns a File naming the version the file has now (its current
 // size and times, with one fstat) over the same descriptor: not reopened,
 // and closed by whichever of the two is closed. A table that keeps one
@@ -121,7 +139,7 @@ func (l *File) Now() (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{d: l.d, key: l.key, st: st, reopen: l.reopen}, nil
+	return &File{d: l.d, key: l.key, st: st, reopen: l.reopen, statPath: l.statPath}, nil
 }
 
 // SameDescriptor reports whether l and o read one descriptor (one is the
@@ -163,9 +181,13 @@ func (l *File) Fstat() (source.FileStat, error) {
 }
 
 // StatPath returns the attributes of the file now at the File's path
-// (through the reopen function of NewReopening when there is one), which
-// may be another file than the one the File reads.
+// (through the stat function of NewReopeningStat, else the reopen function
+// of NewReopening when there is one), which may be another file than the
+// one the File reads.
 func (l *File) StatPath() (os.FileInfo, error) {
+	if l.statPath != nil {
+		return l.statPath()
+	}
 	if l.reopen == nil {
 		return os.Stat(l.key)
 	}
@@ -224,7 +246,7 @@ func (l *File) Reopen(ctx context.Context) (source.Source, error) {
 		f.Close()
 		return l.Now()
 	}
-	n, err := NewReopening(f, l.key, l.reopen)
+	n, err := NewReopeningStat(f, l.key, l.reopen, l.statPath)
 	if err != nil {
 		f.Close()
 		return nil, err
