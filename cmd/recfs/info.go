@@ -1,23 +1,21 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
-
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
 
-// writeJSON writes v indented, with a final newline.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// infoFlags are the flags of `recfs info`.
+type infoFlags struct {
+	src    *sourceFlags
+	dec    *decodeFlags
+	asJSON bool
 }
 
 func newInfoCmd() *cobra.Command {
-	var asJSON bool
+	f := &infoFlags{}
 	cmd := &cobra.Command{
 		Use:   "info FILE|DIR...",
 		Short: "Describe a record file: format, records, header, trailer, damage",
@@ -53,39 +51,54 @@ first records, or why it leaves them raw ("decode", "decode_why").`,
   recfs info --format leveldb --strict 000123.log`,
 		Args: cobra.MinimumNArgs(1),
 	}
-	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object per file")
-	dec := addDecodeFlags(cmd)
+	f.src = addSourceFlags(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print a JSON object per file")
+	f.dec = addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := src.options()
+		o, err := f.validate()
 		if err != nil {
 			return err
 		}
-		if err := dec.check(); err != nil {
-			return err
-		}
-		one := func(path string) (fileStatus, error) {
-			t, err := openTable(cmd, path, o)
-			if err != nil {
-				return fileFailed, err
-			}
-			defer t.Close()
-			in := report.InfoOf(path, t, version())
-			if dec.decoding() {
-				if in.Decode, in.DecodeWhy, err = dec.choice(t, path); err != nil {
-					return fileFailed, err
-				}
-			}
-			if asJSON {
-				return fileOK, writeJSON(cmd.OutOrStdout(), in)
-			}
-			return fileOK, in.WriteText(cmd.OutOrStdout())
-		}
-		if singleFile(args) {
-			_, err := one(args[0])
-			return err
-		}
-		return eachFile(cmd, args, "", true, one)
+		return f.run(cmd, args, o)
 	}
 	return cmd
+}
+
+// validate checks the flags and returns the options to open files with.
+func (f *infoFlags) validate() (index.Options, error) {
+	o, err := f.src.options()
+	if err != nil {
+		return o, err
+	}
+	return o, f.dec.check()
+}
+
+// run describes each file args name: one file alone, or several (or the
+// record files under a directory) one after the other, then a summary.
+func (f *infoFlags) run(cmd *cobra.Command, args []string, o index.Options) error {
+	one := func(path string) (fileStatus, error) { return fileOK, f.one(cmd, path, o) }
+	if singleFile(args) {
+		_, err := one(args[0])
+		return err
+	}
+	return eachFile(cmd, args, "", true, one)
+}
+
+// one describes the record file at path.
+func (f *infoFlags) one(cmd *cobra.Command, path string, o index.Options) error {
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	in := report.InfoOf(path, t, version())
+	if f.dec.decoding() {
+		if in.Decode, in.DecodeWhy, err = f.dec.choice(t, path); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		return writeJSON(cmd.OutOrStdout(), in)
+	}
+	return in.WriteText(cmd.OutOrStdout())
 }

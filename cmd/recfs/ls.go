@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/fs/open"
@@ -8,8 +13,23 @@ import (
 	"github.com/recfs/recfs/index/report"
 )
 
+// lsFlags are the flags of `recfs ls`.
+type lsFlags struct {
+	src     *sourceFlags
+	offsets *[]string
+	asJSON  bool
+}
+
+// lsRun is what validate makes of ls's command line.
+type lsRun struct {
+	files []string
+	sel   []report.Range
+	offs  []report.SeqRange
+	o     index.Options
+}
+
 func newLsCmd() *cobra.Command {
-	var asJSON bool
+	f := &lsFlags{}
 	cmd := &cobra.Command{
 		Use:   "ls FILE|DIR... [N | A-B | A- | last:K ...]",
 		Short: "List records: number, file offset, length",
@@ -56,52 +76,120 @@ any failed. A file named like a selection is written ./5.`,
   recfs ls shards/*.tfrecord last:1               # the last record of each shard`,
 		Args: cobra.MinimumNArgs(1),
 	}
-	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON Lines")
-	offsets := addOffsetFlag(cmd)
+	f.src = addSourceFlags(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON Lines")
+	f.offsets = addOffsetFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := src.options()
+		r, err := f.validate(args)
 		if err != nil {
 			return err
 		}
-		offs, err := report.ParseOffsets(*offsets)
-		if err != nil {
-			return err
-		}
-		files, sel, err := splitOperands(args)
-		if err != nil {
-			return err
-		}
-		if len(files) == 1 && !isLocalDir(files[0]) {
-			return lsOne(cmd, files[0], sel, offs, o, asJSON, "")
-		}
-		return lsMany(cmd, files, sel, offs, o, asJSON)
+		return f.run(cmd, r)
 	}
 	return cmd
 }
 
-// lsOne lists one operand of ls: the records of a file selected by sel or
-// offs (file, when not empty, goes in every JSON line), or the entries of
-// an S3 prefix.
-func lsOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.SeqRange, o index.Options, asJSON bool, file string) error {
+// validate checks the command line and turns it into what run does.
+func (f *lsFlags) validate(args []string) (lsRun, error) {
+	var r lsRun
+	var err error
+	if r.o, err = f.src.options(); err != nil {
+		return r, err
+	}
+	if r.offs, err = report.ParseOffsets(*f.offsets); err != nil {
+		return r, err
+	}
+	r.files, r.sel, err = splitOperands(args)
+	return r, err
+}
+
+// run lists what r names: one file's records, or several operands (local
+// directories among them) one after the other.
+func (f *lsFlags) run(cmd *cobra.Command, r lsRun) error {
+	if len(r.files) == 1 && !isLocalDir(r.files[0]) {
+		return f.one(cmd, r, r.files[0], "")
+	}
+	return f.many(cmd, r)
+}
+
+// one lists one operand of ls: the records of a file selected by r (file,
+// when not empty, goes in every JSON line), or the entries of an S3
+// prefix.
+func (f *lsFlags) one(cmd *cobra.Command, r lsRun, path, file string) error {
 	if open.KindOf(path) == open.S3Prefix {
-		if len(sel) > 0 || len(offs) > 0 {
+		if len(r.sel) > 0 || len(r.offs) > 0 {
 			return usagef("%s is a prefix: it lists its objects, without record selections", path)
 		}
-		return lsS3Prefix(cmd, path, asJSON)
+		return lsS3Prefix(cmd, path, f.asJSON)
 	}
-	t, err := openTable(cmd, path, o)
+	t, err := openTable(cmd, path, r.o)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
 	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
-	if len(offs) > 0 && len(sel) > 0 {
+	if len(r.offs) > 0 && len(r.sel) > 0 {
 		return usagef("select records by number or by --offset, not both")
 	}
-	rs, err := report.Select(t, path, sel, offs)
+	rs, err := report.Select(t, path, r.sel, r.offs)
 	if err != nil {
 		return err
 	}
-	return report.List(cmd.Context(), cmd.OutOrStdout(), t, rs, asJSON, file)
+	return report.List(cmd.Context(), cmd.OutOrStdout(), t, rs, f.asJSON, file)
+}
+
+// many lists several operands, or one local directory: each after a line
+// "NAME:" when there are several, a blank line between them. A failed
+// operand is reported on standard error and the others go on.
+func (f *lsFlags) many(cmd *cobra.Command, r lsRun) error {
+	out := cmd.OutOrStdout()
+	fails := failures{cmd: cmd}
+	for i, name := range r.files {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		if len(r.files) > 1 && !f.asJSON {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "%s:\n", name)
+		}
+		var err error
+		switch {
+		case isLocalDir(name) && (len(r.sel) > 0 || len(r.offs) > 0):
+			err = usagef("%s is a directory: it lists its files, without record selections", name)
+		case isLocalDir(name):
+			err = lsLocalDir(out, name, f.asJSON)
+		default:
+			file := ""
+			if len(r.files) > 1 {
+				file = name
+			}
+			err = f.one(cmd, r, name, file)
+		}
+		if err := fails.add(name, err); err != nil {
+			return err
+		}
+	}
+	return fails.result()
+}
+
+// lsLocalDir lists the entries of a local directory with each file's
+// format (read from its first bytes) and size.
+func lsLocalDir(out io.Writer, dir string, asJSON bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	w := report.NewEntryWriter(out, asJSON)
+	for _, e := range ents {
+		d := report.Entry{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
+		if !e.IsDir() {
+			d.Format, d.Size = open.FileFormat(filepath.Join(dir, e.Name()))
+		}
+		if err := w.Write(d); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }

@@ -15,6 +15,13 @@ func wantJSON(cmd *cobra.Command) bool {
 	return v
 }
 
+// writeJSON writes v indented, with a final newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // printJSON writes v as one line of JSON.
 func printJSON(w io.Writer, v any) error {
 	return json.NewEncoder(w).Encode(v)

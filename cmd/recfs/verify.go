@@ -5,14 +5,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
 
 // errDamaged is verify's (silent) result when it found damage.
 var errDamaged = errors.New("damage found")
 
+// verifyFlags are the flags of `recfs verify`.
+type verifyFlags struct {
+	src    *sourceFlags
+	asJSON bool
+}
+
 func newVerifyCmd() *cobra.Command {
-	var asJSON bool
+	f := &verifyFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify FILE|DIR...",
 		Short: "Scan a record file, check every checksum, read every record back",
@@ -38,50 +45,64 @@ several files, 1 when any was.`,
   recfs verify --json shards/ | jq -r 'select(.ok != true) | .path'`,
 		Args: cobra.MinimumNArgs(1),
 	}
-	src := addSourceFlags(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as a JSON object (one per file)")
+	f.src = addSourceFlags(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as a JSON object (one per file)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := src.options()
+		o, err := f.validate()
 		if err != nil {
 			return err
 		}
-		one := func(path string) (fileStatus, error) {
-			// Always a full fresh scan; reads go through a read-ahead window.
-			st, err := openSequential(cmd, path, o)
-			if err != nil {
-				return fileFailed, err
-			}
-			defer st.Close()
-			var progress func(int64, int64)
-			bar := newProgressBar(cmd.ErrOrStderr(), "reading "+path)
-			if bar != nil {
-				progress = bar.Update
-			}
-			v, err := report.Verify(cmd.Context(), path, st.Table, progress)
-			if bar != nil {
-				bar.Done()
-			}
-			if err != nil {
-				return fileFailed, err
-			}
-			if asJSON {
-				err = writeJSON(cmd.OutOrStdout(), v)
-			} else {
-				err = v.WriteText(cmd.OutOrStdout())
-			}
-			if err != nil || v.OK {
-				return fileOK, err
-			}
-			return fileBad, nil
-		}
-		if !singleFile(args) {
-			return eachFile(cmd, args, "damaged", true, one)
-		}
-		st, err := one(args[0])
-		if err == nil && st == fileBad {
-			return &exitError{code: exitFailure, silent: true, err: errDamaged}
-		}
-		return err
+		return f.run(cmd, args, o)
 	}
 	return cmd
+}
+
+// validate checks the flags and returns the options to open files with.
+func (f *verifyFlags) validate() (index.Options, error) { return f.src.options() }
+
+// run verifies each file args name: one file alone (exit status 1,
+// silently, when it is damaged), or several (or the record files under a
+// directory) one after the other, then a summary.
+func (f *verifyFlags) run(cmd *cobra.Command, args []string, o index.Options) error {
+	one := func(path string) (fileStatus, error) { return f.one(cmd, path, o) }
+	if !singleFile(args) {
+		return eachFile(cmd, args, "damaged", true, one)
+	}
+	st, err := one(args[0])
+	if err == nil && st == fileBad {
+		return &exitError{code: exitFailure, silent: true, err: errDamaged}
+	}
+	return err
+}
+
+// one scans the record file at path afresh, reads every record back and
+// writes the report: fileBad when it found damage.
+func (f *verifyFlags) one(cmd *cobra.Command, path string, o index.Options) (fileStatus, error) {
+	// Always a full fresh scan; reads go through a read-ahead window.
+	st, err := openSequential(cmd, path, o)
+	if err != nil {
+		return fileFailed, err
+	}
+	defer st.Close()
+	var progress func(int64, int64)
+	bar := newProgressBar(cmd.ErrOrStderr(), "reading "+path)
+	if bar != nil {
+		progress = bar.Update
+	}
+	v, err := report.Verify(cmd.Context(), path, st.Table, progress)
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		return fileFailed, err
+	}
+	if f.asJSON {
+		err = writeJSON(cmd.OutOrStdout(), v)
+	} else {
+		err = v.WriteText(cmd.OutOrStdout())
+	}
+	if err != nil || v.OK {
+		return fileOK, err
+	}
+	return fileBad, nil
 }

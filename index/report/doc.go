@@ -3,7 +3,8 @@
 // [Select]); their payloads raw, numbered, as JSON Lines or decoded
 // ([Mode], [Mode.WriteDecoded]); the listing of records ([List]); records
 // appended while it follows a table ([Follower]); a table's facts
-// ([InfoOf]) and the read-back of every record ([Verify]).
+// ([InfoOf]) and the read-back of every record ([Verify]); the lines of a
+// listing of a directory or an S3 prefix ([Entry], [EntryWriter]).
 //
 // It works on an open *index.Table and an io.Writer; opening the table and
 // parsing flags is the caller's (fs/open and cmd/recfs).
