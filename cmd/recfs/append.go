@@ -14,6 +14,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 	"github.com/recfs/recfs/source/local"
 )
 
@@ -131,7 +132,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return nil
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
-		recordNumber(first, t.Len()), recordNumber(t.Len()-1, t.Len()))
+		report.RecordNumber(first, t.Len()), report.RecordNumber(t.Len()-1, t.Len()))
 	return nil
 }
 
@@ -245,12 +246,6 @@ func forceHint(err error) error {
 		return fmt.Errorf("%w (--force appends anyway)", err)
 	}
 	return err
-}
-
-// recordNumber formats n the way the mount names record files.
-func recordNumber(n, count int64) string {
-	w := max(6, len(fmt.Sprint(max(count-1, 0))))
-	return fmt.Sprintf("%0*d", w, n)
 }
 
 // memInput is the largest input append reads into memory.
