@@ -259,10 +259,21 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 func tornLog(t *testing.T, path string) ([]byte, int64) {
 	t.Helper()
 	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
-	good, _ := os.ReadFile(path)
+	return tearLog(t, path, 40000)
+}
+
+// tearLog appends to the leveldb log at path the first keep bytes of a
+// 70,000-byte record, as a writer that crashed mid-record leaves it, and
+// returns the file's bytes and where the torn tail starts.
+func tearLog(t *testing.T, path string, keep int) ([]byte, int64) {
+	t.Helper()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
 	whole, _ := os.ReadFile(path)
-	torn := whole[:len(good)+40000]
+	torn := whole[:len(good)+keep]
 	if err := os.WriteFile(path, torn, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -58,10 +58,7 @@ func TestAppendAfterTornTail(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
 	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
-	good, _ := os.ReadFile(path)
-	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
-	whole, _ := os.ReadFile(path)
-	os.WriteFile(path, whole[:len(good)+50000], 0o644)
+	torn, from := tearLog(t, path, 50000)
 	tb, err := Open(ctx, path, Options{CacheDir: cache}) // not Writable: the append itself must repair
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +77,7 @@ func TestAppendAfterTornTail(t *testing.T) {
 	if len(saved) != 1 {
 		t.Fatalf("torn bytes not saved aside: %v", saved)
 	}
-	if b, _ := os.ReadFile(saved[0]); !bytes.Equal(b, whole[len(good):len(good)+50000]) {
+	if b, _ := os.ReadFile(saved[0]); !bytes.Equal(b, torn[from:]) {
 		t.Fatalf("saved torn bytes differ")
 	}
 }
@@ -203,12 +200,8 @@ func TestWritableOpenRepairsTornTail(t *testing.T) {
 	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.log")
-	recfile.WriteLog(t, path, codectest.Records(3, 100, 'a'))
-	good, _ := os.ReadFile(path)
-	recfile.AppendLog(t, path, bytes.Repeat([]byte("T"), 70000))
-	whole, _ := os.ReadFile(path)
-	torn := whole[:len(good)+40000]
-	os.WriteFile(path, torn, 0o644)
+	torn, from := tornLog(t, path)
+	good := torn[:from]
 	ro, err := Open(ctx, path, Options{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/recfs/recfs/codec"
-	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/source/local"
 	"github.com/recfs/recfs/source/sourcetest"
 )
@@ -45,11 +44,7 @@ func TestAppendRefusedByDBLock(t *testing.T) {
 	for _, lockKind := range []string{"flock", "fcntl"} {
 		t.Run(lockKind, func(t *testing.T) {
 			log, lock := sourcetest.LockDir(t)
-			good, _ := os.ReadFile(log)
-			recfile.AppendLog(t, log, bytes.Repeat([]byte("T"), 70000))
-			whole, _ := os.ReadFile(log)
-			torn := whole[:len(good)+50000] // a record the database is writing right now
-			os.WriteFile(log, torn, 0o644)
+			torn, _ := tearLog(t, log, 50000) // a record the database is writing right now
 			if lockKind == "flock" {
 				unix.Flock(int(sourcetest.OpenLockFile(t, lock).Fd()), unix.LOCK_EX)
 			} else {
