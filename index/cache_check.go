@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"io"
 )
@@ -42,7 +43,7 @@ func (t *Table) verifySource(s *snapshot) error {
 			continue
 		}
 		var b [1]byte
-		if _, err := t.readSnap(s, n, b[:], 0); err != nil && err != io.EOF {
+		if _, err := t.readSnap(context.Background(), s, n, b[:], 0); err != nil && err != io.EOF {
 			return lieOr(err, fmt.Sprintf("record %d does not read back", n))
 		}
 	}

@@ -51,6 +51,12 @@ type table interface {
 
 // Optional capabilities, discovered by type assertion.
 type (
+	// stopper is a table whose reads can run long (decompressing a
+	// stream from a checkpoint) and stop when ctx is done, failing with
+	// an error matching context.Canceled.
+	stopper interface {
+		readAtStopping(ctx context.Context, tb *Table, s *snapshot, k int64, p []byte, off int64) (int, error)
+	}
 	// probeLater is a driver that can also recognise its files by a weaker
 	// sign, tried only after every driver's probe failed.
 	probeLater interface {

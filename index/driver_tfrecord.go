@@ -90,6 +90,12 @@ func (t *tfrTable) add(rec tfrecord.Record) {
 // readAt reads record n. A compressed source is read through its
 // checkpoints (see inflated).
 func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
+	return t.readAtStopping(context.Background(), tb, s, n, p, off)
+}
+
+// readAtStopping is readAt whose decompression also stops when ctx is
+// done.
+func (t *tfrTable) readAtStopping(ctx context.Context, tb *Table, s *snapshot, n int64, p []byte, off int64) (int, error) {
 	src := tb.src(s)
 	if t.comp == tfrecord.None {
 		return tfrecord.ReadRecord(src, t.get(n), p, off)
@@ -98,8 +104,10 @@ func (t *tfrTable) readAt(tb *Table, s *snapshot, n int64, p []byte, off int64) 
 	if err != nil {
 		return 0, err
 	}
-	k, err := tfrecord.ReadRecord(inf, t.get(n), p, off)
+	k, err := tfrecord.ReadRecord(inf.Stopping(ctx.Done()), t.get(n), p, off)
 	switch {
+	case errors.Is(err, tfrecord.ErrStopped) && ctx.Err() != nil:
+		err = fmt.Errorf("%w (%w)", ctx.Err(), err) // the caller gave up: EINTR
 	case errors.Is(err, os.ErrClosed) && tb.lifetime().Err() == nil:
 		// The table is open: s was replaced (swapSnap closed its stored
 		// windows), and the read goes on in the table that took its place.

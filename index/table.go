@@ -105,10 +105,19 @@ func (s *snapshot) size1(n int64) int64 { return s.tab.size(n) }
 // it proves n, so that Size(n) after it is the truth); otherwise it fails
 // with ErrChanged, and the caller asks Size again.
 func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
+	return t.ReadAtContext(context.Background(), n, p, off)
+}
+
+// ReadAtContext is ReadAt stopping when ctx is done (the caller gave up:
+// an interrupted FUSE request). Where a read decompresses a long stream
+// (a compressed TFRecord file) it stops within one chunk of output and
+// fails with an error matching context.Canceled; elsewhere a read is
+// short and runs to its end.
+func (t *Table) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
 	s := t.s()
-	k, err := t.readAt(s, n, p, off)
+	k, err := t.readAt(ctx, s, n, p, off)
 	if ns := t.s(); errors.Is(err, errLie) && ns != s && n < ns.n && (len(p) == 0 || ns.size1(n) == s.size1(n)) {
-		return t.readAt(ns, n, p, off)
+		return t.readAt(ctx, ns, n, p, off)
 	}
 	return k, err
 }
@@ -123,11 +132,17 @@ func (t *Table) Generation() uint64 { return t.s().gen }
 // the table has moved on to another generation it fails with ErrChanged
 // instead of returning bytes of another version of the record.
 func (t *Table) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
+	return t.ReadAtGenerationContext(context.Background(), gen, n, p, off)
+}
+
+// ReadAtGenerationContext is ReadAtGeneration stopping when ctx is done,
+// as ReadAtContext does.
+func (t *Table) ReadAtGenerationContext(ctx context.Context, gen uint64, n int64, p []byte, off int64) (int, error) {
 	s := t.s()
 	if s.gen != gen {
 		return 0, fmt.Errorf("index: record %d: %w (generation %d, now %d)", n, ErrChanged, gen, s.gen)
 	}
-	return t.readAt(s, n, p, off)
+	return t.readAt(ctx, s, n, p, off)
 }
 
 // readAt reads record n of snapshot s and checks the source afterwards. A
@@ -136,8 +151,8 @@ func (t *Table) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int,
 // itself goes on in the new snapshot when that one is of the same
 // generation (the same records: see distrust), so that a reader sees
 // neither EINTR nor ErrChanged for a table healed under it.
-func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
-	k, err := t.readSnap(s, n, p, off)
+func (t *Table) readAt(ctx context.Context, s *snapshot, n int64, p []byte, off int64) (int, error) {
+	k, err := t.readSnap(ctx, s, n, p, off)
 	for range 2 {
 		if !errors.Is(err, errSwapped) && !errors.Is(err, errLie) {
 			break
@@ -147,7 +162,7 @@ func (t *Table) readAt(s *snapshot, n int64, p []byte, off int64) (int, error) {
 			break
 		}
 		s = ns
-		k, err = t.readSnap(s, n, p, off)
+		k, err = t.readSnap(ctx, s, n, p, off)
 	}
 	if cerr := t.checkSource(s, true); cerr != nil {
 		return 0, fmt.Errorf("index: record %d: %w", n, cerr)
@@ -171,8 +186,9 @@ func window(p []byte, off, size int64) (want []byte, done bool, err error) {
 	return p, false, nil
 }
 
-// readSnap reads record n of snapshot s without checking the source.
-func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error) {
+// readSnap reads record n of snapshot s without checking the source,
+// stopping with ctx where the table's reads can (stopper).
+func (t *Table) readSnap(ctx context.Context, s *snapshot, n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= s.n {
 		return 0, ErrRange
 	}
@@ -187,7 +203,11 @@ func (t *Table) readSnap(s *snapshot, n int64, p []byte, off int64) (int, error)
 		if done {
 			return 0, werr
 		}
-		k, err = s.tab.readAt(t, s, n, want, off)
+		if st, ok := s.tab.(stopper); ok && ctx.Done() != nil {
+			k, err = st.readAtStopping(ctx, t, s, n, want, off)
+		} else {
+			k, err = s.tab.readAt(t, s, n, want, off)
+		}
 	}
 	if errors.Is(err, errLie) {
 		t.distrust(s, err)

@@ -85,7 +85,31 @@ func (z *Inflated) Size() int64 { return z.x.Size }
 func (z *Inflated) Decompressed() int64 { return z.decoded.Load() }
 
 // ReadAt reads decompressed bytes [off, off+len(p)).
-func (z *Inflated) ReadAt(p []byte, off int64) (int, error) {
+func (z *Inflated) ReadAt(p []byte, off int64) (int, error) { return z.readAt(p, off, nil) }
+
+// Stopping returns an io.ReaderAt of z's decompressed bytes whose reads
+// also stop, failing with an error matching ErrStopped, when done closes
+// (one read's cancellation: an interrupted FUSE request), besides when
+// InflatedOptions.Done does. A stopped read decompresses at most one more
+// chunk of output (32 KiB) after done closes; the decompressor it used
+// goes back to the pool, and the units it verified stay in the cache.
+func (z *Inflated) Stopping(done <-chan struct{}) io.ReaderAt {
+	if done == nil {
+		return z
+	}
+	return stopping{z, done}
+}
+
+// stopping is Inflated.Stopping's reader.
+type stopping struct {
+	z    *Inflated
+	done <-chan struct{}
+}
+
+func (s stopping) ReadAt(p []byte, off int64) (int, error) { return s.z.readAt(p, off, s.done) }
+
+// readAt is ReadAt stopping also when done closes (nil: never).
+func (z *Inflated) readAt(p []byte, off int64, done <-chan struct{}) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("tfrecord: read at negative offset %d", off)
 	}
@@ -102,7 +126,7 @@ func (z *Inflated) ReadAt(p []byte, off int64) (int, error) {
 			pos += int64(k)
 			continue
 		}
-		k, err := z.decode(pos, p[pos-off:end-off])
+		k, err := z.decode(pos, p[pos-off:end-off], done)
 		pos += int64(k)
 		if err != nil {
 			return int(pos - off), err
@@ -143,7 +167,7 @@ func (z *Inflated) cached(dst []byte, pos int64) int {
 // paused decoder between it and pos) through the end of the unit holding
 // pos+len(dst)-1, copies bytes [pos, pos+len(dst)) into dst and returns how
 // many it copied.
-func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
+func (z *Inflated) decode(pos int64, dst []byte, done <-chan struct{}) (int, error) {
 	i, _, _ := z.unit(pos)
 	mu := &z.locks[i%len(z.locks)]
 	mu.Lock()
@@ -151,9 +175,9 @@ func (z *Inflated) decode(pos int64, dst []byte) (int, error) {
 	if k := z.cached(dst, pos); k > 0 {
 		return k, nil // another reader decoded it meanwhile
 	}
-	k, err := z.fill(i, pos, dst, true)
+	k, err := z.fill(i, pos, dst, true, done)
 	if err == errShort {
-		k, err = z.fill(i, pos, dst, false)
+		k, err = z.fill(i, pos, dst, false, done)
 	}
 	return k, err
 }
@@ -164,7 +188,7 @@ var errShort = errors.New("compressed bytes read ahead ran out")
 
 // fill is decode for span i, its decoder reading the compressed bytes it
 // needs into memory first when buffered.
-func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error) {
+func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool, done <-chan struct{}) (int, error) {
 	v := verifier{z: z, dst: dst, dstOff: pos, want: pos + int64(len(dst))}
 	need := z.x.spanEnd(z.x.span(v.want - 1))
 	c := takeCursor(z, z.x.Points[i].Out, pos, need)
@@ -181,6 +205,7 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error
 			return 0, err
 		}
 	}
+	c.r.d.done2 = done // this read's own stop; cleared before c is kept
 	v.span = c.span
 	v.begin(c.pos)
 	rest, err := v.feed(c.rest)
@@ -206,6 +231,7 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool) (int, error
 			rest, err = v.feed(b)
 		}
 	}
+	c.r.d.done2 = nil
 	if err != nil || v.pos >= z.x.Size {
 		z.pool.Put(c.r)
 		return v.copied, err

@@ -558,3 +558,50 @@ func TestIndexCompressedBombBounded(t *testing.T) {
 	}
 	t.Logf("%d compressed bytes, %d checkpoints, read decompressed %d bytes", len(z), len(res.Index.Points), in.Decompressed())
 }
+
+// TestInflatedStoppingRead: a read of a long span (the last bytes of a
+// 32 MiB record of zeros, one checkpoint) through Stopping stops once its
+// done channel closes, after at most one more chunk of output, with
+// ErrStopped; a read whose done is already closed decompresses at most
+// one chunk; the same Inflated then serves a whole read (its decoder went
+// back to the pool sound). Not parallel: it sets a package hook.
+func TestInflatedStoppingRead(t *testing.T) {
+	const size = 32 << 20
+	file := AppendRecord(AppendRecord(nil, []byte("before")), make([]byte, size))
+	res, recs := indexAll(t, codectest.Gzip(file), Gzip, IndexOptions{})
+	z := codectest.Gzip(file)
+	in, err := NewInflated(bytes.NewReader(z), int64(len(z)), res.Index, InflatedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stopAt = 4 << 20
+	done := make(chan struct{})
+	var atStop int64 = -1
+	hook := func(total int64) {
+		if atStop < 0 && total >= stopAt {
+			atStop = total
+			close(done)
+		}
+	}
+	decodedHook.Store(&hook)
+	t.Cleanup(func() { decodedHook.Store(nil) })
+	tail := make([]byte, 4096)
+	_, err = ReadRecord(in.Stopping(done), recs[1], tail, size-4096)
+	decodedHook.Store(nil)
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("stopped read: %v, want ErrStopped", err)
+	}
+	if after := in.Decompressed() - atStop; atStop < 0 || after > windowSize {
+		t.Fatalf("decompressed %d bytes after done closed (at %d), want at most %d", after, atStop, windowSize)
+	}
+	before := in.Decompressed()
+	if _, err := ReadRecord(in.Stopping(done), recs[1], tail, size-8192); !errors.Is(err, ErrStopped) {
+		t.Fatalf("read with done closed: %v, want ErrStopped", err)
+	}
+	if n := in.Decompressed() - before; n > windowSize {
+		t.Fatalf("a read with done closed decompressed %d bytes, want at most %d", n, windowSize)
+	}
+	if _, err := ReadRecord(in.Stopping(make(chan struct{})), recs[1], tail, size-4096); err != nil || !bytes.Equal(tail, make([]byte, 4096)) {
+		t.Fatalf("whole read after the stopped ones: %v", err)
+	}
+}

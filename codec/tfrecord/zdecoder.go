@@ -303,9 +303,16 @@ func (d *zdecoder) emit(p []byte) {
 	}
 	d.out += int64(len(p))
 	if d.decoded != nil {
-		d.decoded.Add(int64(len(p)))
+		n := d.decoded.Add(int64(len(p)))
+		if h := decodedHook.Load(); h != nil {
+			(*h)(n)
+		}
 	}
 }
+
+// decodedHook, when set (by a test), is called with an Inflated's count
+// of decompressed bytes each time a read's decoder adds to it.
+var decodedHook atomic.Pointer[func(total int64)]
 
 // trailer checks the trailer of a member whose DEFLATE data has ended and
 // goes on to what follows it. The decoder reads no further than the last
