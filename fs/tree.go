@@ -766,13 +766,26 @@ type recordHandle struct {
 }
 
 func (h *recordHandle) ReadAt(p []byte, off int64) (int, error) {
+	return h.ReadAtContext(context.Background(), p, off)
+}
+
+// ReadAtContext is ReadAt stopping when ctx is done, where the source's
+// reads can (StoppingRecords).
+func (h *recordHandle) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	var (
 		n   int
 		err error
 	)
-	if h.ver != nil {
+	sr, stops := h.src.(StoppingRecords)
+	stops = stops && ctx.Done() != nil
+	switch {
+	case h.ver != nil && stops:
+		n, err = sr.ReadAtGenerationContext(ctx, h.gen, h.n, p, off)
+	case h.ver != nil:
 		n, err = h.ver.ReadAtGeneration(h.gen, h.n, p, off)
-	} else {
+	case stops:
+		n, err = sr.ReadAtContext(ctx, h.n, p, off)
+	default:
 		n, err = h.src.ReadAt(h.n, p, off)
 	}
 	if err != nil && err != io.EOF {
@@ -836,7 +849,7 @@ func (t *Tree) ReadAt(ctx context.Context, n Node, p []byte, off int64) (int, er
 	if err != nil {
 		return 0, err
 	}
-	k, err := h.ReadAt(p, off)
+	k, err := ReadHandle(ctx, h, p, off)
 	if cerr := h.Close(); cerr != nil && (err == nil || err == io.EOF) {
 		return k, cerr
 	}

@@ -479,7 +479,7 @@ func (f *fileHandle) Poll(context.Context, *fuse.PollRequest, *fuse.PollResponse
 
 // Read does one ReadAt into the response buffer (at most 128 KiB, bazil's
 // request size).
-func (f *fileHandle) Read(_ context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
+func (f *fileHandle) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
 	if req.Offset < 0 || req.Size < 0 {
 		return syscall.EINVAL
 	}
@@ -488,7 +488,7 @@ func (f *fileHandle) Read(_ context.Context, req *fuse.ReadRequest, resp *fuse.R
 		buf = make([]byte, 0, req.Size)
 	}
 	buf = buf[:req.Size]
-	n, err := f.h.ReadAt(buf, req.Offset)
+	n, err := fs.ReadHandle(ctx, f.h, buf, req.Offset) // an INTERRUPT cancels ctx: a long read stops
 	if err != nil && !errors.Is(err, io.EOF) {
 		return f.m.t.Report(err)
 	}

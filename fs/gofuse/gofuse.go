@@ -456,7 +456,7 @@ func (m *mount) read(ctx context.Context, n fs.Node, r io.ReaderAt, dest []byte,
 		// No-open: the read opens, reads and closes on its own.
 		r = readerAt{ctx: ctx, t: m.t, n: n}
 	}
-	k, err := r.ReadAt(dest, off)
+	k, err := fs.ReadHandle(ctx, r, dest, off) // an INTERRUPT cancels ctx: a long read stops
 	if err != nil && err != io.EOF {
 		return nil, m.t.Report(err)
 	}
