@@ -225,6 +225,8 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool, done <-chan
 			}
 			c.from = j
 			err = z.startAt(c, j, v.want, buffered)
+		case errors.Is(err, errStopped):
+			err = fmt.Errorf("tfrecord: %w at decompressed offset %d (the read wanted %d)", errStopped, c.r.d.out, v.want)
 		case err != nil:
 			err = z.readErr(err)
 		default:

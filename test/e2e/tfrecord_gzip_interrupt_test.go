@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/recfs/recfs/codec/tfrecord"
+)
+
+// bitWriter writes a DEFLATE bit stream: values LSB first, Huffman
+// codes MSB first.
+type bitWriter struct {
+	w    *bufio.Writer
+	acc  uint64
+	bits uint
+}
+
+func (b *bitWriter) bits1(v uint64, n uint) {
+	b.acc |= v << b.bits
+	b.bits += n
+	for b.bits >= 8 {
+		b.w.WriteByte(byte(b.acc))
+		b.acc >>= 8
+		b.bits -= 8
+	}
+}
+
+// code writes the n-bit Huffman code c.
+func (b *bitWriter) code(c uint64, n uint) {
+	r := uint64(0)
+	for i := uint(0); i < n; i++ {
+		r = r<<1 | c>>i&1
+	}
+	b.bits1(r, n)
+}
+
+// literal writes byte v in the fixed Huffman code.
+func (b *bitWriter) literal(v byte) {
+	if v < 144 {
+		b.code(0x30+uint64(v), 8)
+	} else {
+		b.code(0x190+uint64(v)-144, 9)
+	}
+}
+
+// zeroRecordShard writes a gzipped TFRecord file of a record "before" and
+// a record of 1+258*runs zeros, as one DEFLATE block of the fixed Huffman
+// code (13 bits for each 258 zeros): its output has no block boundary, so
+// the index has one checkpoint for all of it, and a read of the record's
+// end decompresses the whole record. No encoder of ours makes such a
+// block; a hostile or unusual one can.
+func zeroRecordShard(t *testing.T, runs int64) (string, int64) {
+	t.Helper()
+	size := 1 + 258*runs
+	path := filepath.Join(t.TempDir(), "zeros.tfrecord.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}) // gzip header, no name
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	mask := func(c uint32) uint32 { return (c>>15 | c<<17) + 0xa282ead8 }
+	var head [12]byte
+	binary.LittleEndian.PutUint64(head[:8], uint64(size))
+	binary.LittleEndian.PutUint32(head[8:], mask(crc32.Checksum(head[:8], castagnoli)))
+	pre := append(tfrecord.AppendRecord(nil, []byte("before")), head[:]...)
+	// The member's CRC-32 and the record's CRC-32C of its zeros.
+	sum := crc32.ChecksumIEEE(pre)
+	dsum := uint32(0)
+	zeros := make([]byte, 1<<20)
+	for left := size; left > 0; left -= int64(len(zeros)) {
+		z := zeros[:min(int64(len(zeros)), left)]
+		sum = crc32.Update(sum, crc32.IEEETable, z)
+		dsum = crc32.Update(dsum, castagnoli, z)
+	}
+	var tail [4]byte
+	binary.LittleEndian.PutUint32(tail[:], mask(dsum))
+	sum = crc32.Update(sum, crc32.IEEETable, tail[:])
+	b := &bitWriter{w: w}
+	b.bits1(1, 1) // final block
+	b.bits1(1, 2) // fixed Huffman codes
+	for _, c := range pre {
+		b.literal(c)
+	}
+	b.literal(0)
+	for range runs {
+		b.code(0xc5, 8) // length 258 (symbol 285)
+		b.code(0, 5)    // distance 1
+	}
+	for _, c := range tail {
+		b.literal(c)
+	}
+	b.code(0, 7) // end of block
+	b.bits1(0, 7)
+	var trailer [8]byte
+	binary.LittleEndian.PutUint32(trailer[:4], sum)
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(int64(len(pre))+size+4))
+	w.Write(trailer[:])
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path, size
+}
+
+// TestTFRecordGzipReadInterrupted: a reader killed in the middle of a long
+// read through a mount (the last 4 KiB of a 4 GiB record of zeros in a
+// gzip shard: one checkpoint, so the read decompresses the whole record)
+// has the kernel send FUSE INTERRUPT, which stops the decompression of
+// that read: the mount logs the read stopped before the offset it wanted,
+// uses at most interruptCPU of processor time after the kill, and goes on
+// serving. Both backends. The records are opened for direct I/O (a
+// --follow mount): a page-cache read goes to the server as readahead,
+// which the kernel does not interrupt.
+func TestTFRecordGzipReadInterrupted(t *testing.T) {
+	needFUSE(t)
+	src, size := zeroRecordShard(t, 16_000_000)
+	cache := t.TempDir()
+	stopped := regexp.MustCompile(`decompression stopped at decompressed offset (\d+) \(the read wanted (\d+)\)`)
+	eachBackend(t, func(t *testing.T, backend string) {
+		mnt := newMountDir(t)
+		m := startMount(t, src, mnt, "--follow", "--cache-dir", cache, "--backend", backend)
+		if b, err := os.ReadFile(filepath.Join(mnt, "0")); err != nil || string(b) != "before" {
+			t.Fatalf("record 0: %q, %v", b, err)
+		}
+		dd := exec.Command("dd", "if="+filepath.Join(mnt, "1"), "of=/dev/null", "bs=4096", "count=1",
+			"skip="+strconv.FormatInt(size/4096-1, 10))
+		server := m.cmd.Process.Pid
+		before, err := cpuOf(server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		if err := dd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- dd.Wait() }()
+		// Kill the reader once the server is well into the read.
+		var at time.Duration
+		for at-before < 300*time.Millisecond {
+			select {
+			case err := <-done:
+				t.Fatalf("dd ended (%v) before the server had spent 300ms on its read: give it more to do", err)
+			case <-time.After(2 * time.Millisecond):
+			}
+			if at, err = cpuOf(server); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := dd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(exitTimeout):
+			t.Fatalf("the killed reader still waits %v after the kill", exitTimeout)
+		}
+		if !m.logSays("decompression stopped", exitTimeout) {
+			t.Fatalf("no log line of the stopped read; the mount's stderr:\n%s", m.stderr)
+		}
+		after, err := cpuOf(server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if used := after - at; used > interruptCPU {
+			t.Errorf("the server used %v of processor time after the reader was killed, want at most %v", used, interruptCPU)
+		}
+		sm := stopped.FindStringSubmatch(m.stderr.String())
+		if sm == nil {
+			t.Fatalf("the stopped read's line names no offsets:\n%s", m.stderr)
+		}
+		reached, _ := strconv.ParseInt(sm[1], 10, 64)
+		wanted, _ := strconv.ParseInt(sm[2], 10, 64)
+		if reached >= wanted {
+			t.Errorf("the read decompressed to %d, the offset it wanted is %d: it ran to the end", reached, wanted)
+		}
+		if b, err := os.ReadFile(filepath.Join(mnt, "0")); err != nil || string(b) != "before" {
+			t.Fatalf("record 0 after the interrupted read: %q, %v", b, err)
+		}
+		t.Logf("%s: the read stopped at decompressed offset %d of %d", backend, reached, wanted)
+	})
+}
