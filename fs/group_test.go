@@ -122,6 +122,20 @@ func waitAppending(g *gatedTable) {
 	g.mu.Unlock()
 }
 
+// checkGroup checks that g's Append calls took the numbers of records
+// calls lists, one of them synced, and returns the n records of path.
+func checkGroup(t *testing.T, g *gatedTable, path, calls string, n int) [][]byte {
+	t.Helper()
+	if fmt.Sprint(g.calls) != calls || g.syncs != 1 {
+		t.Errorf("Append calls with %v records, %d synced; want %s, 1", g.calls, g.syncs, calls)
+	}
+	got := readBack(t, path)
+	if len(got) != n {
+		t.Fatalf("%d records, want %d", len(got), n)
+	}
+	return got
+}
+
 // TestGroupCommit: closes that arrive while an append runs go together in
 // one Append (one sync when any of them asked), each getting its own
 // record number.
@@ -148,13 +162,7 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("writer %d: %v", i, err)
 		}
 	}
-	if fmt.Sprint(g.calls) != "[1 7]" || g.syncs != 1 {
-		t.Errorf("Append calls with %v records, %d synced; want [1 7], 1", g.calls, g.syncs)
-	}
-	got := readBack(t, path)
-	if len(got) != writers {
-		t.Fatalf("%d records, want %d", len(got), writers)
-	}
+	got := checkGroup(t, g, path, "[1 7]", writers)
 	for i, n := range recs {
 		if want := fmt.Sprintf("record of writer %d", i); n < 0 || n >= writers || string(got[n]) != want {
 			t.Errorf("writer %d told record %d, want the one holding %q", i, n, want)
@@ -225,13 +233,7 @@ func TestGroupCommitFormats(t *testing.T) {
 					t.Errorf("close %d: record %d, %v; want record %d", i, recs[i], err, i)
 				}
 			}
-			if fmt.Sprint(g.calls) != "[1 5]" || g.syncs != 1 {
-				t.Errorf("Append calls with %v records, %d synced; want [1 5], 1", g.calls, g.syncs)
-			}
-			got := readBack(t, path)
-			if len(got) != writers {
-				t.Fatalf("%d records, want %d", len(got), writers)
-			}
+			got := checkGroup(t, g, path, "[1 5]", writers)
 			for i, r := range got {
 				if want := fmt.Sprintf("close %d", i); string(r) != want {
 					t.Errorf("record %d = %q, want %q", i, r, want)
