@@ -25,9 +25,6 @@ type Split struct {
 	Workers int
 }
 
-// OnePart is the split of a sequential scan.
-var OnePart = Split{Parts: 1, Workers: 1}
-
 // workers returns how many goroutines sp runs: Workers, at most one a
 // part.
 func (sp Split) workers() int {
