@@ -54,18 +54,12 @@ first records, or why it leaves them raw ("decode", "decode_why").`,
 	f.src = addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print a JSON object per file")
 	f.dec = addDecodeFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := f.validate()
-		if err != nil {
-			return err
-		}
-		return f.run(cmd, args, o)
-	}
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
 }
 
 // validate checks the flags and returns the options to open files with.
-func (f *infoFlags) validate() (index.Options, error) {
+func (f *infoFlags) validate([]string) (index.Options, error) {
 	o, err := f.src.options()
 	if err != nil {
 		return o, err

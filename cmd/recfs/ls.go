@@ -79,13 +79,7 @@ any failed. A file named like a selection is written ./5.`,
 	f.src = addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON Lines")
 	f.offsets = addOffsetFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		r, err := f.validate(args)
-		if err != nil {
-			return err
-		}
-		return f.run(cmd, r)
-	}
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
 }
 
@@ -105,7 +99,7 @@ func (f *lsFlags) validate(args []string) (lsRun, error) {
 
 // run lists what r names: one file's records, or several operands (local
 // directories among them) one after the other.
-func (f *lsFlags) run(cmd *cobra.Command, r lsRun) error {
+func (f *lsFlags) run(cmd *cobra.Command, _ []string, r lsRun) error {
 	if len(r.files) == 1 && !isLocalDir(r.files[0]) {
 		return f.one(cmd, r, r.files[0], "")
 	}

@@ -19,6 +19,18 @@ import (
 // ends the output, and the exit status is 1 when any file failed.
 // With a single file operand the command behaves as it always did.
 
+// runE is the RunE of a command made of a validate, which turns the
+// command line into what the command does, and a run, which does it.
+func runE[T any](validate func([]string) (T, error), run func(*cobra.Command, []string, T) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		v, err := validate(args)
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, v)
+	}
+}
+
 // singleFile reports whether args name one file (not a directory): the
 // command then runs as a single-file command.
 func singleFile(args []string) bool {

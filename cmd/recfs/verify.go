@@ -47,18 +47,12 @@ several files, 1 when any was.`,
 	}
 	f.src = addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as a JSON object (one per file)")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, err := f.validate()
-		if err != nil {
-			return err
-		}
-		return f.run(cmd, args, o)
-	}
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
 }
 
 // validate checks the flags and returns the options to open files with.
-func (f *verifyFlags) validate() (index.Options, error) { return f.src.options() }
+func (f *verifyFlags) validate([]string) (index.Options, error) { return f.src.options() }
 
 // run verifies each file args name: one file alone (exit status 1,
 // silently, when it is damaged), or several (or the record files under a
