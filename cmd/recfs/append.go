@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-
-	"github.com/recfs/recfs/codec/recordio"
 
 	"github.com/spf13/cobra"
 
@@ -80,20 +76,15 @@ appends anyway.`,
 	return cmd
 }
 
-// runAppend opens the inputs, then appends all their records in one batch;
-// a failure reading any input leaves the file untouched. Small inputs
-// are read into memory; when one is large (more than memInput bytes), every
-// input is streamed into the file a chunk at a time instead (standard
-// input is first copied to an anonymous temporary file, since the record's
-// size must be known before its bytes), so memory stays bounded whatever
-// the record size. --lines streams: lines are read a chunk at a time and
-// framed as they come (index.LineRecords, Table.AppendStream).
+// runAppend opens the inputs (index.OpenInputs: all of them before
+// anything is written, so a failure reading any leaves the file
+// untouched), then appends all their records in one batch.
 func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags) error {
-	in, err := readAppendInputs(cmd, inputs, af.lines)
-	defer in.close()
+	in, err := index.OpenInputs(cmd.InOrStdin(), inputs, af.lines)
 	if err != nil {
 		return err
 	}
+	defer in.Close()
 	moved := []movedJSON{}
 	// With --sync the append's fsync also makes a file --create made durable.
 	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync, KeepCreateLock: af.create != "",
@@ -106,18 +97,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return forceHint(err)
 	}
 	defer t.Close()
-	var first, count int64
-	ao := index.AppendOptions{Sync: af.sync}
-	switch {
-	case in.lines != nil:
-		first, count, err = t.AppendStream(cmd.Context(), in.lines, ao)
-	case in.streams != nil:
-		first, err = t.AppendFrom(cmd.Context(), in.streams, ao)
-		count = int64(len(in.streams))
-	default:
-		first, err = t.Append(cmd.Context(), in.recs, ao)
-		count = int64(len(in.recs))
-	}
+	first, count, err := in.AppendTo(cmd.Context(), t, index.AppendOptions{Sync: af.sync})
 	if err != nil {
 		return forceHint(err)
 	}
@@ -133,72 +113,6 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
 		report.RecordNumber(first, t.Len()), report.RecordNumber(t.Len()-1, t.Len()))
-	return nil
-}
-
-// appendInputs are the records an append writes: the lines of the inputs,
-// read while they are appended (lines), in memory (recs), or streamed from
-// files when one input is large (streams); close closes the files.
-type appendInputs struct {
-	lines   index.RecordStream
-	recs    [][]byte
-	streams []recordio.ItemSource
-	files   []*os.File
-}
-
-func (a *appendInputs) close() {
-	for _, f := range a.files {
-		f.Close()
-	}
-}
-
-// readAppendInputs opens the inputs ("-" is standard input, the default);
-// with lines, each line of each input is a record. The files it opened are
-// returned to close even when it fails.
-func readAppendInputs(cmd *cobra.Command, inputs []string, lines bool) (*appendInputs, error) {
-	if len(inputs) == 0 {
-		inputs = []string{"-"}
-	}
-	a := &appendInputs{}
-	if lines {
-		return a, a.openLines(cmd.InOrStdin(), inputs)
-	}
-	for _, in := range inputs {
-		src, err := openInput(cmd.InOrStdin(), in)
-		if err != nil {
-			return a, err
-		}
-		if src.f != nil {
-			a.files = append(a.files, src.f)
-		}
-		a.streams = append(a.streams, src.item())
-		a.recs = append(a.recs, src.b)
-	}
-	if len(a.files) > 0 {
-		a.recs = nil
-	} else {
-		a.streams = nil
-	}
-	return a, nil
-}
-
-// openLines opens every input (stdin for "-") before anything is written,
-// and makes a.lines the stream of their lines, read as they are appended.
-func (a *appendInputs) openLines(stdin io.Reader, inputs []string) error {
-	rs := make([]io.Reader, 0, len(inputs))
-	for _, in := range inputs {
-		if in == "-" {
-			rs = append(rs, stdin)
-			continue
-		}
-		f, err := os.Open(in)
-		if err != nil {
-			return err
-		}
-		a.files = append(a.files, f)
-		rs = append(rs, f)
-	}
-	a.lines = index.LineRecords(rs...)
 	return nil
 }
 
@@ -246,67 +160,4 @@ func forceHint(err error) error {
 		return fmt.Errorf("%w (--force appends anyway)", err)
 	}
 	return err
-}
-
-// memInput is the largest input append reads into memory.
-const memInput = 16 << 20
-
-// input is one opened input: its bytes, or a file holding them.
-type input struct {
-	b    []byte
-	f    *os.File
-	size int64
-}
-
-// item returns the input as a stream.
-func (in input) item() recordio.ItemSource {
-	if in.f != nil {
-		return recordio.ItemSource{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
-	}
-	return recordio.ItemSource{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
-}
-
-// openInput opens an input: a regular file larger than memInput stays a
-// file, read later; anything else is read up to memInput bytes, and what
-// is longer (a large standard input or pipe) is copied to an anonymous
-// temporary file.
-func openInput(stdin io.Reader, name string) (input, error) {
-	r := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return input{}, err
-		}
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > memInput {
-			return input{f: f, size: st.Size()}, nil
-		}
-		defer f.Close()
-		r = f
-	}
-	head, err := io.ReadAll(io.LimitReader(r, memInput+1))
-	if err != nil {
-		return input{}, err
-	}
-	if len(head) <= memInput {
-		return input{b: head}, nil
-	}
-	tmp, err := os.CreateTemp("", "recfs-append-")
-	if err != nil {
-		return input{}, err
-	}
-	if err := os.Remove(tmp.Name()); err != nil {
-		tmp.Close()
-		return input{}, err
-	}
-	if _, err := tmp.Write(head); err != nil {
-		tmp.Close()
-		return input{}, err
-	}
-	head = nil
-	n, err := io.CopyBuffer(tmp, r, make([]byte, 1<<20))
-	if err != nil {
-		tmp.Close()
-		return input{}, err
-	}
-	return input{f: tmp, size: memInput + 1 + n}, nil
 }
