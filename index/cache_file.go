@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -191,6 +190,12 @@ func writeCacheFileFrom(path string, r io.Reader) (string, error) {
 // writeCacheFileWith is writeCacheFile of what write writes to the
 // temporary file, which it writes to directly (no pipe, no copy); when
 // write fails, no file is left.
+//
+// A save fsyncs neither the file nor the directory: a saved table is
+// derived data, checked when it is loaded (CRC, seal, digests), so what a
+// crash can leave under the name (an empty, cut-short or torn file) costs
+// a rebuild and one warning line, never wrong bytes, while two fsyncs a
+// save would slow every command that saves (recfs info DIR).
 func writeCacheFileWith(path string, write func(w io.Writer) error) (string, error) {
 	d, err := openCacheDir(filepath.Dir(path), true)
 	if err != nil {
@@ -209,9 +214,6 @@ func writeCacheFileWith(path string, write func(w io.Writer) error) (string, err
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	werr := write(f)
-	if werr == nil {
-		werr = syncCache(f) // whole on disk before it has the name
-	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -222,20 +224,5 @@ func writeCacheFileWith(path string, write func(w io.Writer) error) (string, err
 		_ = unix.Unlinkat(dfd, tmp, 0)
 		return "", werr
 	}
-	// The rename made durable; should this fail, a crash costs only a
-	// rebuild (the old table, or none, stays under the name).
-	_ = syncCache(d)
 	return filepath.Join(d.Name(), filepath.Base(path)), nil
-}
-
-// cacheSyncHook, when set (by a test), is called with each file or
-// directory a cache save fsyncs, before the fsync.
-var cacheSyncHook atomic.Pointer[func(f *os.File)]
-
-// syncCache fsyncs f, a cache file written or the cache directory.
-func syncCache(f *os.File) error {
-	if h := cacheSyncHook.Load(); h != nil {
-		(*h)(f)
-	}
-	return f.Sync()
 }
