@@ -2,6 +2,7 @@ package codec
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -91,6 +92,10 @@ type Part[I any] struct {
 	Damage []Damage
 }
 
+// errPartSkipped is the outcome of a part ScanHandover did not scan
+// because one before it failed; it is never returned.
+var errPartSkipped = errors.New("codec: part skipped after a failed part")
+
 // ScanHandover scans a file of size bytes in sp's even parts at once for a
 // format whose part scans hand over: open returns the scanner of the
 // records that start in [start, end) (part i > 0 resyncing on its first
@@ -99,7 +104,8 @@ type Part[I any] struct {
 // it found none) and where the record after its last one starts. The
 // parts are accepted only if each starts exactly where the one before it
 // handed over (or, finding no record, the one before it ran to the end of
-// the file) and none failed; otherwise the file is scanned again as one
+// the file) and none failed (once one has, the parts not yet started are
+// skipped); otherwise the file is scanned again as one
 // part, open(0, size), so correctness never rests on the resync rule. It
 // returns the parts in order, or the first error of the accepted parts,
 // or ctx's error if ctx ended. sp.Parts < 2 or size <= 0 scans
@@ -121,8 +127,18 @@ func ScanHandover[S PartScanner[I], I any](ctx context.Context, size int64, sp S
 		}
 		return outcome{Part[I]{sc.Info(), sc.Damage()}, sc.Err()}
 	}
+	// Once a part has failed, the parts are thrown away for the rescan
+	// below: the parts not yet started are skipped, not scanned.
+	var failed atomic.Bool
 	outs, err := RunParts(ctx, sp, func(i int) outcome {
-		return run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
+		if failed.Load() {
+			return outcome{err: errPartSkipped}
+		}
+		o := run(i, size*int64(i)/int64(n), size*int64(i+1)/int64(n))
+		if o.err != nil {
+			failed.Store(true)
+		}
+		return o
 	})
 	if err != nil {
 		return nil, err

@@ -94,3 +94,46 @@ func TestRunPartsCanceled(t *testing.T) {
 		t.Fatalf("%d parts scanned, want 5 (the worker stops taking parts once ctx ends)", n)
 	}
 }
+
+// failingPart is a PartScanner of nothing for TestScanHandoverStopsAtFailure.
+type failingPart struct{}
+
+func (failingPart) Info() [2]int64   { return [2]int64{-1, -1} }
+func (failingPart) Damage() []Damage { return nil }
+func (failingPart) Err() error       { return nil }
+
+// TestScanHandoverStopsAtFailure: once a part's scan fails, the parts not
+// yet started are skipped rather than scanned and thrown away; the one
+// sequential rescan follows and its error is the one returned. Parts
+// scanned: at most one a worker (those under way when the first failed).
+func TestScanHandoverStopsAtFailure(t *testing.T) {
+	t.Parallel()
+	const size = 1 << 20
+	for _, sp := range []Split{{Parts: 8, Workers: 2}, {Parts: 64, Workers: 3}, {Parts: 4, Workers: 1}} {
+		t.Run(fmt.Sprintf("%d-%d", sp.Parts, sp.Workers), func(t *testing.T) {
+			t.Parallel()
+			var parts, whole atomic.Int32
+			errScan := fmt.Errorf("read failed")
+			_, err := ScanHandover(context.Background(), size, sp,
+				func(start, end int64) failingPart { return failingPart{} },
+				func(_ int, start, end int64, _ failingPart) error {
+					if start == 0 && end == size {
+						whole.Add(1)
+					} else {
+						parts.Add(1)
+					}
+					return errScan
+				},
+				func(i [2]int64) (int64, int64) { return i[0], i[1] })
+			if err != errScan {
+				t.Fatalf("error %v, want the rescan's %v", err, errScan)
+			}
+			if p := parts.Load(); p < 1 || int(p) > sp.Workers {
+				t.Errorf("%d parts scanned, want 1 to %d (one a worker at most)", p, sp.Workers)
+			}
+			if w := whole.Load(); w != 1 {
+				t.Errorf("%d sequential rescans, want 1", w)
+			}
+		})
+	}
+}
