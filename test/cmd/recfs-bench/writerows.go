@@ -11,14 +11,15 @@ import (
 // --- Writes: created-and-closed files through a --rw mount ---
 
 // writeIDs are the rows of the Writes section.
-var writeIDs = []string{"write-create-gofuse", "write-create-bazil", "write-8-writers-gofuse"}
+var writeIDs = []string{"write-create-gofuse", "write-create-bazil", "write-8-writers-gofuse", "write-8-writers-sync-gofuse"}
 
 // createCount is how many files of 99 bytes a write row creates per run.
 const createCount = 2000
 
 // runWrites measures files created and closed in a --rw mount (one
 // record appended per close) beside the same files created on the file
-// system that holds the source, and 8 concurrent writers beside one.
+// system that holds the source, and 8 concurrent writers beside one, with
+// and without an fsync of each file before its close.
 func runWrites(b *bench) {
 	if !b.cfg.wantsAny(writeIDs) {
 		return
@@ -38,15 +39,19 @@ func runWrites(b *bench) {
 			b.writeCreate(be, dir, recs)
 		}
 		if be == "gofuse" && b.cfg.wants("write-8-writers-gofuse") {
-			b.writeConcurrent(be, dir, recs, 8)
+			b.writeConcurrent(be, dir, recs, 8, false)
+		}
+		if be == "gofuse" && b.cfg.wants("write-8-writers-sync-gofuse") {
+			b.writeConcurrent(be, dir, recs, 8, true)
 		}
 	}
 }
 
 // createFiles creates one file per record in dir (names new-TAG-I), split
 // among writers goroutines, each file written and closed in one
-// os.WriteFile as `echo RECORD > NAME` would.
-func createFiles(dir, tag string, recs [][]byte, writers int) error {
+// os.WriteFile as `echo RECORD > NAME` would, or (durable) written,
+// fsynced and closed as a database's durable write does.
+func createFiles(dir, tag string, recs [][]byte, writers int, durable bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
 	for w := range writers {
@@ -54,7 +59,7 @@ func createFiles(dir, tag string, recs [][]byte, writers int) error {
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(recs); i += writers {
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("new-%s-%d", tag, i)), recs[i], 0o644); err != nil {
+				if err := createFile(filepath.Join(dir, fmt.Sprintf("new-%s-%d", tag, i)), recs[i], durable); err != nil {
 					errs[w] = err
 					return
 				}
@@ -68,6 +73,26 @@ func createFiles(dir, tag string, recs [][]byte, writers int) error {
 		}
 	}
 	return nil
+}
+
+// createFile writes data to the new file path and closes it, fsync'ing
+// it before the close when durable is set.
+func createFile(path string, data []byte, durable bool) error {
+	if !durable {
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeMount makes an empty leveldb log in dir and mounts it --rw with
@@ -140,7 +165,7 @@ func (b *bench) writeCreate(be, dir string, recs [][]byte) {
 	round, plainRound := 0, 0
 	viaMount := func() error {
 		round++
-		return createFiles(mnt, fmt.Sprint(round), recs, 1)
+		return createFiles(mnt, fmt.Sprint(round), recs, 1, false)
 	}
 	onDisk := func() error {
 		plainRound++
@@ -148,7 +173,7 @@ func (b *bench) writeCreate(be, dir string, recs [][]byte) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
-		return createFiles(d, "", recs, 1)
+		return createFiles(d, "", recs, 1, false)
 	}
 	ts, err := b.timeFuncs(b.cfg.runs, viaMount, onDisk)
 	down()
@@ -158,14 +183,22 @@ func (b *bench) writeCreate(be, dir string, recs [][]byte) {
 
 // writeConcurrent: writers goroutines creating files through one --rw
 // mount against one doing the same; the peer figure is one writer's rate.
-func (b *bench) writeConcurrent(be, dir string, recs [][]byte, writers int) {
+// With durable each file is fsynced before its close, so the writers' fsyncs
+// can share the source's syncs (group commit).
+func (b *bench) writeConcurrent(be, dir string, recs [][]byte, writers int, durable bool) {
 	n := len(recs)
-	id := fmt.Sprintf("write-%d-writers-%s", writers, be)
+	id, how, name := fmt.Sprintf("write-%d-writers-%s", writers, be), "created and closed", "concurrent-"+be
+	peer := "one writer creating the same files through the same mount"
+	if durable {
+		id = fmt.Sprintf("write-%d-writers-sync-%s", writers, be)
+		how, name = "created, fsynced and closed", "concurrent-sync-"+be
+		peer = "one writer creating and fsyncing the same files through the same mount"
+	}
 	row := Row{ID: id, Section: "Writes",
-		Label: fmt.Sprintf("%s files of 99 bytes created and closed through one `--rw` mount (recfs %s) by %d concurrent writers", humanCount(n), be, writers),
-		Unit:  UnitRecPS, Peer: "one writer creating the same files through the same mount", Cmd: b.selfCmd(id)}
+		Label: fmt.Sprintf("%s files of 99 bytes %s through one `--rw` mount (recfs %s) by %d concurrent writers", humanCount(n), how, be, writers),
+		Unit:  UnitRecPS, Peer: peer, Cmd: b.selfCmd(id)}
 	defer func() { b.add(row) }()
-	log, mnt, base, down, ok := b.writeMount(be, dir, "concurrent-"+be, &row)
+	log, mnt, base, down, ok := b.writeMount(be, dir, name, &row)
 	if !ok {
 		return
 	}
@@ -173,7 +206,7 @@ func (b *bench) writeConcurrent(be, dir string, recs [][]byte, writers int) {
 	with := func(k int) func() error {
 		return func() error {
 			round++
-			return createFiles(mnt, fmt.Sprint(round), recs, k)
+			return createFiles(mnt, fmt.Sprint(round), recs, k, durable)
 		}
 	}
 	ts, err := b.timeFuncs(b.cfg.runs, with(writers), with(1))
