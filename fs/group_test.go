@@ -16,29 +16,58 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// gatedTable is an index.Table whose Append calls are counted, the first
-// one held until gate is closed, and the ones that carry refuse (or any
-// record, with refuseAll) refused.
+// gatedTable is an index.Table whose Append and Sync calls are counted and
+// logged, Append call number holdAt (the first by default) held until gate
+// is closed, and the ones that carry refuse (or any record, with
+// refuseAll) refused.
 type gatedTable struct {
 	*index.Table
 	gate      chan struct{}
+	holdAt    int
 	refuse    []byte
 	refuseAll bool
 
-	mu    sync.Mutex
-	calls []int // records per Append
-	syncs int
+	mu        sync.Mutex
+	calls     []int // records per Append
+	syncs     int   // Appends with a sync
+	syncCalls int   // Sync calls
+	clock     int
+	ops       []tableOp
+}
+
+// tableOp is one Append or Sync call of a gatedTable, between the clock
+// ticks start and end.
+type tableOp struct {
+	start, end int
+	recs       []string // appended (none for Sync)
+	synced     bool     // an Append with Sync, or Sync
+}
+
+// tick returns the next tick of g's clock.
+func (g *gatedTable) tick() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.clock++
+	return g.clock
+}
+
+// logOp logs op with its end tick now.
+func (g *gatedTable) logOp(op tableOp) {
+	op.end = g.tick()
+	g.mu.Lock()
+	g.ops = append(g.ops, op)
+	g.mu.Unlock()
 }
 
 func (g *gatedTable) Append(ctx context.Context, recs [][]byte, o index.AppendOptions) (int64, error) {
 	g.mu.Lock()
-	first := len(g.calls) == 0
+	held := len(g.calls) == g.holdAt
 	g.calls = append(g.calls, len(recs))
 	if o.Sync {
 		g.syncs++
 	}
 	g.mu.Unlock()
-	if first {
+	if held {
 		<-g.gate
 	}
 	for _, r := range recs {
@@ -46,7 +75,58 @@ func (g *gatedTable) Append(ctx context.Context, recs [][]byte, o index.AppendOp
 			return 0, errors.New("refused")
 		}
 	}
-	return g.Table.Append(ctx, recs, o)
+	op := tableOp{start: g.tick(), synced: o.Sync}
+	for _, r := range recs {
+		op.recs = append(op.recs, string(r))
+	}
+	first, err := g.Table.Append(ctx, recs, o)
+	if err == nil {
+		g.logOp(op)
+	}
+	return first, err
+}
+
+func (g *gatedTable) Sync() error {
+	g.mu.Lock()
+	g.syncCalls++
+	g.mu.Unlock()
+	op := tableOp{start: g.tick(), synced: true}
+	err := g.Table.Sync()
+	if err == nil {
+		g.logOp(op)
+	}
+	return err
+}
+
+// checkDurable checks that rec, whose fsync returned at tick ret, was
+// made durable before: appended by an Append that synced, or followed by
+// a sync that started after the Append that wrote it ended, both ending
+// before ret.
+func (g *gatedTable) checkDurable(t *testing.T, rec string, ret int) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	written := -1
+	for _, op := range g.ops {
+		for _, r := range op.recs {
+			if r == rec {
+				if op.synced && op.end < ret {
+					return
+				}
+				written = op.end
+			}
+		}
+	}
+	if written < 0 {
+		t.Errorf("%q: fsync returned, but no Append wrote it", rec)
+		return
+	}
+	for _, op := range g.ops {
+		if op.synced && op.start > written && op.end < ret {
+			return
+		}
+	}
+	t.Errorf("%q (written at tick %d): fsync returned at tick %d with no sync since; ops %+v", rec, written, ret, g.ops)
 }
 
 // newGatedTree returns a writable tree of a new leveldb log whose appends
@@ -114,8 +194,11 @@ func closeAsync(t *testing.T, tr *Tree, wg *sync.WaitGroup, name, data string, s
 }
 
 // waitAppending waits until the first Append of g has begun.
-func waitAppending(g *gatedTable) {
-	for g.mu.Lock(); len(g.calls) == 0; g.mu.Lock() {
+func waitAppending(g *gatedTable) { waitAppends(g, 1) }
+
+// waitAppends waits until n Appends of g have begun.
+func waitAppends(g *gatedTable, n int) {
+	for g.mu.Lock(); len(g.calls) < n; g.mu.Lock() {
 		g.mu.Unlock()
 		time.Sleep(time.Millisecond)
 	}
@@ -274,5 +357,108 @@ func TestGroupCommitFails(t *testing.T) {
 	}
 	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
 		t.Errorf("the file changed under a failed group (%d -> %d bytes, %v)", len(before), len(after), err)
+	}
+}
+
+// TestGroupFsyncsShareSync: fsyncs of 8 files that arrive while an append
+// runs cost 2 syncs of the source in all, not 8: the 7 queued go in one
+// Append with one sync. Each fsync returns only after a sync that started
+// once its record was written.
+func TestGroupFsyncsShareSync(t *testing.T) {
+	t.Parallel()
+	tr, g, path := newGatedTree(t, nil)
+	const writers = 8
+	ret := make([]int, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, h, err := tr.Create(context.Background(), tr.Root(), fmt.Sprintf("f%d", i))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer h.Close()
+			if _, err := h.WriteAt([]byte(fmt.Sprintf("fsynced %d", i)), 0); err != nil {
+				errs[i] = err
+				return
+			}
+			_, errs[i] = h.Fsync(context.Background())
+			ret[i] = g.tick()
+		}()
+		if i == 0 {
+			waitAppending(g) // writer 0 leads, held in its Append
+		}
+	}
+	waitQueued(t, tr, writers-1)
+	close(g.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", i, err)
+		}
+	}
+	if fmt.Sprint(g.calls) != "[1 7]" || g.syncs+g.syncCalls != 2 {
+		t.Errorf("Append calls %v, %d synced, %d Sync calls; want [1 7] and 2 syncs in all", g.calls, g.syncs, g.syncCalls)
+	}
+	for i := range writers {
+		g.checkDurable(t, fmt.Sprintf("fsynced %d", i), ret[i])
+	}
+	if got := readBack(t, path); len(got) != writers {
+		t.Errorf("%d records, want %d", len(got), writers)
+	}
+}
+
+// TestGroupFsyncAfterClose: an fsync of a file whose record a close of
+// another descriptor already appended (without a sync) queues behind the
+// append in progress like a close and shares the next batch's sync: no
+// Sync of its own, and that sync starts after its record was written.
+func TestGroupFsyncAfterClose(t *testing.T) {
+	t.Parallel()
+	tr, g, path := newGatedTree(t, nil)
+	g.holdAt = 1
+	_, a, err := tr.Create(context.Background(), tr.Root(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.WriteAt([]byte("closed a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := a.Flush(context.Background()); err != nil || rec != 0 {
+		t.Fatalf("flush of a: record %d, %v", rec, err)
+	}
+	var (
+		wg   sync.WaitGroup
+		recs [2]int64
+		errs [3]error
+		retA int
+	)
+	closeAsync(t, tr, &wg, "b", "fsynced b", true, &recs[0], &errs[0]) // held in its Append
+	waitAppends(g, 2)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, errs[2] = a.Fsync(context.Background())
+		retA = g.tick()
+	}()
+	waitQueued(t, tr, 1)
+	closeAsync(t, tr, &wg, "c", "fsynced c", true, &recs[1], &errs[1])
+	waitQueued(t, tr, 2)
+	close(g.gate)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("fsync %d: %v", i, err)
+		}
+	}
+	if fmt.Sprint(g.calls) != "[1 1 1]" || g.syncs != 2 || g.syncCalls != 0 {
+		t.Errorf("Append calls %v, %d synced, %d Sync calls; want [1 1 1], 2, 0", g.calls, g.syncs, g.syncCalls)
+	}
+	g.checkDurable(t, "closed a", retA)
+	if got := readBack(t, path); len(got) != 3 {
+		t.Errorf("%d records, want 3", len(got))
 	}
 }

@@ -348,8 +348,7 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 		return -1, err
 	}
 	defer t.release(rd)
-	ap, ok := src.(Appender)
-	if !ok {
+	if _, ok := src.(Appender); !ok {
 		return -1, p.opErr("append", -1, ErrNotSupported)
 	}
 	if err := t.checkAppendTarget(rd, src); err != nil {
@@ -375,7 +374,7 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
-	first, err := t.commit(ctx, rd, ap, b, sync)
+	first, err := t.commit(ctx, rd, src, b, sync)
 	if err != nil {
 		return -1, p.opErr("append", -1, err)
 	}
@@ -391,18 +390,17 @@ type Syncer interface {
 var _ Syncer = (*index.Table)(nil)
 
 // syncSource makes rd's source durable for p, whose record was appended
-// earlier without a sync.
+// earlier without a sync; fsyncs that arrive together share one sync.
 func (t *Tree) syncSource(ctx context.Context, rd *recDir, p *pending) error {
 	src, err := t.acquire(ctx, rd)
 	if err != nil {
 		return err
 	}
 	defer t.release(rd)
-	s, ok := src.(Syncer)
-	if !ok {
+	if _, ok := src.(Syncer); !ok {
 		return p.opErr("fsync", -1, ErrNotSupported)
 	}
-	if err := s.Sync(); err != nil {
+	if err := t.commitSync(ctx, rd, src); err != nil {
 		return p.opErr("fsync", -1, err)
 	}
 	return nil
