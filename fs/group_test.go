@@ -462,3 +462,41 @@ func TestGroupFsyncAfterClose(t *testing.T) {
 		t.Errorf("%d records, want 3", len(got))
 	}
 }
+
+// TestRecordFsyncSyncsSource: fsync(2) of a record file in a writable
+// tree makes its source durable (a close appended it without a sync);
+// in a read-only tree it has nothing to do.
+func TestRecordFsyncSyncsSource(t *testing.T) {
+	t.Parallel()
+	tr, g, _ := newGatedTree(t, nil)
+	close(g.gate)
+	_, h, err := tr.Create(context.Background(), tr.Root(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.WriteAt([]byte("closed, not synced"), 0); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := h.Flush(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	before := g.syncs + g.syncCalls
+	g.mu.Unlock()
+	if err := tr.Fsync(context.Background(), Node{Kind: KindRecord, N: rec, rd: tr.Root().rd}); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	after := g.syncs + g.syncCalls
+	g.mu.Unlock()
+	if after != before+1 {
+		t.Errorf("syncs of the source after a record's fsync: %d, want %d", after, before+1)
+	}
+
+	ro := newFakeTree(t, 1)
+	if err := ro.Fsync(context.Background(), Node{Kind: KindRecord, N: 0, rd: ro.Root().rd}); err != nil {
+		t.Errorf("fsync of a record in a read-only tree: %v", err)
+	}
+}

@@ -327,9 +327,14 @@ func (t *Tree) Unlink(ctx context.Context, parent Node, name string) error {
 }
 
 // Fsync makes n durable: a pending file is appended now (even if empty)
-// and the source synced. Other nodes never change; Fsync does nothing for
-// them. Adapters whose FSYNC names a node, not a handle, use it.
+// and the source synced; in a writable tree, a record's source is synced
+// (a close may have appended that record without a sync). Other nodes
+// never change; Fsync does nothing for them. Adapters whose FSYNC names a
+// node, not a handle, use it, and every adapter uses it for records.
 func (t *Tree) Fsync(ctx context.Context, n Node) error {
+	if n.Kind == KindRecord && t.Writable() {
+		return t.syncRecords(ctx, n.rd)
+	}
 	if n.Kind != KindPending {
 		return nil
 	}
@@ -402,6 +407,24 @@ func (t *Tree) syncSource(ctx context.Context, rd *recDir, p *pending) error {
 	}
 	if err := t.commitSync(ctx, rd, src); err != nil {
 		return p.opErr("fsync", -1, err)
+	}
+	return nil
+}
+
+// syncRecords makes rd's source durable for an fsync(2) of one of its
+// records, sharing the sync of the batch it joins. A source that is not a
+// local file was never appended to through the tree: nothing to sync.
+func (t *Tree) syncRecords(ctx context.Context, rd *recDir) error {
+	src, err := t.acquire(ctx, rd)
+	if err != nil {
+		return err
+	}
+	defer t.release(rd)
+	if _, ok := src.(Syncer); !ok {
+		return nil
+	}
+	if err := t.commitSync(ctx, rd, src); err != nil && !errors.Is(err, index.ErrWritableSource) {
+		return err
 	}
 	return nil
 }

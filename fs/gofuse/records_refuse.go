@@ -69,8 +69,10 @@ func (r *recordFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byt
 }
 
 func (r *recordFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if _, _, ok := r.record(in.NodeId); ok {
-		return fuse.OK // nothing to write
+	if _, c, ok := r.record(in.NodeId); ok {
+		// Nothing to write, but in a writable mount the record's source
+		// may hold appends not yet synced.
+		return fuse.Status(r.m.t.Report(r.m.t.Fsync(ctxOf(&in.InHeader, cancel), c)))
 	}
 	return r.RawFileSystem.Fsync(cancel, in)
 }
