@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -36,17 +38,9 @@ func TestReadHandleContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tree.Close()
+	t.Cleanup(func() { tree.Close() }) // after the handle, closed by a later cleanup
 	bg := context.Background()
-	n, err := tree.Lookup(bg, tree.Root(), "1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := tree.Open(bg, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	n, h := openRecordFile(t, tree, "1")
 	gone, cancel := context.WithCancel(bg)
 	cancel()
 	tail := make([]byte, 4096)
@@ -58,5 +52,87 @@ func TestReadHandleContext(t *testing.T) {
 	}
 	if k, err := ReadHandle(bg, h, tail, size-4096); err != nil || k != len(tail) || !bytes.Equal(tail, make([]byte, 4096)) {
 		t.Fatalf("read after it: %d, %v", k, err)
+	}
+}
+
+// openRecordFile looks name up in tree's root and opens it, closing the
+// handle when the test ends.
+func openRecordFile(t *testing.T, tree *Tree, name string) (Node, Handle) {
+	t.Helper()
+	n, err := tree.Lookup(context.Background(), tree.Root(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tree.Open(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return n, h
+}
+
+// stoppingSource is a fakeSource whose reads with a context can stop: the
+// first blocks until its ctx is done (as a long inflate would run on),
+// telling started when it begins; later ones read the record.
+type stoppingSource struct {
+	*fakeSource
+	started  chan struct{}
+	blocked  atomic.Bool // the first read with a context has begun
+	ctxReads atomic.Int64
+}
+
+func (s *stoppingSource) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
+	s.ctxReads.Add(1)
+	if !s.blocked.Swap(true) {
+		close(s.started)
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return s.ReadAt(n, p, off)
+}
+
+func (s *stoppingSource) ReadAtGenerationContext(ctx context.Context, _ uint64, n int64, p []byte, off int64) (int, error) {
+	return s.ReadAtContext(ctx, n, p, off)
+}
+
+// TestViewReadContext: a read of a --decode view's record whose request
+// is cancelled while the record is read from the source stops that read
+// and fails with EINTR, not part of the text; the failed render is not
+// cached, so the next read (with a live context) renders the record.
+func TestViewReadContext(t *testing.T) {
+	t.Parallel()
+	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	var calls atomic.Int64
+	tree, _ := newFileTree(t, View(src, upperView(&calls), ""))
+	t.Cleanup(func() { tree.Close() }) // after the handle, closed by a later cleanup
+	bg := context.Background()
+	n, h := openRecordFile(t, tree, RecordName(0, src.Len()))
+	gone, cancel := context.WithCancel(bg)
+	defer cancel()
+	go func() {
+		select {
+		case <-src.started:
+			cancel() // the request is interrupted mid-read
+		case <-gone.Done():
+		}
+	}()
+	buf := make([]byte, 64)
+	if k, err := ReadHandle(gone, h, buf, 0); k != 0 || !errors.Is(err, context.Canceled) || Errno(err) != syscall.EINTR {
+		t.Fatalf("read of a cancelled request: %d bytes %q, %v (%v); want 0, EINTR", k, buf[:k], err, Errno(err))
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("the decoder ran %d times on a record whose read was given up", calls.Load())
+	}
+	live, stop := context.WithCancel(bg)
+	defer stop()
+	const want = "<ABC>\n"
+	if k, err := ReadHandle(live, h, buf, 0); string(buf[:k]) != want || err != nil && err != io.EOF {
+		t.Fatalf("read after it: %q, %v; want %q", buf[:k], err, want)
+	}
+	if got := src.ctxReads.Load(); got < 2 {
+		t.Fatalf("%d reads of the source with a context, want the record read again after the cancelled one", got)
+	}
+	if a, err := tree.Getattr(bg, n); err != nil || a.Size != int64(len(want)) {
+		t.Fatalf("size after it: %d, %v; want %d", a.Size, err, len(want))
 	}
 }

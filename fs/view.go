@@ -241,15 +241,35 @@ func (s *viewSource) generation() uint64 {
 }
 
 // atGeneration is a source read at one generation, as the session reads
-// it.
+// it. Reads of record stopN stop with ctx, where the source's reads can
+// (StoppingRecords); those of other records (what a stateful decoder
+// learns before stopN) run to their end, since a record the session
+// failed to read stays unlearned for the generation.
 type atGeneration struct {
-	s   *viewSource
-	gen uint64
+	s     *viewSource
+	gen   uint64
+	ctx   context.Context // nil: no read stops
+	stopN int64
+}
+
+// stopping returns ctx if it can be done, else nil (reads that never
+// stop take the source's plain ReadAt).
+func stopping(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return ctx
 }
 
 func (a atGeneration) Len() int64         { return a.s.Records.Len() }
 func (a atGeneration) Size(n int64) int64 { return a.s.Records.Size(n) }
 func (a atGeneration) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if sr, ok := a.s.Records.(StoppingRecords); ok && a.ctx != nil && n == a.stopN {
+		if a.s.ver != nil {
+			return sr.ReadAtGenerationContext(a.ctx, a.gen, n, p, off)
+		}
+		return sr.ReadAtContext(a.ctx, n, p, off)
+	}
 	if a.s.ver != nil {
 		return a.s.ver.ReadAtGeneration(a.gen, n, p, off)
 	}
@@ -265,8 +285,11 @@ func (a atGeneration) RecordMeta(n int64, m *decode.Meta) error {
 }
 
 // render returns the rendering of record n at generation gen; forSize
-// says it is made to size the record (kept in sized when small).
-func (s *viewSource) render(gen uint64, n int64, forSize bool) ([]byte, error) {
+// says it is made to size the record (kept in sized when small). The
+// read of the record stops when ctx is done (a nil Done never does): the
+// render then fails with the read's error (context.Canceled, EINTR) and
+// is not remembered, so the next reader renders the record again.
+func (s *viewSource) render(ctx context.Context, gen uint64, n int64, forSize bool) ([]byte, error) {
 	if s.ver != nil && gen != s.ver.Generation() {
 		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.sess.Name(), n, gen, index.ErrChanged)
 	}
@@ -291,16 +314,19 @@ func (s *viewSource) render(gen uint64, n int64, forSize bool) ([]byte, error) {
 		if e, ok := renderings.get(s, gen, n); ok {
 			return e.text, e.err // made while this one waited
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // given up while it waited
+		}
 	}
 	buf := renderBufs.Get().(*[]byte)
-	text, err := s.sess.Render((*buf)[:0], atGeneration{s, gen}, gen, n)
+	text, err := s.sess.Render((*buf)[:0], atGeneration{s: s, gen: gen, ctx: stopping(ctx), stopN: n}, gen, n)
 	if cap(text) <= viewSizedMax {
 		*buf = text
 		text = slices.Clone(text) // at its size: kept, and read later
 	}
 	renderBufs.Put(buf)
 	if err != nil {
-		if errors.Is(err, index.ErrChanged) || !errors.Is(err, decode.ErrMisfit) && !errors.Is(err, decode.ErrLimit) {
+		if ctx.Err() != nil || errors.Is(err, index.ErrChanged) || !errors.Is(err, decode.ErrMisfit) && !errors.Is(err, decode.ErrLimit) {
 			return nil, err // not the record's fault: not remembered
 		}
 		text = nil
@@ -359,7 +385,7 @@ func (s *viewSource) SizeErr(n int64) (int64, error) {
 			return size, nil
 		}
 		s.mu.Unlock()
-		text, err := s.render(gen, n, true)
+		text, err := s.render(context.Background(), gen, n, true)
 		if err != nil && tries < 2 && s.generation() != gen {
 			continue // the source changed under the read: size the new one
 		}
@@ -376,19 +402,32 @@ func (s *viewSource) Size(n int64) int64 {
 
 // ReadAt reads bytes of record n's rendering.
 func (s *viewSource) ReadAt(n int64, p []byte, off int64) (int, error) {
-	return s.ReadAtGeneration(s.generation(), n, p, off)
+	return s.ReadAtGenerationContext(context.Background(), s.generation(), n, p, off)
 }
 
 // ReadAtGeneration reads bytes of record n's rendering at generation gen;
 // it fails, as the source does, if the source has moved on.
 func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
+	return s.ReadAtGenerationContext(context.Background(), gen, n, p, off)
+}
+
+// ReadAtContext is ReadAt stopping with ctx: a record not rendered yet is
+// read from the source with ctx (StoppingRecords), and a read given up
+// fails with context.Canceled (EINTR), never with part of the text.
+func (s *viewSource) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
+	return s.ReadAtGenerationContext(ctx, s.generation(), n, p, off)
+}
+
+// ReadAtGenerationContext is ReadAtGeneration stopping with ctx, as
+// ReadAtContext does.
+func (s *viewSource) ReadAtGenerationContext(ctx context.Context, gen uint64, n int64, p []byte, off int64) (int, error) {
 	if s.sess == nil {
-		return atGeneration{s, gen}.ReadAt(n, p, off)
+		return atGeneration{s: s, gen: gen, ctx: stopping(ctx), stopN: n}.ReadAt(n, p, off)
 	}
 	if off < 0 {
 		return 0, errors.New("fs: negative offset")
 	}
-	text, err := s.render(gen, n, false)
+	text, err := s.render(ctx, gen, n, false)
 	if err != nil {
 		return 0, err
 	}
@@ -417,15 +456,16 @@ func (s *viewSource) summary() (text []byte, ok bool, err error) {
 	gen := s.generation()
 	key := [2]uint64{gen, uint64(s.Records.Len())}
 	if s.sum == nil && s.sumErr == nil || key != s.sumKey {
-		s.sum, _, s.sumErr = s.sess.Summary(nil, atGeneration{s, gen}, gen)
+		s.sum, _, s.sumErr = s.sess.Summary(nil, atGeneration{s: s, gen: gen}, gen)
 		s.sumKey = key
 	}
 	return s.sum, true, s.sumErr
 }
 
 var (
-	_ Versioned = (*viewSource)(nil)
-	_ Follower  = (*followingView)(nil)
+	_ Versioned       = (*viewSource)(nil)
+	_ StoppingRecords = (*viewSource)(nil)
+	_ Follower        = (*followingView)(nil)
 )
 
 // sizeErrer is Records whose record sizes can fail to be known, such as a
