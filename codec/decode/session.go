@@ -80,12 +80,6 @@ func (s *Session) Output() Output { return s.o.Output }
 // MaxRecord returns the largest record the session renders.
 func (s *Session) MaxRecord() int64 { return s.o.MaxRecord }
 
-// Learns reports whether the decoder learns from the records before the
-// one it renders (a [Learner]). A session whose decoder does not learn
-// renders each record alike in whatever order records are rendered, so a
-// caller may render them on several goroutines at once.
-func (s *Session) Learns() bool { return s.learner != nil }
-
 // HasSummary reports whether the decoder renders a summary.
 func (s *Session) HasSummary() bool { return s.summ != nil }
 
