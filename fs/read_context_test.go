@@ -136,3 +136,54 @@ func TestViewReadContext(t *testing.T) {
 		t.Fatalf("size after it: %d, %v; want %d", a.Size, err, len(want))
 	}
 }
+
+// TestViewSizeContext: the first render of a --decode view's record
+// usually sizes it, for a LOOKUP or GETATTR (ls -l, stat). A Getattr
+// whose request is cancelled while that render reads the record from
+// the source stops the read and fails with EINTR, never a size; nothing
+// is remembered, so the next Getattr (with a live context) renders the
+// record again and gives its size, and a read then returns the text.
+func TestViewSizeContext(t *testing.T) {
+	t.Parallel()
+	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	var calls atomic.Int64
+	tree, _ := newFileTree(t, View(src, upperView(&calls), ""))
+	t.Cleanup(func() { tree.Close() })
+	bg := context.Background()
+	n, err := tree.Lookup(bg, tree.Root(), RecordName(0, src.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(bg)
+	defer cancel()
+	go func() {
+		select {
+		case <-src.started:
+			cancel() // the request is interrupted mid-render
+		case <-gone.Done():
+		}
+	}()
+	if a, err := tree.Getattr(gone, n); !errors.Is(err, context.Canceled) || Errno(err) != syscall.EINTR {
+		t.Fatalf("getattr of a cancelled request: size %d, %v (%v); want EINTR", a.Size, err, Errno(err))
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("the decoder ran %d times on a record whose read was given up", calls.Load())
+	}
+	live, stop := context.WithCancel(bg)
+	defer stop()
+	const want = "<ABC>\n"
+	if a, err := tree.Getattr(live, n); err != nil || a.Size != int64(len(want)) {
+		t.Fatalf("getattr after it: size %d, %v; want %d", a.Size, err, len(want))
+	}
+	if got := src.ctxReads.Load(); got < 2 {
+		t.Fatalf("%d reads of the source with a context, want the record read again after the cancelled one", got)
+	}
+	_, h := openRecordFile(t, tree, RecordName(0, src.Len()))
+	buf := make([]byte, 64)
+	if k, err := ReadHandle(live, h, buf, 0); string(buf[:k]) != want || err != nil && err != io.EOF {
+		t.Fatalf("read after it: %q, %v; want %q", buf[:k], err, want)
+	}
+	if c := calls.Load(); c != 1 {
+		t.Fatalf("the decoder ran %d times, want once (the size's rendering kept for the read)", c)
+	}
+}

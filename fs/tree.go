@@ -672,7 +672,7 @@ func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 			return Attr{}, iofs.ErrNotExist
 		}
 		a = attrFrom(n.rd.st, makeIno(n.rd.key, inoKindRecord, n.N))
-		if a.Size, err = recordSize(src, n.N); err != nil {
+		if a.Size, err = recordSize(ctx, src, n.N); err != nil {
 			return Attr{}, &OpError{Op: "getattr", Path: n.rd.path, Name: n.Name(), Record: n.N, Off: -1, Err: err}
 		}
 	case KindTrailer:

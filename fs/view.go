@@ -370,10 +370,14 @@ func (s *viewSource) setSize(n, size int64) {
 }
 
 // SizeErr returns the rendered size of record n, rendering it when it has
-// not been yet; Getattr uses it (see recordSize).
-func (s *viewSource) SizeErr(n int64) (int64, error) {
+// not been yet; Getattr uses it with its request's context (see
+// recordSize). The render's read of the record stops when ctx is done
+// (where the source's reads can: StoppingRecords): the size then fails
+// with the read's error (context.Canceled, EINTR), nothing is remembered,
+// and the next call renders the record again.
+func (s *viewSource) SizeErr(ctx context.Context, n int64) (int64, error) {
 	if s.sess == nil {
-		return recordSize(s.Records, n)
+		return recordSize(ctx, s.Records, n)
 	}
 	for tries := 0; ; tries++ {
 		gen := s.generation()
@@ -385,8 +389,8 @@ func (s *viewSource) SizeErr(n int64) (int64, error) {
 			return size, nil
 		}
 		s.mu.Unlock()
-		text, err := s.render(context.Background(), gen, n, true)
-		if err != nil && tries < 2 && s.generation() != gen {
+		text, err := s.render(ctx, gen, n, true)
+		if err != nil && ctx.Err() == nil && tries < 2 && s.generation() != gen {
 			continue // the source changed under the read: size the new one
 		}
 		return int64(len(text)), err
@@ -396,7 +400,7 @@ func (s *viewSource) SizeErr(n int64) (int64, error) {
 // Size returns the rendered size of record n, or 0 if it cannot be
 // rendered (SizeErr says why).
 func (s *viewSource) Size(n int64) int64 {
-	size, _ := s.SizeErr(n)
+	size, _ := s.SizeErr(context.Background(), n)
 	return size
 }
 
@@ -469,16 +473,18 @@ var (
 )
 
 // sizeErrer is Records whose record sizes can fail to be known, such as a
-// View, which must read and render a record to size it.
+// View, which must read and render a record to size it; the read stops
+// when ctx is done.
 type sizeErrer interface {
-	SizeErr(n int64) (int64, error)
+	SizeErr(ctx context.Context, n int64) (int64, error)
 }
 
 // recordSize returns the size of record n of src, with the error of a
-// source that can fail to know it.
-func recordSize(src Records, n int64) (int64, error) {
+// source that can fail to know it; a source that must read the record to
+// size it stops reading when ctx is done.
+func recordSize(ctx context.Context, src Records, n int64) (int64, error) {
 	if se, ok := src.(sizeErrer); ok {
-		return se.SizeErr(n)
+		return se.SizeErr(ctx, n)
 	}
 	return src.Size(n), nil
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -98,7 +99,7 @@ func TestViewListThenRead(t *testing.T) {
 	v := View(src, upperView(&calls), "")
 	sizes := make([]int64, n)
 	for i := range int64(n) {
-		size, err := v.(sizeErrer).SizeErr(i)
+		size, err := v.(sizeErrer).SizeErr(context.Background(), i)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestViewTooLarge(t *testing.T) {
 	v := upperViewMax(&calls, 10)
 	src := &fakeSource{recs: [][]byte{[]byte("small"), bytes.Repeat([]byte("y"), 11)}}
 	vs := View(src, v, "")
-	if _, err := vs.(sizeErrer).SizeErr(1); !errors.Is(err, ErrTooLarge) {
+	if _, err := vs.(sizeErrer).SizeErr(context.Background(), 1); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("SizeErr: %v, want ErrTooLarge", err)
 	}
 	if _, err := vs.ReadAt(1, make([]byte, 4), 0); !errors.Is(err, ErrTooLarge) {
@@ -109,7 +109,7 @@ func TestViewTooLarge(t *testing.T) {
 	if _, err := tr.Getattr(context.Background(), node); Errno(err) != syscall.EFBIG {
 		t.Fatalf("Getattr: %v (errno %d), want EFBIG", err, Errno(err))
 	}
-	if size, err := vs.(sizeErrer).SizeErr(0); err != nil || size != int64(len("<SMALL>\n")) {
+	if size, err := vs.(sizeErrer).SizeErr(context.Background(), 0); err != nil || size != int64(len("<SMALL>\n")) {
 		t.Fatalf("small record: %d, %v", size, err)
 	}
 }
@@ -145,7 +145,7 @@ func TestViewGenerations(t *testing.T) {
 	if _, err := vs.ReadAtGeneration(g0, 0, p, 0); !errors.Is(err, index.ErrChanged) {
 		t.Fatalf("read at the old generation: %v, want ErrChanged", err)
 	}
-	if size, err := vs.(sizeErrer).SizeErr(0); err != nil || size != int64(len("<NEWER>\n")) {
+	if size, err := vs.(sizeErrer).SizeErr(context.Background(), 0); err != nil || size != int64(len("<NEWER>\n")) {
 		t.Fatalf("size after the change: %d, %v", size, err)
 	}
 	if k, err := vs.ReadAtGeneration(vs.Generation(), 0, p, 0); string(p[:k]) != "<NEWER>\n" || err != io.EOF {
@@ -169,7 +169,7 @@ func TestViewConcurrent(t *testing.T) {
 			for i := 0; i < 400; i++ {
 				n := int64((i*7 + g*13) % len(src.recs))
 				want := "<" + string(bytes.ToUpper(src.recs[n])) + ">\n"
-				size, err := vs.(sizeErrer).SizeErr(n)
+				size, err := vs.(sizeErrer).SizeErr(context.Background(), n)
 				if err != nil || size != int64(len(want)) {
 					done <- errors.New("size mismatch")
 					return
