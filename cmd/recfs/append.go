@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 	"github.com/recfs/recfs/source/local"
@@ -119,22 +117,14 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 // openAppendTarget opens the file at path for appending, creating it
 // first when it is missing and --create names its format.
 func openAppendTarget(cmd *cobra.Command, path string, af appendFlags, o index.Options) (*index.Table, error) {
-	if _, statErr := os.Stat(path); !os.IsNotExist(statErr) || af.create == "" {
-		if af.create == "" && af.trailer {
-			return nil, usagef("--trailer goes with --create")
-		}
-		return openTable(cmd, path, o)
+	if af.create == "" && af.trailer {
+		return nil, usagef("--trailer goes with --create")
 	}
-	f, perr := codec.ParseFormat(af.create)
-	if perr != nil {
-		return nil, usageError{perr}
+	oo, err := openOptions(cmd, o)
+	if err != nil {
+		return nil, err
 	}
-	t, err := index.Create(cmd.Context(), path, f, af.trailer, o)
-	if errors.Is(err, fs.ErrExist) {
-		// Created by someone else meanwhile: append to it.
-		t, err = openTable(cmd, path, o)
-	}
-	return t, err
+	return open.CreateOrOpen(cmd.Context(), path, af.create, af.trailer, oo)
 }
 
 // movedJSON is a tail an append moved out of the file, in --json.

@@ -265,7 +265,7 @@ func catOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.S
 		return err
 	}
 	defer st.Close()
-	warnDamaged(cmd.ErrOrStderr(), path, st.Table.Damage())
+	report.WarnDamaged(cmd.ErrOrStderr(), path, st.Table.Damage())
 	return catRanges(cmd, st.Table, path, []report.Range{{Lo: 0, Hi: st.Table.Len()}}, true, m, dec)
 }
 
@@ -294,7 +294,7 @@ func catSelected(cmd *cobra.Command, path string, sel []report.Range, offs []rep
 		return err
 	}
 	defer t.Close()
-	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
 	rs, err := report.Select(t, path, sel, offs)
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func catFollow(cmd *cobra.Command, path string, o index.Options, sel []report.Ra
 		return err
 	}
 	defer t.Close()
-	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
 	var s *decode.Session
 	if dec.decoding() {
 		if s, err = catSession(dec, t, path, m.JSON, m.Number); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,19 +57,7 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	// Absolute paths: a daemon or a later reopen reads them from elsewhere.
-	abs := func(ps ...string) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p
-			if a, err := filepath.Abs(p); err == nil && p != "" && !open.Remote(p) {
-				out[i] = a
-			}
-		}
-		return out
-	}
-	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: decode.Params{
-		Manifest: abs(f.manifest)[0], Proto: abs(f.proto...), ProtoPath: abs(f.protoPath...), Open: open.OpenFile, OpenRecords: open.OpenRecords}})
+	p, err := decoders.Prepare(decoders.Spec{Mode: f.mode, Output: out, Params: open.DecodeParams(f.manifest, f.proto, f.protoPath)})
 	if errors.Is(err, decoders.ErrUsage) {
 		return nil, usagef("%s", err)
 	}

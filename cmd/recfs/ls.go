@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +119,7 @@ func (f *lsFlags) one(cmd *cobra.Command, r lsRun, path, file string) error {
 		return err
 	}
 	defer t.Close()
-	warnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
 	if len(r.offs) > 0 && len(r.sel) > 0 {
 		return usagef("select records by number or by --offset, not both")
 	}
@@ -171,17 +169,13 @@ func (f *lsFlags) many(cmd *cobra.Command, r lsRun) error {
 // lsLocalDir lists the entries of a local directory with each file's
 // format (read from its first bytes) and size.
 func lsLocalDir(out io.Writer, dir string, asJSON bool) error {
-	ents, err := os.ReadDir(dir)
+	ents, err := open.DirEntries(dir)
 	if err != nil {
 		return err
 	}
 	w := report.NewEntryWriter(out, asJSON)
 	for _, e := range ents {
-		d := report.Entry{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
-		if !e.IsDir() {
-			d.Format, d.Size = open.FileFormat(filepath.Join(dir, e.Name()))
-		}
-		if err := w.Write(d); err != nil {
+		if err := w.Write(e); err != nil {
 			return err
 		}
 	}

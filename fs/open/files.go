@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
 
 // Expand returns the files args name: files and s3:// URLs as
@@ -75,6 +76,23 @@ func IsRecordFile(p string) bool {
 	}
 	_, err = index.Detect(f, fi.Size())
 	return err == nil
+}
+
+// DirEntries returns the entries of the local directory dir in name
+// order, each file with its size and record format (see [FileFormat]).
+func DirEntries(dir string) ([]report.Entry, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]report.Entry, len(des))
+	for i, e := range des {
+		ents[i] = report.Entry{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
+		if !e.IsDir() {
+			ents[i].Format, ents[i].Size = FileFormat(filepath.Join(dir, e.Name()))
+		}
+	}
+	return ents, nil
 }
 
 // FileFormat returns the record format of the local file at p ("other"

@@ -2,6 +2,7 @@ package open
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,25 @@ func TestExpand(t *testing.T) {
 	}
 	if _, size := FileFormat(filepath.Join(dir, "db/000001.wal")); size != int64(log.Len()) {
 		t.Errorf("FileFormat size = %d, want %d", size, log.Len())
+	}
+	if err := os.Mkdir(filepath.Join(dir, "db", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := DirEntries(filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range ents {
+		lines = append(lines, fmt.Sprintf("%s %v %d %s", e.Name, e.Dir, e.Size, e.Format))
+	}
+	wantEnts := []string{"000001.wal false " + fmt.Sprint(log.Len()) + " leveldb", "000001.wal" + SidecarSuffix + " false 5 other",
+		"000002.log false 7 other", "CURRENT false 16 other", "LOCK false 0 other", "MANIFEST-000003 false 0 other", "sub true 0 dir"}
+	if !slices.Equal(lines, wantEnts) {
+		t.Errorf("DirEntries = %q\nwant %q", lines, wantEnts)
+	}
+	if _, err := DirEntries(filepath.Join(dir, "nosuch")); err == nil {
+		t.Error("DirEntries of a missing directory: no error")
 	}
 }
 

@@ -43,6 +43,29 @@ func DecodeEnv(target string, f codec.Format) decode.Env {
 	return env
 }
 
+// DecodeParams are a decoder's parameters as a user names them: the
+// files (a MANIFEST, .proto files and the directories of their imports)
+// made absolute, since a daemon or a later reopen reads them from another
+// working directory, and read as the commands read files ([OpenFile],
+// [OpenRecords]).
+func DecodeParams(manifest string, proto, protoPath []string) decode.Params {
+	return decode.Params{Manifest: absPaths(manifest)[0], Proto: absPaths(proto...), ProtoPath: absPaths(protoPath...),
+		Open: OpenFile, OpenRecords: OpenRecords}
+}
+
+// absPaths returns ps with every local path made absolute; URLs and empty
+// names stay as they are.
+func absPaths(ps ...string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p
+		if a, err := filepath.Abs(p); err == nil && p != "" && !Remote(p) {
+			out[i] = a
+		}
+	}
+	return out
+}
+
 // OpenRecords opens a local record file named by the user (a decoder's
 // parameter), without saved tables.
 func OpenRecords(path string) (decode.RecordsCloser, error) {

@@ -1,0 +1,80 @@
+package open
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/index"
+)
+
+// TestCreateOrOpen: a missing file is created in the format named (then
+// opened as it is), a bad format name is a usage error that creates
+// nothing, and without a format a missing file is an error.
+func TestCreateOrOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := Options{Index: index.Options{CacheDir: "-", Writable: true}}
+	for _, tc := range []struct {
+		format  string
+		trailer bool
+		want    codec.Format
+	}{{"leveldb", false, codec.LevelDB}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
+		p := filepath.Join(dir, "new."+tc.format)
+		for round := 0; round < 2; round++ { // created, then opened
+			tb, err := CreateOrOpen(ctx, p, tc.format, tc.trailer, o)
+			if err != nil {
+				t.Fatalf("%s round %d: %v", tc.format, round, err)
+			}
+			if f := tb.Info().Format; f != tc.want || tb.Len() != int64(round) {
+				t.Errorf("%s round %d: format %v, %d records; want %v, %d", tc.format, round, f, tb.Len(), tc.want, round)
+			}
+			if round == 0 {
+				if _, err := tb.Append(ctx, [][]byte{[]byte("one")}, index.AppendOptions{Sync: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tb.Close()
+		}
+	}
+	bad := filepath.Join(dir, "bad")
+	if _, err := CreateOrOpen(ctx, bad, "nosuch", false, o); !IsUsage(err) {
+		t.Errorf("bad format: %v, want a usage error", err)
+	}
+	if _, err := CreateOrOpen(ctx, bad, "", false, o); err == nil || IsUsage(err) {
+		t.Errorf("missing file without a format: %v, want an open error", err)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a failed CreateOrOpen left a file: %v", err)
+	}
+}
+
+// TestDecodeParams: local paths are made absolute, URLs and empty names
+// kept; files are opened as commands open them.
+func TestDecodeParams(t *testing.T) {
+	t.Parallel()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DecodeParams("db/MANIFEST-000001", []string{"a.proto", "/abs/b.proto", "s3://b/c.proto"}, []string{"inc"})
+	if p.Manifest != filepath.Join(wd, "db/MANIFEST-000001") {
+		t.Errorf("Manifest %q", p.Manifest)
+	}
+	if want := []string{filepath.Join(wd, "a.proto"), "/abs/b.proto", "s3://b/c.proto"}; !slices.Equal(p.Proto, want) {
+		t.Errorf("Proto %q, want %q", p.Proto, want)
+	}
+	if want := []string{filepath.Join(wd, "inc")}; !slices.Equal(p.ProtoPath, want) {
+		t.Errorf("ProtoPath %q, want %q", p.ProtoPath, want)
+	}
+	if p.Open == nil || p.OpenRecords == nil {
+		t.Error("no Open or OpenRecords")
+	}
+	if e := DecodeParams("", nil, nil); e.Manifest != "" || len(e.Proto) != 0 {
+		t.Errorf("empty: %+v", e)
+	}
+}
