@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"testing"
 
 	"github.com/recfs/recfs/codec/leveldb"
 
@@ -45,6 +46,16 @@ func recfsLogBytes(recs [][]byte, appEngine bool) ([]byte, error) {
 	var buf bytes.Buffer
 	err := recfsWriteLog(&buf, recs, 0, appEngine, nil)
 	return buf.Bytes(), err
+}
+
+// mustRecfsLog is recfsLogBytes, failing t on an error.
+func mustRecfsLog(t testing.TB, recs [][]byte, appEngine bool) []byte {
+	t.Helper()
+	b, err := recfsLogBytes(recs, appEngine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // recfsLogRead is what recfs's scanner found in a leveldb log.

@@ -297,10 +297,7 @@ func TestCrashLeveldbAppend(t *testing.T) {
 	for i := 0; i < initial; i++ {
 		recs = append(recs, crashItem(seed, i))
 	}
-	b, err := writeGoleveldb(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustGoleveldb(t, recs)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

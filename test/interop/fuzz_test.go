@@ -44,14 +44,7 @@ func FuzzLeveldbWriterIdentity(f *testing.F) {
 	f.Add(binary.LittleEndian.AppendUint16(nil, uint16((32761/3)<<1|1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recs := splitFuzz(data)
-		got, err := recfsLogBytes(recs, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := writeGoleveldb(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := mustRecfsLog(t, recs, false), mustGoleveldb(t, recs)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("recfs output differs from goleveldb's at byte %d", firstDiff(got, want))
 		}

@@ -223,10 +223,7 @@ func TestLegacyEndMatchesGoleveldb(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		sizes := leveldbSizeMix(rng, 1_000_000, false)
 		recs := makeRecords(rng, sizes)
-		b, err := writeGoleveldb(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := mustGoleveldb(t, recs)
 		var pos int64
 		hits := map[int64]int{}
 		for _, n := range sizes {

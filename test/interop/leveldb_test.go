@@ -28,14 +28,7 @@ func TestLeveldbRecfsWritesReferenceReads(t *testing.T) {
 	seeds, sets := leveldbMixes(t)
 	for i, recs := range sets {
 		seed := seeds[i]
-		got, err := recfsLogBytes(recs, false)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		gl, err := writeGoleveldb(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, gl := mustRecfsLog(t, recs, false), mustGoleveldb(t, recs)
 		pb, err := writePebbleWriter(recs)
 		if err != nil {
 			t.Fatal(err)
@@ -80,14 +73,7 @@ func TestLeveldbAppEngineMode(t *testing.T) {
 	seeds = append(seeds, 0, 0)
 	for i, recs := range sets {
 		seed := seeds[i]
-		got, err := recfsLogBytes(recs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := writeGoleveldb(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := mustRecfsLog(t, recs, true), mustGoleveldb(t, recs)
 		if r := len(want) % logBlock; r != 0 {
 			want = append(want, make([]byte, logBlock-r)...)
 		}
@@ -202,11 +188,7 @@ func TestLeveldbAppendSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := writeGoleveldb(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
+		if want := mustGoleveldb(t, recs); !bytes.Equal(got, want) {
 			t.Errorf("seed %d (cut after %d of %d): two-session log differs from one goleveldb session at byte %d",
 				seed, cut, len(recs), firstDiff(got, want))
 		}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"testing"
 
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/grailbio/base/recordio"
@@ -47,6 +48,16 @@ func writeGoleveldb(recs [][]byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// mustGoleveldb is writeGoleveldb, failing t on an error.
+func mustGoleveldb(t testing.TB, recs [][]byte) []byte {
+	t.Helper()
+	b, err := writeGoleveldb(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // writePebbleWriter writes recs with pebble's legacy record.Writer.
