@@ -218,39 +218,36 @@ func TestAppendTornTail(t *testing.T) {
 // the log says where the torn bytes went.
 func TestRWMountTails(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			cache := t.TempDir()
-			t.Setenv("XDG_CACHE_HOME", cache) // where torn tails are saved
-			for _, f := range tailFormats {
-				good := f.good(t)
-				whole := append(slices.Clone(good), attackTail()...)
-				src, mnt, m, _ := mountRW(t, backend, "damaged"+f.ext, whole, 2)
-				if err := os.WriteFile(filepath.Join(mnt, "new"), []byte("appended\n"), 0o644); !errors.Is(err, syscall.EIO) {
-					t.Fatalf("%s: a record written after the damaged tail: %v, want EIO", f.name, err)
-				}
-				unmountAndWait(t, m)
-				mustSameFile(t, src, whole)
-				if want := fmt.Sprintf("at offset %d after the last record are not a torn record", len(good)); !strings.Contains(m.stderr.String(), want) {
-					t.Fatalf("%s: the mount's log does not say %q:\n%s", f.name, want, m.stderr)
-				}
-				if !f.torn {
-					continue
-				}
-				torn := tornFile(t, good, f.ext, 40000)
-				src, mnt, m, _ = mountRW(t, backend, "torn"+f.ext, torn, 2)
-				sh(t, "echo appended > "+filepath.Join(mnt, "new"))
-				unmountAndWait(t, m)
-				if got := catAll(t, src); !slices.Equal(got, []string{"rec-0", "rec-1", "appended\n"}) {
-					t.Fatalf("%s: records after the append: %q", f.name, got)
-				}
-				if log := m.stderr.String(); !strings.Contains(log, "moved 40000 bytes") || !strings.Contains(log, filepath.Join(cache, "recfs", "torn")) {
-					t.Fatalf("%s: the mount's log does not say where the torn bytes went:\n%s", f.name, log)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		cache := t.TempDir()
+		t.Setenv("XDG_CACHE_HOME", cache) // where torn tails are saved
+		for _, f := range tailFormats {
+			good := f.good(t)
+			whole := append(slices.Clone(good), attackTail()...)
+			src, mnt, m, _ := mountRW(t, backend, "damaged"+f.ext, whole, 2)
+			if err := os.WriteFile(filepath.Join(mnt, "new"), []byte("appended\n"), 0o644); !errors.Is(err, syscall.EIO) {
+				t.Fatalf("%s: a record written after the damaged tail: %v, want EIO", f.name, err)
 			}
-		})
-	}
+			unmountAndWait(t, m)
+			mustSameFile(t, src, whole)
+			if want := fmt.Sprintf("at offset %d after the last record are not a torn record", len(good)); !strings.Contains(m.stderr.String(), want) {
+				t.Fatalf("%s: the mount's log does not say %q:\n%s", f.name, want, m.stderr)
+			}
+			if !f.torn {
+				continue
+			}
+			torn := tornFile(t, good, f.ext, 40000)
+			src, mnt, m, _ = mountRW(t, backend, "torn"+f.ext, torn, 2)
+			sh(t, "echo appended > "+filepath.Join(mnt, "new"))
+			unmountAndWait(t, m)
+			if got := catAll(t, src); !slices.Equal(got, []string{"rec-0", "rec-1", "appended\n"}) {
+				t.Fatalf("%s: records after the append: %q", f.name, got)
+			}
+			if log := m.stderr.String(); !strings.Contains(log, "moved 40000 bytes") || !strings.Contains(log, filepath.Join(cache, "recfs", "torn")) {
+				t.Fatalf("%s: the mount's log does not say where the torn bytes went:\n%s", f.name, log)
+			}
+		}
+	})
 }
 
 // mustSameFile fails unless the file at path holds want.

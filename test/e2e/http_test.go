@@ -101,20 +101,17 @@ func TestHTTPMount(t *testing.T) {
 	if err := os.WriteFile(local, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			lm, rm := newMountDir(t), newMountDir(t)
-			startMount(t, local, lm, "--backend", backend)
-			startMount(t, url, rm, "--backend", backend)
-			if n := compareTrees(t, lm, rm); n != 400 {
-				t.Errorf("compared %d records, want 400", n)
-			}
-			if _, err := os.Create(filepath.Join(rm, "new")); !errors.Is(err, syscall.EROFS) {
-				t.Errorf("create on an http mount: %v, want EROFS", err)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		lm, rm := newMountDir(t), newMountDir(t)
+		startMount(t, local, lm, "--backend", backend)
+		startMount(t, url, rm, "--backend", backend)
+		if n := compareTrees(t, lm, rm); n != 400 {
+			t.Errorf("compared %d records, want 400", n)
+		}
+		if _, err := os.Create(filepath.Join(rm, "new")); !errors.Is(err, syscall.EROFS) {
+			t.Errorf("create on an http mount: %v, want EROFS", err)
+		}
+	})
 	if r := runRecfs(t, "mount", "--rw", url, newMountDir(t)); r.code != 2 || !strings.Contains(r.stderr, "read-only") {
 		t.Errorf("mount --rw of a URL: %d %q", r.code, r.stderr)
 	}
@@ -152,28 +149,25 @@ func TestHTTPChanged(t *testing.T) {
 	h := startHTTP(t)
 	oldLog, newLog := genS3Log(t, 34, 600), genS3Log(t, 35, 600)
 	t0 := time.Now().Add(-time.Hour)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			name := "w-" + backend + ".log"
-			url := h.put(t, name, oldLog, t0)
-			mnt := newMountDir(t)
-			// A cache smaller than the file: the build's scan does not
-			// leave the middle of it in memory.
-			startMount(t, url, mnt, "--backend", backend, "--no-cache", "--http-cache", "1M")
-			recs := recordNames(t, mnt)
-			if len(recs) != 600 {
-				t.Fatalf("%d records listed, want 600", len(recs))
-			}
-			if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
-				t.Fatal(err)
-			}
-			h.put(t, name, newLog, t0.Add(time.Minute))
-			if b, err := os.ReadFile(filepath.Join(mnt, recs[len(recs)/2])); !errors.Is(err, syscall.EIO) {
-				t.Fatalf("read after the file was replaced: %d bytes, %v; want EIO", len(b), err)
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		name := "w-" + backend + ".log"
+		url := h.put(t, name, oldLog, t0)
+		mnt := newMountDir(t)
+		// A cache smaller than the file: the build's scan does not
+		// leave the middle of it in memory.
+		startMount(t, url, mnt, "--backend", backend, "--no-cache", "--http-cache", "1M")
+		recs := recordNames(t, mnt)
+		if len(recs) != 600 {
+			t.Fatalf("%d records listed, want 600", len(recs))
+		}
+		if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
+			t.Fatal(err)
+		}
+		h.put(t, name, newLog, t0.Add(time.Minute))
+		if b, err := os.ReadFile(filepath.Join(mnt, recs[len(recs)/2])); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("read after the file was replaced: %d bytes, %v; want EIO", len(b), err)
+		}
+	})
 }
 
 // TestHTTPStalled: a server that stops answering GETs costs a read the

@@ -387,74 +387,68 @@ func TestDeletedSourcesClosed(t *testing.T) {
 // daemon keeps no descriptor of it, without waiting for the kernel to
 // forget nodes or for a garbage collection.
 func TestReplacedSourcesClosed(t *testing.T) {
-	for _, backend := range securityBackends {
-		t.Run(backend, func(t *testing.T) {
-			needFUSE(t)
-			needBackend(t, backend)
-			tree := t.TempDir()
-			const files = 4
-			for i := 0; i < files; i++ {
-				recfile.WriteLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
+	needFUSE(t)
+	eachBackend(t, func(t *testing.T, backend string) {
+		tree := t.TempDir()
+		const files = 4
+		for i := 0; i < files; i++ {
+			recfile.WriteLog(t, filepath.Join(tree, fmt.Sprintf("%06d.log", i)), genRecords(int64(i), 5, 40))
+		}
+		mnt := newMountDir(t)
+		m := startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
+		for i := 0; i < files; i++ {
+			if _, err := os.ReadFile(filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")); err != nil {
+				t.Fatal(err)
 			}
-			mnt := newMountDir(t)
-			m := startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
-			for i := 0; i < files; i++ {
-				if _, err := os.ReadFile(filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")); err != nil {
-					t.Fatal(err)
-				}
+		}
+		newRecs := make([][][]byte, files)
+		for i := 0; i < files; i++ {
+			name := filepath.Join(tree, fmt.Sprintf("%06d.log", i))
+			newRecs[i] = genRecords(int64(100+i), 5, 40)
+			recfile.WriteLog(t, name+".new", newRecs[i])
+			if err := os.Rename(name+".new", name); err != nil {
+				t.Fatal(err)
 			}
-			newRecs := make([][][]byte, files)
-			for i := 0; i < files; i++ {
-				name := filepath.Join(tree, fmt.Sprintf("%06d.log", i))
-				newRecs[i] = genRecords(int64(100+i), 5, 40)
-				recfile.WriteLog(t, name+".new", newRecs[i])
-				if err := os.Rename(name+".new", name); err != nil {
-					t.Fatal(err)
-				}
-			}
-			pid := m.cmd.Process.Pid
-			deadline := time.Now().Add(5 * time.Second)
-			for i := 0; i < files; i++ {
-				p := filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")
-				waitFor(t, time.Until(deadline), 20*time.Millisecond, func() (bool, string) {
-					b, err := os.ReadFile(p)
-					return err == nil && bytes.Equal(b, newRecs[i][1]), fmt.Sprintf("%s still not the new version: %q %v", p, b, err)
-				})
-			}
-			n, names := waitDeletedFDs(t, pid, 0, deadline, false)
-			if n != 0 {
-				t.Fatalf("%d descriptors of replaced sources still open: %q", n, names)
-			}
-		})
-	}
+		}
+		pid := m.cmd.Process.Pid
+		deadline := time.Now().Add(5 * time.Second)
+		for i := 0; i < files; i++ {
+			p := filepath.Join(mnt, fmt.Sprintf("%06d.log", i), "000001")
+			waitFor(t, time.Until(deadline), 20*time.Millisecond, func() (bool, string) {
+				b, err := os.ReadFile(p)
+				return err == nil && bytes.Equal(b, newRecs[i][1]), fmt.Sprintf("%s still not the new version: %q %v", p, b, err)
+			})
+		}
+		n, names := waitDeletedFDs(t, pid, 0, deadline, false)
+		if n != 0 {
+			t.Fatalf("%d descriptors of replaced sources still open: %q", n, names)
+		}
+	})
 }
 
 // TestRenamedSourceStaysReadable: a record file renamed in the tree (a
 // write-ahead log recycled under a new name) is not deleted: under
 // --follow it stays open and readable, under its new name too.
 func TestRenamedSourceStaysReadable(t *testing.T) {
-	for _, backend := range securityBackends {
-		t.Run(backend, func(t *testing.T) {
-			needFUSE(t)
-			needBackend(t, backend)
-			tree := t.TempDir()
-			recs := genRecords(5, 4, 40)
-			recfile.WriteLog(t, filepath.Join(tree, "000005.log"), recs)
-			mnt := newMountDir(t)
-			startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
-			if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000001")); err != nil || !bytes.Equal(b, recs[1]) {
-				t.Fatalf("before the rename: %q %v", b, err)
+	needFUSE(t)
+	eachBackend(t, func(t *testing.T, backend string) {
+		tree := t.TempDir()
+		recs := genRecords(5, 4, 40)
+		recfile.WriteLog(t, filepath.Join(tree, "000005.log"), recs)
+		mnt := newMountDir(t)
+		startMount(t, tree, mnt, "--no-cache", "--backend", backend, "--follow", "--follow-interval", "20ms")
+		if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000001")); err != nil || !bytes.Equal(b, recs[1]) {
+			t.Fatalf("before the rename: %q %v", b, err)
+		}
+		if err := os.Rename(filepath.Join(tree, "000005.log"), filepath.Join(tree, "000009.log")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // several follow intervals
+		for _, rec := range []string{"000002", "000003"} {
+			i, _ := strconv.Atoi(rec)
+			if b, err := os.ReadFile(filepath.Join(mnt, "000009.log", rec)); err != nil || !bytes.Equal(b, recs[i]) {
+				t.Errorf("record %s under the new name: %q %v", rec, b, err)
 			}
-			if err := os.Rename(filepath.Join(tree, "000005.log"), filepath.Join(tree, "000009.log")); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(200 * time.Millisecond) // several follow intervals
-			for _, rec := range []string{"000002", "000003"} {
-				i, _ := strconv.Atoi(rec)
-				if b, err := os.ReadFile(filepath.Join(mnt, "000009.log", rec)); err != nil || !bytes.Equal(b, recs[i]) {
-					t.Errorf("record %s under the new name: %q %v", rec, b, err)
-				}
-			}
-		})
-	}
+		}
+	})
 }

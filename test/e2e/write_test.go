@@ -269,17 +269,14 @@ func checkImmutable(t *testing.T, dir string) {
 // and reads the source files back with the reference readers.
 func TestWrite(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			t.Run("leveldb", func(t *testing.T) { writeLevelDB(t, backend) })
-			t.Run("recordio trailer", func(t *testing.T) { writeRecordIO(t, backend) })
-			t.Run("app engine padded", func(t *testing.T) { writeAppEngine(t, backend) })
-			t.Run("legacy recordio", func(t *testing.T) { writeLegacy(t, backend) })
-			t.Run("mkdir", func(t *testing.T) { writeMkdir(t, backend) })
-			t.Run("read-only", func(t *testing.T) { writeReadOnly(t, backend) })
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		t.Run("leveldb", func(t *testing.T) { writeLevelDB(t, backend) })
+		t.Run("recordio trailer", func(t *testing.T) { writeRecordIO(t, backend) })
+		t.Run("app engine padded", func(t *testing.T) { writeAppEngine(t, backend) })
+		t.Run("legacy recordio", func(t *testing.T) { writeLegacy(t, backend) })
+		t.Run("mkdir", func(t *testing.T) { writeMkdir(t, backend) })
+		t.Run("read-only", func(t *testing.T) { writeReadOnly(t, backend) })
+	})
 }
 
 func writeLevelDB(t *testing.T, backend string) {
@@ -475,14 +472,11 @@ func checkPrefix(t *testing.T, base, done [][]byte, inflight []byte, got [][]byt
 // returned.
 func TestWriteCrash(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			for _, format := range []string{"leveldb", "recordio"} {
-				t.Run(format, func(t *testing.T) { writeCrash(t, backend, format) })
-			}
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		for _, format := range []string{"leveldb", "recordio"} {
+			t.Run(format, func(t *testing.T) { writeCrash(t, backend, format) })
+		}
+	})
 }
 
 func writeCrash(t *testing.T, backend, format string) {
@@ -571,12 +565,9 @@ func concurrentRecords() int {
 // nothing is lost or duplicated and no reader sees a torn record.
 func TestWriteConcurrent(t *testing.T) {
 	needFUSE(t)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			writeConcurrent(t, backend, concurrentRecords())
-		})
-	}
+	eachBackend(t, func(t *testing.T, backend string) {
+		writeConcurrent(t, backend, concurrentRecords())
+	})
 }
 
 // concurrentRecord is record i of writer w: one line, recognisable whole.
@@ -674,28 +665,25 @@ func TestAppendThroughput(t *testing.T) {
 		n, nCLI = 20000, 1000
 	}
 	rec := bytes.Repeat([]byte("r"), 100)
-	for _, backend := range []string{"gofuse", "bazil"} {
-		t.Run(backend, func(t *testing.T) {
-			needBackend(t, backend)
-			src := filepath.Join(t.TempDir(), "b.log")
-			recfile.WriteLog(t, src, nil)
-			mnt := newMountDir(t)
-			m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
-			start := time.Now()
-			for i := range n {
-				if err := os.WriteFile(filepath.Join(mnt, fmt.Sprint("b", i)), rec, 0o644); err != nil {
-					t.Fatal(err)
-				}
+	eachBackend(t, func(t *testing.T, backend string) {
+		src := filepath.Join(t.TempDir(), "b.log")
+		recfile.WriteLog(t, src, nil)
+		mnt := newMountDir(t)
+		m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
+		start := time.Now()
+		for i := range n {
+			if err := os.WriteFile(filepath.Join(mnt, fmt.Sprint("b", i)), rec, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			el := time.Since(start)
-			unmountAndWait(t, m)
-			if got := refLevelDB(t, src, false); len(got) != n {
-				t.Fatalf("%d records, want %d", len(got), n)
-			}
-			t.Logf("mount --rw --backend %s: %d records of %d bytes in %v: %.0f records/s",
-				backend, n, len(rec), el.Round(time.Millisecond), float64(n)/el.Seconds())
-		})
-	}
+		}
+		el := time.Since(start)
+		unmountAndWait(t, m)
+		if got := refLevelDB(t, src, false); len(got) != n {
+			t.Fatalf("%d records, want %d", len(got), n)
+		}
+		t.Logf("mount --rw --backend %s: %d records of %d bytes in %v: %.0f records/s",
+			backend, n, len(rec), el.Round(time.Millisecond), float64(n)/el.Seconds())
+	})
 	t.Run("recfs append", func(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "a.log")
 		recfile.WriteLog(t, src, nil)
