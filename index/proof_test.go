@@ -83,6 +83,25 @@ func fileOf(t *testing.T, name string, recs [][]byte) []byte {
 	return recfile.RIOBytes(t, recs, recordio.WriterOptions{MaxItems: 3}, nil)
 }
 
+// plantLie writes l's file and, in a new cache directory, a saved table
+// made from l's other bytes under the file's identity; it returns the
+// file's path and the cache directory.
+func plantLie(t *testing.T, l lie) (path, cache string) {
+	t.Helper()
+	dir, cache := t.TempDir(), t.TempDir()
+	path, otherPath := filepath.Join(dir, "f"), filepath.Join(dir, "other")
+	good := fileOf(t, l.name, l.recs)
+	recfile.WriteFile(t, path, good)
+	recfile.WriteFile(t, otherPath, l.other(t, good))
+	s, mine := builtSnapshot(t, otherPath), builtSnapshot(t, path)
+	if s.n == mine.n {
+		t.Fatalf("the other bytes have as many records (%d)", s.n)
+	}
+	s.id, s.origin = mine.id, mine.origin
+	writePlanted(t, cacheFileOf(t, cache, path), encodeCache(s, Options{}))
+	return path, cache
+}
+
 // TestSavedTableLies: a saved table that lies about its source never gets
 // a record served under a number it does not have. A lie in the damage it
 // claims is found when it is loaded; one in its records when the first
@@ -95,18 +114,7 @@ func TestSavedTableLies(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			dir, cache := t.TempDir(), t.TempDir()
-			path, otherPath := filepath.Join(dir, "f"), filepath.Join(dir, "other")
-			good := fileOf(t, l.name, l.recs)
-			recfile.WriteFile(t, path, good)
-			recfile.WriteFile(t, otherPath, l.other(t, good))
-			s, mine := builtSnapshot(t, otherPath), builtSnapshot(t, path)
-			if s.n == mine.n {
-				t.Fatalf("the other bytes have as many records (%d)", s.n)
-			}
-			s.id, s.origin = mine.id, mine.origin
-			writePlanted(t, cacheFileOf(t, cache, path), encodeCache(s, Options{}))
-
+			path, cache := plantLie(t, l)
 			tb, err := Open(ctx, path, Options{CacheDir: cache})
 			if err != nil {
 				t.Fatal(err)

@@ -114,12 +114,7 @@ func (t *Table) ReadAt(n int64, p []byte, off int64) (int, error) {
 // fails with an error matching context.Canceled; elsewhere a read is
 // short and runs to its end.
 func (t *Table) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
-	s := t.s()
-	k, err := t.readAt(ctx, s, n, p, off)
-	if ns := t.s(); errors.Is(err, errLie) && ns != s && n < ns.n && (len(p) == 0 || ns.size1(n) == s.size1(n)) {
-		return t.readAt(ctx, ns, n, p, off)
-	}
-	return k, err
+	return t.readAt(ctx, t.s(), false, n, p, off)
 }
 
 // Generation returns the table's content generation. It moves when a
@@ -142,32 +137,74 @@ func (t *Table) ReadAtGenerationContext(ctx context.Context, gen uint64, n int64
 	if s.gen != gen {
 		return 0, fmt.Errorf("index: record %d: %w (generation %d, now %d)", n, ErrChanged, gen, s.gen)
 	}
-	return t.readAt(ctx, s, n, p, off)
+	return t.readAt(ctx, s, true, n, p, off)
 }
 
-// readAt reads record n of snapshot s and checks the source afterwards. A
-// read that s's replacement cut short (errSwapped: another read found s's
-// saved table lying and scanned the source afresh) or that found the lie
-// itself goes on in the new snapshot when that one is of the same
-// generation (the same records: see distrust), so that a reader sees
-// neither EINTR nor ErrChanged for a table healed under it.
-func (t *Table) readAt(ctx context.Context, s *snapshot, n int64, p []byte, off int64) (int, error) {
+// readRetries is how many times a read goes on in the snapshot that
+// replaced the one it read (see readAt): a read that found a lie goes on
+// in a table scanned afresh, which cannot lie, and one cut short by a
+// swap in the table that took its place; a third replacement during one
+// read is not waited out.
+const readRetries = 2
+
+// readAt reads record n of snapshot s and checks the source afterwards;
+// pinned says the reader holds s's generation (ReadAtGeneration: an open
+// file). It is the one place a read goes on in another snapshot, by this
+// rule. A read of s fails because s stopped being the table's snapshot
+// when it found s's saved table lying (errLie: distrust has published a
+// table scanned afresh) or when s was replaced while it ran (errSwapped:
+// the replacement closed the stored windows it read). Such a read starts
+// again, whole, in the table's current snapshot ns, at most readRetries
+// times, when
+//   - ns has s's generation (the table healed with every record where s
+//     had it: see distrust), for any reader, so that it sees neither EINTR
+//     nor ErrChanged; or
+//   - the read found the lie itself, the reader is not pinned (ReadAt),
+//     and record n is in ns with the size it had in the snapshot the read
+//     began in (the size Size gave the reader), or p is empty (a read of
+//     nothing proves n, so that Size(n) after it is the truth).
+//
+// Otherwise it fails with ErrChanged (EIO: the reader asks Size or the
+// generation again): a pinned reader after a heal that moved records, an
+// unpinned one whose record changed size, any reader whose snapshot a
+// Refresh or another heal replaced with another generation. A read given
+// up (ctx) or cut short by Close fails with context.Canceled (EINTR) and
+// is never retried.
+func (t *Table) readAt(ctx context.Context, s *snapshot, pinned bool, n int64, p []byte, off int64) (int, error) {
+	first := s
 	k, err := t.readSnap(ctx, s, n, p, off)
-	for range 2 {
-		if !errors.Is(err, errSwapped) && !errors.Is(err, errLie) {
-			break
+	for range readRetries {
+		if ns, ok := t.retryIn(s, first, pinned, err, n, len(p)); ok {
+			s = ns
+			k, err = t.readSnap(ctx, s, n, p, off)
+			continue
 		}
-		ns := t.s()
-		if ns == s || ns.gen != s.gen {
-			break
-		}
-		s = ns
-		k, err = t.readSnap(ctx, s, n, p, off)
+		break
 	}
 	if cerr := t.checkSource(s, true); cerr != nil {
 		return 0, fmt.Errorf("index: record %d: %w", n, cerr)
 	}
 	return k, err
+}
+
+// retryIn returns the snapshot a read of record n in s that failed with
+// err goes on in, by readAt's rule (first: the snapshot the read began in;
+// size: len(p)).
+func (t *Table) retryIn(s, first *snapshot, pinned bool, err error, n int64, size int) (*snapshot, bool) {
+	lie := errors.Is(err, errLie)
+	if !lie && !errors.Is(err, errSwapped) {
+		return nil, false
+	}
+	ns := t.s()
+	switch {
+	case ns == s:
+		return nil, false
+	case ns.gen == s.gen:
+		return ns, true
+	case lie && !pinned && n < ns.n && (size == 0 || ns.size1(n) == first.size1(n)):
+		return ns, true
+	}
+	return nil, false
 }
 
 // window returns the part of p that a read at off of a payload of size

@@ -21,15 +21,7 @@ import (
 // hook.)
 func TestTFRecordGzipReadRacingHeal(t *testing.T) {
 	f := savedGzip(t, "mem://race.tfrecord.gz")
-	at := int64(len(f.b)) - cacheTrailer - f.blob
-	for _, p := range f.x.Points[:f.k] {
-		at += int64(len(p.Window))
-	}
-	bad := bytes.Clone(f.b)
-	bad[at+int64(len(f.x.Points[f.k].Window))/2] ^= 0x04
-	if err := os.WriteFile(f.cf, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.damageWindow(t)
 	tb, err := OpenSource(context.Background(), &countedSource{data: f.src.data, key: f.src.key}, f.o)
 	if err != nil {
 		t.Fatal(err)
@@ -40,22 +32,7 @@ func TestTFRecordGzipReadRacingHeal(t *testing.T) {
 		t.Fatalf("%s table, proof %v: want the sealed table believed", tb.Info().Loaded, s0.proof)
 	}
 	tt := s0.tab.(*tfrTable)
-	// inSpan returns a record lying wholly in checkpoint i's span.
-	inSpan := func(i int) int64 {
-		for n := range s0.n {
-			r := tt.get(n)
-			if r.Off >= f.x.Points[i].Out && r.Off+r.Len+16 <= f.x.Points[i+1].Out {
-				return n
-			}
-		}
-		return -1
-	}
-	nBad, nA := inSpan(f.k), int64(-1)
-	for j := 1; j+1 < len(f.x.Points) && nA < 0; j++ {
-		if j != f.k && !f.x.Points[j].Member && len(f.x.Points[j].Window) > 0 {
-			nA = inSpan(j)
-		}
-	}
+	nBad, nA := f.damagedRecord(s0), f.windowedRecord(s0)
 	if nBad < 0 || nA < 0 {
 		t.Fatalf("no records for the test: damaged span's %d, another span's %d", nBad, nA)
 	}
@@ -107,4 +84,48 @@ func TestTFRecordGzipReadRacingHeal(t *testing.T) {
 			t.Errorf("record %d at the generation read before the heal: %v, right bytes %v", n, err, bytes.Equal(b, recs[n]))
 		}
 	}
+}
+
+// damageWindow rewrites f's cache file with one bit of checkpoint f.k's
+// stored window flipped.
+func (f savedGzipTable) damageWindow(t *testing.T) {
+	t.Helper()
+	at := int64(len(f.b)) - cacheTrailer - f.blob
+	for _, p := range f.x.Points[:f.k] {
+		at += int64(len(p.Window))
+	}
+	bad := bytes.Clone(f.b)
+	bad[at+int64(len(f.x.Points[f.k].Window))/2] ^= 0x04
+	if err := os.WriteFile(f.cf, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inSpan returns a record of s lying wholly in checkpoint i's span, or -1.
+func (f savedGzipTable) inSpan(s *snapshot, i int) int64 {
+	tt := s.tab.(*tfrTable)
+	for n := range s.n {
+		r := tt.get(n)
+		if r.Off >= f.x.Points[i].Out && r.Off+r.Len+16 <= f.x.Points[i+1].Out {
+			return n
+		}
+	}
+	return -1
+}
+
+// damagedRecord returns a record of s read from checkpoint f.k (the one
+// damageWindow damages), or -1.
+func (f savedGzipTable) damagedRecord(s *snapshot) int64 { return f.inSpan(s, f.k) }
+
+// windowedRecord returns a record of s read from a checkpoint other than
+// f.k with a stored window (not a member start), or -1.
+func (f savedGzipTable) windowedRecord(s *snapshot) int64 {
+	for j := 1; j+1 < len(f.x.Points); j++ {
+		if j != f.k && !f.x.Points[j].Member && len(f.x.Points[j].Window) > 0 {
+			if n := f.inSpan(s, j); n >= 0 {
+				return n
+			}
+		}
+	}
+	return -1
 }
