@@ -55,9 +55,10 @@ func (b *bitWriter) literal(v byte) {
 // a record of 1+258*runs zeros, as one DEFLATE block of the fixed Huffman
 // code (13 bits for each 258 zeros): its output has no block boundary, so
 // the index has one checkpoint for all of it, and a read of the record's
-// end decompresses the whole record. No encoder of ours makes such a
-// block; a hostile or unusual one can.
-func zeroRecordShard(t *testing.T, runs int64) (string, int64) {
+// end decompresses the whole record. The records after, if any, follow
+// in the same block: reading any of them decompresses the zeros too. No
+// encoder of ours makes such a block; a hostile or unusual one can.
+func zeroRecordShard(t *testing.T, runs int64, after ...[]byte) (string, int64) {
 	t.Helper()
 	size := 1 + 258*runs
 	path := filepath.Join(t.TempDir(), "zeros.tfrecord.gz")
@@ -85,7 +86,11 @@ func zeroRecordShard(t *testing.T, runs int64) (string, int64) {
 	}
 	var tail [4]byte
 	binary.LittleEndian.PutUint32(tail[:], mask(dsum))
-	sum = crc32.Update(sum, crc32.IEEETable, tail[:])
+	post := tail[:]
+	for _, r := range after {
+		post = tfrecord.AppendRecord(post, r)
+	}
+	sum = crc32.Update(sum, crc32.IEEETable, post)
 	b := &bitWriter{w: w}
 	b.bits1(1, 1) // final block
 	b.bits1(1, 2) // fixed Huffman codes
@@ -97,14 +102,14 @@ func zeroRecordShard(t *testing.T, runs int64) (string, int64) {
 		b.code(0xc5, 8) // length 258 (symbol 285)
 		b.code(0, 5)    // distance 1
 	}
-	for _, c := range tail {
+	for _, c := range post {
 		b.literal(c)
 	}
 	b.code(0, 7) // end of block
 	b.bits1(0, 7)
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], sum)
-	binary.LittleEndian.PutUint32(trailer[4:], uint32(int64(len(pre))+size+4))
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(int64(len(pre))+size+int64(len(post))))
 	w.Write(trailer[:])
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
