@@ -113,10 +113,9 @@ func (f *indexFlags) indexOne(cmd *cobra.Command, path string, o index.Options) 
 		return err
 	}
 	defer t.Close()
-	if !f.rebuild && !open.Remote(path) {
-		// The file may have grown since Open looked at it. (An
-		// object's table is keyed by its ETag: it cannot be stale.)
-		if changed, err = t.Refresh(cmd.Context()); err != nil {
+	if !f.rebuild {
+		// The file may have grown since Open looked at it.
+		if changed, err = open.Refresh(cmd.Context(), t, path); err != nil {
 			return err
 		}
 	}

@@ -98,7 +98,7 @@ func (f *lsFlags) validate(args []string) (lsRun, error) {
 // run lists what r names: one file's records, or several operands (local
 // directories among them) one after the other.
 func (f *lsFlags) run(cmd *cobra.Command, _ []string, r lsRun) error {
-	if len(r.files) == 1 && !isLocalDir(r.files[0]) {
+	if len(r.files) == 1 && !open.LocalDir(r.files[0]) {
 		return f.one(cmd, r, r.files[0], "")
 	}
 	return f.many(cmd, r)
@@ -148,9 +148,9 @@ func (f *lsFlags) many(cmd *cobra.Command, r lsRun) error {
 		}
 		var err error
 		switch {
-		case isLocalDir(name) && (len(r.sel) > 0 || len(r.offs) > 0):
+		case open.LocalDir(name) && (len(r.sel) > 0 || len(r.offs) > 0):
 			err = usagef("%s is a directory: it lists its files, without record selections", name)
-		case isLocalDir(name):
+		case open.LocalDir(name):
 			err = lsLocalDir(out, name, f.asJSON)
 		default:
 			file := ""

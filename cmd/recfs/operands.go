@@ -33,13 +33,7 @@ func runE[T any](validate func([]string) (T, error), run func(*cobra.Command, []
 
 // singleFile reports whether args name one file (not a directory): the
 // command then runs as a single-file command.
-func singleFile(args []string) bool {
-	if len(args) != 1 {
-		return false
-	}
-	fi, err := os.Stat(args[0])
-	return open.Remote(args[0]) || err != nil || !fi.IsDir()
-}
+func singleFile(args []string) bool { return len(args) == 1 && !open.LocalDir(args[0]) }
 
 // errSomeFailed is the (silent) result of a multi-file command when a file
 // failed.
@@ -242,10 +236,4 @@ func splitOperands(args []string) (files []string, sel []report.Range, err error
 func looksLikeSelection(a string) bool {
 	a = strings.TrimPrefix(a, "-")
 	return strings.HasPrefix(a, report.LastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
-}
-
-// isLocalDir reports whether path is a local directory.
-func isLocalDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }

@@ -82,6 +82,22 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+// TestLocalDirTarget: a local directory is one; a file, a missing path and a
+// URL are not.
+func TestLocalDirTarget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]bool{dir: true, file: false, filepath.Join(dir, "nosuch"): false, "s3://b/p/": false, "https://h/d/": false} {
+		if got := LocalDir(target); got != want {
+			t.Errorf("LocalDir(%q) = %v, want %v", target, got, want)
+		}
+	}
+}
+
 // TestResolve: a local target is made absolute with its links resolved, a
 // URL is kept as given, and a device or a missing path is refused.
 func TestResolve(t *testing.T) {

@@ -60,6 +60,26 @@ func KindOf(target string) Kind {
 // (nothing to make absolute, stat or resolve beneath a directory).
 func Remote(target string) bool { return KindOf(target) != Local }
 
+// LocalDir reports whether target is a local directory (a URL never is).
+func LocalDir(target string) bool {
+	if Remote(target) {
+		return false
+	}
+	fi, err := os.Stat(target)
+	return err == nil && fi.IsDir()
+}
+
+// Refresh brings t, the table [Table] opened for target, up to date with
+// a local file that may have changed since (see index.Table.Refresh),
+// and reports whether it changed. A remote target's table is keyed by
+// the object's version: it cannot be stale, and Refresh does nothing.
+func Refresh(ctx context.Context, t *index.Table, target string) (bool, error) {
+	if Remote(target) {
+		return false, nil
+	}
+	return t.Refresh(ctx)
+}
+
 // ErrNotLinked reports a source kind this build of recfs leaves out: the
 // lean link (build tag recfs_lean) has no S3 sources; recfs-full, the
 // default build, has them.

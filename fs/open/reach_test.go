@@ -76,3 +76,36 @@ func TestMountedFileAppendCheck(t *testing.T) {
 		t.Errorf("%d records, want 2", tb.Len())
 	}
 }
+
+// TestRefresh: a local table sees what was appended to its file since it
+// was opened; a remote target's table is left as it is (its version keys
+// it), whatever its file did.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.log")
+	o := Options{Index: index.Options{CacheDir: "-", Writable: true}}
+	w, err := CreateOrOpen(ctx, path, "leveldb", false, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	appendOne := func() {
+		if _, err := w.Append(ctx, [][]byte{[]byte("record")}, index.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendOne()
+	tb, err := Table(ctx, path, Options{Index: index.Options{CacheDir: "-"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	appendOne()
+	if changed, err := Refresh(ctx, tb, "https://example.invalid/a.log"); changed || err != nil || tb.Len() != 1 {
+		t.Errorf("remote target: changed %v, %v, %d records; want false, nil, 1", changed, err, tb.Len())
+	}
+	if changed, err := Refresh(ctx, tb, path); !changed || err != nil || tb.Len() != 2 {
+		t.Errorf("local file: changed %v, %v, %d records; want true, nil, 2", changed, err, tb.Len())
+	}
+}
