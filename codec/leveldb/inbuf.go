@@ -53,3 +53,34 @@ func RecordIn(buf []byte, base int64, rec Record, dst []byte, o Options) (payloa
 		}
 	}
 }
+
+// Payload returns the payload of the record the last Next found, taken
+// out of the bytes the scan read it from: its chunks' checksums were
+// verified by the scan, so nothing is read or checked again. ok is false
+// when a chunk of it is no longer among those bytes (a record spanning
+// two of the scanner's reads); ReadRecord reads it then. The payload of a
+// record of one chunk is a part of the scanner's buffer, valid until the
+// next call of Next; a longer one is copied into dst (grown as needed).
+func (s *Scanner) Payload(dst []byte) (payload []byte, ok bool) {
+	rec := s.cur
+	hdr := recHdr(rec)
+	dst = dst[:0]
+	var got int64
+	for i := 0; i == 0 || got < rec.Len; i++ {
+		c, ok := ChunkAt(rec, i)
+		if !ok || c.Len < 0 {
+			return nil, false
+		}
+		lo := c.Off + hdr - s.winOff
+		hi := lo + int64(c.Len)
+		if lo < hdr || hi > int64(len(s.win)) {
+			return nil, false
+		}
+		if i == 0 && int64(c.Len) >= rec.Len {
+			return s.win[lo : lo+rec.Len : lo+rec.Len], true
+		}
+		dst = append(dst, s.win[lo:hi]...)
+		got += int64(c.Len)
+	}
+	return dst[:rec.Len], true
+}
