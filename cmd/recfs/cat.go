@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/recfs/recfs/codec/decode"
+	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
@@ -259,6 +260,9 @@ func catOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.S
 	if len(sel) > 0 || len(offs) > 0 {
 		return catSelected(cmd, path, sel, offs, o, m, dec)
 	}
+	if done, err := catPass(cmd, path, o, m, dec); done {
+		return err
+	}
 	// Every record: one fresh scan, then reads in file order.
 	st, err := openSequential(cmd, path, o)
 	if err != nil {
@@ -340,4 +344,43 @@ func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool
 		return nil, usagef("--decode %s: %s: %s; say which decoder with --decode NAME", f.mode, path, why)
 	}
 	return s, nil
+}
+
+// catPass writes every record of the local file at path decoded, reading
+// each once as it is found (report.WritePass), with the damage warning
+// after them; done is false when that cannot be done (no --decode, auto,
+// --number when the record count's width is not known before the end, a
+// source or format a pass does not read, a decoder that fails to open):
+// catOne's scan and table then do it, or say what is wrong.
+func catPass(cmd *cobra.Command, path string, o index.Options, m report.Mode, dec *decodeFlags) (done bool, err error) {
+	if !dec.decoding() || dec.mode == decoders.ModeAuto {
+		return false, nil
+	}
+	oo, err := openOptions(cmd, o)
+	if err != nil {
+		return false, nil
+	}
+	p, err := open.Pass(cmd.Context(), path, oo)
+	if err != nil {
+		return false, nil
+	}
+	defer p.Close()
+	width := len(report.RecordNumber(0, p.MaxLen()))
+	if m.Number && width != len(report.RecordNumber(0, 1)) {
+		return false, nil // the width depends on the count
+	}
+	plan, err := dec.plan(decode.Output{JSON: m.JSON, Number: m.Number, Width: width})
+	if err != nil {
+		return false, nil
+	}
+	s, _, err := plan.Open(decode.Slice(nil), open.DecodeEnv(path, p.Format()))
+	if err != nil || s == nil {
+		return false, nil
+	}
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), report.CopyBufSize)
+	err = m.WritePass(cmd.Context(), w, s, p.Pass, path)
+	if p.Done() {
+		report.WarnDamaged(cmd.ErrOrStderr(), path, p.Damage())
+	}
+	return true, err
 }

@@ -18,7 +18,7 @@ import (
 // records on average) are read through a t.Cursor (large reads in file
 // order); the others, and any the cursor cannot serve, are read alone.
 func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Session, t *index.Table, path string, rs []Range, all bool) error {
-	var out, lab []byte
+	e := emitter{m: m, w: w, path: path}
 	var cur *index.Cursor
 	if all || Count(rs) >= CursorMin*int64(len(rs)) {
 		cur = t.Cursor()
@@ -31,38 +31,59 @@ func (m Mode) WriteDecoded(ctx context.Context, w *bufio.Writer, s *decode.Sessi
 			}
 			var err error
 			if raw, ok := cur.Payload(n, s.MaxRecord()); ok {
-				out, err = s.RenderPayload(out[:0], t, 0, n, raw)
+				e.out, err = s.RenderPayload(e.out[:0], t, 0, n, raw)
 			} else {
-				out, err = s.Render(out[:0], t, 0, n)
+				e.out, err = s.Render(e.out[:0], t, 0, n)
 			}
-			if m.Label != "" && (m.Number || m.JSON) {
-				lab = LabelLines(lab[:0], out, m.Label, m.JSON)
-				out, lab = lab, out
-			}
-			if _, werr := w.Write(out); werr != nil {
-				return werr
-			}
-			if err != nil {
-				w.Flush()
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			if _, err := w.WriteString(m.Sep); err != nil {
+			if err := e.record(err); err != nil {
 				return err
 			}
 		}
 	}
 	if all {
-		var err error
-		out, _, err = s.Summary(out[:0], t, 0)
-		if _, werr := w.Write(out); werr != nil {
-			return werr
-		}
-		if err != nil {
-			w.Flush()
-			return fmt.Errorf("%s: %w", path, err)
-		}
+		return e.summary(s, t)
 	}
 	return w.Flush()
+}
+
+// emitter writes the renderings of records, labelled as its Mode says,
+// reusing its buffers from record to record.
+type emitter struct {
+	m        Mode
+	w        *bufio.Writer
+	path     string
+	out, lab []byte // the record's rendering; room for its labelled lines
+}
+
+// record writes e.out, the rendering of a record whose error was rerr:
+// then m.Sep, or, when it failed, the error naming the file (w flushed).
+func (e *emitter) record(rerr error) error {
+	if e.m.Label != "" && (e.m.Number || e.m.JSON) {
+		e.lab = LabelLines(e.lab[:0], e.out, e.m.Label, e.m.JSON)
+		e.out, e.lab = e.lab, e.out
+	}
+	if _, err := e.w.Write(e.out); err != nil {
+		return err
+	}
+	if rerr != nil {
+		e.w.Flush()
+		return fmt.Errorf("%s: %w", e.path, rerr)
+	}
+	_, err := e.w.WriteString(e.m.Sep)
+	return err
+}
+
+// summary writes the decoder's summary of src and flushes w.
+func (e *emitter) summary(s *decode.Session, src decode.Records) error {
+	out, _, err := s.Summary(e.out[:0], src, 0)
+	if _, werr := e.w.Write(out); werr != nil {
+		return werr
+	}
+	if err != nil {
+		e.w.Flush()
+		return fmt.Errorf("%s: %w", e.path, err)
+	}
+	return e.w.Flush()
 }
 
 // CursorMin is the fewest records per selected run, on average, that
