@@ -32,11 +32,21 @@ func (c *column[T]) at(i int64) T { return c.chunks[i>>chunkBits][i&chunkMask] }
 // add appends v.
 func (c *column[T]) add(v T) {
 	k := int(c.n >> chunkBits)
+	if k == len(c.chunks) || len(c.chunks[k]) == cap(c.chunks[k]) {
+		k = c.room()
+	}
+	c.chunks[k] = append(c.chunks[k], v)
+	c.n++
+}
+
+// room makes sure the chunk the next value goes to has room for it and
+// returns its index.
+func (c *column[T]) room() int {
+	k := int(c.n >> chunkBits)
 	if k == len(c.chunks) {
 		c.chunks = append(c.chunks, nil)
 	}
-	ch := c.chunks[k]
-	if len(ch) == cap(ch) {
+	if ch := c.chunks[k]; len(ch) == cap(ch) {
 		// The first chunk grows by doubling; later ones are whole.
 		size := chunkLen
 		if k == 0 {
@@ -44,10 +54,25 @@ func (c *column[T]) add(v T) {
 		}
 		grown := make([]T, len(ch), size)
 		copy(grown, ch)
-		ch = grown
+		c.chunks[k] = grown
 	}
-	c.chunks[k] = append(ch, v)
-	c.n++
+	return k
+}
+
+// extend appends up to n values, at least one for n > 0, that fit in the
+// chunk being filled (starting a new one as add does), and returns them
+// for the caller to set, every one (what they hold before is not
+// specified): a run of values costs one check of room, not one a value.
+func (c *column[T]) extend(n int) []T {
+	if n <= 0 {
+		return nil
+	}
+	k := c.room()
+	ch := c.chunks[k]
+	m := min(n, cap(ch)-len(ch))
+	c.chunks[k] = ch[:len(ch)+m]
+	c.n += int64(m)
+	return c.chunks[k][len(ch):]
 }
 
 // grown returns a column holding c's values that add grows without

@@ -61,6 +61,15 @@ func (p *parted[T]) add(v T) {
 	p.segs[len(p.segs)-1].c.add(v)
 }
 
+// extend appends up to n values (at least one for n > 0) and returns
+// them for the caller to set, every one (see column.extend).
+func (p *parted[T]) extend(n int) []T {
+	if len(p.segs) == 0 {
+		p.segs = append(p.segs, partCol[T]{})
+	}
+	return p.segs[len(p.segs)-1].c.extend(n)
+}
+
 // reserve readies room for about n values before the first is added, so
 // that a large build's first chunk does not grow by doubling: at most a
 // chunk, whatever n.

@@ -73,6 +73,54 @@ func TestColumnGrowsByChunks(t *testing.T) {
 	}
 }
 
+// TestColumnExtend: runs of values added by extend, of any length and
+// across chunk boundaries, leave a column equal to one added value by
+// value, with chunks of the same sizes; a grown copy extends without
+// changing the original.
+func TestColumnExtend(t *testing.T) {
+	t.Parallel()
+	for _, runs := range [][]int{{1}, {7, 0, 9}, {200, 200, 200}, {chunkLen + 5, 3}, {chunkLen - 1, 2, chunkLen, 1}, {3 * chunkLen}} {
+		var c, want column[int64]
+		v := int64(0)
+		for _, n := range runs {
+			left := n
+			for left > 0 {
+				vs := c.extend(left)
+				if len(vs) == 0 || len(vs) > left {
+					t.Fatalf("runs %v: extend(%d) gave %d values", runs, left, len(vs))
+				}
+				for i := range vs {
+					vs[i] = v
+					want.add(v)
+					v++
+				}
+				left -= len(vs)
+			}
+		}
+		if c.len() != want.len() || !slices.Equal(c.values(), want.values()) || len(c.chunks) != len(want.chunks) {
+			t.Fatalf("runs %v: %d values in %d chunks, want %d in %d", runs, c.len(), len(c.chunks), want.len(), len(want.chunks))
+		}
+		for i := range c.chunks {
+			if cap(c.chunks[i]) != cap(want.chunks[i]) {
+				t.Fatalf("runs %v: chunk %d has room for %d, add gives %d", runs, i, cap(c.chunks[i]), cap(want.chunks[i]))
+			}
+		}
+		g := c.grown()
+		for _, vs := range [][]int64{g.extend(chunkLen), g.extend(5)} {
+			for i := range vs {
+				vs[i] = -1
+			}
+		}
+		if !slices.Equal(c.values(), want.values()) || c.len() != want.len() {
+			t.Fatalf("runs %v: extending a grown copy changed the original", runs)
+		}
+	}
+	var c column[int64]
+	if vs := c.extend(0); vs != nil || c.len() != 0 {
+		t.Fatalf("extend(0) gave %v", vs)
+	}
+}
+
 // TestColumnReserve: a reserved column takes a whole first chunk without
 // doubling it, leaves the column it was grown from as it was, and trim
 // gives back the room left over.

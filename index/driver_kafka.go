@@ -173,16 +173,17 @@ func (b kBatch) batch() kafka.Batch {
 		BaseTimestamp: b.baseTS, MaxTimestamp: b.maxTS}
 }
 
-// scan adds the records sc yields to t and s, keeping control batches
-// without their records, and reports progress through pp. It hands keep
-// the decompressed data of each compressed batch (the scanner's bytes,
-// valid during the call), which the readers of the table would otherwise
-// decompress again; keep may be nil.
+// scan adds the records sc yields to t and s, a run at a time (see
+// kafka.Scanner.NextRun), keeping control batches without their records,
+// and reports progress through pp. It hands keep the decompressed data of
+// each compressed batch (the scanner's bytes, valid during the call),
+// which the readers of the table would otherwise decompress again; keep
+// may be nil.
 func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress, keep func(off int64, data []byte)) (err error) {
 	defer recoverFault(guardFault(), &err)
 	at := int64(-1)
-	for sc.Next() {
-		b, rec := sc.Current()
+	for sc.NextRun() {
+		b, run := sc.Run()
 		if b.Off != at {
 			at = b.Off
 			t.batches = append(t.batches, kBatch{off: b.Off, n: b.Len, first: s.n, base: b.BaseOffset, last: b.LastOffset,
@@ -195,18 +196,31 @@ func (t *kafkaTable) scan(sc *kafka.Scanner, s *snapshot, pp *partProgress, keep
 			}
 		}
 		kb := &t.batches[len(t.batches)-1]
-		end := rec.Pos + rec.Len
+		end := int64(kb.dlen)
 		if !b.Compressed() && b.Magic == 2 {
 			end = b.End() - b.DataOff()
+		} else {
+			for i := range run {
+				end = max(end, run[i].Pos+run[i].Len)
+			}
 		}
-		kb.dlen = uint32(max(int64(kb.dlen), end))
+		kb.dlen = uint32(end)
 		if b.Control() {
 			continue
 		}
-		vlen := max(rec.ValueLen, 0)
-		t.recs.add(kRec{pos: uint32(rec.Pos), vlen: uint32(vlen), delta: uint32(rec.Offset - b.BaseOffset)})
-		s.n++
-		s.bytes += vlen
+		base, bytes := b.BaseOffset, int64(0)
+		for len(run) > 0 {
+			dst := t.recs.extend(len(run))
+			for i := range dst {
+				rec := &run[i]
+				vlen := max(rec.ValueLen, 0)
+				dst[i] = kRec{pos: uint32(rec.Pos), vlen: uint32(vlen), delta: uint32(rec.Offset - base)}
+				bytes += vlen
+			}
+			s.n += int64(len(dst))
+			run = run[len(dst):]
+		}
+		s.bytes += bytes
 	}
 	if err := sc.Err(); err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 // checkScan scans file with a small window and checks what any scan must
 // hold: no panic, no error on an in-memory file, batches and damage tiling
 // the file in order, every record's parts inside its batch's data as
-// ReadBatch returns it, offsets rising, and strict mode failing exactly
-// when there is damage.
+// ReadBatch returns it, offsets rising, strict mode failing exactly when
+// there is damage, and runs (NextRun) yielding what Next yields.
 func checkScan(t *testing.T, file []byte, limit int64) {
 	r := bytes.NewReader(file)
 	size := int64(len(file))
@@ -59,6 +59,9 @@ func checkScan(t *testing.T, file []byte, limit int64) {
 	if (strict.Err() != nil) != (len(s.Damage()) > 0) {
 		t.Fatalf("strict Err %v with %d damage", strict.Err(), len(s.Damage()))
 	}
+	// Runs yield what Next yields, whatever the bytes.
+	sameRuns(t, file, Options{Window: 130, MaxDecoded: limit})
+	sameRuns(t, file, Options{MaxDecoded: limit})
 }
 
 // skipGaps moves pos over the damage (from dmg[di]) and the batches

@@ -140,9 +140,12 @@ type Scanner struct {
 	inWindow bool     // the current batch is read from the window, in memory
 	innerAt  int64    // v1 wrapper: absolute offset = innerAt + inner offset
 	cur      Record
+	run      []Record // the run NextRun found: part of recs, or of own
+	own      []Record // records of runs parsed one by one (at most maxKept)
 
 	producers map[int64]bool
 	ensures   int64 // calls of ensure, for tests
+	keptRuns  int64 // runs NextRun handed out as load kept them, for tests
 	info      Info
 	damage    codec.DamageLog
 	err       error
@@ -188,16 +191,23 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 // Next advances to the next record. It returns false at the end of the
 // file, after a strict-mode damage, or on an I/O error.
 func (s *Scanner) Next() bool {
+	if !s.advance() {
+		return false
+	}
+	s.left--
+	if s.yield() {
+		return true
+	}
+	s.changed()
+	return false
+}
+
+// advance moves on to the next batch with records left to yield, unless
+// the current one has some; false at the end of the scan.
+func (s *Scanner) advance() bool {
 	for !s.done {
 		if s.left > 0 {
-			s.left--
-			if s.yield() {
-				return true
-			}
-			// The records verified a moment ago no longer parse: the
-			// bytes changed under the scan.
-			s.fail(s.batch.Off, fmt.Errorf("%w: batch at %d changed during the scan", codec.ErrCorrupt, s.batch.Off))
-			return false
+			return true
 		}
 		if s.pos >= s.end {
 			s.done = true
@@ -207,6 +217,12 @@ func (s *Scanner) Next() bool {
 		s.step()
 	}
 	return false
+}
+
+// changed ends the scan when the records of the current batch, verified a
+// moment ago, no longer parse: the bytes changed under the scan.
+func (s *Scanner) changed() {
+	s.fail(s.batch.Off, fmt.Errorf("%w: batch at %d changed during the scan", codec.ErrCorrupt, s.batch.Off))
 }
 
 // Record returns the record Next found.
@@ -577,9 +593,15 @@ func (s *Scanner) count(r *Record) {
 	}
 	in.LastTimestamp = r.Timestamp
 	in.MaxTimestamp = max(in.MaxTimestamp, r.Timestamp)
-	if !s.batch.Control() {
-		return
+	if s.batch.Control() {
+		s.countControl(r)
 	}
+}
+
+// countControl adds the control record r, just yielded, to the scan's
+// Info.
+func (s *Scanner) countControl(r *Record) {
+	in := &s.info
 	in.ControlRecords++
 	if r.KeyLen == 4 {
 		d := s.data
