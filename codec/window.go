@@ -9,8 +9,9 @@ import (
 // Window reads a file of known size through one window of bytes, as the
 // formats' scanners read: from a ByteSlicer the window is a slice of its
 // bytes, never a copy; from another reader the bytes are read into the
-// window's own buffer, allocated on first use. The zero Window is not
-// usable; use NewWindow.
+// window's own buffer, allocated on first use, each byte once while the
+// requests move forward (a window that starts inside the one before keeps
+// the bytes they share). The zero Window is not usable; use NewWindow.
 type Window struct {
 	r      io.ReaderAt
 	slicer ByteSlicer
@@ -54,7 +55,14 @@ func (w *Window) At(off int64, want int) ([]byte, error) {
 			w.buf = make([]byte, min(w.n, w.size))
 		}
 		b = w.buf[:n]
-		k, err = w.r.ReadAt(b, off)
+		keep := 0
+		if off > w.off && off < end {
+			// The bytes from off that the window holds move to its
+			// front; only those after them are read.
+			keep = copy(b, w.win[off-w.off:])
+		}
+		k, err = w.r.ReadAt(b[keep:], off+int64(keep))
+		k += keep
 	}
 	if int64(k) < n || (w.slicer != nil && err != nil) {
 		w.win = nil

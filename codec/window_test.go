@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,55 @@ func TestWindow(t *testing.T) {
 	var ce *CorruptError
 	if err := ReadFullAt(bytes.NewReader(data), make([]byte, 10), 995, Kafka, "truncated batch"); !errors.As(err, &ce) || ce.Off != 1000 || !errors.Is(err, ErrTruncated) {
 		t.Errorf("ReadFullAt past the end: %v", err)
+	}
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r     io.ReaderAt
+	bytes int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.bytes += int64(n)
+	return n, err
+}
+
+// TestWindowSlides: a window that starts inside the one before keeps the
+// bytes they share, so that requests moving forward read each byte of the
+// file once, and hand out the right bytes; a request behind the window
+// reads afresh.
+func TestWindowSlides(t *testing.T) {
+	t.Parallel()
+	data := make([]byte, 10000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	cr := &countingReader{r: bytes.NewReader(data)}
+	w := NewWindow(cr, int64(len(data)), 100)
+	// Requests as a scanner makes them: each past the last one, most
+	// reaching past the window's end.
+	for off, step := int64(0), int64(0); off < int64(len(data)); off += step {
+		want := int(min(100, int64(len(data))-off))
+		b, err := w.At(off, want)
+		if err != nil || len(b) < want || !bytes.Equal(b[:want], data[off:off+int64(want)]) {
+			t.Fatalf("At(%d, %d): %d bytes, %v", off, want, len(b), err)
+		}
+		step = 37 + off%51
+	}
+	if cr.bytes != int64(len(data)) {
+		t.Fatalf("read %d bytes of a %d-byte file", cr.bytes, len(data))
+	}
+	b, err := w.At(20, 100)
+	if err != nil || !bytes.Equal(b[:100], data[20:120]) || cr.bytes != int64(len(data))+100 {
+		t.Fatalf("At(20) after the end: %v, %d bytes read", err, cr.bytes)
+	}
+	short := NewWindow(bytes.NewReader(data[:150]), 300, 100)
+	if _, err := short.At(0, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := short.At(60, 100); !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "shrank to 150 bytes") {
+		t.Fatalf("a slide past a file shorter than said: %v", err)
 	}
 }
