@@ -30,6 +30,15 @@ type AppendOptions struct {
 	// Sync makes the append durable (fsync) before Append returns. recordio
 	// appends are always synced: their crash safety depends on it.
 	Sync bool
+	// CountOnly is for a caller that closes the table right after the
+	// append and needs only the number of the first new record and how
+	// many there were (recfs append): the leveldb and TFRecord writers keep
+	// no table entry per record, and the table is left as it was before
+	// the append, as after another process's append (its next append or
+	// Refresh takes the new records in). The file is checked as after any
+	// append: still the same file, ending where the writer's last byte
+	// went, the bytes the table covered starting as they did.
+	CountOnly bool
 }
 
 // Append writes recs to the end of the source file as new records, through
@@ -203,10 +212,17 @@ func (t *Table) catchUp(ctx context.Context) error {
 
 // takeAppended brings the table up to date after a wrote its records
 // after the table s described: from the table the writer extended when
-// it has one (and no torn tail was cut first), else by a rescan.
+// it has one (and no torn tail was cut first), else by a rescan. A
+// CountOnly append whose writer counted its records is only checked: the
+// table stays s.
 func (t *Table) takeAppended(ctx context.Context, s *snapshot, a appendReq, u undo) error {
-	if a.written.tab != nil && u.moved == nil {
+	switch {
+	case u.moved != nil:
+	case a.written.tab != nil:
 		return t.adoptWritten(s, a.written)
+	case a.o.CountOnly && a.written.end > 0:
+		_, _, err := t.checkWritten(s, a.written)
+		return err
 	}
 	return t.checkAppended(ctx, s, a)
 }
@@ -339,7 +355,10 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
 	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
-	g := lt.growing(wo.HeaderSize(), a.many())
+	var g growth = &counting{}
+	if !a.o.CountOnly {
+		g = lt.growing(wo.HeaderSize(), a.many())
+	}
 	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}

@@ -14,8 +14,9 @@ import (
 
 // written is what a writer knows of the records it has just appended: the
 // format's table extended with them (from the offsets and lengths the
-// writer framed them at, the same canonical layout a scan finds), how many
-// there are, their payload bytes and where the file ends after them.
+// writer framed them at, the same canonical layout a scan finds; nil for a
+// CountOnly append), how many there are, their payload bytes and where the
+// file ends after them.
 type written struct {
 	tab   table
 	n     int64
@@ -32,42 +33,13 @@ func (w *written) set(w2 written) {
 }
 
 // adoptWritten makes the table the writer extended the table's new
-// snapshot, instead of scanning the bytes the append wrote: the writer
-// computed their CRCs and framing, so reading them back would prove only
-// that the page cache returns what was just put there. What is checked
-// is what another party could have changed: the file is still the same
-// file, it ends exactly where the writer's last block ended, and the bytes
-// the old table covered still start as they did. t.mu and the append lock
-// are held.
+// snapshot, instead of scanning the bytes the append wrote (see
+// checkWritten for what is checked). t.mu and the append lock are held.
 func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	start := time.Now()
-	src, err := t.current()
+	src, id, err := t.checkWritten(old, w)
 	if err != nil {
 		return err
-	}
-	// The head checksum: the prefix check, and the new identity's head
-	// once the old file covered the whole head range (one read, not two).
-	oldHead, err := rangeCRC(src, 0, min(old.size, identBlock))
-	if err != nil {
-		return err
-	}
-	head := oldHead
-	if old.size < identBlock {
-		if head, err = rangeCRC(src, 0, min(src.Size(), identBlock)); err != nil {
-			return err
-		}
-	}
-	id, err := identifyHead(src, head)
-	if err != nil {
-		return err
-	}
-	switch {
-	case !id.sameFile(old.id):
-		return ErrReplaced
-	case id.size != w.end:
-		return fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
-	case oldHead != old.id.head:
-		return fmt.Errorf("%w under an append", ErrChanged)
 	}
 	s := *old
 	s.tab, s.n, s.bytes, s.size = w.tab, old.n+w.n, old.bytes+w.bytes, id.size
@@ -88,9 +60,65 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	return nil
 }
 
+// checkWritten checks the file after the writer appended w to what old
+// described, without reading back the bytes it wrote: the writer computed
+// their CRCs and framing, so reading them would prove only that the page
+// cache returns what was just put there. What is checked is what another
+// party could have changed: the file is still the same file, it ends
+// exactly where the writer's last block ended, and the bytes the old table
+// covered still start as they did. It returns the file as it is now and
+// its identity. t.mu and the append lock are held.
+func (t *Table) checkWritten(old *snapshot, w *written) (*local.File, identity, error) {
+	src, err := t.current()
+	if err != nil {
+		return nil, identity{}, err
+	}
+	// The head checksum: the prefix check, and the new identity's head
+	// once the old file covered the whole head range (one read, not two).
+	oldHead, err := rangeCRC(src, 0, min(old.size, identBlock))
+	if err != nil {
+		return nil, identity{}, err
+	}
+	head := oldHead
+	if old.size < identBlock {
+		if head, err = rangeCRC(src, 0, min(src.Size(), identBlock)); err != nil {
+			return nil, identity{}, err
+		}
+	}
+	id, err := identifyHead(src, head)
+	if err != nil {
+		return nil, identity{}, err
+	}
+	switch {
+	case !id.sameFile(old.id):
+		return nil, identity{}, ErrReplaced
+	case id.size != w.end:
+		return nil, identity{}, fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
+	case oldHead != old.id.head:
+		return nil, identity{}, fmt.Errorf("%w under an append", ErrChanged)
+	}
+	return src, id, nil
+}
+
 // recordAdder is a table growing by the records a writer frames: add takes
 // each one's offset and payload size.
 type recordAdder interface{ add(off, size int64) }
+
+// growth is what a writer's records go to: a table growing by them
+// (logGrowth, tfrGrowth), or only their count (counting); done returns
+// what was written, the file ending at end.
+type growth interface {
+	recordAdder
+	done(end int64) written
+}
+
+// counting is a growth that only counts the records and their bytes
+// (AppendOptions.CountOnly).
+type counting struct{ n, bytes int64 }
+
+func (c *counting) add(off, size int64) { c.n, c.bytes = c.n+1, c.bytes+size }
+
+func (c *counting) done(end int64) written { return written{n: c.n, bytes: c.bytes, end: end} }
 
 // writeFunc and writeFromFunc are a writer's WriteRecord and
 // WriteRecordFrom: each returns the offset of the record it wrote.
@@ -188,8 +216,9 @@ func (g *tfrGrowth) add(off, size int64) {
 	g.end = off + tfrecord.Overhead + size
 }
 
-// done returns what was written.
-func (g *tfrGrowth) done() written {
+// done returns what was written (the file ends where the last record
+// ends).
+func (g *tfrGrowth) done(int64) written {
 	if g.n > 0 {
 		g.tt.resume = g.end
 	}

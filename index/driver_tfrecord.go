@@ -392,14 +392,17 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 		return u, err
 	}
 	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
-	g := tt.growing(end, a.many())
+	var g growth = &counting{}
+	if !a.o.CountOnly {
+		g = tt.growing(end, a.many())
+	}
 	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
 		return u, err
 	}
 	if err := w.Close(); err != nil {
 		return u, err
 	}
-	a.written.set(g.done())
+	a.written.set(g.done(w.Offset()))
 	if a.o.Sync {
 		return u, syncFile(f, t.path)
 	}

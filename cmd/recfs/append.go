@@ -95,13 +95,15 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return forceHint(err)
 	}
 	defer t.Close()
-	first, count, err := in.AppendTo(cmd.Context(), t, index.AppendOptions{Sync: af.sync})
+	// The table is closed next: it need not take the new records in.
+	first, count, err := in.AppendTo(cmd.Context(), t, index.AppendOptions{Sync: af.sync, CountOnly: true})
 	if err != nil {
 		return forceHint(err)
 	}
+	total := first + count // the append went at the end, under the file's lock
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{
-			"status": "appended", "file": path, "records": count, "first": first, "last": t.Len() - 1, "total": t.Len(),
+			"status": "appended", "file": path, "records": count, "first": first, "last": total - 1, "total": total,
 			"moved": moved,
 		})
 	}
@@ -110,7 +112,7 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return nil
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
-		report.RecordNumber(first, t.Len()), report.RecordNumber(t.Len()-1, t.Len()))
+		report.RecordNumber(first, total), report.RecordNumber(total-1, total))
 	return nil
 }
 
