@@ -26,21 +26,32 @@ func Pass(ctx context.Context, target string, o Options) (PassFile, error) {
 	if KindOf(target) != Local {
 		return PassFile{}, index.ErrNoPass
 	}
-	f, err := os.Open(target)
+	f, fi, err := openRegular(target)
 	if err != nil {
 		return PassFile{}, err
 	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = CheckRegular(target, fi)
-	}
-	var p *index.Pass
-	if err == nil {
-		p, err = index.NewPass(ctx, f, fi.Size(), indexOptions(target, o.Index))
-	}
+	p, err := index.NewPass(ctx, f, fi.Size(), indexOptions(target, o.Index))
 	if err != nil {
 		f.Close()
 		return PassFile{}, err
 	}
 	return PassFile{Pass: p, f: f}, nil
+}
+
+// openRegular opens the local file at path for reading, refusing what is
+// not a regular file (CheckRegular).
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = CheckRegular(path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }

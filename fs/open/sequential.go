@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -72,16 +71,8 @@ func remoteSeq(ctx context.Context, url string, obj remoteObject, o Options) (Se
 
 // localSeq is Sequential for a local path.
 func localSeq(ctx context.Context, path string, o Options) (Seq, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
-		return Seq{}, err
-	}
-	fi, err := f.Stat()
-	if err == nil {
-		err = CheckRegular(path, fi)
-	}
-	if err != nil {
-		f.Close()
 		return Seq{}, err
 	}
 	io := indexOptions(path, o.Index)
