@@ -121,7 +121,10 @@ func headerValue(h index.HeaderEntry) string {
 
 // Xattrs returns the extended attributes of n (spec: user.recfs.format,
 // user.recfs.records and user.recfs.header.<key> on record directories;
-// user.recfs.offset and user.recfs.length on records).
+// user.recfs.offset and user.recfs.length on records). A record's length
+// is sized as Getattr sizes it, with ctx: for a --decode view that may
+// render the record, and a render given up or failed is an error (EINTR
+// when ctx was cancelled), never a length.
 func (t *Tree) Xattrs(ctx context.Context, n Node) ([]Xattr, error) {
 	var out []Xattr
 	add := func(k string, v any) {
@@ -155,8 +158,12 @@ func (t *Tree) Xattrs(ctx context.Context, n Node) ([]Xattr, error) {
 		if n.N < 0 || n.N >= src.Len() {
 			return nil, nil
 		}
+		size, err := recordSize(ctx, src, n.N)
+		if err != nil {
+			return nil, &OpError{Op: "xattrs", Path: n.rd.path, Name: n.Name(), Record: n.N, Off: -1, Err: err}
+		}
 		add("offset", src.Offset(n.N))
-		add("length", src.Size(n.N))
+		add("length", size)
 	}
 	return out, nil
 }

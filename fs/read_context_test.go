@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -95,6 +96,37 @@ func (s *stoppingSource) ReadAtGenerationContext(ctx context.Context, _ uint64, 
 	return s.ReadAtContext(ctx, n, p, off)
 }
 
+// cancelledAtRead returns a request's context that is cancelled as soon
+// as src's first read with a context begins: the request interrupted
+// mid-read.
+func cancelledAtRead(t *testing.T, src *stoppingSource) context.Context {
+	gone, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		select {
+		case <-src.started:
+			cancel()
+		case <-gone.Done():
+		}
+	}()
+	return gone
+}
+
+// viewedRecord makes a tree of a stoppingSource of two records seen
+// through upperView (calls counts its renders) and looks up record 0.
+func viewedRecord(t *testing.T) (*Tree, Node, *stoppingSource, *atomic.Int64) {
+	t.Helper()
+	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	calls := new(atomic.Int64)
+	tree, _ := newFileTree(t, View(src, upperView(calls), ""))
+	t.Cleanup(func() { tree.Close() })
+	n, err := tree.Lookup(context.Background(), tree.Root(), RecordName(0, src.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree, n, src, calls
+}
+
 // TestViewReadContext: a read of a --decode view's record whose request
 // is cancelled while the record is read from the source stops that read
 // and fails with EINTR, not part of the text; the failed render is not
@@ -107,15 +139,7 @@ func TestViewReadContext(t *testing.T) {
 	t.Cleanup(func() { tree.Close() }) // after the handle, closed by a later cleanup
 	bg := context.Background()
 	n, h := openRecordFile(t, tree, RecordName(0, src.Len()))
-	gone, cancel := context.WithCancel(bg)
-	defer cancel()
-	go func() {
-		select {
-		case <-src.started:
-			cancel() // the request is interrupted mid-read
-		case <-gone.Done():
-		}
-	}()
+	gone := cancelledAtRead(t, src)
 	buf := make([]byte, 64)
 	if k, err := ReadHandle(gone, h, buf, 0); k != 0 || !errors.Is(err, context.Canceled) || Errno(err) != syscall.EINTR {
 		t.Fatalf("read of a cancelled request: %d bytes %q, %v (%v); want 0, EINTR", k, buf[:k], err, Errno(err))
@@ -145,24 +169,9 @@ func TestViewReadContext(t *testing.T) {
 // record again and gives its size, and a read then returns the text.
 func TestViewSizeContext(t *testing.T) {
 	t.Parallel()
-	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
-	var calls atomic.Int64
-	tree, _ := newFileTree(t, View(src, upperView(&calls), ""))
-	t.Cleanup(func() { tree.Close() })
+	tree, n, src, calls := viewedRecord(t)
 	bg := context.Background()
-	n, err := tree.Lookup(bg, tree.Root(), RecordName(0, src.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone, cancel := context.WithCancel(bg)
-	defer cancel()
-	go func() {
-		select {
-		case <-src.started:
-			cancel() // the request is interrupted mid-render
-		case <-gone.Done():
-		}
-	}()
+	gone := cancelledAtRead(t, src)
 	if a, err := tree.Getattr(gone, n); !errors.Is(err, context.Canceled) || Errno(err) != syscall.EINTR {
 		t.Fatalf("getattr of a cancelled request: size %d, %v (%v); want EINTR", a.Size, err, Errno(err))
 	}
@@ -185,5 +194,52 @@ func TestViewSizeContext(t *testing.T) {
 	}
 	if c := calls.Load(); c != 1 {
 		t.Fatalf("the decoder ran %d times, want once (the size's rendering kept for the read)", c)
+	}
+}
+
+// TestViewXattrsContext: a --decode view's record's user.recfs.length is
+// its rendered size, sized as Getattr sizes it. Xattrs (getfattr,
+// listxattr: cp -a, rsync -X) whose request is cancelled while that
+// render reads the record stops the read and fails with EINTR, never a
+// length; the next call renders the record again. A record that cannot
+// be rendered gives an error, not a length of 0.
+func TestViewXattrsContext(t *testing.T) {
+	t.Parallel()
+	tree, n, src, calls := viewedRecord(t)
+	bg := context.Background()
+	gone := cancelledAtRead(t, src)
+	if xs, err := tree.Xattrs(gone, n); !errors.Is(err, context.Canceled) || Errno(err) != syscall.EINTR {
+		t.Fatalf("xattrs of a cancelled request: %q, %v (%v); want EINTR", xs, err, Errno(err))
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("the decoder ran %d times on a record whose read was given up", calls.Load())
+	}
+	live, stop := context.WithCancel(bg)
+	defer stop()
+	const want = "<ABC>\n"
+	xs, err := tree.Xattrs(live, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, x := range xs {
+		got[x.Name] = string(x.Value)
+	}
+	if got["user.recfs.length"] != fmt.Sprint(len(want)) || got["user.recfs.offset"] != "1000" {
+		t.Fatalf("xattrs after it: %q; want length %d, offset 1000", xs, len(want))
+	}
+	if got := src.ctxReads.Load(); got < 2 {
+		t.Fatalf("%d reads of the source with a context, want the record read again after the cancelled one", got)
+	}
+
+	bad := &fakeSource{recs: [][]byte{[]byte("abc")}, bad: map[int64]error{0: errors.New("disk on fire")}}
+	tree, _ = newFileTree(t, View(bad, upperView(calls), ""))
+	t.Cleanup(func() { tree.Close() })
+	n, err = tree.Lookup(bg, tree.Root(), RecordName(0, bad.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xs, err := tree.Xattrs(bg, n); err == nil || Errno(err) == 0 {
+		t.Fatalf("xattrs of a record that cannot be rendered: %q, %v; want an error", xs, err)
 	}
 }
