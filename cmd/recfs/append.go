@@ -12,7 +12,7 @@ import (
 	"github.com/recfs/recfs/source/local"
 )
 
-func init() { registerCommand(newAppendCmd) }
+func init() { registerCommand("append", newAppendCmd) }
 
 // appendFlags are the flags of recfs append.
 type appendFlags struct {

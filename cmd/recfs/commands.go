@@ -2,10 +2,50 @@ package main
 
 import "github.com/spf13/cobra"
 
-// extraCommands holds constructors of subcommands defined in other files of
-// this package (mount, unmount, ...). Each file registers its commands from
-// an init function, so the root command needs no list to keep in sync.
-var extraCommands []func() *cobra.Command
+// command is a top-level subcommand: its name (the constructor's Use's
+// first word) and its constructor.
+type command struct {
+	name  string
+	build func() *cobra.Command
+}
 
-// registerCommand adds a subcommand constructor to the root command.
-func registerCommand(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
+// builtinCommands are the subcommands of the root command's own file set,
+// in the order they are added.
+var builtinCommands = []command{
+	{"info", newInfoCmd}, {"ls", newLsCmd}, {"cat", newCatCmd},
+	{"verify", newVerifyCmd}, {"index", newIndexCmd}, {"sample", newSampleCmd},
+}
+
+// extraCommands holds subcommands defined in other files of this package
+// (mount, unmount, ...). Each file registers its commands from an init
+// function, so the root command needs no list to keep in sync.
+var extraCommands []command
+
+// registerCommand adds a subcommand constructor to the root command; name
+// is the command's name.
+func registerCommand(name string, f func() *cobra.Command) {
+	extraCommands = append(extraCommands, command{name, f})
+}
+
+// commandsFor returns the top-level commands the command line args needs
+// built. Building a command's flags is most of the start-up work of a
+// short run, so a line that starts with a command's name gets that command
+// alone (cobra descends into it and never looks at its siblings), and a
+// bare --version gets none. Everything else (help, completion, man, a word
+// that is no command, flags before the command) gets the whole tree, whose
+// listings and suggestions need every command.
+func commandsFor(args []string) []command {
+	all := append(builtinCommands[:len(builtinCommands):len(builtinCommands)], extraCommands...)
+	switch {
+	case len(args) == 1 && args[0] == "--version":
+		return nil
+	case len(args) == 0 || args[0] == "man": // man pages walk the whole tree
+		return all
+	}
+	for _, c := range all {
+		if c.name == args[0] {
+			return []command{c}
+		}
+	}
+	return all
+}

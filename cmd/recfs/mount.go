@@ -23,7 +23,7 @@ import (
 	"github.com/recfs/recfs/fs/open/mounting"
 )
 
-func init() { registerCommand(newMountCmd) }
+func init() { registerCommand("mount", newMountCmd) }
 
 // backends are the FUSE libraries recfs can serve a tree with.
 var backends = map[string]fs.Mounter{

@@ -70,7 +70,12 @@ func exitCode(err error) int {
 // run executes the recfs command line args and returns the exit status. All
 // output goes to stdout and stderr, so tests run it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	return runTree(ctx, newRootCmdFor(stdout, stderr, commandsFor(args)), args, stderr)
+}
+
+// runTree executes args with the command tree root, whose output goes to
+// stderr for errors, and returns the exit status.
+func runTree(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	if helperMode(args, isCommand(root)) {
 		restoreEnv()
 		margs, err := helperArgs(args)
@@ -149,6 +154,11 @@ func init() {
 // newRootCmd builds the command tree: the commands of this file set plus
 // every constructor registered in extraCommands (mount, unmount, ...).
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	return newRootCmdFor(stdout, stderr, commandsFor(nil))
+}
+
+// newRootCmdFor builds the root command with the top-level commands cmds.
+func newRootCmdFor(stdout, stderr io.Writer, cmds []command) *cobra.Command {
 	g := &globalFlags{}
 	root := &cobra.Command{
 		Use:   "recfs",
@@ -178,9 +188,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
 	g.register(root)
 
-	root.AddCommand(newInfoCmd(), newLsCmd(), newCatCmd(), newVerifyCmd(), newIndexCmd(), newSampleCmd())
-	for _, f := range extraCommands {
-		root.AddCommand(f())
+	for _, c := range cmds {
+		root.AddCommand(c.build())
 	}
 	wrapArgs(root)
 	return root

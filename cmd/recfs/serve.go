@@ -21,7 +21,7 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-func init() { registerCommand(newServeCmd) }
+func init() { registerCommand("serve", newServeCmd) }
 
 // envPass is the environment variable --pass defaults to (so the password
 // stays out of the process list).

@@ -10,7 +10,7 @@ import (
 	"github.com/recfs/recfs/fs/open/mounting"
 )
 
-func init() { registerCommand(newUnmountCmd) }
+func init() { registerCommand("unmount", newUnmountCmd) }
 
 // unmountFlags are the flags of `recfs unmount`.
 type unmountFlags struct {
