@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,46 +140,7 @@ func TestTFRecordGzipReadInterrupted(t *testing.T) {
 		}
 		dd := exec.Command("dd", "if="+filepath.Join(mnt, "1"), "of=/dev/null", "bs=4096", "count=1",
 			"skip="+strconv.FormatInt(size/4096-1, 10))
-		server := m.cmd.Process.Pid
-		before, err := cpuOf(server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		if err := dd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { done <- dd.Wait() }()
-		// Kill the reader once the server is well into the read.
-		var at time.Duration
-		for at-before < 300*time.Millisecond {
-			select {
-			case err := <-done:
-				t.Fatalf("dd ended (%v) before the server had spent 300ms on its read: give it more to do", err)
-			case <-time.After(2 * time.Millisecond):
-			}
-			if at, err = cpuOf(server); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := dd.Process.Kill(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-done:
-		case <-time.After(exitTimeout):
-			t.Fatalf("the killed reader still waits %v after the kill", exitTimeout)
-		}
-		if !m.logSays("decompression stopped", exitTimeout) {
-			t.Fatalf("no log line of the stopped read; the mount's stderr:\n%s", m.stderr)
-		}
-		after, err := cpuOf(server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if used := after - at; used > interruptCPU {
-			t.Errorf("the server used %v of processor time after the reader was killed, want at most %v", used, interruptCPU)
-		}
+		killWhenBusy(t, m, dd, "reader")
 		sm := stopped.FindStringSubmatch(m.stderr.String())
 		if sm == nil {
 			t.Fatalf("the stopped read's line names no offsets:\n%s", m.stderr)
@@ -193,4 +155,57 @@ func TestTFRecordGzipReadInterrupted(t *testing.T) {
 		}
 		t.Logf("%s: the read stopped at decompressed offset %d of %d", backend, reached, wanted)
 	})
+}
+
+// killWhenBusy starts c, a client whose request keeps the mount's server
+// decompressing, kills it once the server has spent 300ms of processor
+// time since, and checks what an interrupted request must give: c exits
+// within exitTimeout, the mount logs the stopped decompression, and the
+// server uses at most interruptCPU after the kill. what names c in
+// failures.
+func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string) {
+	t.Helper()
+	server := m.cmd.Process.Pid
+	before, err := cpuOf(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if c.Stdout == nil && c.Stderr == nil {
+		c.Stdout, c.Stderr = &out, &out
+	}
+	done := make(chan error, 1)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- c.Wait() }()
+	var at time.Duration
+	for at-before < 300*time.Millisecond {
+		select {
+		case err := <-done:
+			t.Fatalf("the %s ended (%v: %s) before the server had spent 300ms on its request: give it more to do; the mount's stderr:\n%s", what, err, out.String(), m.stderr)
+		case <-time.After(2 * time.Millisecond):
+		}
+		if at, err = cpuOf(server); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("the killed %s still waits %v after the kill", what, exitTimeout)
+	}
+	if !m.logSays("decompression stopped", exitTimeout) {
+		t.Fatalf("no log line of the stopped read; the mount's stderr:\n%s", m.stderr)
+	}
+	after, err := cpuOf(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := after - at; used > interruptCPU {
+		t.Errorf("the server used %v of processor time after the %s was killed, want at most %v", used, what, interruptCPU)
+	}
 }
