@@ -119,17 +119,17 @@ func zeroRecordShard(t *testing.T, runs int64, after ...[]byte) (string, int64) 
 }
 
 // TestTFRecordGzipReadInterrupted: a reader killed in the middle of a long
-// read through a mount (the last 4 KiB of a 4 GiB record of zeros in a
+// read through a mount (the last 4 KiB of an 8 GiB record of zeros in a
 // gzip shard: one checkpoint, so the read decompresses the whole record)
 // has the kernel send FUSE INTERRUPT, which stops the decompression of
 // that read: the mount logs the read stopped before the offset it wanted,
-// uses at most interruptCPU of processor time after the kill, and goes on
+// uses at most busyKillCPU of processor time after the kill, and goes on
 // serving. Both backends. The records are opened for direct I/O (a
 // --follow mount): a page-cache read goes to the server as readahead,
 // which the kernel does not interrupt.
 func TestTFRecordGzipReadInterrupted(t *testing.T) {
 	needFUSE(t)
-	src, size := zeroRecordShard(t, 16_000_000)
+	src, size := zeroRecordShard(t, busyRuns)
 	cache := t.TempDir()
 	stopped := regexp.MustCompile(`decompression stopped at decompressed offset (\d+) \(the read wanted (\d+)\)`)
 	eachBackend(t, func(t *testing.T, backend string) {
@@ -140,7 +140,7 @@ func TestTFRecordGzipReadInterrupted(t *testing.T) {
 		}
 		dd := exec.Command("dd", "if="+filepath.Join(mnt, "1"), "of=/dev/null", "bs=4096", "count=1",
 			"skip="+strconv.FormatInt(size/4096-1, 10))
-		killWhenBusy(t, m, dd, "reader")
+		killWhenBusy(t, m, dd, "reader", busyKillCPU)
 		sm := stopped.FindStringSubmatch(m.stderr.String())
 		if sm == nil {
 			t.Fatalf("the stopped read's line names no offsets:\n%s", m.stderr)
@@ -157,13 +157,24 @@ func TestTFRecordGzipReadInterrupted(t *testing.T) {
 	})
 }
 
+// busyRuns is the zero runs of the record the busy-kill tests read: 8
+// GiB of zeros, about 2 s of processor time to inflate here, so that a
+// server that does not stop spends well over busyKillCPU after the kill.
+const busyRuns = 32_000_000
+
+// busyKillCPU bounds the server's processor time after a busy-kill of a
+// read: the rest of the record's inflate costs more than that, and a
+// loaded machine may take a few hundred milliseconds to deliver the
+// interrupt.
+const busyKillCPU = time.Second
+
 // killWhenBusy starts c, a client whose request keeps the mount's server
 // decompressing, kills it once the server has spent 300ms of processor
 // time since, and checks what an interrupted request must give: c exits
 // within exitTimeout, the mount logs the stopped decompression, and the
-// server uses at most interruptCPU after the kill. what names c in
-// failures.
-func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string) {
+// server uses at most bound of processor time after the kill (0: the
+// time is logged, not bounded). what names c in failures.
+func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string, bound time.Duration) {
 	t.Helper()
 	server := m.cmd.Process.Pid
 	before, err := cpuOf(server)
@@ -205,7 +216,9 @@ func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if used := after - at; used > interruptCPU {
-		t.Errorf("the server used %v of processor time after the %s was killed, want at most %v", used, what, interruptCPU)
+	used := after - at
+	if bound > 0 && used > bound {
+		t.Errorf("the server used %v of processor time after the %s was killed, want at most %v", used, what, bound)
 	}
+	t.Logf("the server used %v of processor time after the %s was killed", used, what)
 }
