@@ -474,11 +474,18 @@ func mergeLogSplits(parts []*Scanner, recs [][]Record) ([]Record, []codec.Damage
 
 // logSplitScan scans data in parts cut at the given block boundaries.
 func logSplitScan(t testing.TB, data []byte, cuts []int64) ([]Record, []codec.Damage) {
+	return logSplitScanWith(t, data, cuts, Options{})
+}
+
+// logSplitScanWith is logSplitScan with the parts' options (Start and End
+// set per part).
+func logSplitScanWith(t testing.TB, data []byte, cuts []int64, o Options) ([]Record, []codec.Damage) {
 	var parts []*Scanner
 	var recs [][]Record
 	bounds := append(append([]int64{0}, cuts...), int64(len(data)))
 	for i := 0; i+1 < len(bounds); i++ {
-		r, s := logScanAll(t, data, Options{Start: bounds[i], End: bounds[i+1]})
+		o.Start, o.End = bounds[i], bounds[i+1]
+		r, s := logScanAll(t, data, o)
 		if s.Err() != nil {
 			t.Fatalf("split [%d,%d): %v", bounds[i], bounds[i+1], s.Err())
 		}

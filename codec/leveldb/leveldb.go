@@ -50,6 +50,11 @@ type Options struct {
 	// Unmasked is for legacy files whose CRC-32C is stored unmasked. It is
 	// never auto-detected.
 	Unmasked bool
+	// LogNum is the log's number as its file's name gives it (pebble and
+	// RocksDB name a WAL NNNNNN.log), 0 when unknown. It decides only
+	// what the bytes cannot: when the file's first chunk is damaged,
+	// recyclable chunks after it of a lower number are stale.
+	LogNum uint32
 	// Start and End split a scan for parallel index builds; both 0 means the
 	// whole file. Start must be a multiple of 32768 and End a multiple of
 	// 32768 or the file size. The scanner then returns exactly the records

@@ -52,13 +52,18 @@ type Scanner struct {
 	recHdr   int
 	chunks   []Chunk
 
-	cur      Record
-	lead     []Chunk
-	leadHdr  []uint8
-	leading  bool
-	damage   []codec.Damage
-	info     Info
-	numSet   bool
+	cur     Record
+	lead    []Chunk
+	leadHdr []uint8
+	leading bool
+	damage  []codec.Damage
+	info    Info
+	numSet  bool
+	// claim is the log number the file's first chunk stands for when that
+	// chunk is damaged (Options.LogNum, else its own header's); claimed
+	// says it is set. See claimFirst.
+	claim    uint32
+	claimed  bool
 	err      error
 	done     bool
 	consumed int64
@@ -105,6 +110,9 @@ func (s *Scanner) probeLogNum() {
 		}
 		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
 		if p+hs+ln > len(b) || !s.crcOK(b[p:], hs, ln) {
+			if p == 0 {
+				s.claimFirst(b)
+			}
 			return
 		}
 		if hs > logHdrLegacy {
@@ -274,6 +282,9 @@ func (s *Scanner) lastBlock() bool { return s.bOff+int64(len(s.blk)) == s.size }
 // dropBlock records damage from off to the end of the block, which the
 // scan then skips: after a bad header nothing in the block can be trusted.
 func (s *Scanner) dropBlock(off int64, dk codec.DamageKind, kind error) {
+	if off == 0 {
+		s.claimFirst(s.blk)
+	}
 	s.fail(off, s.bOff+int64(len(s.blk))-off, dk, kind)
 	s.pos = len(s.blk)
 }
@@ -332,6 +343,11 @@ func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
 	if b[6] != 5 || ln != 0 || binary.LittleEndian.Uint32(b) != 0 || (s.numSet && num != s.info.LogNum+1) {
 		return false
 	}
+	if !s.numSet && s.claimed && num-1 < s.claim {
+		s.setLogNum(s.claim, hs)
+		s.staleAt(hdrOff) // the end marker of the file's previous life
+		return true
+	}
 	if !s.numSet {
 		s.setLogNum(num-1, hs)
 	}
@@ -340,12 +356,33 @@ func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
 	return true
 }
 
+// claimFirst notes the log number the file's first chunk (at the start of
+// b, block 0) stands for when that chunk is damaged: Options.LogNum when
+// given, else the number in the chunk's recyclable header. The first chunk
+// starts the live log, and a write torn in it spoils its tail (or, given
+// the file's name, even its header): intact chunks after it whose number
+// is lower belong to the recycled file's previous life (log numbers only
+// grow) and are stale, not the live log. A higher number overrules the
+// claim.
+func (s *Scanner) claimFirst(b []byte) {
+	switch {
+	case s.numSet || s.claimed:
+	case s.o.LogNum != 0:
+		s.claim, s.claimed = s.o.LogNum, true
+	case len(b) >= logHdrRecycle && logHdrSize(b[6]) > logHdrLegacy:
+		s.claim, s.claimed = binary.LittleEndian.Uint32(b[7:]), true
+	}
+}
+
 // ownLog checks the log number of an intact recyclable chunk at the start
 // of b: the first one met sets the log's number; one of another number is
 // data from the file's previous life, where the log ends. It reports
 // whether the chunk belongs to this log.
 func (s *Scanner) ownLog(b []byte, hdrOff int64, hs int) bool {
 	num := binary.LittleEndian.Uint32(b[7:])
+	if !s.numSet && s.claimed && num < s.claim {
+		s.setLogNum(s.claim, hs)
+	}
 	if !s.numSet {
 		s.setLogNum(num, hs)
 	} else if num != s.info.LogNum {
@@ -600,8 +637,14 @@ const staleProbeChecks = 64
 // are checksummed).
 func (s *Scanner) staleAtEOF() {
 	n := len(s.damage)
-	if !s.numSet || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
+	if (!s.numSet && !s.claimed) || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
 		return
+	}
+	// Before any intact chunk of the live log, its claimed number stands
+	// for it, and only lower numbers are proof (see claimFirst).
+	live, claimOnly := s.info.LogNum, !s.numSet
+	if claimOnly {
+		live = s.claim
 	}
 	d := s.damage[n-1]
 	if d.Off < s.liveEnd || d.Off+d.Len != s.size || !staleRemains(d.Kind) {
@@ -609,7 +652,10 @@ func (s *Scanner) staleAtEOF() {
 	}
 	b := s.blk
 	lo := int(max(d.Off, s.bOff)-s.bOff) + 1 // where proof may start in b
-	stale := func(p int) {
+	stale := func(p, hs int) {
+		if claimOnly {
+			s.setLogNum(live, hs)
+		}
 		at := s.bOff + int64(p)
 		s.damage[n-1].Len = at - d.Off
 		s.damage = settleStale(append(s.damage, logDamage(at, s.size-at, codec.DamageStale, codec.ErrStale)))
@@ -621,8 +667,15 @@ func (s *Scanner) staleAtEOF() {
 	// older log counts: one of a later log is a bad chunk.
 	if m := len(b) - logHdrRecycle; m >= lo-1 && codec.AllZero(b[m:m+6]) && b[m+6] == 5 {
 		num := binary.LittleEndian.Uint32(b[m+7:])
-		if (m >= lo && num != s.info.LogNum && num != s.info.LogNum+1) || (m == lo-1 && num < s.info.LogNum) {
-			stale(m)
+		older := num < live
+		switch {
+		case m >= lo && claimOnly:
+			older = num <= live // the marker of log num-1
+		case m >= lo:
+			older = num != live && num != live+1
+		}
+		if older {
+			stale(m, logHdrRecycle)
 			return
 		}
 	}
@@ -633,14 +686,14 @@ func (s *Scanner) staleAtEOF() {
 			continue
 		}
 		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
-		if p+hs+ln > len(b) || binary.LittleEndian.Uint32(b[p+7:]) == s.info.LogNum {
+		if num := binary.LittleEndian.Uint32(b[p+7:]); p+hs+ln > len(b) || num == live || (claimOnly && num > live) {
 			continue
 		}
 		if checks++; checks > staleProbeChecks {
 			return
 		}
 		if s.crcOK(b[p:], hs, ln) {
-			stale(p)
+			stale(p, hs)
 			return
 		}
 	}

@@ -140,3 +140,56 @@ func TestLogStaleTail(t *testing.T) {
 		})
 	}
 }
+
+// TestLogStaleTornFirstChunk checks a recycled file whose live log is one
+// write torn inside its first chunk: no intact chunk of the live log is
+// left, and the intact chunks after it belong to the file's previous life.
+// With the chunk's header intact its log number tells them stale; torn
+// inside the header, only the file's name (Options.LogNum) can, as pebble's
+// reader is told the number (TestPebbleRecycledWAL's seed
+// 1795777963360255314).
+func TestLogStaleTornFirstChunk(t *testing.T) {
+	t.Parallel()
+	old, _ := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
+	live, liveEnds := logRecycledFile(7, 0, []int{300})
+	small, _ := logRecycledFile(6, 200, []int{5000, 3000}) // the old log ends in block 0
+	cases := []struct {
+		name  string
+		data  []byte
+		o     Options
+		stale bool // no records, one stale tail from 0; else the old log's records
+	}{
+		{"header-intact", overwrite(old, live[:liveEnds[0]-20]), Options{}, true},
+		{"header-intact-named", overwrite(old, live[:liveEnds[0]-20]), Options{LogNum: 7}, true},
+		{"header-torn", overwrite(old, live[:3]), Options{}, false},
+		// No block start after the damage: an intact old chunk inside it,
+		// of a lower number, proves it stale (seed 1795779464100269950).
+		{"one-block", overwrite(small, live[:liveEnds[0]-20]), Options{}, true},
+		{"one-block-header-torn-named", overwrite(small, live[:3]), Options{LogNum: 7}, true},
+		{"header-torn-named", overwrite(old, live[:3]), Options{LogNum: 7}, true},
+		// A name of a lower number than the chunks' overrules nothing.
+		{"header-torn-named-lower", overwrite(old, live[:3]), Options{LogNum: 5}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			size := int64(len(c.data))
+			got, s := logScanAll(t, c.data, c.o)
+			ds := s.Damage()
+			if c.stale {
+				if len(got) != 0 || len(ds) != 1 || !ds[0].Stale() || ds[0].Off != 0 || ds[0].Len != size || s.Info().End != 0 {
+					t.Fatalf("%d records, damage %v, end %d; want none, one stale tail from 0", len(got), ds, s.Info().End)
+				}
+			} else if len(got) == 0 || len(ds) == 0 || ds[0].Off != 0 || ds[0].Stale() {
+				t.Fatalf("%d records, damage %v; want the old log's records after damage at 0", len(got), ds)
+			}
+			var cuts []int64
+			for b := int64(32768); b < size; b += 32768 {
+				cuts = append(cuts, b)
+			}
+			sr, sd := logSplitScanWith(t, c.data, cuts, c.o)
+			if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(ds) {
+				t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, got, ds)
+			}
+		})
+	}
+}
