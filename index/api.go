@@ -3,10 +3,12 @@ package index
 import (
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/kafka"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -21,6 +23,7 @@ type Options struct {
 	Strict          bool                    // refuse damaged files instead of skipping damage
 	Unmasked        bool                    // leveldb logs with unmasked CRCs (legacy writers)
 	LegacyTransform string                  // legacy recordio transform ("flate"); "" infers it from a .grail-rpk-gz name
+	LogNum          uint32                  // a leveldb log's number (low 32 bits) from its NNNNNN.log name, 0 = unknown; see leveldb.Options.LogNum
 	CacheDir        string                  // where saved tables live; "" = <user cache dir>/recfs; "-" = no saved tables
 	Parallel        int                     // scanner goroutines for a build; 0 = GOMAXPROCS
 	Progress        func(done, total int64) // called during a build with bytes scanned so far
@@ -60,14 +63,34 @@ type Options struct {
 
 // InferOptions returns o with what a source's name tells filled in where
 // o leaves it open: a ".grail-rpk-gz" name is legacy recordio whose packed
-// data is raw-DEFLATE compressed (LegacyTransform "flate"). Open applies it
+// data is raw-DEFLATE compressed (LegacyTransform "flate"); a name of
+// digits and ".log" (a pebble or RocksDB WAL) gives the log's number
+// (LogNum). Open applies it
 // to a path; callers that open sources otherwise (objects, URLs) apply it
 // to their name.
 func InferOptions(name string, o Options) Options {
 	if o.LegacyTransform == "" && strings.HasSuffix(name, ".grail-rpk-gz") {
 		o.LegacyTransform = "flate"
 	}
+	if o.LogNum == 0 {
+		o.LogNum = logNumber(name[strings.LastIndexByte(name, '/')+1:])
+	}
 	return o
+}
+
+// logNumber returns the low 32 bits of the number a log file's name
+// NNNNNN.log gives, or 0 (also for a Kafka segment's name, whose 20 digits
+// are an offset).
+func logNumber(base string) uint32 {
+	digits, ok := strings.CutSuffix(base, ".log")
+	if !ok || digits == "" || kafka.IsSegmentName(base) {
+		return 0
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
 }
 
 // HeaderEntry is one key/value of a recordio header (recordio.HeaderEntry):

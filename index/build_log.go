@@ -52,7 +52,7 @@ func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snaps
 	var done atomic.Int64
 	prog := progress{fn: o.Progress, total: size}
 	parts := make([]*logPart, sp.Parts)
-	lo := leveldb.Options{Strict: o.Strict, Unmasked: o.Unmasked}
+	lo := leveldb.Options{Strict: o.Strict, Unmasked: o.Unmasked, LogNum: o.LogNum}
 	res, err := leveldb.ScanParallel(ctx, r, size, lo, sp, func(i int, start, end int64, sc *leveldb.Scanner) (err error) {
 		if parts[i] != nil {
 			done.Store(0) // the sequential rescan after a parallel one

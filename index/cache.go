@@ -29,7 +29,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 9 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go); 9: blob region (cache_blob.go), checkpoint windows in it
+	cacheVersion = 10 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go); 9: blob region (cache_blob.go), checkpoint windows in it; 10: a log's number from its name in the options
 )
 
 var errBadCache = errors.New("index: unusable cache file")
@@ -344,6 +344,7 @@ func (e *encoder) options(o Options) {
 	e.bool(o.Strict)
 	e.bool(o.Unmasked)
 	e.str(o.LegacyTransform)
+	e.u32(o.LogNum)
 }
 
 func (e *encoder) snapshot(s *snapshot) {

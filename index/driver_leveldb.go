@@ -198,7 +198,7 @@ func (t *logTable) proveFrom(src io.ReaderAt, s *snapshot, k int64, o Options) (
 	if k > 0 {
 		from = t.endOf(k - 1)
 	}
-	sc := leveldb.NewScanner(src, s.size, leveldb.Options{Strict: o.Strict, Unmasked: t.unmask,
+	sc := leveldb.NewScanner(src, s.size, leveldb.Options{Strict: o.Strict, Unmasked: t.unmask, LogNum: o.LogNum,
 		Start: from / blockSize * blockSize, End: s.size})
 	return &scanProof[leveldb.Record]{more: sc.Next, record: sc.Record, fail: sc.Err,
 		skip:   func(r leveldb.Record) bool { return r.Off < from },

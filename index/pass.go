@@ -51,7 +51,7 @@ func NewPass(ctx context.Context, r io.ReaderAt, size int64, o Options) (*Pass, 
 	if f != codec.Unknown && f != codec.LevelDB || o.Strict {
 		return nil, ErrNoPass
 	}
-	lo := leveldb.Options{Unmasked: o.Unmasked}
+	lo := leveldb.Options{Unmasked: o.Unmasked, LogNum: o.LogNum}
 	return &Pass{r: r, size: size, sc: leveldb.NewScanner(r, size, lo), lo: lo, format: codec.LevelDB}, nil
 }
 

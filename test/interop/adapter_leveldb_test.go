@@ -71,8 +71,14 @@ type recfsLogRead struct {
 // through ReadLogRecord: whole, and (when rng is set) also in two random
 // pieces, which must agree.
 func recfsReadLog(b []byte, rng *rand.Rand) recfsLogRead {
+	return recfsReadLogWith(b, rng, leveldb.Options{})
+}
+
+// recfsReadLogWith is recfsReadLog with scan options (a log number from the
+// file's name).
+func recfsReadLogWith(b []byte, rng *rand.Rand, o leveldb.Options) recfsLogRead {
 	ra := bytes.NewReader(b)
-	sc := leveldb.NewScanner(ra, int64(len(b)), leveldb.Options{})
+	sc := leveldb.NewScanner(ra, int64(len(b)), o)
 	var out recfsLogRead
 	for sc.Next() {
 		loc := sc.Record()

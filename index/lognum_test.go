@@ -1,0 +1,75 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/recfs/recfs/codec/leveldb"
+	"github.com/recfs/recfs/codec/codectest/recfile"
+)
+
+func TestLogNumber(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want uint32
+	}{
+		{"000007.log", 7},
+		{"dir/000123.log", 123},
+		{"bucket/prefix/4294967303.log", 7}, // low 32 bits
+		{"00000000000000001000.log", 0},     // a Kafka segment: an offset
+		{"wal.log", 0},
+		{"000007.log.bak", 0},
+		{".log", 0},
+		{"000007", 0},
+	} {
+		if got := InferOptions(c.name, Options{}).LogNum; got != c.want {
+			t.Errorf("%q: LogNum %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestOpenRecycledWALByName opens a recycled pebble WAL whose live log is
+// one write torn inside its first chunk's header, so that its bytes alone
+// say the old log's number: named as pebble names it, the file shows the
+// live log (nothing) and the previous life as a stale tail; under another
+// name, the old records.
+func TestOpenRecycledWALByName(t *testing.T) {
+	write := func(num uint32, recs ...[]byte) []byte {
+		var b bytes.Buffer
+		w := leveldb.NewWriter(&b, leveldb.WriterOptions{Recyclable: true, LogNum: num})
+		for _, r := range recs {
+			if _, err := w.WriteRecord(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var old [][]byte
+	for i := range 12 {
+		old = append(old, bytes.Repeat([]byte{byte('a' + i)}, 9000))
+	}
+	file := write(5, old...)
+	copy(file, write(7, []byte("live"))[:3])
+	for _, c := range []struct {
+		name  string
+		stale bool // nothing but a stale tail from 0; else old records after damage in block 0
+	}{{"000007.log", true}, {"wal.bin", false}} {
+		path := filepath.Join(t.TempDir(), c.name)
+		recfile.WriteFile(t, path, file)
+		tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tb.Close()
+		ds := tb.Damage()
+		stale := len(ds) == 1 && ds[0].Off == 0 && ds[0].Stale() && ds[0].Len == int64(len(file))
+		if stale != c.stale || (tb.Len() == 0) != c.stale {
+			t.Errorf("%s: %d records, damage %v", c.name, tb.Len(), ds)
+		}
+	}
+}
