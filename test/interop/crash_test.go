@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	cleanupBench()
+	cleanupBin()
 	os.Exit(code)
 }
 

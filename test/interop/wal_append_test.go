@@ -30,7 +30,8 @@ var (
 	binErr  error
 )
 
-// recfsBin builds the recfs binary once per test run.
+// recfsBin builds the recfs binary once per test run, in a directory of
+// its own that cleanupBin removes.
 func recfsBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -54,6 +55,14 @@ func recfsBin(t *testing.T) string {
 	return binPath
 }
 
+// cleanupBin removes what recfsBin built, if anything; TestMain calls it
+// once every test has returned.
+func cleanupBin() {
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+}
+
 // recfsAppendCLI runs `recfs append [flags] path` with one input file per
 // record and returns the exit code and stderr.
 func recfsAppendCLI(t *testing.T, path string, recs [][]byte, flags ...string) (int, string) {
@@ -68,9 +77,12 @@ func recfsAppendCLI(t *testing.T, path string, recs [][]byte, flags ...string) (
 		}
 		args = append(args, in)
 	}
+	// Build (or find) the binary first: the minute below is the append's
+	// alone, not shared with a build that takes longer on a busy machine.
+	bin := recfsBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, recfsBin(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
