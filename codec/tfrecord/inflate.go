@@ -192,7 +192,8 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool, done <-chan
 	v := verifier{z: z, dst: dst, dstOff: pos, want: pos + int64(len(dst))}
 	need := z.x.spanEnd(z.x.span(v.want - 1))
 	c := takeCursor(z, z.x.Points[i].Out, pos, need)
-	if c == nil {
+	fresh := c == nil
+	if fresh {
 		r, _ := z.pool.Get().(*reader)
 		if r == nil {
 			r = &reader{d: newZDecoder(z.src, z.size, z.x.Comp), win: make([]byte, windowSize), wfr: flate.NewReader(nil)}
@@ -200,12 +201,20 @@ func (z *Inflated) fill(i int, pos int64, dst []byte, buffered bool, done <-chan
 		}
 		r.d.src, r.d.done = z.src, z.o.Done
 		c = &cursor{z: z, r: r, span: i, pos: z.x.Points[i].Out, from: i}
+	}
+	// This read's own stop, for the start too (its compressed bytes are
+	// read ahead then); cleared before c is kept or pooled.
+	c.r.d.done2 = done
+	if fresh {
 		if err := z.startAt(c, i, v.want, buffered); err != nil {
-			z.pool.Put(r)
+			c.r.d.done2 = nil
+			z.pool.Put(c.r)
+			if errors.Is(err, errStopped) {
+				err = fmt.Errorf("tfrecord: %w at decompressed offset %d (the read wanted %d)", errStopped, z.x.Points[i].Out, v.want)
+			}
 			return 0, err
 		}
 	}
-	c.r.d.done2 = done // this read's own stop; cleared before c is kept
 	v.span = c.span
 	v.begin(c.pos)
 	rest, err := v.feed(c.rest)
@@ -250,6 +259,10 @@ const (
 	readAhead    = 1
 	maxReadAhead = 64 << 20
 )
+
+// readAheadChunk is how many compressed bytes a read's decoder reads into
+// memory at a time, looking at its done channels between chunks.
+const readAheadChunk = 1 << 20
 
 // startAt starts c's decoder at checkpoint i for a read ending at want.
 // When buffered, the compressed bytes through readAhead checkpoints past

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
@@ -151,14 +150,9 @@ func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 		off++
 	}
 	if d.end > off && stream == nil {
-		buf := append(d.rbuf[:0], head...)
-		n := len(buf)
-		buf = slices.Grow(buf, int(d.end-off))[:n+int(d.end-off)] // ReadAt fills it: no clearing
-		k, err := d.src.ReadAt(buf[n:], off)
-		if k < len(buf)-n && !errors.Is(err, io.EOF) {
+		if err := d.readAhead(head, off); err != nil {
 			return err
 		}
-		d.rbuf = buf[:n+k]
 		d.mem.reset(d.rbuf, 0, base)
 		d.in, d.flateIn = &d.mem, d.mem.r
 		return nil
@@ -176,6 +170,56 @@ func (d *zdecoder) open(off int64, shift uint, stream io.Reader) error {
 	d.in, d.flateIn = d.br, d.br
 	d.base = base
 	return nil
+}
+
+// readAhead reads head and then the bytes of src from off to d.end into
+// d.rbuf, in chunks of readAheadChunk with a look at the stop channels
+// before each: a read stopped while its compressed bytes come in (tens of
+// MiB for a long span, a pass over memory the kernel fills and, on a
+// loaded machine, a good part of a second) fails with errStopped after at
+// most one chunk. The buffer is allocated at its size when the one kept
+// is too small, not grown from it, so that nothing copies or clears the
+// old bytes and a new buffer's pages are touched as the chunks fill
+// them. A source that ends before d.end leaves fewer bytes.
+func (d *zdecoder) readAhead(head []byte, off int64) error {
+	need := len(head) + int(d.end-off)
+	buf := d.rbuf[:0]
+	if cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	buf = append(buf, head...)
+	for off < d.end {
+		if d.stopped() {
+			d.rbuf = buf[:0]
+			return errStopped
+		}
+		n := len(buf)
+		m := int(min(d.end-off, readAheadChunk))
+		k, err := d.src.ReadAt(buf[n:n+m], off)
+		buf = buf[:n+k]
+		off += int64(k)
+		if k < m {
+			if err != nil && !errors.Is(err, io.EOF) {
+				d.rbuf = buf[:0]
+				return err
+			}
+			break // the source ends before d.end: short() tells
+		}
+	}
+	d.rbuf = buf
+	return nil
+}
+
+// stopped reports whether either of the decoder's stop channels closed.
+func (d *zdecoder) stopped() bool {
+	select {
+	case <-d.done:
+		return true
+	case <-d.done2:
+		return true
+	default:
+		return false
+	}
 }
 
 // short reports whether the decoder ran out of the bytes read into memory
@@ -255,12 +299,8 @@ func (d *zdecoder) next() ([]byte, error) {
 		if d.state == ended {
 			return nil, io.EOF
 		}
-		select {
-		case <-d.done:
+		if d.stopped() {
 			return nil, errStopped
-		case <-d.done2:
-			return nil, errStopped
-		default:
 		}
 		n, err := d.fr.Read(d.buf)
 		if n > 0 {
