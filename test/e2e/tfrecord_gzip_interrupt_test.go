@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"os/exec"
@@ -163,8 +164,8 @@ func TestTFRecordGzipReadInterrupted(t *testing.T) {
 const busyRuns = 32_000_000
 
 // busyKillCPU bounds the server's processor time after a busy-kill of a
-// read: the rest of the record's inflate costs more than that, and a
-// loaded machine may take a few hundred milliseconds to deliver the
+// read or stat: the rest of the record's inflate costs more than that,
+// and a loaded machine may take a few hundred milliseconds to deliver the
 // interrupt.
 const busyKillCPU = time.Second
 
@@ -173,7 +174,8 @@ const busyKillCPU = time.Second
 // time since, and checks what an interrupted request must give: c exits
 // within exitTimeout, the mount logs the stopped decompression, and the
 // server uses at most bound of processor time after the kill (0: the
-// time is logged, not bounded). what names c in failures.
+// time is logged, not bounded); the bytes it read after the kill are
+// logged. what names c in failures.
 func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string, bound time.Duration) {
 	t.Helper()
 	server := m.cmd.Process.Pid
@@ -201,6 +203,7 @@ func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string, bound time.D
 			t.Fatal(err)
 		}
 	}
+	readAt := readOf(server)
 	if err := c.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +219,27 @@ func killWhenBusy(t *testing.T, m *mount, c *exec.Cmd, what string, bound time.D
 	if err != nil {
 		t.Fatal(err)
 	}
+	read := readOf(server) - readAt
 	used := after - at
 	if bound > 0 && used > bound {
 		t.Errorf("the server used %v of processor time after the %s was killed, want at most %v", used, what, bound)
 	}
-	t.Logf("the server used %v of processor time after the %s was killed", used, what)
+	t.Logf("the server used %v of processor time and read %d bytes after the %s was killed", used, read, what)
+}
+
+// readOf returns the bytes process pid has read through system calls
+// (rchar of /proc/PID/io: its source, page cache or not, and its FUSE
+// requests), 0 if unknown.
+func readOf(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
