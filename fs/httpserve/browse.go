@@ -185,7 +185,7 @@ func (h *Handler) browseFile(w http.ResponseWriter, r *http.Request, e *entry) {
 	}
 	defer f.Close()
 	head := make([]byte, min(e.a.Size, textShown))
-	k, err := f.ReadAt(head, 0)
+	k, err := fs.ReadHandle(ctx, f, head, 0)
 	if err != nil && err != io.EOF {
 		h.fail(w, err)
 		return
@@ -195,7 +195,7 @@ func (h *Handler) browseFile(w http.ResponseWriter, r *http.Request, e *entry) {
 	at, _ := strconv.ParseInt(r.URL.Query().Get("at"), 10, 64)
 	at = max(0, min(at, e.a.Size)) &^ 15
 	hb := make([]byte, min(e.a.Size-at, hexShown))
-	k, err = f.ReadAt(hb, at)
+	k, err = fs.ReadHandle(ctx, f, hb, at)
 	if err != nil && err != io.EOF {
 		h.fail(w, err)
 		return
@@ -237,7 +237,7 @@ func (h *Handler) recordPane(ctx context.Context, p *filePage, e *entry) {
 	if s == nil {
 		return
 	}
-	text, name, err := s.render(e.n.N)
+	text, name, err := s.render(ctx, e.n.N)
 	p.Decoder = name
 	if err != nil {
 		p.DecodeErr = err.Error()

@@ -19,7 +19,9 @@ import (
 const maxSessions = 32
 
 // treeRecords are the records of one record directory as the tree serves
-// them.
+// them. Their reads do not stop: a session's detection and what a
+// stateful decoder learns of the records before the one rendered must not
+// end early with one request (see session.render).
 type treeRecords struct {
 	h     *Handler
 	dir   fs.Node
@@ -29,15 +31,55 @@ type treeRecords struct {
 func (tr *treeRecords) Len() int64 { return tr.count }
 
 func (tr *treeRecords) Size(n int64) int64 {
-	a, err := tr.h.t.Getattr(context.Background(), tr.dir.Record(n))
+	size, _ := tr.size(context.Background(), n)
+	return size
+}
+
+// size returns the size of record n as Getattr gives it with ctx.
+func (tr *treeRecords) size(ctx context.Context, n int64) (int64, error) {
+	a, err := tr.h.t.Getattr(ctx, tr.dir.Record(n))
 	if err != nil {
-		return 0
+		return 0, err
 	}
-	return a.Size
+	return a.Size, nil
 }
 
 func (tr *treeRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 	return tr.h.t.ReadAt(context.Background(), tr.dir.Record(n), p, off)
+}
+
+// requestRecords are treeRecords whose record n, the one a request
+// renders, is sized and read with the request's context: a client gone
+// stops that read (a long span of a compressed file) instead of leaving
+// the server at it. A size that fails (the request given up, or the
+// record unreadable) fails the reads of n after it, so that a rendering
+// never goes on with a size of 0 in place of the record.
+type requestRecords struct {
+	*treeRecords
+	ctx     context.Context
+	n       int64
+	sizeErr error
+}
+
+func (r *requestRecords) Size(n int64) int64 {
+	if n != r.n {
+		return r.treeRecords.Size(n)
+	}
+	size, err := r.size(r.ctx, n)
+	if err != nil {
+		r.sizeErr = err
+	}
+	return size
+}
+
+func (r *requestRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
+	if n != r.n {
+		return r.treeRecords.ReadAt(n, p, off)
+	}
+	if r.sizeErr != nil {
+		return 0, r.sizeErr
+	}
+	return r.h.t.ReadAt(r.ctx, r.dir.Record(n), p, off)
 }
 
 // sessions keeps the decoding session of recently decoded directories.
@@ -101,8 +143,10 @@ func (ss *sessions) get(ctx context.Context, dir fs.Node, count int64, path stri
 }
 
 // render returns record n rendered by the session, its decoder's name, or
-// an error.
-func (s *session) render(n int64) (text []byte, name string, err error) {
+// an error. Record n is sized and read with ctx (requestRecords): a
+// request given up stops its read and fails the rendering; the records a
+// stateful decoder learns before n are read whole.
+func (s *session) render(ctx context.Context, n int64) (text []byte, name string, err error) {
 	if s.err != nil {
 		return nil, "", s.err
 	}
@@ -111,7 +155,10 @@ func (s *session) render(n int64) (text []byte, name string, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	text, err = s.s.Render(nil, s.recs, 0, n)
+	if err := ctx.Err(); err != nil {
+		return nil, s.s.Name(), err // given up while it waited
+	}
+	text, err = s.s.Render(nil, &requestRecords{treeRecords: s.recs, ctx: ctx, n: n}, 0, n)
 	return text, s.s.Name(), err
 }
 

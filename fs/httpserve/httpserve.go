@@ -206,7 +206,7 @@ func (h *Handler) file(w http.ResponseWriter, r *http.Request, e *entry) {
 	w.Header().Set("ETag", serve.ETag(e.a, e.stamp))
 	w.Header().Set("Content-Type", contentType(e))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, e.name(), e.a.Mtime, &reader{t: h.t, rs: io.NewSectionReader(f, 0, e.a.Size)})
+	http.ServeContent(w, r, e.name(), e.a.Mtime, &reader{t: h.t, rs: io.NewSectionReader(withContext(r.Context(), f), 0, e.a.Size)})
 }
 
 // contentType returns the media type of a file: text for .recfs and
@@ -240,6 +240,21 @@ func (r *reader) Read(p []byte) (int, error) {
 }
 
 func (r *reader) Seek(off int64, whence int) (int64, error) { return r.rs.Seek(off, whence) }
+
+// withContext returns f read with ctx (fs.ReadHandle): a record's read
+// stops when the request is given up (its client gone), where the source
+// can stop it, instead of running on for no one.
+func withContext(ctx context.Context, f io.ReaderAt) io.ReaderAt { return contextReader{ctx, f} }
+
+// contextReader is withContext's reader.
+type contextReader struct {
+	ctx context.Context
+	f   io.ReaderAt
+}
+
+func (c contextReader) ReadAt(p []byte, off int64) (int, error) {
+	return fs.ReadHandle(c.ctx, c.f, p, off)
+}
 
 // httpTime formats t for a page.
 func httpTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
@@ -324,4 +325,70 @@ func FuzzParseInfo(f *testing.F) {
 			}
 		}
 	})
+}
+
+// stopCounting is a source whose reads of record n are counted by kind:
+// those that can stop (ReadAtContext with a context that can be done)
+// and those that cannot.
+type stopCounting struct {
+	*fusetest.MemSource
+	n int64
+
+	mu              sync.Mutex
+	stopping, plain int
+}
+
+func (s *stopCounting) count(n int64, stops bool) {
+	if n != s.n {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stops {
+		s.stopping++
+	} else {
+		s.plain++
+	}
+}
+
+func (s *stopCounting) ReadAt(n int64, p []byte, off int64) (int, error) {
+	s.count(n, false)
+	return s.MemSource.ReadAt(n, p, off)
+}
+
+func (s *stopCounting) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
+	s.count(n, ctx.Done() != nil)
+	return s.MemSource.ReadAt(n, p, off)
+}
+
+func (s *stopCounting) ReadAtGenerationContext(ctx context.Context, _ uint64, n int64, p []byte, off int64) (int, error) {
+	return s.ReadAtContext(ctx, n, p, off)
+}
+
+// TestRecordReadsStopWithRequest: a record's page (its text, hex and decoded
+// rendering), a decoded search, the record's bytes and a search of them
+// read the record with the request's context, so that a client gone stops the read (a long span of a
+// compressed file) instead of leaving the server at it: counted, every
+// read of the record can stop.
+func TestRecordReadsStopWithRequest(t *testing.T) {
+	t.Parallel()
+	src := &stopCounting{MemSource: fusetest.NewMemSource(30, -1, nil), n: 20}
+	plan, err := decoders.Prepare(decoders.Spec{Mode: "protobuf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server(t, servetest.FileTree(t, src), Options{Decoders: plan})
+	for _, path := range []string{"/000020?view", "/?search=zzz&decoded=1", "/000020", "/?search=zzz"} {
+		resp, b := do(t, "GET", srv.URL+path, map[string]string{"Accept": "text/html"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %s\n%s", path, resp.Status, b)
+		}
+		src.mu.Lock()
+		stopping, plain := src.stopping, src.plain
+		src.stopping, src.plain = 0, 0
+		src.mu.Unlock()
+		if plain > 0 || stopping == 0 {
+			t.Errorf("%s: record 20 read %d times with the request's context, %d times with none", path, stopping, plain)
+		}
+	}
 }

@@ -149,7 +149,7 @@ func (s *searcher) file(n, parent fs.Node, names []string) {
 		d.Close()
 		ss := s.h.dec.get(s.ctx, parent, count, s.h.sourcePath(strings.Join(names[:len(names)-1], "/")))
 		if ss != nil {
-			text, _, err := ss.render(n.N)
+			text, _, err := ss.render(s.ctx, n.N)
 			if err != nil {
 				return // not decodable: nothing to find in its decoding
 			}
@@ -168,7 +168,7 @@ func (s *searcher) file(n, parent fs.Node, names []string) {
 			return
 		}
 		defer f.Close()
-		r = io.NewSectionReader(f, 0, a.Size)
+		r = io.NewSectionReader(withContext(s.ctx, f), 0, a.Size)
 	}
 	if s.buf == nil {
 		s.buf = bufio.NewReaderSize(r, maxLine)
