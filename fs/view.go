@@ -159,6 +159,7 @@ func (c *sizedStore) put(k viewKey, text []byte) {
 func View(src Records, s *decode.Session, why string) Records {
 	vs := &viewSource{Records: src, sess: s, why: why}
 	vs.ver, _ = src.(Versioned)
+	vs.life, vs.end = context.WithCancel(context.Background())
 	if fl, ok := src.(Follower); ok {
 		return &followingView{viewSource: vs, fl: fl}
 	}
@@ -171,6 +172,10 @@ type viewSource struct {
 	sess *decode.Session // nil: records as they are
 	why  string
 	ver  Versioned // src, if versioned
+	// life is done once the view is closed: the reads of the methods
+	// that take no request's context (Size, ReadAt) stop with it.
+	life context.Context
+	end  context.CancelFunc
 
 	mu    sync.Mutex
 	gen   uint64  // the generation sizes belong to
@@ -201,6 +206,13 @@ type followingView struct {
 // Follow follows the underlying source.
 func (f *followingView) Follow(ctx context.Context, interval time.Duration, changed func(oldLen, newLen int64), onErr func(error)) error {
 	return f.fl.Follow(ctx, interval, changed, onErr)
+}
+
+// Close stops the reads of renders made with no request's context (Size,
+// ReadAt) and closes the source.
+func (s *viewSource) Close() error {
+	s.end()
+	return s.Records.Close()
 }
 
 // Unwrap returns the source the view renders.
@@ -398,21 +410,25 @@ func (s *viewSource) SizeErr(ctx context.Context, n int64) (int64, error) {
 }
 
 // Size returns the rendered size of record n, or 0 if it cannot be
-// rendered (SizeErr says why).
+// rendered (SizeErr says why). With no request's context, a render it
+// makes stops when the view is closed (Close); a caller with a request
+// uses SizeErr.
 func (s *viewSource) Size(n int64) int64 {
-	size, _ := s.SizeErr(context.Background(), n)
+	size, _ := s.SizeErr(s.life, n)
 	return size
 }
 
-// ReadAt reads bytes of record n's rendering.
+// ReadAt reads bytes of record n's rendering; a render it makes stops
+// when the view is closed, as Size's does.
 func (s *viewSource) ReadAt(n int64, p []byte, off int64) (int, error) {
-	return s.ReadAtGenerationContext(context.Background(), s.generation(), n, p, off)
+	return s.ReadAtGenerationContext(s.life, s.generation(), n, p, off)
 }
 
 // ReadAtGeneration reads bytes of record n's rendering at generation gen;
-// it fails, as the source does, if the source has moved on.
+// it fails, as the source does, if the source has moved on. A render it
+// makes stops when the view is closed, as Size's does.
 func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
-	return s.ReadAtGenerationContext(context.Background(), gen, n, p, off)
+	return s.ReadAtGenerationContext(s.life, gen, n, p, off)
 }
 
 // ReadAtContext is ReadAt stopping with ctx: a record not rendered yet is

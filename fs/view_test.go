@@ -336,3 +336,26 @@ func readEntry(t *testing.T, tr *Tree, name string) string {
 	}
 	return string(p[:k])
 }
+
+// TestViewSizeStopsOnClose: Size, which has no request's context, renders
+// with the view's own, done when the view is closed: a render in progress
+// (its read blocked as a long inflate runs on) stops at Close and sizes
+// nothing, instead of running on after the tree is gone.
+func TestViewSizeStopsOnClose(t *testing.T) {
+	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	var calls atomic.Int64
+	v := View(src, upperView(&calls), "")
+	sized := make(chan int64, 1)
+	go func() { sized <- v.Size(0) }()
+	select {
+	case <-src.started:
+	case size := <-sized:
+		t.Fatalf("Size rendered record 0 (%d bytes) with a read that cannot stop", size)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if size := <-sized; size != 0 || calls.Load() != 0 {
+		t.Fatalf("Size after Close: %d bytes, %d renders; want 0, 0", size, calls.Load())
+	}
+}
