@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 func TestLogNumber(t *testing.T) {
