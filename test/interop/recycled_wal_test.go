@@ -131,6 +131,12 @@ func TestPebbleRecycledWAL(t *testing.T) {
 				got.Damage[n-1].Off+got.Damage[n-1].Len == int64(len(file)) {
 				continue
 			}
+			// Nor do zeros short of a header there (seed
+			// 1795780901239554807: one zero byte of the old log after the
+			// live log's last block): they are the block's padding.
+			if !torn && n == 0 && len(file)-len(l) < 11 && codec.AllZero(file[len(l):]) {
+				continue
+			}
 			if n == 0 || !errors.Is(got.Damage[n-1], codec.ErrStale) || got.Damage[n-1].Off+got.Damage[n-1].Len != int64(len(file)) {
 				t.Fatalf("seed %d torn=%v: damage %v, want a stale tail to the end of the %d-byte file", seed, torn, got.Damage, len(file))
 			}
