@@ -707,7 +707,10 @@ func (s *Scanner) staleAtEOF() {
 // such remains give (bad checksum or length, a zero header, a truncated
 // chunk or header) are stale bytes too and join it; a record cut short just
 // before them is the live log's torn last write and becomes ErrTruncated,
-// as at the end of any file. Other lists are returned as they are.
+// as at the end of any file. Damage at the file's start is never stale:
+// the first chunk is the live log's, so there it is the live log's only
+// write, torn (ErrTruncated), and a verify still fails on it. Other lists
+// are returned as they are.
 func settleStale(ds []codec.Damage) []codec.Damage {
 	n := len(ds)
 	if n == 0 || !ds[n-1].Stale() {
@@ -716,13 +719,14 @@ func settleStale(ds []codec.Damage) []codec.Damage {
 	st := ds[n-1]
 	end := st.Off + st.Len
 	i := n - 1
-	for i > 0 && ds[i-1].Off+ds[i-1].Len == st.Off && staleRemains(ds[i-1].Kind) {
+	for i > 0 && ds[i-1].Off+ds[i-1].Len == st.Off && staleRemains(ds[i-1].Kind) && ds[i-1].Off > 0 {
 		st.Off = ds[i-1].Off
 		i--
 	}
 	st.Len = end - st.Off
-	if i > 0 && ds[i-1].Kind == codec.DamageCutShort && ds[i-1].Off+ds[i-1].Len == st.Off {
-		ds[i-1].Err = codec.ErrTruncated
+	if prev := i - 1; prev >= 0 && ds[prev].Off+ds[prev].Len == st.Off &&
+		(ds[prev].Kind == codec.DamageCutShort || (ds[prev].Off == 0 && staleRemains(ds[prev].Kind))) {
+		ds[prev].Err = codec.ErrTruncated
 	}
 	return append(ds[:i], st)
 }

@@ -157,7 +157,7 @@ func TestLogStaleTornFirstChunk(t *testing.T) {
 		name  string
 		data  []byte
 		o     Options
-		stale bool // no records, one stale tail from 0; else the old log's records
+		stale bool // no records: the torn first write, then a stale tail; else the old log's records
 	}{
 		{"header-intact", overwrite(old, live[:liveEnds[0]-20]), Options{}, true},
 		{"header-intact-named", overwrite(old, live[:liveEnds[0]-20]), Options{LogNum: 7}, true},
@@ -176,8 +176,9 @@ func TestLogStaleTornFirstChunk(t *testing.T) {
 			got, s := logScanAll(t, c.data, c.o)
 			ds := s.Damage()
 			if c.stale {
-				if len(got) != 0 || len(ds) != 1 || !ds[0].Stale() || ds[0].Off != 0 || ds[0].Len != size || s.Info().End != 0 {
-					t.Fatalf("%d records, damage %v, end %d; want none, one stale tail from 0", len(got), ds, s.Info().End)
+				if len(got) != 0 || len(ds) != 2 || ds[0].Off != 0 || !errors.Is(ds[0].Err, codec.ErrTruncated) ||
+					!ds[1].Stale() || ds[1].Off != ds[0].Len || ds[1].Off+ds[1].Len != size || s.Info().End != ds[1].Off {
+					t.Fatalf("%d records, damage %v, end %d; want none, a truncation from 0, a stale tail", len(got), ds, s.Info().End)
 				}
 			} else if len(got) == 0 || len(ds) == 0 || ds[0].Off != 0 || ds[0].Stale() {
 				t.Fatalf("%d records, damage %v; want the old log's records after damage at 0", len(got), ds)
