@@ -136,78 +136,34 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 			cf.Close()
 		}
 	}()
-	if size < int64(len(cacheMagic))+8+cacheTrailer {
-		return nil, errBadCache
+	l, err := readCacheLayout(cf, size)
+	if err != nil {
+		return nil, err
 	}
-	// The trailer gives the length of the blob region and of the seal
-	// before it (0: unsealed); the body and its checksum come first.
-	var tr [cacheTrailer]byte
-	if _, err := cf.ReadAt(tr[:], size-cacheTrailer); err != nil || (tr[8] != 0 && tr[8] != sealSize) {
-		return nil, errBadCache
-	}
-	sealed := tr[8] == sealSize
-	blobLen := int64(binary.LittleEndian.Uint64(tr[:8]))
-	if blobLen < 0 || blobLen > size {
-		return nil, errBadCache
-	}
-	blobAt := size - cacheTrailer - blobLen
-	size = blobAt - int64(tr[8])
-	if size < int64(len(cacheMagic))+8 {
-		return nil, errBadCache
-	}
-	f := ctxStream{r: io.NewSectionReader(cf, 0, blobAt), ctx: ctx}
+	f := ctxStream{r: io.NewSectionReader(cf, 0, l.blobAt), ctx: ctx}
 	// The file is decoded as it is read, so that loading a table takes
 	// the table's memory and a window, not twice the table; its checksum
 	// is checked at the end, before anything decoded is used.
-	crc := crc32.New(castagnoli)
-	var mac hash.Hash
-	if sealed {
-		mac = sealer(cacheKey(filepath.Dir(file), false))
+	sums := cacheSums{crc: crc32.New(castagnoli)}
+	if l.sealed {
+		sums.mac = sealer(cacheKey(filepath.Dir(file), false))
 	}
-	sums := io.Writer(crc)
-	if mac != nil {
-		sums = io.MultiWriter(crc, mac)
-	}
-	d := streamDecoder(io.TeeReader(f, sums), size-4)
-	d.blob = &cacheBlob{size: blobLen}
-	if d.str() != cacheMagic {
-		return nil, errBadCache
-	}
-	if d.u32() != cacheVersion || d.err != nil {
-		return nil, errStaleCache
-	}
-	if got := d.identity(); d.err != nil {
-		return nil, errBadCache
-	} else if got != id {
-		return nil, errStaleCache
-	}
-	origin := d.str()
-	var want encoder
-	want.options(o)
-	if got := d.bytes(len(want.b)); d.err != nil {
-		return nil, errBadCache
-	} else if string(got) != string(want.b) {
-		return nil, errStaleCache
+	d := streamDecoder(io.TeeReader(f, sums.writer()), l.body-4)
+	d.blob = &cacheBlob{size: l.blobLen}
+	origin, err := d.cacheHead(id, o)
+	if err != nil {
+		return nil, err
 	}
 	s := d.snapshot()
-	if d.err != nil || d.remaining() != 0 || d.blob.used != blobLen {
+	if d.err != nil || d.remaining() != 0 || d.blob.used != l.blobLen {
 		return nil, errBadCache
 	}
-	var sum [4 + sealSize]byte
-	if _, err := io.ReadFull(f, sum[:4]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:4]) {
-		return nil, errBadCache
+	vouched, err := sums.check(f, l.sealed)
+	if err != nil {
+		return nil, err
 	}
-	vouched := false
-	if sealed {
-		if _, err := io.ReadFull(f, sum[4:]); err != nil {
-			return nil, errBadCache
-		}
-		if mac != nil {
-			mac.Write(sum[:4])
-			vouched = hmac.Equal(mac.Sum(nil), sum[4:])
-		}
-	}
-	if n, _ := cf.ReadAt(sum[:1], blobAt+blobLen+cacheTrailer); n != 0 {
+	var end [1]byte
+	if n, _ := cf.ReadAt(end[:], l.blobAt+l.blobLen+cacheTrailer); n != 0 {
 		return nil, errBadCache // grew since its stat
 	}
 	if err := canceled(ctx); err != nil {
@@ -220,11 +176,108 @@ func loadCache(ctx context.Context, file string, id identity, o Options) (*snaps
 	if v, ok := s.tab.(voucher); ok && vouched {
 		v.vouch()
 	}
-	if blobLen > 0 {
-		d.blob.attach(cf, blobAt, cf)
+	if l.blobLen > 0 {
+		d.blob.attach(cf, l.blobAt, cf)
 		keep = true
 	}
 	return s, nil
+}
+
+// cacheLayout is where the parts of a cache file stand: the body and its
+// checksum from offset 0, then the seal (if sealed), the blob region and
+// the trailer.
+type cacheLayout struct {
+	body    int64 // bytes of the body and its checksum
+	blobAt  int64 // offset of the blob region
+	blobLen int64 // bytes of the blob region
+	sealed  bool  // a seal follows the checksum
+}
+
+// readCacheLayout reads the trailer at the end of cf, a cache file of size
+// bytes, and checks that the parts it names fit; errBadCache if not.
+func readCacheLayout(cf io.ReaderAt, size int64) (cacheLayout, error) {
+	if size < int64(len(cacheMagic))+8+cacheTrailer {
+		return cacheLayout{}, errBadCache
+	}
+	// The trailer gives the length of the blob region and of the seal
+	// before it (0: unsealed); the body and its checksum come first.
+	var tr [cacheTrailer]byte
+	if _, err := cf.ReadAt(tr[:], size-cacheTrailer); err != nil || (tr[8] != 0 && tr[8] != sealSize) {
+		return cacheLayout{}, errBadCache
+	}
+	l := cacheLayout{sealed: tr[8] == sealSize, blobLen: int64(binary.LittleEndian.Uint64(tr[:8]))}
+	if l.blobLen < 0 || l.blobLen > size {
+		return cacheLayout{}, errBadCache
+	}
+	l.blobAt = size - cacheTrailer - l.blobLen
+	l.body = l.blobAt - int64(tr[8])
+	if l.body < int64(len(cacheMagic))+8 {
+		return cacheLayout{}, errBadCache
+	}
+	return l, nil
+}
+
+// cacheHead decodes the head of a cache body (magic, version, source
+// identity, origin, options) and returns the origin: errBadCache if the head
+// is not one, errStaleCache if it was made by another version, for another
+// source or with other options than id and o.
+func (d *decoder) cacheHead(id identity, o Options) (string, error) {
+	if d.str() != cacheMagic {
+		return "", errBadCache
+	}
+	if d.u32() != cacheVersion || d.err != nil {
+		return "", errStaleCache
+	}
+	if got := d.identity(); d.err != nil {
+		return "", errBadCache
+	} else if got != id {
+		return "", errStaleCache
+	}
+	origin := d.str()
+	var want encoder
+	want.options(o)
+	if got := d.bytes(len(want.b)); d.err != nil {
+		return "", errBadCache
+	} else if string(got) != string(want.b) {
+		return "", errStaleCache
+	}
+	return origin, nil
+}
+
+// cacheSums sums a cache body as it is decoded: its CRC-32C and, when the
+// file is sealed and the folder has a key, its seal.
+type cacheSums struct {
+	crc hash.Hash32
+	mac hash.Hash // nil: unsealed, or no key to check the seal with
+}
+
+// writer is where the body's bytes go to be summed.
+func (c cacheSums) writer() io.Writer {
+	if c.mac != nil {
+		return io.MultiWriter(c.crc, c.mac)
+	}
+	return c.crc
+}
+
+// check reads the checksum (and the seal, if sealed) that follow the body
+// in f and compares them with the sums: errBadCache if the checksum is
+// wrong or either is cut short; vouched says whether the seal held.
+func (c cacheSums) check(f io.Reader, sealed bool) (vouched bool, err error) {
+	var sum [4 + sealSize]byte
+	if _, err := io.ReadFull(f, sum[:4]); err != nil || c.crc.Sum32() != binary.LittleEndian.Uint32(sum[:4]) {
+		return false, errBadCache
+	}
+	if !sealed {
+		return false, nil
+	}
+	if _, err := io.ReadFull(f, sum[4:]); err != nil {
+		return false, errBadCache
+	}
+	if c.mac == nil {
+		return false, nil
+	}
+	c.mac.Write(sum[:4])
+	return hmac.Equal(c.mac.Sum(nil), sum[4:]), nil
 }
 
 // encoder appends little-endian values to a byte slice; with w set, it
