@@ -260,11 +260,20 @@ func catOne(cmd *cobra.Command, path string, sel []report.Range, offs []report.S
 	if len(sel) > 0 || len(offs) > 0 {
 		return catSelected(cmd, path, sel, offs, o, m, dec)
 	}
-	if done, err := catPass(cmd, path, o, m, dec); done {
+	oo, err := openOptions(cmd, o)
+	if err != nil {
 		return err
 	}
-	// Every record: one fresh scan, then reads in file order.
-	st, err := openSequential(cmd, path, o)
+	e, err := open.OpenEvery(path, oo)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if done, err := catPass(cmd, e, path, m, dec); done {
+		return err
+	}
+	// Every record: one fresh scan of the same file, then reads in file order.
+	st, err := e.Seq(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -346,25 +355,20 @@ func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool
 	return s, nil
 }
 
-// catPass writes every record of the local file at path decoded, reading
-// each once as it is found (report.WritePass), with the damage warning
-// after them; done is false when that cannot be done (no --decode, auto,
-// --number when the record count's width is not known before the end, a
-// source or format a pass does not read, a decoder that fails to open):
-// catOne's scan and table then do it, or say what is wrong.
-func catPass(cmd *cobra.Command, path string, o index.Options, m report.Mode, dec *decodeFlags) (done bool, err error) {
+// catPass writes every record of e, the local file at path, decoded,
+// reading each once as it is found (report.WritePass), with the damage
+// warning after them; done is false when that cannot be done (no --decode,
+// auto, --number when the record count's width is not known before the end,
+// a source or format a pass does not read, a decoder that fails to open):
+// catOne's scan and table of e then do it, or say what is wrong.
+func catPass(cmd *cobra.Command, e *open.Every, path string, m report.Mode, dec *decodeFlags) (done bool, err error) {
 	if !dec.decoding() || dec.mode == decoders.ModeAuto {
 		return false, nil
 	}
-	oo, err := openOptions(cmd, o)
+	p, err := e.Pass(cmd.Context())
 	if err != nil {
 		return false, nil
 	}
-	p, err := open.Pass(cmd.Context(), path, oo)
-	if err != nil {
-		return false, nil
-	}
-	defer p.Close()
 	width := len(report.RecordNumber(0, p.MaxLen()))
 	if m.Number && width != len(report.RecordNumber(0, 1)) {
 		return false, nil // the width depends on the count
@@ -378,7 +382,7 @@ func catPass(cmd *cobra.Command, path string, o index.Options, m report.Mode, de
 		return false, nil
 	}
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), report.CopyBufSize)
-	err = m.WritePass(cmd.Context(), w, s, p.Pass, path)
+	err = m.WritePass(cmd.Context(), w, s, p, path)
 	if p.Done() {
 		report.WarnDamaged(cmd.ErrOrStderr(), path, p.Damage())
 	}

@@ -7,35 +7,65 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// PassFile is a one-pass reading of a local record file (index.Pass);
-// Close closes the file.
-type PassFile struct {
-	*index.Pass
-	f *os.File
+// Every is a record file opened once for reading every record in file
+// order, in one of two ways over the same opened file: one pass with no
+// table (Pass), where index.NewPass reads the format, or else a sequential
+// table (Seq). For cat of every record of a file.
+type Every struct {
+	target string
+	o      Options
+	f      *os.File // the local file; nil for an object or a URL
+	size   int64
 }
 
-// Close closes the file the pass reads.
-func (p PassFile) Close() error { return p.f.Close() }
-
-// Pass opens the local record file target for one pass over its records
-// in file order, each read and checked once, with no table built (see
-// index.NewPass): for cat of every record of a file. It fails with
-// index.ErrNoPass for an object or a URL and for what NewPass refuses,
-// and with the error of opening or detecting the file otherwise.
-func Pass(ctx context.Context, target string, o Options) (PassFile, error) {
+// OpenEvery opens the record file target names for Every's two ways: a
+// local file now (failing as Sequential would to open it), an object or a
+// URL when Seq is called.
+func OpenEvery(target string, o Options) (*Every, error) {
+	e := &Every{target: target, o: o}
 	if KindOf(target) != Local {
-		return PassFile{}, index.ErrNoPass
+		return e, nil
 	}
 	f, fi, err := openRegular(target)
 	if err != nil {
-		return PassFile{}, err
+		return nil, err
 	}
-	p, err := index.NewPass(ctx, f, fi.Size(), indexOptions(target, o.Index))
-	if err != nil {
-		f.Close()
-		return PassFile{}, err
+	e.f, e.size = f, fi.Size()
+	return e, nil
+}
+
+// Pass starts one pass over the records of the local file, each read and
+// checked once, with no table built (see index.NewPass). It fails with
+// index.ErrNoPass for an object or a URL, after Seq, and for what NewPass
+// refuses, or with what detecting the format met; Seq still reads the
+// file then. The pass reads the file until Close.
+func (e *Every) Pass(ctx context.Context) (*index.Pass, error) {
+	if e.f == nil {
+		return nil, index.ErrNoPass
 	}
-	return PassFile{Pass: p, f: f}, nil
+	return index.NewPass(ctx, e.f, e.size, indexOptions(e.target, e.o.Index))
+}
+
+// Seq scans the file afresh into a table for reads in file order, as
+// Sequential does; the Seq takes the opened file over (closing it with
+// itself, on failure too), so that Close then has nothing to close.
+func (e *Every) Seq(ctx context.Context) (Seq, error) {
+	f := e.f
+	if f == nil {
+		return Sequential(ctx, e.target, e.o)
+	}
+	e.f = nil
+	return seqOf(ctx, e.target, f, e.size, e.o)
+}
+
+// Close closes the local file unless Seq took it over.
+func (e *Every) Close() error {
+	if e.f == nil {
+		return nil
+	}
+	f := e.f
+	e.f = nil
+	return f.Close()
 }
 
 // openRegular opens the local file at path for reading, refusing what is

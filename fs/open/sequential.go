@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -75,10 +76,16 @@ func localSeq(ctx context.Context, path string, o Options) (Seq, error) {
 	if err != nil {
 		return Seq{}, err
 	}
+	return seqOf(ctx, path, f, fi.Size(), o)
+}
+
+// seqOf builds the sequential table of f, the local file at path of size
+// bytes; the Seq closes f, and so does seqOf when it fails.
+func seqOf(ctx context.Context, path string, f *os.File, size int64, o Options) (Seq, error) {
 	io := indexOptions(path, o.Index)
 	done := o.progress("indexing "+path, &io)
 	wr := newWindowReader(f, seqWindow)
-	t, err := index.Build(ctx, wr, fi.Size(), io)
+	t, err := index.Build(ctx, wr, size, io)
 	done()
 	if err != nil {
 		f.Close()
