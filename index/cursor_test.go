@@ -4,25 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/tfrecord"
 )
-
-// countingReader counts the reads of a source and the bytes they take.
-type countingReader struct {
-	b            []byte
-	reads, bytes atomic.Int64
-}
-
-func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	r.reads.Add(1)
-	r.bytes.Add(int64(len(p)))
-	return bytes.NewReader(r.b).ReadAt(p, off)
-}
 
 // cursorLog is a leveldb log of n records of 50 to 1,049 bytes, with a
 // record of 100,000 bytes (four chunks) at 1000: recs are the payloads.
@@ -52,7 +40,7 @@ func cursorLog(t *testing.T, n int) (log []byte, recs [][]byte) {
 func TestCursorReadsOnce(t *testing.T) {
 	t.Parallel()
 	log, recs := cursorLog(t, 20000)
-	src := &countingReader{b: log}
+	src := codectest.Counting(log)
 	tb, err := Build(context.Background(), src, int64(len(log)), Options{Format: codec.LevelDB, CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +49,8 @@ func TestCursorReadsOnce(t *testing.T) {
 	if tb.Len() != int64(len(recs)) {
 		t.Fatalf("%d records, want %d", tb.Len(), len(recs))
 	}
-	src.reads.Store(0)
-	src.bytes.Store(0)
+	src.Reads.Store(0)
+	src.Bytes.Store(0)
 	c := tb.Cursor()
 	for n, want := range recs {
 		got, ok := c.Payload(int64(n), 1<<20)
@@ -71,10 +59,10 @@ func TestCursorReadsOnce(t *testing.T) {
 		}
 	}
 	size := int64(len(log))
-	if b := src.bytes.Load(); b > size+cursorWindow {
+	if b := src.Bytes.Load(); b > size+cursorWindow {
 		t.Errorf("the cursor read %d bytes of a %d-byte log: more than once over", b, size)
 	}
-	if r, most := src.reads.Load(), size/(cursorWindow/2)+2; r > most {
+	if r, most := src.Reads.Load(), size/(cursorWindow/2)+2; r > most {
 		t.Errorf("the cursor made %d reads for %d records (at most %d)", r, len(recs), most)
 	}
 	if _, ok := c.Payload(1000, 99999); ok {
@@ -104,14 +92,15 @@ func TestCursorReadsOnce(t *testing.T) {
 func TestCursorRefusesDamage(t *testing.T) {
 	t.Parallel()
 	log, recs := cursorLog(t, 3000)
-	src := &countingReader{b: bytes.Clone(log)}
+	file := bytes.Clone(log)
+	src := codectest.Counting(file)
 	tb, err := Build(context.Background(), src, int64(len(log)), Options{Format: codec.LevelDB, CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb.Close()
 	bad := int64(1500)
-	src.b[tb.Offset(bad)+leveldbHdr+3] ^= 1
+	file[tb.Offset(bad)+leveldbHdr+3] ^= 1
 	c := tb.Cursor()
 	for n := range int64(len(recs)) {
 		got, ok := c.Payload(n, 1<<20)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
@@ -64,7 +63,7 @@ func TestPassMatchesTable(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want := readAll(t, tb)
-		src := &countingReaderAt{r: bytes.NewReader(data)}
+		src := codectest.Counting(data)
 		p, err := NewPass(ctx, src, int64(len(data)), Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -94,33 +93,15 @@ func TestPassMatchesTable(t *testing.T) {
 		}
 		// Read once: the scan's reads and the few records spanning two of
 		// them, read again (at most one per window of 256 KiB).
-		det := &countingReaderAt{r: bytes.NewReader(data)}
+		det := codectest.Counting(data)
 		if len(data) > 0 {
 			Detect(det, int64(len(data)))
 		}
-		if n := src.bytes - det.bytes; n > int64(len(data))+int64(len(data))/(256<<10)*(96<<10) {
+		if n := src.Bytes.Load() - det.Bytes.Load(); n > int64(len(data))+int64(len(data))/(256<<10)*(96<<10) {
 			t.Errorf("%s: read %d bytes of a %d-byte file", name, n, len(data))
 		}
 		tb.Close()
 	}
-}
-
-// countingReaderAt counts the bytes read through it; failAt, when set,
-// fails every read past that offset.
-type countingReaderAt struct {
-	r      io.ReaderAt
-	bytes  int64
-	failAt int64
-}
-
-var errInjected = errors.New("injected read failure")
-
-func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if c.failAt > 0 && off+int64(len(p)) > c.failAt {
-		return 0, errInjected
-	}
-	c.bytes += int64(len(p))
-	return c.r.ReadAt(p, off)
 }
 
 // TestPassEnds: a pass stops where its reads fail (a source failing
@@ -131,14 +112,15 @@ func TestPassEnds(t *testing.T) {
 	data, recs := genLog(t, 12, 3000, 2000)
 	ctx := context.Background()
 
-	src := &countingReaderAt{r: bytes.NewReader(data), failAt: int64(len(data)) / 2}
+	src := codectest.Counting(data)
+	src.FailAt = int64(len(data)) / 2
 	p, err := NewPass(ctx, src, int64(len(data)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for p.Next() {
 	}
-	if !errors.Is(p.Err(), errInjected) || p.Done() || p.Len() == 0 || p.Len() >= int64(len(recs)) {
+	if !errors.Is(p.Err(), codectest.ErrInjected) || p.Done() || p.Len() == 0 || p.Len() >= int64(len(recs)) {
 		t.Fatalf("failing source: err %v, done %v, %d records", p.Err(), p.Done(), p.Len())
 	}
 

@@ -2,7 +2,6 @@ package codectest
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"math/rand"
 	"os"
@@ -63,25 +62,4 @@ func GenItems(rng *rand.Rand, n, payload int) [][]byte {
 		out[i] = b
 	}
 	return out
-}
-
-// ErrReadLimit is what a ReadLimit fails with once its limit has passed.
-var ErrReadLimit = errors.New("codectest: read limit passed")
-
-// ReadLimit counts the bytes read through it (Read) and fails with
-// ErrReadLimit once they pass Limit, so a test of a scan that would read
-// quadratically ends quickly.
-type ReadLimit struct {
-	R     io.ReaderAt
-	Read  int64
-	Limit int64
-}
-
-// ReadAt counts len(p) and reads from R, or fails past the limit.
-func (c *ReadLimit) ReadAt(p []byte, off int64) (int, error) {
-	c.Read += int64(len(p))
-	if c.Read > c.Limit {
-		return 0, ErrReadLimit
-	}
-	return c.R.ReadAt(p, off)
 }

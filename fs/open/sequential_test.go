@@ -7,17 +7,6 @@ import (
 	"github.com/recfs/recfs/codec/codectest"
 )
 
-// countingReaderAt counts the ReadAt calls that reach the file.
-type countingReaderAt struct {
-	r     *bytes.Reader
-	calls int
-}
-
-func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	c.calls++
-	return c.r.ReadAt(p, off)
-}
-
 // checkWindowRead compares one read through w with the same read of data.
 func checkWindowRead(t *testing.T, w *windowReader, data []byte, off int64, n int) {
 	t.Helper()
@@ -34,14 +23,14 @@ func checkWindowRead(t *testing.T, w *windowReader, data []byte, off int64, n in
 
 func TestWindowReader(t *testing.T) {
 	data := codectest.VectorPayload(7, 10_000)
-	src := &countingReaderAt{r: bytes.NewReader(data)}
+	src := codectest.Counting(data)
 	w := newWindowReader(src, 1024)
 	checkWindowRead(t, w, data, 100, 10) // off: straight through
-	if src.calls != 1 {
-		t.Fatalf("disabled window made %d calls", src.calls)
+	if src.Reads.Load() != 1 {
+		t.Fatalf("disabled window made %d calls", src.Reads.Load())
 	}
 	w.on.Store(true)
-	src.calls = 0
+	src.Reads.Store(0)
 	for _, c := range []struct {
 		off       int64
 		n         int
@@ -61,8 +50,8 @@ func TestWindowReader(t *testing.T) {
 		{-1, 4, 9},     // negative offset: straight through, error
 	} {
 		checkWindowRead(t, w, data, c.off, c.n)
-		if src.calls != c.wantCalls {
-			t.Errorf("after %d bytes at %d: %d calls to the file, want %d", c.n, c.off, src.calls, c.wantCalls)
+		if src.Reads.Load() != int64(c.wantCalls) {
+			t.Errorf("after %d bytes at %d: %d calls to the file, want %d", c.n, c.off, src.Reads.Load(), c.wantCalls)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/dbdecode"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/leveldb"
@@ -61,23 +62,6 @@ func passLog(t *testing.T, n, bad int) []byte {
 	return log.Bytes()
 }
 
-// failAfter is a source whose reads past failAt fail.
-type failAfter struct {
-	b      []byte
-	failAt int64
-	bytes  int64
-}
-
-var errRead = errors.New("injected read failure")
-
-func (f *failAfter) ReadAt(p []byte, off int64) (int, error) {
-	if f.failAt > 0 && off+int64(len(p)) > f.failAt {
-		return 0, errRead
-	}
-	f.bytes += int64(len(p))
-	return bytes.NewReader(f.b).ReadAt(p, off)
-}
-
 // renderTable is what cat writes through a table: WriteDecoded of every
 // record of data.
 func renderTable(t *testing.T, data []byte, m Mode, s *decode.Session) (string, []codec.Damage, error) {
@@ -92,9 +76,9 @@ func renderTable(t *testing.T, data []byte, m Mode, s *decode.Session) (string, 
 	return out.String(), tb.Damage(), err
 }
 
-// renderWithPass is WritePass of src, with the pass it made.
-func renderWithPass(t *testing.T, ctx context.Context, src *failAfter, m Mode, s *decode.Session) (string, *index.Pass, error) {
-	p, err := index.NewPass(ctx, src, int64(len(src.b)), index.Options{})
+// renderWithPass is WritePass of the size bytes of src, with the pass it made.
+func renderWithPass(t *testing.T, ctx context.Context, src io.ReaderAt, size int64, m Mode, s *decode.Session) (string, *index.Pass, error) {
+	p, err := index.NewPass(ctx, src, size, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +126,8 @@ func TestWritePass(t *testing.T) {
 				for _, max := range []int64{0, 50000} {
 					name := fmt.Sprintf("%s/%s/mode %d/max %d", data.name, dec.name, mi, max)
 					want, wantDamage, wantErr := renderTable(t, data.b, md.m, dec.new(md.o, max))
-					src := &failAfter{b: data.b}
-					got, p, err := renderWithPass(t, context.Background(), src, md.m, dec.new(md.o, max))
+					src := codectest.Counting(data.b)
+					got, p, err := renderWithPass(t, context.Background(), src, int64(len(data.b)), md.m, dec.new(md.o, max))
 					if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 						t.Fatalf("%s: error %v, want %v", name, err, wantErr)
 					}
@@ -153,8 +137,8 @@ func TestWritePass(t *testing.T) {
 					if !p.Done() || fmt.Sprint(p.Damage()) != fmt.Sprint(wantDamage) {
 						t.Fatalf("%s: done %v, damage %v, want %v", name, p.Done(), p.Damage(), wantDamage)
 					}
-					if src.bytes > int64(len(data.b))*11/10+64<<10 {
-						t.Fatalf("%s: read %d bytes of a %d-byte file", name, src.bytes, len(data.b))
+					if src.Bytes.Load() > int64(len(data.b))*11/10+64<<10 {
+						t.Fatalf("%s: read %d bytes of a %d-byte file", name, src.Bytes.Load(), len(data.b))
 					}
 				}
 			}
@@ -171,8 +155,10 @@ func TestWritePassStops(t *testing.T) {
 	s := decode.NewSession(lenDecoder{}, decode.SessionOptions{Name: "len"})
 	full, _, _ := renderTable(t, data, Mode{}, s)
 
-	got, p, err := renderWithPass(t, context.Background(), &failAfter{b: data, failAt: int64(len(data)) / 2}, Mode{}, s)
-	if !errors.Is(err, errRead) || !strings.HasPrefix(err.Error(), "x.log: ") || p.Done() {
+	src := codectest.Counting(data)
+	src.FailAt = int64(len(data)) / 2
+	got, p, err := renderWithPass(t, context.Background(), src, int64(len(data)), Mode{}, s)
+	if !errors.Is(err, codectest.ErrInjected) || !strings.HasPrefix(err.Error(), "x.log: ") || p.Done() {
 		t.Fatalf("failing source: %v, done %v", err, p.Done())
 	}
 	if got == "" || !strings.HasPrefix(full, got) || !strings.HasSuffix(got, "\n") || len(got) >= len(full) {
@@ -180,7 +166,7 @@ func TestWritePassStops(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err = index.NewPass(ctx, &failAfter{b: data}, int64(len(data)), index.Options{})
+	p, err = index.NewPass(ctx, bytes.NewReader(data), int64(len(data)), index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +176,7 @@ func TestWritePassStops(t *testing.T) {
 		t.Fatalf("canceled: %v, %d bytes", err, out.Len())
 	}
 
-	src := &failAfter{b: data}
+	src = codectest.Counting(data)
 	p, err = index.NewPass(context.Background(), src, int64(len(data)), index.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -199,8 +185,8 @@ func TestWritePassStops(t *testing.T) {
 	if err := (Mode{}).WritePass(context.Background(), w, s, p, "x.log"); !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("failing writer: %v", err)
 	}
-	if src.bytes > 1<<20 || len(data) < 2<<20 {
-		t.Fatalf("failing writer: the pass went on reading (%d bytes)", src.bytes)
+	if src.Bytes.Load() > 1<<20 || len(data) < 2<<20 {
+		t.Fatalf("failing writer: the pass went on reading (%d bytes)", src.Bytes.Load())
 	}
 }
 

@@ -6,27 +6,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/index"
 )
-
-// countingReader counts the reads of a source.
-type countingReader struct {
-	b     []byte
-	reads atomic.Int64
-	bytes atomic.Int64
-}
-
-func (r *countingReader) ReadAt(p []byte, off int64) (int, error) {
-	r.reads.Add(1)
-	r.bytes.Add(int64(len(p)))
-	return bytes.NewReader(r.b).ReadAt(p, off)
-}
 
 // lenDecoder renders a record as its number, length and first bytes; a
 // record starting with "bad" is a misfit.
@@ -62,7 +49,7 @@ func TestWriteDecodedReadsOnce(t *testing.T) {
 	if err := lw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	src := &countingReader{b: log.Bytes()}
+	src := codectest.Counting(log.Bytes())
 	ctx := context.Background()
 	tb, err := index.Build(ctx, src, int64(log.Len()), index.Options{Format: codec.LevelDB, CacheDir: "-"})
 	if err != nil {
@@ -80,7 +67,7 @@ func TestWriteDecodedReadsOnce(t *testing.T) {
 		want = append(want, '\n')
 	}
 	for _, all := range []bool{true, false} {
-		src.reads.Store(0)
+		src.Reads.Store(0)
 		var out bytes.Buffer
 		w := bufio.NewWriter(&out)
 		err := Mode{Sep: "\n"}.WriteDecoded(ctx, w, s, tb, "x.log", []Range{{Lo: 0, Hi: tb.Len()}}, all)
@@ -90,17 +77,17 @@ func TestWriteDecodedReadsOnce(t *testing.T) {
 		if !bytes.Equal(out.Bytes(), want) {
 			t.Fatalf("all %v: %d bytes of output differ from %d rendered one by one", all, out.Len(), len(want))
 		}
-		if r := src.reads.Load(); r > int64(log.Len())/(512<<10)+2 {
+		if r := src.Reads.Load(); r > int64(log.Len())/(512<<10)+2 {
 			t.Errorf("all %v: %d reads of a %d-byte log for %d records", all, r, log.Len(), len(recs))
 		}
 	}
 	// A few records are read alone: no megabyte for each.
-	src.reads.Store(0)
+	src.Reads.Store(0)
 	w := bufio.NewWriter(new(bytes.Buffer))
 	if err := (Mode{Sep: "\n"}).WriteDecoded(ctx, w, s, tb, "x.log", []Range{{Lo: 10, Hi: 12}}, false); err != nil {
 		t.Fatal(err)
 	}
-	if r := src.reads.Load(); r != 2 {
+	if r := src.Reads.Load(); r != 2 {
 		t.Errorf("2 records took %d reads, want 2", r)
 	}
 	// Many records far apart are read alone too: not a megabyte per run.
@@ -110,11 +97,11 @@ func TestWriteDecodedReadsOnce(t *testing.T) {
 		sparse = append(sparse, Range{Lo: n, Hi: n + 1})
 		size += tb.Size(n)
 	}
-	src.bytes.Store(0)
+	src.Bytes.Store(0)
 	if err := (Mode{Sep: "\n"}).WriteDecoded(ctx, w, s, tb, "x.log", sparse, false); err != nil {
 		t.Fatal(err)
 	}
-	if b := src.bytes.Load(); b > 2*size+int64(len(sparse))*64 {
+	if b := src.Bytes.Load(); b > 2*size+int64(len(sparse))*64 {
 		t.Errorf("%d records far apart (%d bytes) took %d bytes of reads", len(sparse), size, b)
 	}
 }
