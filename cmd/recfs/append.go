@@ -67,7 +67,7 @@ appends anyway.`,
 	f := cmd.Flags()
 	f.BoolVar(&af.lines, "lines", false, "one record per input line instead of one per input")
 	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
-	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord)")
+	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord); refuse a FILE of another format")
 	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
 	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory, or FILE ends in bytes that are not a torn record (they are saved aside)")
 	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio", "tfrecord"))

@@ -107,6 +107,35 @@ func TestAppendCommandErrors(t *testing.T) {
 	}
 }
 
+// TestAppendCreateOtherFormat: --create FMT on a file that exists in
+// another format is a usage error that leaves it as it was (appending
+// would add records of the file's format); in its own format it appends.
+func TestAppendCreateOtherFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.log")
+	if code, _, e := runIn(t, "first", "append", "--create", "leveldb", path, "-"); code != 0 {
+		t.Fatalf("create: exit %d %s", code, e)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"tfrecord", "recordio"} {
+		code, _, e := runIn(t, "x", "append", "--create", format, path, "-")
+		if code != exitUsage || !strings.Contains(e, "exists and is a leveldb file") {
+			t.Errorf("--create %s on a leveldb log: exit %d %q, want %d and why", format, code, e, exitUsage)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Fatal("a refused --create changed the file")
+	}
+	if code, _, e := runIn(t, "second", "append", "--create", "leveldb", path, "-"); code != 0 {
+		t.Fatalf("--create leveldb on a leveldb log: exit %d %s", code, e)
+	}
+	if got := strings.Join(tableRecords(t, path), "|"); got != "first|second" {
+		t.Fatalf("records %q, want first|second", got)
+	}
+}
+
 // TestAppendNothing: an append of no records says so, and names no range
 // of record numbers.
 func TestAppendNothing(t *testing.T) {
