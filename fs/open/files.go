@@ -96,15 +96,18 @@ func DirEntries(dir string) ([]report.Entry, error) {
 }
 
 // FileFormat returns the record format of the local file at p ("other"
-// for any other file, unreadable ones included) and its size.
+// for any other file, unreadable ones included) and its size. The file is
+// opened once and what was opened is looked at (openRegular), so that a
+// FIFO put in its place cannot hang the listing.
 func FileFormat(p string) (format string, size int64) {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "other", 0
-	}
-	f, err := os.Open(p)
+	f, fi, err := openRegular(p)
 	if err != nil {
-		return "other", fi.Size()
+		// Not readable: the size of a regular file all the same, from a
+		// stat (which no kind of file makes wait).
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return "other", fi.Size()
+		}
+		return "other", 0
 	}
 	defer f.Close()
 	kind, err := index.Detect(f, fi.Size())

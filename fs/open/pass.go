@@ -3,6 +3,7 @@ package open
 import (
 	"context"
 	"os"
+	"syscall"
 
 	"github.com/recfs/recfs/index"
 )
@@ -69,9 +70,11 @@ func (e *Every) Close() error {
 }
 
 // openRegular opens the local file at path for reading, refusing what is
-// not a regular file (CheckRegular).
+// not a regular file (CheckRegular) by a stat of what it opened. The open
+// does not wait (O_NONBLOCK): a FIFO at path, with no writer, would
+// otherwise hang it before it could be refused.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
 	}
