@@ -163,14 +163,12 @@ func newRootCmdFor(stdout, stderr io.Writer, cmds []command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "recfs",
 		Short: "Mount record files as directories, or inspect them",
-		Long:  rootLong(),
 		Example: `  recfs sample /tmp/recfs-sample      # sample files to try the commands on
   recfs info events.log
   recfs cat events.log 0 5-9 --sep '\n'
   recfs mount events.log /mnt/ev
   recfs man | man -l -                # the manual`,
 		Args:          noCommand,
-		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -186,6 +184,16 @@ func newRootCmdFor(stdout, stderr io.Writer, cmds []command) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
+	if len(cmds) == 1 {
+		// A command line that starts with a command's name runs that
+		// command (cobra descends into it and never returns to the root):
+		// the root's description, version and completion command, which
+		// read the decoder list, the build information and four shells'
+		// help, would be built for nothing.
+		root.CompletionOptions.DisableDefaultCmd = true
+	} else {
+		root.Long, root.Version = rootLong(), version()
+	}
 	g.register(root)
 
 	for _, c := range cmds {
