@@ -12,9 +12,10 @@ LEANPKGS  := ./cmd/recfs ./fs/open ./codec/decoders ./codec/pbdecode
 all: build
 
 ## build: the two links of the one command (README "Two binaries"): recfs, lean (tag recfs_lean:
-## no S3, no .proto schemas; it execs recfs-full beside it for those), and recfs-full, everything.
+## no S3, no .proto schemas; it execs recfs-full beside it for those; static, without cgo, so no
+## dynamic loader or libc starts with it), and recfs-full, everything.
 build:
-	$(GO) build -tags recfs_lean -o $(BIN) ./cmd/recfs
+	CGO_ENABLED=0 $(GO) build -tags recfs_lean -o $(BIN) ./cmd/recfs
 	$(GO) build -o $(FULLBIN) ./cmd/recfs
 
 ## test: what CI runs — lint, unit tests (under the race detector), then the nested module

@@ -42,13 +42,16 @@ var fullBin string
 var buildErr error
 
 // buildBoth builds the two links of recfs as the Makefile does: lean (tag
-// recfs_lean) as bin, full as fullBin beside it.
+// recfs_lean, static: CGO_ENABLED=0) as bin, full as fullBin beside it.
 func buildBoth(bin, fullBin string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	for _, b := range []struct{ out, tags string }{{bin, "recfs_lean"}, {fullBin, ""}} {
+	for _, b := range []struct{ out, tags, cgo string }{{bin, "recfs_lean", "0"}, {fullBin, "", ""}} {
 		build := exec.CommandContext(ctx, "go", "build", "-tags", b.tags, "-o", b.out, "github.com/recfs/recfs/cmd/recfs")
 		build.Dir = "../.."
+		if b.cgo != "" {
+			build.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+		}
 		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build -tags %q: %v\n%s", b.tags, err, out)
 		}

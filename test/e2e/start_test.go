@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -254,5 +255,50 @@ func TestStartLeanHelpMatchesFull(t *testing.T) {
 		if lean != full {
 			t.Errorf("recfs %s differs between the links:\nlean: %+v\nfull: %+v", strings.Join(args, " "), lean, full)
 		}
+	}
+}
+
+// leanInitLimit is how many packages the lean recfs may initialise before
+// main runs: every command, a one-record append included, pays for each
+// (page faults into its code and data, whatever its init does). A new
+// dependency that raises the count raises it here too, on purpose.
+const leanInitLimit = 133
+
+// TestStartLeanStatic checks what the lean recfs costs before main runs,
+// by counting, not timing: it is a static executable (no PT_INTERP
+// program header: no dynamic loader, libc or cgo thread start-up run with
+// every command; the Makefile and buildBoth link it with CGO_ENABLED=0),
+// and it initialises at most leanInitLimit packages.
+func TestStartLeanStatic(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("lean recfs has a PT_INTERP program header (dynamically linked): link it with CGO_ENABLED=0")
+		}
+	}
+	if libs, err := f.ImportedLibraries(); err != nil || len(libs) != 0 {
+		t.Errorf("lean recfs imports shared libraries %q (%v), want none", libs, err)
+	}
+	c := exec.Command(bin, "--version")
+	c.Env = append(c.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("recfs --version: %v\n%s", err, stderr.Bytes())
+	}
+	n := len(parseInittrace(t, stderr.Bytes()))
+	if n == 0 {
+		t.Fatalf("no init trace read:\n%s", stderr.Bytes())
+	}
+	if n > leanInitLimit {
+		t.Errorf("lean recfs initialises %d packages, limit %d: keep what only some commands need out of the lean link, or raise the limit knowingly", n, leanInitLimit)
 	}
 }
