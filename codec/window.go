@@ -30,6 +30,24 @@ func NewWindow(r io.ReaderAt, size int64, n int) Window {
 	return w
 }
 
+// NewWindowBuf is NewWindow reading into buf rather than a buffer of its
+// own when buf holds the window (min(n, size) bytes; a smaller or nil buf
+// is ignored): the buffer a finished scan gave back (Buf), so that scans
+// that run one after another on a goroutine read into one buffer instead
+// of allocating, zeroing and faulting in one each.
+func NewWindowBuf(r io.ReaderAt, size int64, n int, buf []byte) Window {
+	w := NewWindow(r, size, n)
+	if w.slicer == nil && int64(cap(buf)) >= min(w.n, w.size) {
+		w.buf = buf[:cap(buf)]
+	}
+	return w
+}
+
+// Buf returns the buffer w reads into (nil when it has none, or slices a
+// ByteSlicer's bytes), for NewWindowBuf; w and the bytes it returned must
+// not be used after.
+func (w *Window) Buf() []byte { return w.buf }
+
 // At returns the bytes from file offset off to the end of the window, at
 // least want of them unless the file ends first (want must not exceed the
 // window size); nil at or past the end of the file. A read that comes back
@@ -51,7 +69,7 @@ func (w *Window) At(off int64, want int) ([]byte, error) {
 		b, err = w.slicer.Slice(off, n)
 		k = len(b)
 	} else {
-		if w.buf == nil {
+		if int64(len(w.buf)) < n {
 			w.buf = make([]byte, min(w.n, w.size))
 		}
 		b = w.buf[:n]

@@ -98,3 +98,35 @@ func TestWindowSlides(t *testing.T) {
 		t.Fatalf("a slide past a file shorter than said: %v", err)
 	}
 }
+
+// TestWindowBuf: a window given a buffer large enough reads into it (Buf
+// gives it back) and hands out the file's bytes, with garbage left in the
+// buffer by the scan before; a buffer too small is ignored, and a
+// ByteSlicer's window has none.
+func TestWindowBuf(t *testing.T) {
+	t.Parallel()
+	data := make([]byte, 1000)
+	for i := range data {
+		data[i] = byte(i * 3)
+	}
+	old := bytes.Repeat([]byte{0xee}, 150)
+	w := NewWindowBuf(bytes.NewReader(data), int64(len(data)), 100, old)
+	for _, off := range []int64{0, 60, 170, 950} {
+		want := int(min(100, int64(len(data))-off))
+		b, err := w.At(off, want)
+		if err != nil || len(b) < want || !bytes.Equal(b[:want], data[off:off+int64(want)]) {
+			t.Fatalf("At(%d, %d): %d bytes, %v", off, want, len(b), err)
+		}
+	}
+	if b := w.Buf(); len(b) == 0 || &b[0] != &old[0] {
+		t.Fatal("the window did not read into the buffer it was given")
+	}
+	small := NewWindowBuf(bytes.NewReader(data), int64(len(data)), 100, make([]byte, 99))
+	if b, err := small.At(0, 100); err != nil || !bytes.Equal(b[:100], data[:100]) || cap(small.Buf()) != 100 {
+		t.Fatalf("a buffer too small: %d bytes, %v, buffer of %d", len(b), err, cap(small.Buf()))
+	}
+	sl := NewWindowBuf(slicer{bytes.NewReader(data)}, int64(len(data)), 100, old)
+	if _, err := sl.At(0, 100); err != nil || sl.Buf() != nil {
+		t.Fatalf("a ByteSlicer's window: %v, buffer of %d", err, len(sl.Buf()))
+	}
+}

@@ -116,3 +116,43 @@ func TestScanParallelFallsBack(t *testing.T) {
 		t.Fatalf("%d records in %d parts, want %d in one (the fallback)", len(got), res.Parts, len(seq))
 	}
 }
+
+// TestScanParallelReusesWindows: the parts a worker takes one after
+// another read into one window buffer, so that a build of many parts
+// allocates one a worker; the records are still the sequential scan's.
+func TestScanParallelReusesWindows(t *testing.T) {
+	t.Parallel()
+	sg := v2Segment(t, []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 9, 8, 7}, None)
+	seq, _ := scanAll(t, sg.file, Options{Window: 256})
+	var mu sync.Mutex
+	bufs := map[*byte]bool{}
+	parts := map[int]int{}
+	sp := codec.Split{Parts: 9, Workers: 2}
+	res, err := ScanParallel(context.Background(), bytes.NewReader(sg.file), int64(len(sg.file)), Options{Window: 256}, sp,
+		func(i int, start, end int64, sc *Scanner) error {
+			n := 0
+			for sc.Next() {
+				n++
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			parts[i] = n
+			if b := sc.w.Buf(); b != nil {
+				bufs[&b[:1][0]] = true
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i := range res.Parts {
+		total += parts[i]
+	}
+	if res.Parts != sp.Parts || total != len(seq) {
+		t.Fatalf("%d records in %d parts, want %d in %d", total, res.Parts, len(seq), sp.Parts)
+	}
+	if len(bufs) == 0 || len(bufs) > sp.Workers {
+		t.Fatalf("%d window buffers for %d parts on %d workers, want 1 to %d", len(bufs), sp.Parts, sp.Workers, sp.Workers)
+	}
+}

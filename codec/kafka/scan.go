@@ -153,7 +153,11 @@ type Scanner struct {
 }
 
 // NewScanner returns a scanner over the first size bytes of r.
-func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
+func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner { return newScanner(r, size, o, nil) }
+
+// newScanner is NewScanner reading into buf, the window buffer of a
+// finished scan (see codec.NewWindowBuf), when it is large enough.
+func newScanner(r io.ReaderAt, size int64, o Options, buf []byte) *Scanner {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
@@ -161,7 +165,7 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 	if o.MaxDecoded <= 0 {
 		o.MaxDecoded = DefaultMaxDecoded
 	}
-	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindow(r, size, o.Window),
+	s := &Scanner{r: r, size: max(size, 0), o: o, prev: -1, producers: map[int64]bool{}, w: codec.NewWindowBuf(r, size, o.Window, buf),
 		damage: codec.DamageLog{Format: codec.Kafka, Strict: o.Strict}}
 	s.syncLeft = resyncPasses*s.size + resyncSlack
 	s.end = s.size
