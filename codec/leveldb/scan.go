@@ -60,10 +60,10 @@ type Scanner struct {
 	info    Info
 	numSet  bool
 	// claim is the log number the file's first chunk stands for when that
-	// chunk is damaged (Options.LogNum, else its own header's); claimed
-	// says it is set. See claimFirst.
+	// chunk is damaged (Options.LogNum, else its own header's); claimBy
+	// says whence, if set. See claimFirst.
 	claim    uint32
-	claimed  bool
+	claimBy  claimSource
 	err      error
 	done     bool
 	consumed int64
@@ -304,6 +304,9 @@ func (s *Scanner) shortHeader(b []byte, hdrOff int64) {
 // zeroHeader handles an all-zero header: the block's padding when the rest
 // of the block is zero too, else a zeroed header in front of data.
 func (s *Scanner) zeroHeader(b []byte, hdrOff int64) {
+	if hdrOff == 0 {
+		s.claimFirst(b) // as the probe of a split scan does
+	}
 	if !codec.AllZero(b[logHdrLegacy:]) {
 		s.dropBlock(hdrOff, codec.DamageZeroHeader, codec.ErrCorrupt)
 		return
@@ -343,7 +346,7 @@ func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
 	if b[6] != 5 || ln != 0 || binary.LittleEndian.Uint32(b) != 0 || (s.numSet && num != s.info.LogNum+1) {
 		return false
 	}
-	if !s.numSet && s.claimed && num-1 < s.claim {
+	if !s.numSet && num > 0 && s.claimOlder(num-1) {
 		s.setLogNum(s.claim, hs)
 		s.staleAt(hdrOff) // the end marker of the file's previous life
 		return true
@@ -366,12 +369,39 @@ func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
 // claim.
 func (s *Scanner) claimFirst(b []byte) {
 	switch {
-	case s.numSet || s.claimed:
+	case s.numSet || s.claimBy != claimNone:
 	case s.o.LogNum != 0:
-		s.claim, s.claimed = s.o.LogNum, true
+		s.claim, s.claimBy = s.o.LogNum, claimName
 	case len(b) >= logHdrRecycle && logHdrSize(b[6]) > logHdrLegacy:
-		s.claim, s.claimed = binary.LittleEndian.Uint32(b[7:]), true
+		s.claim, s.claimBy = binary.LittleEndian.Uint32(b[7:]), claimHeader
 	}
+}
+
+// claimSource says where a claimed log number comes from.
+type claimSource uint8
+
+const (
+	claimNone   claimSource = iota
+	claimName               // Options.LogNum: the file's name
+	claimHeader             // the damaged first chunk's own header
+)
+
+// maxRecycleGap bounds how far below a number claimed only by a damaged
+// header a previous life's log number may lie: pebble reuses the file of a
+// log that became obsolete moments before, a few file numbers back, while
+// a flipped high bit in the header's number would make every intact chunk
+// of a healthy log look older.
+const maxRecycleGap = 1 << 16
+
+// claimOlder reports whether an intact chunk of log num, met before any
+// intact chunk of the live log, is of the file's previous life by the
+// claim: a lower number than the claimed one (within maxRecycleGap of a
+// header's claim).
+func (s *Scanner) claimOlder(num uint32) bool {
+	if s.claimBy == claimNone || num >= s.claim {
+		return false
+	}
+	return s.claimBy == claimName || s.claim-num < maxRecycleGap
 }
 
 // ownLog checks the log number of an intact recyclable chunk at the start
@@ -380,7 +410,7 @@ func (s *Scanner) claimFirst(b []byte) {
 // whether the chunk belongs to this log.
 func (s *Scanner) ownLog(b []byte, hdrOff int64, hs int) bool {
 	num := binary.LittleEndian.Uint32(b[7:])
-	if !s.numSet && s.claimed && num < s.claim {
+	if !s.numSet && s.claimOlder(num) {
 		s.setLogNum(s.claim, hs)
 	}
 	if !s.numSet {
@@ -637,7 +667,7 @@ const staleProbeChecks = 64
 // are checksummed).
 func (s *Scanner) staleAtEOF() {
 	n := len(s.damage)
-	if (!s.numSet && !s.claimed) || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
+	if (!s.numSet && s.claimBy == claimNone) || s.err != nil || n == 0 || s.bOff < 0 || s.bOff+int64(len(s.blk)) != s.size {
 		return
 	}
 	// Before any intact chunk of the live log, its claimed number stands
@@ -669,8 +699,8 @@ func (s *Scanner) staleAtEOF() {
 		num := binary.LittleEndian.Uint32(b[m+7:])
 		older := num < live
 		switch {
-		case m >= lo && claimOnly:
-			older = num <= live // the marker of log num-1
+		case claimOnly:
+			older = num > 0 && s.claimOlder(num-1) // the marker of log num-1
 		case m >= lo:
 			older = num != live && num != live+1
 		}
@@ -686,7 +716,7 @@ func (s *Scanner) staleAtEOF() {
 			continue
 		}
 		ln := int(binary.LittleEndian.Uint16(b[p+4:]))
-		if num := binary.LittleEndian.Uint32(b[p+7:]); p+hs+ln > len(b) || num == live || (claimOnly && num > live) {
+		if num := binary.LittleEndian.Uint32(b[p+7:]); p+hs+ln > len(b) || num == live || (claimOnly && !s.claimOlder(num)) {
 			continue
 		}
 		if checks++; checks > staleProbeChecks {

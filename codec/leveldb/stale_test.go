@@ -194,3 +194,45 @@ func TestLogStaleTornFirstChunk(t *testing.T) {
 		})
 	}
 }
+
+// TestLogClaimLimits checks where a claimed log number stops: a zeroed
+// first block gives no header to claim from, but the name still claims, in
+// whole and split scans alike; a flipped high bit in the first chunk's
+// number claims nothing, so a healthy log stays a log with damage.
+func TestLogClaimLimits(t *testing.T) {
+	t.Parallel()
+	old, _ := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
+	zeroed := append(make([]byte, 32768), old...)
+	healthy, _ := logRecycledFile(7, 300, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
+	flipped := bytes.Clone(healthy)
+	flipped[10] ^= 1 // log 7 + 1<<24
+	cases := []struct {
+		name  string
+		data  []byte
+		o     Options
+		stale bool // no records and a stale tail; else records and no stale tail
+	}{
+		{"zeroed-block-0", zeroed, Options{}, false},
+		{"zeroed-block-0-named", zeroed, Options{LogNum: 7}, true},
+		{"flipped-number", flipped, Options{}, false},
+		{"flipped-number-named", flipped, Options{LogNum: 7}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, s := logScanAll(t, c.data, c.o)
+			ds := s.Damage()
+			stale := len(ds) > 0 && ds[len(ds)-1].Stale()
+			if stale != c.stale || (len(got) == 0) != c.stale {
+				t.Errorf("%d records, damage %v", len(got), ds)
+			}
+			var cuts []int64
+			for b := int64(32768); b < int64(len(c.data)); b += 32768 {
+				cuts = append(cuts, b)
+			}
+			sr, sd := logSplitScanWith(t, c.data, cuts, c.o)
+			if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(ds) {
+				t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, got, ds)
+			}
+		})
+	}
+}
