@@ -63,27 +63,40 @@ type Options struct {
 
 // InferOptions returns o with what a source's name tells filled in where
 // o leaves it open: a ".grail-rpk-gz" name is legacy recordio whose packed
-// data is raw-DEFLATE compressed (LegacyTransform "flate"); a name of
-// digits and ".log" (a pebble or RocksDB WAL) gives the log's number
-// (LogNum). Open applies it
-// to a path; callers that open sources otherwise (objects, URLs) apply it
-// to their name.
+// data is raw-DEFLATE compressed (LegacyTransform "flate"); a WAL's name,
+// NNNNNN.log (pebble, RocksDB) or NNNNNN-NNN.log (a segment of a pebble
+// WAL with failover), gives the log's number (LogNum). Open applies it to
+// a path; callers that open sources otherwise (objects, URLs: the query is
+// not part of the name) apply it to their name.
 func InferOptions(name string, o Options) Options {
 	if o.LegacyTransform == "" && strings.HasSuffix(name, ".grail-rpk-gz") {
 		o.LegacyTransform = "flate"
 	}
 	if o.LogNum == 0 {
+		if strings.Contains(name, "://") {
+			name, _, _ = strings.Cut(name, "?")
+			name, _, _ = strings.Cut(name, "#")
+		}
 		o.LogNum = logNumber(name[strings.LastIndexByte(name, '/')+1:])
 	}
 	return o
 }
 
 // logNumber returns the low 32 bits of the number a log file's name
-// NNNNNN.log gives, or 0 (also for a Kafka segment's name, whose 20 digits
-// are an offset).
+// NNNNNN.log or NNNNNN-NNN.log gives, or 0 (also for a Kafka segment's
+// name, whose 20 digits are an offset).
 func logNumber(base string) uint32 {
 	digits, ok := strings.CutSuffix(base, ".log")
-	if !ok || digits == "" || kafka.IsSegmentName(base) {
+	if !ok || kafka.IsSegmentName(base) {
+		return 0
+	}
+	if d, seg, ok := strings.Cut(digits, "-"); ok {
+		if _, err := strconv.ParseUint(seg, 10, 64); err != nil {
+			return 0
+		}
+		digits = d
+	}
+	if digits == "" {
 		return 0
 	}
 	n, err := strconv.ParseUint(digits, 10, 64)

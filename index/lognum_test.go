@@ -25,6 +25,13 @@ func TestLogNumber(t *testing.T) {
 		{"000007.log.bak", 0},
 		{".log", 0},
 		{"000007", 0},
+		{"000007-001.log", 7}, // a pebble WAL failover segment
+		{"000007-.log", 0},
+		{"000007-x.log", 0},
+		{"-001.log", 0},
+		{"https://host/wal/000009.log?X-Amz-Signature=1", 9},
+		{"https://host/wal/000009.log#frag", 9},
+		{"dir/wal?.log", 0},
 	} {
 		if got := InferOptions(c.name, Options{}).LogNum; got != c.want {
 			t.Errorf("%q: LogNum %d, want %d", c.name, got, c.want)
