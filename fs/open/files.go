@@ -65,15 +65,11 @@ func IsRecordFile(p string) bool {
 			return true
 		}
 	}
-	f, err := os.Open(p)
+	f, fi, err := openRegular(p)
 	if err != nil {
 		return true // named to the command, which says what is wrong
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return true
-	}
 	_, err = index.Detect(f, fi.Size())
 	return err == nil
 }
@@ -88,7 +84,11 @@ func DirEntries(dir string) ([]report.Entry, error) {
 	ents := make([]report.Entry, len(des))
 	for i, e := range des {
 		ents[i] = report.Entry{Name: e.Name(), Dir: e.IsDir(), Format: "dir"}
-		if !e.IsDir() {
+		// Not opened when the directory says it is a FIFO, a device or a
+		// socket: opening a device may act (see openRegular).
+		if t := e.Type() & fs.ModeType; t&^(fs.ModeDir|fs.ModeSymlink) != 0 {
+			ents[i].Format = "other"
+		} else if !e.IsDir() {
 			ents[i].Format, ents[i].Size = FileFormat(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -96,9 +96,10 @@ func DirEntries(dir string) ([]report.Entry, error) {
 }
 
 // FileFormat returns the record format of the local file at p ("other"
-// for any other file, unreadable ones included) and its size. The file is
-// opened once and what was opened is looked at (openRegular), so that a
-// FIFO put in its place cannot hang the listing.
+// for any other file, unreadable ones included) and its size. Only a
+// regular file is opened (openRegular: a stat first, then a look at what
+// was opened), so that neither a device nor a FIFO put in its place is
+// opened to wait or to act.
 func FileFormat(p string) (format string, size int64) {
 	f, fi, err := openRegular(p)
 	if err != nil {

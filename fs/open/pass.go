@@ -69,12 +69,27 @@ func (e *Every) Close() error {
 	return f.Close()
 }
 
+// openHook, when set (by tests), is called with the path of each open
+// openRegular makes.
+var openHook func(path string)
+
 // openRegular opens the local file at path for reading, refusing what is
-// not a regular file (CheckRegular) by a stat of what it opened. The open
-// does not wait (O_NONBLOCK): a FIFO at path, with no writer, would
-// otherwise hang it before it could be refused.
+// not a regular file (CheckRegular). A stat first refuses what path names
+// now without opening it: opening a device may act (a watchdog arms, a
+// tape rewinds, a serial line raises DTR). What was opened is looked at
+// again (fstat), as the path may have been replaced in between. The open
+// neither waits (O_NONBLOCK: a FIFO swapped in, with no writer, would hang
+// it before it could be refused) nor takes a terminal (O_NOCTTY).
 func openRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if fi, err := os.Stat(path); err == nil {
+		if err := CheckRegular(path, fi); err != nil {
+			return nil, nil, err
+		}
+	}
+	if openHook != nil {
+		openHook(path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,98 @@
+package open
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestListingOpensOnlyRegularFiles: listing a directory (DirEntries) and
+// looking for record files (FileFormat, IsRecordFile) open no FIFO and no
+// device node: opening one may act (a watchdog arms, a tape rewinds, a
+// serial line raises DTR). The opens are counted through openHook.
+func TestListingOpensOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "text"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A /dev/null-like character device, where allowed (root).
+	null := filepath.Join(dir, "null")
+	haveNull := unix.Mknod(null, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))) == nil
+	if !haveNull {
+		t.Log("mknod not permitted: no device node in the listing")
+	}
+
+	var mu sync.Mutex
+	var opened []string
+	openHook = func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasPrefix(p, dir) {
+			opened = append(opened, filepath.Base(p))
+		}
+	}
+	defer func() { openHook = nil }()
+
+	ents, err := DirEntries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name != "text" && (e.Format != "other" || e.Size != 0) {
+			t.Errorf("entry %+v; want other, size 0", e)
+		}
+	}
+	if haveNull {
+		if FileFormat(null); IsRecordFile(null) != true {
+			t.Errorf("IsRecordFile(device) = false; want true (the command names it)")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(opened) != 1 || opened[0] != "text" {
+		t.Errorf("opened %q; want only [text]", opened)
+	}
+}
+
+// TestIsRecordFileFIFONoWait: IsRecordFile on a FIFO with no writer
+// neither waits for one nor becomes its reader. A reader, even one
+// waiting in open, lets a writer's O_NONBLOCK open succeed (it fails with
+// ENXIO while there is none): the test writes until IsRecordFile returns,
+// and fails if that open ever succeeds (it then releases a waiting open).
+func TestIsRecordFileFIFONoWait(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan bool, 1)
+	go func() { done <- IsRecordFile(pipe) }()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		w, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w.Close()
+			<-done
+			t.Fatal("IsRecordFile opened the FIFO for reading")
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			t.Fatalf("open for writing: %v", err)
+		}
+		runtime.Gosched()
+	}
+}
