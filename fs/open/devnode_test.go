@@ -96,3 +96,42 @@ func TestIsRecordFileFIFONoWait(t *testing.T) {
 		runtime.Gosched()
 	}
 }
+
+// TestOpenRegularBlocking: the file openRegular returns is in blocking
+// mode (the O_NONBLOCK its open used is cleared once it is known to be a
+// regular file), as /proc/self/fdinfo shows.
+func TestOpenRegularBlocking(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "text")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := openRegular(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var flags int
+	err = withFd(f, func(fd int) error {
+		var e error
+		flags, e = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		return e
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		t.Errorf("file flags %#o have O_NONBLOCK", flags)
+	}
+}
+
+func withFd(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}

@@ -2,6 +2,7 @@ package open
 
 import (
 	"context"
+	"errors"
 	"os"
 	"syscall"
 
@@ -79,7 +80,10 @@ var openHook func(path string)
 // tape rewinds, a serial line raises DTR). What was opened is looked at
 // again (fstat), as the path may have been replaced in between. The open
 // neither waits (O_NONBLOCK: a FIFO swapped in, with no writer, would hang
-// it before it could be refused) nor takes a terminal (O_NOCTTY).
+// it before it could be refused) nor takes a terminal (O_NOCTTY); once
+// the file is known to be regular its descriptor is put back in blocking
+// mode. An open that would block on a regular file (breaking a lease,
+// EWOULDBLOCK) is made again, waiting.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
 	if fi, err := os.Stat(path); err == nil {
 		if err := CheckRegular(path, fi); err != nil {
@@ -90,6 +94,14 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 		openHook(path)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() {
+			if openHook != nil {
+				openHook(path)
+			}
+			f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOCTTY, 0)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,9 +109,28 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	if err == nil {
 		err = CheckRegular(path, fi)
 	}
+	if err == nil {
+		err = setBlocking(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// setBlocking clears O_NONBLOCK on f's descriptor.
+func setBlocking(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.PathError{Op: "fcntl", Path: f.Name(), Err: serr}
+	}
+	return nil
 }
