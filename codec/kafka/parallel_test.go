@@ -120,23 +120,46 @@ func TestScanParallelFallsBack(t *testing.T) {
 // TestScanParallelReusesWindows: the parts a worker takes one after
 // another read into one window buffer, so that a build of many parts
 // allocates one a worker; the records are still the sequential scan's.
+// Each record a part yields is checked inside the callback, as the part
+// yields it: its batch, offset, timestamp and key, value and header
+// ranges are the sequential scan's record of that offset, and every
+// offset is yielded by exactly one part.
 func TestScanParallelReusesWindows(t *testing.T) {
 	t.Parallel()
 	sg := v2Segment(t, []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 9, 8, 7}, None)
 	seq, _ := scanAll(t, sg.file, Options{Window: 256})
+	want := map[int64]scanned{}
+	for _, r := range seq {
+		want[r.Offset] = r
+	}
 	var mu sync.Mutex
 	bufs := map[*byte]bool{}
-	parts := map[int]int{}
+	seen := map[int64]int{}
 	sp := codec.Split{Parts: 9, Workers: 2}
 	res, err := ScanParallel(context.Background(), bytes.NewReader(sg.file), int64(len(sg.file)), Options{Window: 256}, sp,
 		func(i int, start, end int64, sc *Scanner) error {
-			n := 0
+			var bad []string
+			var offs []int64
 			for sc.Next() {
-				n++
+				b, rec := sc.Batch(), sc.Record()
+				offs = append(offs, rec.Offset)
+				w, ok := want[rec.Offset]
+				switch {
+				case !ok:
+					bad = append(bad, fmt.Sprintf("part %d: offset %d, not in the sequential scan", i, rec.Offset))
+					continue
+				case rec != w.Record || b != w.batch:
+					bad = append(bad, fmt.Sprintf("part %d: record %+v in batch at %d, want %+v in batch at %d", i, rec, b.Off, w.Record, w.batch.Off))
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			parts[i] = n
+			for _, o := range offs {
+				seen[o]++
+			}
+			for _, m := range bad {
+				t.Error(m)
+			}
 			if b := sc.w.Buf(); b != nil {
 				bufs[&b[:1][0]] = true
 			}
@@ -145,12 +168,13 @@ func TestScanParallelReusesWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	for i := range res.Parts {
-		total += parts[i]
+	if res.Parts != sp.Parts || len(seen) != len(seq) {
+		t.Fatalf("%d offsets in %d parts, want %d in %d", len(seen), res.Parts, len(seq), sp.Parts)
 	}
-	if res.Parts != sp.Parts || total != len(seq) {
-		t.Fatalf("%d records in %d parts, want %d in %d", total, res.Parts, len(seq), sp.Parts)
+	for o, n := range seen {
+		if n != 1 {
+			t.Errorf("offset %d yielded %d times, want once", o, n)
+		}
 	}
 	if len(bufs) == 0 || len(bufs) > sp.Workers {
 		t.Fatalf("%d window buffers for %d parts on %d workers, want 1 to %d", len(bufs), sp.Parts, sp.Workers, sp.Workers)
