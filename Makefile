@@ -13,7 +13,8 @@ all: build
 
 ## build: the two links of the one command (README "Two binaries"): recfs, lean (tag recfs_lean:
 ## no S3, no .proto schemas; it execs recfs-full beside it for those; static, without cgo, so no
-## dynamic loader or libc starts with it), and recfs-full, everything.
+## dynamic loader or libc starts with it; its mount helper finds an NSS-only user's home through
+## getent), and recfs-full, everything (with cgo where a C compiler is present).
 build:
 	CGO_ENABLED=0 $(GO) build -tags recfs_lean -o $(BIN) ./cmd/recfs
 	$(GO) build -o $(FULLBIN) ./cmd/recfs

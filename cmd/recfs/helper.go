@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"os/user"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -183,7 +185,7 @@ const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 // restoreEnv sets $PATH and $HOME when they are unset: mount(8) clears them
 // before running helpers. PATH becomes the system path (fusermount3 is
 // found there), HOME the user database's (the default cache and log
-// directories live under it).
+// directories live under it; see homeDir).
 func restoreEnv() {
 	if os.Getenv("PATH") == "" {
 		_ = os.Setenv("PATH", systemPath)
@@ -191,9 +193,41 @@ func restoreEnv() {
 	if os.Getenv("HOME") != "" {
 		return
 	}
-	if u, err := user.Current(); err == nil && u.HomeDir != "" {
-		_ = os.Setenv("HOME", u.HomeDir)
+	if home := homeDir(user.Current, getentPasswd); home != "" {
+		_ = os.Setenv("HOME", home)
 	}
+}
+
+// homeDir returns the current user's home directory from lookup, else from
+// getent's passwd entry of the user's uid: the lean recfs, linked without
+// cgo, looks users up in /etc/passwd only, so a user known only through NSS
+// (LDAP, sssd) is found by getent(1), which uses NSS. "" if neither knows.
+func homeDir(lookup func() (*user.User, error), getent func(uid string) ([]byte, error)) string {
+	if u, err := lookup(); err == nil && u.HomeDir != "" {
+		return u.HomeDir
+	}
+	out, err := getent(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return ""
+	}
+	return passwdHome(out)
+}
+
+// getentPasswd runs "getent passwd UID" and returns its output.
+func getentPasswd(uid string) ([]byte, error) {
+	return exec.Command("getent", "passwd", uid).Output()
+}
+
+// passwdHome returns the home directory field (the sixth) of the first
+// line of a passwd(5) entry, "" when the line has not seven fields or the
+// field is not an absolute path.
+func passwdHome(entry []byte) string {
+	line, _, _ := strings.Cut(string(entry), "\n")
+	f := strings.Split(line, ":")
+	if len(f) != 7 || !strings.HasPrefix(f[5], "/") {
+		return ""
+	}
+	return f[5]
 }
 
 // helperUsage is the -o part of recfs mount's help.
