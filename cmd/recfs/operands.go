@@ -75,7 +75,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		}
 		sep.next()
 		st, err := do(f)
-		if err != nil && (cmd.Context().Err() != nil || exitCode(err) == exitUsage) {
+		if mustStop(cmd, err) {
 			return err
 		}
 		switch {
@@ -99,9 +99,9 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 	return nil
 }
 
-// reportFileFailed reports the error of a file of eachFile: a JSON
-// object {"path","error"} on out (indented when blocks), or a line on
-// standard error.
+// reportFileFailed reports the error of a file of a multi-file command: a
+// JSON object {"path","error"} on out (indented when blocks), or a line
+// "recfs: PATH: ERROR" on standard error.
 func reportFileFailed(cmd *cobra.Command, out io.Writer, path string, err error, asJSON, blocks bool) {
 	msg := withPath(path, err)
 	switch {
@@ -169,14 +169,11 @@ func withPath(path string, err error) string {
 	return msg
 }
 
-// reportFailed tells, on standard error, that one file of several failed:
-// a line "recfs: PATH: ERROR", or with --json an object {"path","error"}.
-func reportFailed(cmd *cobra.Command, path string, err error) {
-	if wantJSON(cmd) {
-		_ = printJSON(cmd.ErrOrStderr(), map[string]string{"path": path, "error": withPath(path, err)})
-		return
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", withPath(path, err))
+// mustStop reports whether an operand's error ends a multi-file command
+// instead of being reported while the others go on: the command was
+// interrupted, or its command line is wrong.
+func mustStop(cmd *cobra.Command, err error) bool {
+	return err != nil && (cmd.Context().Err() != nil || exitCode(err) == exitUsage)
 }
 
 // failures counts the operands of a command that failed, reporting each.
@@ -185,18 +182,19 @@ type failures struct {
 	n   int
 }
 
-// add reports operand path's error, if any, and lets the command go on;
-// it returns the error back when the command must stop instead (it was
+// add reports operand path's error on standard error, if any (with
+// --json as an object {"path","error"}), and lets the command go on; it
+// returns the error back when the command must stop instead (it was
 // interrupted, or the command line is wrong).
 func (f *failures) add(path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if f.cmd.Context().Err() != nil || exitCode(err) == exitUsage {
+	if mustStop(f.cmd, err) {
 		return err
 	}
 	f.n++
-	reportFailed(f.cmd, path, err)
+	reportFileFailed(f.cmd, f.cmd.ErrOrStderr(), path, err, wantJSON(f.cmd), false)
 	return nil
 }
 
