@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
-	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/etcdwal"
 )
 
@@ -48,24 +47,15 @@ func etcdFile(t testing.TB, n, prealloc int) ([]byte, [][]byte) {
 // the zeros after the log are no damage.
 func TestEtcdOpenReadCache(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	file, want := etcdFile(t, 500, 1<<20)
 	path := filepath.Join(t.TempDir(), "0000000000000000-0000000000000000.wal")
 	os.WriteFile(path, file, 0o644)
 	cache := t.TempDir()
-	for _, src := range []string{"built", "cached"} {
-		tb, err := Open(ctx, path, Options{CacheDir: cache})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkLoaded(t, tb, codec.EtcdWAL, src, len(want))
-		in := tb.Info()
-		if !strings.Contains(in.Flavor, "500 entries") || !strings.Contains(in.Flavor, "preallocated") {
+	checkBuiltThenCached(t, path, cache, codec.EtcdWAL, want, func(tb *Table) {
+		if in := tb.Info(); !strings.Contains(in.Flavor, "500 entries") || !strings.Contains(in.Flavor, "preallocated") {
 			t.Fatalf("flavor %q", in.Flavor)
 		}
-		codectest.SamePayloads(t, src, readRecords(t, tb), want)
-		tb.Close()
-	}
+	})
 }
 
 // TestEtcdReadOnly: appends are refused naming etcd, and the file is left

@@ -40,23 +40,14 @@ func TestPrometheusOpenReadCache(t *testing.T) {
 	for _, c := range []wlog.Compression{wlog.None, wlog.Snappy, wlog.Zstd} {
 		t.Run(c.String(), func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			cache := t.TempDir()
 			path := filepath.Join(t.TempDir(), "00000003")
 			os.WriteFile(path, promSegment(t, recs, c), 0o644)
-			for _, want := range []string{"built", "cached"} {
-				tb, err := Open(ctx, path, Options{CacheDir: cache})
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkLoaded(t, tb, codec.PrometheusWAL, want, len(recs))
-				in := tb.Info()
-				if c != wlog.None && !strings.Contains(in.Flavor, c.String()) {
+			checkBuiltThenCached(t, path, cache, codec.PrometheusWAL, recs, func(tb *Table) {
+				if in := tb.Info(); c != wlog.None && !strings.Contains(in.Flavor, c.String()) {
 					t.Fatalf("flavor %q does not say %v", in.Flavor, c)
 				}
-				codectest.SamePayloads(t, want, readRecords(t, tb), recs)
-				tb.Close()
-			}
+			})
 		})
 	}
 }

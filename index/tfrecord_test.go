@@ -25,20 +25,11 @@ func tfrBytes(recs [][]byte) []byte {
 }
 
 func TestTFRecordOpenReadCache(t *testing.T) {
-	ctx := context.Background()
 	dir, cache := t.TempDir(), t.TempDir()
 	recs := append(codectest.Records(300, 5000, 'a'), []byte{}, bytes.Repeat([]byte("z"), 200000))
 	path := filepath.Join(dir, "a.tfrecord")
 	os.WriteFile(path, tfrBytes(recs), 0o644)
-	for _, want := range []string{"built", "cached"} {
-		tb, err := Open(ctx, path, Options{CacheDir: cache})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkLoaded(t, tb, codec.TFRecord, want, len(recs))
-		codectest.SamePayloads(t, want, readRecords(t, tb), recs)
-		tb.Close()
-	}
+	checkBuiltThenCached(t, path, cache, codec.TFRecord, recs, nil)
 	if f, err := codec.ParseFormat("tfrecord"); err != nil || f != codec.TFRecord || f.String() != "tfrecord" {
 		t.Fatalf("ParseFormat: %v %v", f, err)
 	}

@@ -173,6 +173,26 @@ func checkLoaded(t testing.TB, tb *Table, f codec.Format, loaded string, n int) 
 	}
 }
 
+// checkBuiltThenCached opens the record file at path twice with the cache
+// directory cache: the first open builds and saves its table, the second
+// loads it. Each time the table must be of format f, undamaged, pass more
+// (when not nil), and read back as recs.
+func checkBuiltThenCached(t *testing.T, path, cache string, f codec.Format, recs [][]byte, more func(*Table)) {
+	t.Helper()
+	for _, want := range []string{"built", "cached"} {
+		tb, err := Open(context.Background(), path, Options{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLoaded(t, tb, f, want, len(recs))
+		if more != nil {
+			more(tb)
+		}
+		codectest.SamePayloads(t, want, readRecords(t, tb), recs)
+		tb.Close()
+	}
+}
+
 // check compares a table with a manifest.
 func check(t *testing.T, tb *Table, w want) {
 	t.Helper()
