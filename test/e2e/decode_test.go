@@ -39,6 +39,17 @@ func escapeField(b []byte, last bool) string {
 	return s.String()
 }
 
+// onlyWAL returns the path of the one write-ahead log (*.log) in the
+// database directory dir, failing t when there is not exactly one.
+func onlyWAL(t *testing.T, dir string) string {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("WALs in %s: %v, want one", dir, logs)
+	}
+	return logs[0]
+}
+
 // writeGoleveldbDB writes batches of puts and deletes with goleveldb into
 // a new database and returns its directory and, per batch, the text
 // --decode batch must show for it (sequence numbers start at 1 and advance
@@ -95,13 +106,10 @@ func writeGoleveldbDB(t *testing.T, batches int) (string, []string) {
 func TestDecodeMount(t *testing.T) {
 	needFUSE(t)
 	dir, want := writeGoleveldbDB(t, 300)
-	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(wals) != 1 {
-		t.Fatalf("WALs %v, want one", wals)
-	}
+	wal := onlyWAL(t, dir)
 	eachBackend(t, func(t *testing.T, backend string) {
 		mnt := newMountDir(t)
-		startMount(t, wals[0], mnt, "--backend", backend, "--decode", "batch")
+		startMount(t, wal, mnt, "--backend", backend, "--decode", "batch")
 		ents, err := os.ReadDir(mnt)
 		if err != nil {
 			t.Fatal(err)
@@ -165,7 +173,7 @@ func TestDecodeMount(t *testing.T) {
 		// The directory, decoded by name.
 		dmnt := newMountDir(t)
 		startMount(t, dir, dmnt, "--backend", backend, "--decode", "auto")
-		walDir := filepath.Join(dmnt, filepath.Base(wals[0]))
+		walDir := filepath.Join(dmnt, filepath.Base(wal))
 		first, err := os.ReadFile(filepath.Join(walDir, names[0]))
 		if err != nil || string(first) != want[0] {
 			t.Fatalf("auto: %s/%s: %q, %v; want %q", walDir, names[0], first, err, want[0])

@@ -115,11 +115,7 @@ func guardOpenDB(t *testing.T, backend string) {
 	if err := db.Put([]byte("k"), []byte("v"), nil); err != nil {
 		t.Fatal(err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(logs) != 1 {
-		t.Fatalf("goleveldb logs: %v", logs)
-	}
-	src := logs[0]
+	src := onlyWAL(t, dir)
 	before, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)

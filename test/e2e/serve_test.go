@@ -478,18 +478,15 @@ func TestServeDecode(t *testing.T) {
 	need(t, "curl", "curl")
 	t.Parallel()
 	dir, want := writeGoleveldbDB(t, 20)
-	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(wals) != 1 {
-		t.Fatalf("WALs %v, want one", wals)
-	}
-	d := startServe(t, "http", "--decode", "batch", wals[0])
+	wal := onlyWAL(t, dir)
+	d := startServe(t, "http", "--decode", "batch", wal)
 	for _, n := range []int{0, 5, 19} {
 		if r := curl(t, fmt.Sprintf("%s%06d", d.url, n)); r.stdout != want[n] {
 			t.Fatalf("decoded record %d: %q, want %q", n, r.stdout, want[n])
 		}
 	}
 	raw := startServe(t, "http", dir)
-	name := filepath.Base(wals[0])
+	name := filepath.Base(wal)
 	r := curl(t, "-H", "Accept: text/html", raw.url+name+"/000005?view")
 	line, _, _ := strings.Cut(want[5], "\n")
 	if !strings.Contains(r.stdout, "Decoded (batch)") || !strings.Contains(r.stdout, html.EscapeString(line)) {
@@ -553,11 +550,8 @@ func TestServeBrowseChromium(t *testing.T) {
 	need(t, "chromium", "chromium")
 	t.Parallel()
 	dir, want := writeGoleveldbDB(t, 30)
-	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	if len(wals) != 1 {
-		t.Fatalf("WALs %v, want one", wals)
-	}
-	name := filepath.Base(wals[0])
+	wal := onlyWAL(t, dir)
+	name := filepath.Base(wal)
 	s := startServe(t, "http", dir)
 	shots := os.Getenv("RECFS_TEST_ARTIFACTS")
 	if shots == "" {
