@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -387,4 +388,58 @@ func catPass(cmd *cobra.Command, e *open.Every, path string, m report.Mode, dec 
 		report.WarnDamaged(cmd.ErrOrStderr(), path, p.Damage())
 	}
 	return true, err
+}
+
+// catMany writes the records sel of each file in turn, each record labelled
+// with its file under --number and --json. A file that fails is named on
+// standard error and the others go on; the exit status is then 1.
+func catMany(cmd *cobra.Command, files []string, sel []report.Range, offs []report.SeqRange, o index.Options, m report.Mode, dec *decodeFlags) error {
+	fails := failures{cmd: cmd}
+	for _, f := range files {
+		m.Label = f
+		if err := fails.add(f, catOne(cmd, f, sel, offs, o, m, dec, false)); err != nil {
+			return err
+		}
+	}
+	return fails.result()
+}
+
+// catPlain writes the records rs of t as m says. A selection (not every
+// record in file order, which one decoder reads through) is read ahead on
+// every core: for a compressed file each record decompresses from its own
+// checkpoint, so several decompress at once while earlier ones are written
+// (index.Table.ReadAhead); the output is the same, in the same order.
+func catPlain(cmd *cobra.Command, w *bufio.Writer, t *index.Table, rs []report.Range, all bool, m report.Mode) error {
+	recs := report.Records(rs)
+	if !all {
+		recs = t.ReadAhead(cmd.Context(), recs, runtime.GOMAXPROCS(0))
+	}
+	return m.WriteSeq(cmd.Context(), w, t, recs)
+}
+
+// catFollow is cat --follow: it writes the records of the file (or remote
+// object: a new version of it is written again from record 0) at path from
+// the selection's start, then every record appended to it, until the
+// command's context ends (SIGINT or SIGTERM), when it returns nil. It
+// follows through index.Table.Follow, with the rules of a --follow mount.
+func catFollow(cmd *cobra.Command, path string, o index.Options, sel []report.Range, m report.Mode,
+	dec *decodeFlags, interval time.Duration) error {
+	start, last, err := report.FollowStart(sel)
+	if err != nil {
+		return err
+	}
+	t, err := openTable(cmd, path, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	var s *decode.Session
+	if dec.decoding() {
+		if s, err = catSession(dec, t, path, m.JSON, m.Number); err != nil {
+			return err
+		}
+	}
+	f := report.NewFollower(t, path, m, s, cmd.OutOrStdout(), cmd.ErrOrStderr(), start, last)
+	return f.Run(cmd.Context(), interval)
 }

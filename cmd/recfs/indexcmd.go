@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -166,5 +167,53 @@ func runPrune(cmd *cobra.Command, dir string, o index.PruneOptions) error {
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "pruned %s: removed %d saved indexes (%s), kept %d (%s)\n",
 		res.Dir, res.Removed, humanBytes(res.RemovedBytes), res.Kept, humanBytes(res.KeptBytes))
+	return err
+}
+
+// indexMany makes the index command take several files and directories
+// (see eachFile): it runs the command's single-file RunE on each file,
+// one line each, then prunes once if --prune was given.
+func indexMany(cmd *cobra.Command, prune *bool) {
+	one := cmd.RunE
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 || singleFile(args) {
+			return one(c, args)
+		}
+		p := *prune
+		*prune = false
+		err := eachFile(c, args, "", false, func(path string) (fileStatus, error) {
+			if err := one(c, []string{path}); err != nil {
+				return fileFailed, err
+			}
+			return fileOK, nil
+		})
+		*prune = p
+		if p && (err == nil || errors.Is(err, errSomeFailed)) {
+			if perr := one(c, nil); perr != nil {
+				return perr
+			}
+		}
+		return err
+	}
+}
+
+// flagPublish is index's --publish: upload the saved index next to an
+// s3:// object (see open.SidecarSuffix), where mounts elsewhere find it.
+const flagPublish = "publish"
+
+// publishIndex uploads the saved index file cacheFile next to url's object.
+func publishIndex(cmd *cobra.Command, url, cacheFile string) error {
+	o, err := openOptions(cmd, index.Options{})
+	if err != nil {
+		return err
+	}
+	n, err := open.Publish(cmd.Context(), url, cacheFile, o)
+	if err != nil {
+		return err
+	}
+	if !wantJSON(cmd) {
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: index published as %s%s (%d bytes)\n", url, url, open.SidecarSuffix, n)
+	}
 	return err
 }

@@ -235,3 +235,11 @@ func looksLikeSelection(a string) bool {
 	a = strings.TrimPrefix(a, "-")
 	return strings.HasPrefix(a, report.LastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
 }
+
+// addOffsetFlag registers --offset: records selected by the number their
+// format gives them (Kafka offsets) instead of by record number.
+func addOffsetFlag(cmd *cobra.Command) *[]string {
+	offs := new([]string)
+	cmd.Flags().StringSliceVar(offs, "offset", nil, "select records by Kafka offset: N, A-B (inclusive) or A-; repeat or separate with commas")
+	return offs
+}
