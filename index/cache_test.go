@@ -144,32 +144,21 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 	for i, r := range codectest.Records(10, 50, 'a') {
 		written.Store(int64(i), r)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for n := range tb.Len() {
-					got := make([]byte, tb.Size(n))
-					if _, err := tb.ReadAt(n, got, 0); err != nil {
-						t.Errorf("record %d: %v", n, err)
-						return
-					}
-					if w, ok := written.Load(n); ok && !bytes.Equal(w.([]byte), got) {
-						t.Errorf("record %d torn or wrong", n)
-						return
-					}
-				}
+	stop := untilStopped(3, func(_, _ int) bool {
+		for n := range tb.Len() {
+			got := make([]byte, tb.Size(n))
+			if _, err := tb.ReadAt(n, got, 0); err != nil {
+				t.Errorf("record %d: %v", n, err)
+				return false
 			}
-		}()
-	}
+			if w, ok := written.Load(n); ok && !bytes.Equal(w.([]byte), got) {
+				t.Errorf("record %d torn or wrong", n)
+				return false
+			}
+		}
+		return true
+	})
+	defer stop() // when the test fails before it stops them
 	next := int64(10)
 	for round := range 40 {
 		batch := codectest.Records(1+round%4, 20+round*900, byte(round))
@@ -185,8 +174,7 @@ func TestRefreshConcurrentAppender(t *testing.T) {
 			t.Fatalf("round %d: %d records after refresh, want %d", round, tb.Len(), next)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if len(tb.Damage()) != 0 {
 		t.Fatalf("damage after clean appends: %v", tb.Damage())
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -181,32 +180,21 @@ func TestFollowSlowRewrite(t *testing.T) {
 			next := sameSizeRecords(old, 'A')
 			tb, path := openTemp(t, encodeSource(t, format, old), Options{CacheDir: "-"})
 			defer follow(tb)()
-			stop := make(chan struct{})
 			bad := make(chan string, 1)
-			var wg sync.WaitGroup
-			for r := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						n := int64((i*7 + r) % len(old))
-						got := make([]byte, len(old[n]))
-						k, err := tb.ReadAt(n, got, 0)
-						if err != nil || k != len(got) || bytes.Equal(got, old[n]) || bytes.Equal(got, next[n]) {
-							continue
-						}
-						select {
-						case bad <- fmt.Sprintf("record %d: %q", n, got[:min(len(got), 40)]):
-						default:
-						}
-					}
-				}()
-			}
+			stop := untilStopped(2, func(r, i int) bool {
+				n := int64((i*7 + r) % len(old))
+				got := make([]byte, len(old[n]))
+				k, err := tb.ReadAt(n, got, 0)
+				if err != nil || k != len(got) || bytes.Equal(got, old[n]) || bytes.Equal(got, next[n]) {
+					return true
+				}
+				select {
+				case bad <- fmt.Sprintf("record %d: %q", n, got[:min(len(got), 40)]):
+				default:
+				}
+				return true
+			})
+			defer stop() // when the test fails before it stops them
 			b := encodeSource(t, format, next)
 			f, err := os.OpenFile(path, os.O_WRONLY, 0)
 			if err != nil {
@@ -228,8 +216,7 @@ func TestFollowSlowRewrite(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			close(stop)
-			wg.Wait()
+			stop()
 			select {
 			case s := <-bad:
 				t.Fatalf("a read returned no whole record of either version: %s", s)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,24 +37,13 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 		}, nil)
 	}()
 	stopFollow := func() { cancel(); <-followed }
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_ = tb.CheckAppend()
-				_, _ = tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
-				_, _ = tb.Stat()
-			}
-		}()
-	}
+	stop := untilStopped(2, func(_, _ int) bool {
+		_ = tb.CheckAppend()
+		_, _ = tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
+		_, _ = tb.Stat()
+		return true
+	})
+	defer stop() // when the test fails before it stops them
 	gen := tb.Generation()
 	for i := range 5 {
 		tmp := filepath.Join(dir, "next")
@@ -74,8 +62,7 @@ func TestFollowReopenWhileAppending(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	stopFollow()
 	if tb.Generation() == gen {
 		t.Fatal("following never switched to a replacing file")

@@ -7,12 +7,38 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/source/local"
 )
+
+// untilStopped runs n goroutines, goroutine g calling work(g, k) for
+// k = 0, 1, ... until work returns false or stop is called; stop waits
+// for them all to end (calling it again does nothing).
+func untilStopped(n int, work func(g, k int) bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !work(g, k) {
+					return
+				}
+			}
+		}()
+	}
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
+}
 
 // rioScanAll reads every item of the recordio file data strictly, through
 // a table built over it, and returns them with the trailer (nil if none).
