@@ -5,9 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -24,31 +21,12 @@ import (
 // vectorDir holds the reference vectors (see codectest.VectorDir).
 var vectorDir = codectest.VectorDir()
 
-// want is what a vector manifest says a reader must return.
+// want is what a vector manifest says a reader must return, with the
+// vector's path (a leveldb log kept by its manifest alone is written
+// again, see recfile.Vector).
 type want struct {
-	name    string
-	path    string
-	count   int64
-	lens    []int64  // per record, when listed
-	sums    []string // per record sha256, when listed
-	concat  string   // sha256 of all payloads concatenated, for aggregate manifests
-	lensSum string   // sha256 of the decimal lengths, for aggregate manifests
-	lensSep string   // how aggregate lengths are joined ("\n" between, or after each)
-	trailer *struct {
-		Len    int64  `json:"len"`
-		Sha256 string `json:"sha256"`
-	}
-	header []struct {
-		Key   string `json:"key"`
-		Type  string `json:"type"`
-		Value any    `json:"value"`
-	}
-	legacyT string
-}
-
-type entry struct {
-	Len    int64  `json:"len"`
-	Sha256 string `json:"sha256"`
+	codectest.Expect
+	path string
 }
 
 // loadWants reads every manifest of both vector folders.
@@ -56,76 +34,10 @@ func loadWants(t testing.TB) []want {
 	t.Helper()
 	var out []want
 	for _, dir := range []string{"leveldb", "grailbio"} {
-		ms, err := filepath.Glob(filepath.Join(vectorDir, dir, "*.json"))
-		if err != nil || len(ms) == 0 {
-			t.Fatalf("no vectors in %s: %v", filepath.Join(vectorDir, dir), err)
-		}
-		for _, m := range ms {
-			if filepath.Base(m) == "index.json" {
-				continue
-			}
-			raw, err := os.ReadFile(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc struct {
-				File      string          `json:"file"`
-				Records   json.RawMessage `json:"records"`
-				Items     []entry         `json:"items"`
-				ItemCount int64           `json:"item_count"`
-				Summary   *struct {
-					Count  int64  `json:"count"`
-					Concat string `json:"concat_sha256"`
-					Lens   string `json:"lengths_sha256"`
-				} `json:"items_summary"`
-				Trailer *struct {
-					Len    int64  `json:"len"`
-					Sha256 string `json:"sha256"`
-				} `json:"trailer"`
-				Header []struct {
-					Key   string `json:"key"`
-					Type  string `json:"type"`
-					Value any    `json:"value"`
-				} `json:"header"`
-				ReaderOptions struct {
-					LegacyTransform string `json:"legacy_transform"`
-				} `json:"reader_options"`
-			}
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				t.Fatalf("%s: %v", m, err)
-			}
-			w := want{name: dir + "/" + doc.File, path: recfile.Vector(t, dir+"/"+doc.File),
-				trailer: doc.Trailer, header: doc.Header, legacyT: doc.ReaderOptions.LegacyTransform}
-			if dir == "leveldb" {
-				var list []entry
-				if json.Unmarshal(doc.Records, &list) == nil {
-					for _, e := range list {
-						w.lens, w.sums = append(w.lens, e.Len), append(w.sums, e.Sha256)
-					}
-					w.count = int64(len(list))
-				} else {
-					var agg struct {
-						Count  int64  `json:"count"`
-						Concat string `json:"concat_sha256"`
-						Lens   string `json:"lengths_sha256"`
-					}
-					if err := json.Unmarshal(doc.Records, &agg); err != nil {
-						t.Fatalf("%s: records: %v", m, err)
-					}
-					w.count, w.concat, w.lensSum, w.lensSep = agg.Count, agg.Concat, agg.Lens, "between"
-				}
-			} else {
-				w.count = doc.ItemCount
-				if doc.Items != nil {
-					for _, e := range doc.Items {
-						w.lens, w.sums = append(w.lens, e.Len), append(w.sums, e.Sha256)
-					}
-				} else if doc.Summary != nil {
-					w.concat, w.lensSum, w.lensSep = doc.Summary.Concat, doc.Summary.Lens, "after"
-				}
-			}
-			out = append(out, w)
-		}
+		codectest.ReadManifests(t, dir, func(path string, _ []byte) {
+			e := codectest.LoadExpect(t, path)
+			out = append(out, want{Expect: e, path: recfile.Vector(t, e.Name)})
+		})
 	}
 	return out
 }
@@ -196,8 +108,8 @@ func checkBuiltThenCached(t *testing.T, path, cache string, f codec.Format, recs
 // check compares a table with a manifest.
 func check(t *testing.T, tb *Table, w want) {
 	t.Helper()
-	if tb.Len() != w.count {
-		t.Fatalf("%d records, manifest says %d", tb.Len(), w.count)
+	if tb.Len() != w.Count {
+		t.Fatalf("%d records, manifest says %d", tb.Len(), w.Count)
 	}
 	var concat bytes.Buffer
 	var lens []string
@@ -206,40 +118,40 @@ func check(t *testing.T, tb *Table, w want) {
 		if int64(len(b)) != tb.Size(n) {
 			t.Fatalf("record %d: read %d bytes, Size says %d", n, len(b), tb.Size(n))
 		}
-		if w.lens != nil {
-			if tb.Size(n) != w.lens[n] || sum(b) != w.sums[n] {
-				t.Fatalf("record %d: len %d sha %s, manifest len %d sha %s", n, len(b), sum(b), w.lens[n], w.sums[n])
+		if w.Lens != nil {
+			if tb.Size(n) != w.Lens[n] || sum(b) != w.Sums[n] {
+				t.Fatalf("record %d: len %d sha %s, manifest len %d sha %s", n, len(b), sum(b), w.Lens[n], w.Sums[n])
 			}
 		} else {
 			concat.Write(b)
 			lens = append(lens, strconv.Itoa(len(b)))
 		}
 	}
-	if w.lens == nil && w.concat != "" {
+	if w.Lens == nil && w.Concat != "" {
 		joined := strings.Join(lens, "\n")
-		if w.lensSep == "after" && len(lens) > 0 {
+		if w.LensEnd && len(lens) > 0 {
 			joined += "\n"
 		}
-		if sum(concat.Bytes()) != w.concat || sum([]byte(joined)) != w.lensSum {
+		if sum(concat.Bytes()) != w.Concat || sum([]byte(joined)) != w.LensSum {
 			t.Fatalf("aggregate hashes differ from the manifest")
 		}
 	}
-	if w.trailer != nil {
-		if !tb.HasTrailer() || tb.TrailerSize() != w.trailer.Len {
-			t.Fatalf("trailer: has %v size %d, manifest %d", tb.HasTrailer(), tb.TrailerSize(), w.trailer.Len)
+	if w.Trailer != nil {
+		if !tb.HasTrailer() || tb.TrailerSize() != w.Trailer.Len {
+			t.Fatalf("trailer: has %v size %d, manifest %d", tb.HasTrailer(), tb.TrailerSize(), w.Trailer.Len)
 		}
-		p := make([]byte, w.trailer.Len)
-		if k, err := tb.ReadTrailerAt(p, 0); err != nil || sum(p[:k]) != w.trailer.Sha256 {
+		p := make([]byte, w.Trailer.Len)
+		if k, err := tb.ReadTrailerAt(p, 0); err != nil || sum(p[:k]) != w.Trailer.Sha256 {
 			t.Fatalf("trailer bytes: %d, %v", k, err)
 		}
 	} else if tb.HasTrailer() {
 		t.Fatalf("table has a trailer the manifest does not list")
 	}
 	hdr := tb.Header()
-	if len(hdr) != len(w.header) {
-		t.Fatalf("%d header entries, manifest %d", len(hdr), len(w.header))
+	if len(hdr) != len(w.Header) {
+		t.Fatalf("%d header entries, manifest %d", len(hdr), len(w.Header))
 	}
-	for i, h := range w.header {
+	for i, h := range w.Header {
 		if hdr[i].Key != h.Key || !sameValue(hdr[i].Value, h.Value) {
 			t.Fatalf("header %d: %q=%v, manifest %q=%v", i, hdr[i].Key, hdr[i].Value, h.Key, h.Value)
 		}
@@ -266,8 +178,8 @@ func sameValue(got, want any) bool {
 
 func TestVectors(t *testing.T) {
 	for _, w := range loadWants(t) {
-		t.Run(w.name, func(t *testing.T) {
-			o := Options{CacheDir: t.TempDir(), LegacyTransform: w.legacyT}
+		t.Run(w.Name, func(t *testing.T) {
+			o := Options{CacheDir: t.TempDir(), LegacyTransform: w.Legacy}
 			tb, err := Open(context.Background(), w.path, o)
 			if err != nil {
 				t.Fatal(err)
@@ -367,15 +279,15 @@ type (
 
 func TestFormatsDetected(t *testing.T) {
 	for _, w := range loadWants(t) {
-		tb, err := Open(context.Background(), w.path, Options{CacheDir: "-", LegacyTransform: w.legacyT})
+		tb, err := Open(context.Background(), w.path, Options{CacheDir: "-", LegacyTransform: w.Legacy})
 		if err != nil {
-			t.Fatalf("%s: %v", w.name, err)
+			t.Fatalf("%s: %v", w.Name, err)
 		}
 		f := tb.Format()
 		tb.Close()
-		isLog := strings.HasPrefix(w.name, "leveldb/")
+		isLog := strings.HasPrefix(w.Name, "leveldb/")
 		if isLog != (f == codec.LevelDB) {
-			t.Errorf("%s: detected %v", w.name, f)
+			t.Errorf("%s: detected %v", w.Name, f)
 		}
 	}
 }

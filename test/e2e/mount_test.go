@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
 	"github.com/recfs/recfs/codec/recordio"
@@ -512,8 +513,8 @@ func TestDaemonKilled(t *testing.T) {
 // --xattrs, and checks that they are absent without it.
 func TestXattrs(t *testing.T) {
 	needFUSE(t)
-	e := loadManifest(t, filepath.Join(vectors, "grailbio", "header-types.rio.json"))
-	src, err := filepath.Abs(e.file)
+	e := codectest.LoadExpect(t, filepath.Join(vectors, "grailbio", "header-types.rio.json"))
+	src, err := filepath.Abs(e.File)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,20 +528,20 @@ func TestXattrs(t *testing.T) {
 	}
 	mnt := newMountDir(t)
 	startMount(t, src, mnt, "--no-cache", "--xattrs")
-	if v, err := get(mnt, "user.recfs.records"); err != nil || v != strconv.FormatInt(e.count, 10) {
-		t.Errorf("user.recfs.records = %q, %v; want %d", v, err, e.count)
+	if v, err := get(mnt, "user.recfs.records"); err != nil || v != strconv.FormatInt(e.Count, 10) {
+		t.Errorf("user.recfs.records = %q, %v; want %d", v, err, e.Count)
 	}
 	if v, err := get(mnt, "user.recfs.format"); err != nil || v != "recordio" {
 		t.Errorf("user.recfs.format = %q, %v", v, err)
 	}
-	for _, h := range e.header {
+	for _, h := range e.Header {
 		if _, err := get(mnt, "user.recfs.header."+h.Key); err != nil {
 			t.Errorf("user.recfs.header.%s: %v", h.Key, err)
 		}
 	}
-	rec := filepath.Join(mnt, recordName(0, e.count))
-	if v, err := get(rec, "user.recfs.length"); err != nil || v != strconv.FormatInt(e.lens[0], 10) {
-		t.Errorf("user.recfs.length = %q, %v; want %d", v, err, e.lens[0])
+	rec := filepath.Join(mnt, recordName(0, e.Count))
+	if v, err := get(rec, "user.recfs.length"); err != nil || v != strconv.FormatInt(e.Lens[0], 10) {
+		t.Errorf("user.recfs.length = %q, %v; want %d", v, err, e.Lens[0])
 	}
 	if _, err := get(rec, "user.recfs.offset"); err != nil {
 		t.Errorf("user.recfs.offset: %v", err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
 	"github.com/cockroachdb/pebble/v2/record"
@@ -338,10 +339,10 @@ func copyVector(t *testing.T, name string) string {
 
 func writeAppEngine(t *testing.T, backend string) {
 	src := copyVector(t, "leveldb/appengine-padded.log")
-	e := loadManifest(t, filepath.Join(vectors, "leveldb/appengine-padded.json"))
+	e := codectest.LoadExpect(t, filepath.Join(vectors, "leveldb/appengine-padded.json"))
 	base := refLevelDB(t, src, true)
-	if int64(len(base)) != e.count {
-		t.Fatalf("goleveldb reads %d records of the vector, manifest says %d", len(base), e.count)
+	if int64(len(base)) != e.Count {
+		t.Fatalf("goleveldb reads %d records of the vector, manifest says %d", len(base), e.Count)
 	}
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
