@@ -1,12 +1,10 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -111,30 +109,18 @@ func check(t *testing.T, tb *Table, w want) {
 	if tb.Len() != w.Count {
 		t.Fatalf("%d records, manifest says %d", tb.Len(), w.Count)
 	}
-	var concat bytes.Buffer
-	var lens []string
+	payloads := w.Payloads()
 	for n := range tb.Len() {
 		b := readRecord(t, tb, n)
 		if int64(len(b)) != tb.Size(n) {
 			t.Fatalf("record %d: read %d bytes, Size says %d", n, len(b), tb.Size(n))
 		}
-		if w.Lens != nil {
-			if tb.Size(n) != w.Lens[n] || sum(b) != w.Sums[n] {
-				t.Fatalf("record %d: len %d sha %s, manifest len %d sha %s", n, len(b), sum(b), w.Lens[n], w.Sums[n])
-			}
-		} else {
-			concat.Write(b)
-			lens = append(lens, strconv.Itoa(len(b)))
+		if err := payloads.Add(b); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if w.Lens == nil && w.Concat != "" {
-		joined := strings.Join(lens, "\n")
-		if w.LensEnd && len(lens) > 0 {
-			joined += "\n"
-		}
-		if sum(concat.Bytes()) != w.Concat || sum([]byte(joined)) != w.LensSum {
-			t.Fatalf("aggregate hashes differ from the manifest")
-		}
+	if err := payloads.Done(); err != nil {
+		t.Fatalf("aggregate hashes differ from the manifest: %v", err)
 	}
 	if w.Trailer != nil {
 		if !tb.HasTrailer() || tb.TrailerSize() != w.Trailer.Len {

@@ -1,9 +1,16 @@
 package codectest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -98,3 +105,57 @@ func LoadExpect(t testing.TB, path string) Expect {
 	}
 	return e
 }
+
+// Payloads checks a vector's payloads, given in order, against its
+// manifest: each listed record's length and SHA-256 as it comes (Add),
+// or the aggregate hashes of an unlisted manifest at the end (Done).
+type Payloads struct {
+	e      Expect
+	n      int64
+	concat hash.Hash
+	lens   []string
+}
+
+// Payloads returns a check of the vector's payloads.
+func (e Expect) Payloads() *Payloads { return &Payloads{e: e, concat: sha256.New()} }
+
+// Add checks the next payload, b.
+func (p *Payloads) Add(b []byte) error {
+	n := p.n
+	p.n++
+	if p.e.Lens == nil {
+		p.concat.Write(b)
+		p.lens = append(p.lens, strconv.Itoa(len(b)))
+		return nil
+	}
+	if n >= int64(len(p.e.Lens)) {
+		return fmt.Errorf("record %d: the manifest lists %d", n, len(p.e.Lens))
+	}
+	if sum := hexSum(b); int64(len(b)) != p.e.Lens[n] || sum != p.e.Sums[n] {
+		return fmt.Errorf("record %d: len %d sha256 %s; manifest len %d sha256 %s", n, len(b), sum, p.e.Lens[n], p.e.Sums[n])
+	}
+	return nil
+}
+
+// Done checks the aggregate hashes of an unlisted manifest (a listed one
+// was checked by Add); it reports each that differs.
+func (p *Payloads) Done() error {
+	if p.e.Lens != nil || p.e.Concat == "" {
+		return nil
+	}
+	joined := strings.Join(p.lens, "\n")
+	if p.e.LensEnd && len(p.lens) > 0 {
+		joined += "\n"
+	}
+	var errs []error
+	if got := hex.EncodeToString(p.concat.Sum(nil)); got != p.e.Concat {
+		errs = append(errs, fmt.Errorf("concatenated payloads sha256 %s, manifest %s", got, p.e.Concat))
+	}
+	if got := hexSum([]byte(joined)); got != p.e.LensSum {
+		errs = append(errs, fmt.Errorf("lengths sha256 %s, manifest %s", got, p.e.LensSum))
+	}
+	return errors.Join(errs...)
+}
+
+// hexSum is b's SHA-256 in hex.
+func hexSum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
