@@ -39,11 +39,18 @@ func appendRecords(t *testing.T, path string, recs ...string) {
 }
 
 // newLiveTree writes recs as a leveldb log and returns its path and a file
-// tree of it (no saved index), closed when the test ends.
+// tree of it (see openFileTree).
 func newLiveTree(t *testing.T, recs ...string) (string, *Tree) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "live.log")
 	appendRecords(t, path, recs...)
+	return path, openFileTree(t, path)
+}
+
+// openFileTree returns a file tree of the record file at path (no saved
+// index), closed when the test ends.
+func openFileTree(t *testing.T, path string) *Tree {
+	t.Helper()
 	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ func newLiveTree(t *testing.T, recs ...string) (string, *Tree) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tree.Close() })
-	return path, tree
+	return tree
 }
 
 func TestFollow(t *testing.T) {

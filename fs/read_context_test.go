@@ -14,7 +14,6 @@ import (
 
 	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/tfrecord"
-	"github.com/recfs/recfs/index"
 )
 
 // TestReadHandleContext: a read of a record file through ReadHandle, or
@@ -31,15 +30,7 @@ func TestReadHandleContext(t *testing.T) {
 	if err := os.WriteFile(path, codectest.Gzip(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := index.Open(context.Background(), path, index.Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := NewFile(path, tbl, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tree.Close() }) // after the handle, closed by a later cleanup
+	tree := openFileTree(t, path) // closed after the handle, by a later cleanup
 	bg := context.Background()
 	n, h := openRecordFile(t, tree, "1")
 	gone, cancel := context.WithCancel(bg)
