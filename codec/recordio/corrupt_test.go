@@ -70,15 +70,7 @@ func scanLenient(t *testing.T, data []byte) ([][]byte, []codec.Damage) {
 		t.Fatalf("open: %v", err)
 	}
 	rd, _ := NewReader(bytes.NewReader(data), int64(len(data)), codec.RecordIO, s.Transformers(), Options{}, 2)
-	var items [][]byte
-	for s.Next() {
-		loc := s.Item()
-		b := make([]byte, loc.Len)
-		if n, err := rd.ReadItem(loc, b, 0); int64(n) != loc.Len || (err != nil && loc.Len > 0) {
-			t.Fatalf("ReadItem %+v: %d %v", loc, n, err)
-		}
-		items = append(items, b)
-	}
+	items, _ := readItems(t, s, rd)
 	if s.Err() != nil {
 		t.Fatalf("lenient scan error: %v", s.Err())
 	}

@@ -103,17 +103,7 @@ func scanLegacy(t *testing.T, data []byte, o Options) ([][]byte, []codec.Damage,
 	if err != nil {
 		t.Fatal(err)
 	}
-	var items [][]byte
-	var locs []ItemLoc
-	for s.Next() {
-		loc := s.Item()
-		b := make([]byte, loc.Len)
-		if n, err := rd.ReadItem(loc, b, 0); int64(n) != loc.Len || (err != nil && loc.Len > 0) {
-			t.Fatalf("ReadItem %+v: %d %v", loc, n, err)
-		}
-		items = append(items, b)
-		locs = append(locs, loc)
-	}
+	items, locs := readItems(t, s, rd)
 	return items, s.Damage(), locs
 }
 

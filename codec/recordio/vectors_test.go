@@ -120,6 +120,23 @@ func loadVectors(t testing.TB) map[string]struct {
 	return out
 }
 
+// readItems reads every item s finds through rd, whole: a read short of
+// the item, or failing (but with io.EOF for an empty item), fails t.
+func readItems(t testing.TB, s *Scanner, rd *Reader) ([][]byte, []ItemLoc) {
+	t.Helper()
+	var items [][]byte
+	var locs []ItemLoc
+	for s.Next() {
+		loc := s.Item()
+		b := make([]byte, loc.Len)
+		if n, err := rd.ReadItem(loc, b, 0); int64(n) != loc.Len || (err != nil && !(err == io.EOF && loc.Len == 0)) {
+			t.Fatalf("ReadItem(%+v): n=%d err=%v", loc, n, err)
+		}
+		items, locs = append(items, b), append(locs, loc)
+	}
+	return items, locs
+}
+
 // readAllItems scans data and reads every item through a Reader.
 func readAllItems(t testing.TB, data []byte, o Options) (*Scanner, []ItemLoc, [][]byte) {
 	t.Helper()
@@ -131,18 +148,7 @@ func readAllItems(t testing.TB, data []byte, o Options) (*Scanner, []ItemLoc, []
 	if err != nil {
 		t.Fatalf("NewReader: %v", err)
 	}
-	var locs []ItemLoc
-	var items [][]byte
-	for s.Next() {
-		loc := s.Item()
-		buf := make([]byte, loc.Len)
-		n, err := rd.ReadItem(loc, buf, 0)
-		if err != nil && !(err == io.EOF && loc.Len == 0) {
-			t.Fatalf("ReadItem(%+v): n=%d err=%v", loc, n, err)
-		}
-		locs = append(locs, loc)
-		items = append(items, buf[:n])
-	}
+	items, locs := readItems(t, s, rd)
 	if err := s.Err(); err != nil {
 		t.Fatalf("scan: %v", err)
 	}
