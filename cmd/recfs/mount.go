@@ -207,10 +207,8 @@ func (f *mountFlags) validate(cmd *cobra.Command, src, mnt string) (mountPlan, e
 	if p.src, p.mnt, err = mounting.CheckPaths(src, mnt, f.allowNonEmpty); err != nil {
 		return p, err
 	}
-	if open.Remote(p.src) {
-		if err := remoteMountFlags(f, p.src); err != nil {
-			return p, err
-		}
+	if open.Remote(p.src) && f.rw {
+		return p, usagef("--rw: %s sources are read-only", strings.SplitN(p.src, ":", 2)[0]+"://")
 	}
 	p.mounter, p.tree = backends[f.backend], tree
 	return p, nil

@@ -41,6 +41,8 @@ func TestMountRefusals(t *testing.T) {
 		{[]string{"mount", dir, inside}, exitFailure, "inside the source"},
 		{[]string{"mount", inside, dir}, exitFailure, "inside the mountpoint"},
 		{[]string{"mount", "--no-cache", logf, empty}, exitFailure, "not a record file"},
+		{[]string{"mount", "--rw", "s3://bucket/x.log", empty}, exitUsage, "--rw: s3:// sources are read-only"},
+		{[]string{"mount", "--rw", "https://example.com/x.log", empty}, exitUsage, "--rw: https:// sources are read-only"},
 		{[]string{"unmount", empty}, exitFailure, "not a mount point"},
 		{[]string{"unmount"}, exitUsage, ""},
 	} {

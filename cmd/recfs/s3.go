@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,15 +49,6 @@ func registerS3Flags(fs *pflag.FlagSet) {
 	fs.Int(flagS3Attempts, s3Defaults.attempts, "S3: attempts of a request before it fails (pauses of 100ms, 200ms, ... between them)")
 	fs.Int(flagS3ListMaxPages, s3Defaults.listMaxPages, "S3: pages (of up to 1,000 keys) a directory listing may take; past it the listing ends with a log line")
 	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
-}
-
-// remoteMountFlags refuses what a mount of a remote source cannot do.
-func remoteMountFlags(f *mountFlags, src string) error {
-	switch {
-	case f.rw:
-		return usagef("--rw: %s sources are read-only", strings.SplitN(src, ":", 2)[0]+"://")
-	}
-	return nil
 }
 
 // HTTP source flags (httprange.Options says what each bounds).
