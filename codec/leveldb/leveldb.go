@@ -51,9 +51,12 @@ type Options struct {
 	// never auto-detected.
 	Unmasked bool
 	// LogNum is the log's number as its file's name gives it (pebble and
-	// RocksDB name a WAL NNNNNN.log), 0 when unknown. It decides only
-	// what the bytes cannot: when the file's first chunk is damaged,
-	// recyclable chunks after it of a lower number are stale.
+	// RocksDB name a WAL NNNNNN.log), 0 when unknown. The database reads
+	// the file as that log: recyclable chunks of a lower number met before
+	// any of the log's own are the recycled file's previous life, stale,
+	// whether the first chunk is damaged (a write torn in it) or intact
+	// (no write of the live log reached the file). Chunks of a higher
+	// number overrule it (the file was renamed).
 	LogNum uint32
 	// Start and End split a scan for parallel index builds; both 0 means the
 	// whole file. Start must be a multiple of 32768 and End a multiple of

@@ -59,9 +59,10 @@ type Scanner struct {
 	damage  []codec.Damage
 	info    Info
 	numSet  bool
-	// claim is the log number the file's first chunk stands for when that
-	// chunk is damaged (Options.LogNum, else its own header's); claimBy
-	// says whence, if set. See claimFirst.
+	// claim is the log number the live log has before any intact chunk of
+	// it is met: Options.LogNum from the start, else the number in a
+	// damaged first chunk's header; claimBy says whence, if set. See
+	// claimFirst and claimOlder.
 	claim    uint32
 	claimBy  claimSource
 	err      error
@@ -85,6 +86,9 @@ func NewScanner(r io.ReaderAt, size int64, o Options) *Scanner {
 		s.done = true
 	case s.start >= s.end:
 		s.done = true // an empty split
+	}
+	if o.LogNum != 0 {
+		s.claim, s.claimBy = o.LogNum, claimName
 	}
 	s.consumed = s.start
 	s.leading = s.start > 0
@@ -116,7 +120,11 @@ func (s *Scanner) probeLogNum() {
 			return
 		}
 		if hs > logHdrLegacy {
-			s.setLogNum(binary.LittleEndian.Uint32(b[p+7:]), hs)
+			num := binary.LittleEndian.Uint32(b[p+7:])
+			if s.claimOlder(num) {
+				num = s.claim // the file's previous life, as ownLog decides
+			}
+			s.setLogNum(num, hs)
 			return
 		}
 		p += hs + ln
@@ -359,20 +367,15 @@ func (s *Scanner) endMarker(b []byte, hdrOff int64, hs, ln int) bool {
 	return true
 }
 
-// claimFirst notes the log number the file's first chunk (at the start of
-// b, block 0) stands for when that chunk is damaged: Options.LogNum when
-// given, else the number in the chunk's recyclable header. The first chunk
-// starts the live log, and a write torn in it spoils its tail (or, given
-// the file's name, even its header): intact chunks after it whose number
-// is lower belong to the recycled file's previous life (log numbers only
-// grow) and are stale, not the live log. A higher number overrules the
-// claim.
+// claimFirst notes, when the file's first chunk (at the start of b, block
+// 0) is damaged and no name claims (Options.LogNum), the number in the
+// chunk's recyclable header. The first chunk starts the live log, and a
+// write torn in it spoils its tail (a write torn in its header leaves
+// only the name to tell): intact chunks after it whose number is lower
+// belong to the recycled file's previous life (log numbers only grow) and
+// are stale, not the live log. A higher number overrules the claim.
 func (s *Scanner) claimFirst(b []byte) {
-	switch {
-	case s.numSet || s.claimBy != claimNone:
-	case s.o.LogNum != 0:
-		s.claim, s.claimBy = s.o.LogNum, claimName
-	case len(b) >= logHdrRecycle && logHdrSize(b[6]) > logHdrLegacy:
+	if !s.numSet && s.claimBy == claimNone && len(b) >= logHdrRecycle && logHdrSize(b[6]) > logHdrLegacy {
 		s.claim, s.claimBy = binary.LittleEndian.Uint32(b[7:]), claimHeader
 	}
 }
@@ -382,7 +385,7 @@ type claimSource uint8
 
 const (
 	claimNone   claimSource = iota
-	claimName               // Options.LogNum: the file's name
+	claimName               // Options.LogNum: the file's name, from the start
 	claimHeader             // the damaged first chunk's own header
 )
 

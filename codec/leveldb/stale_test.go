@@ -198,10 +198,17 @@ func TestLogStaleTornFirstChunk(t *testing.T) {
 // TestLogClaimLimits checks where a claimed log number stops: a zeroed
 // first block gives no header to claim from, but the name still claims, in
 // whole and split scans alike; a flipped high bit in the first chunk's
-// number claims nothing, so a healthy log stays a log with damage.
+// number claims nothing, so a healthy log stays a log with damage. A name
+// claims before intact chunks too: a recycled file that no write of its
+// live log reached (pebble renamed it, then crashed) holds only its
+// previous life, which pebble's reader, told the name's number, does not
+// read (TestPebbleRecycledWALCrash, crashed at 0); a higher number in the
+// chunks overrules the name.
 func TestLogClaimLimits(t *testing.T) {
 	t.Parallel()
 	old, _ := logRecycledFile(6, 100, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
+	// An empty log 6 that pebble closed: its end marker alone.
+	marker := []byte{0, 0, 0, 0, 0, 0, 5, 7, 0, 0, 0}
 	zeroed := append(make([]byte, 32768), old...)
 	healthy, _ := logRecycledFile(7, 300, []int{5000, 9000, 20000, 3000, 30000, 30000, 1000})
 	flipped := bytes.Clone(healthy)
@@ -216,6 +223,10 @@ func TestLogClaimLimits(t *testing.T) {
 		{"zeroed-block-0-named", zeroed, Options{LogNum: 7}, true},
 		{"flipped-number", flipped, Options{}, false},
 		{"flipped-number-named", flipped, Options{LogNum: 7}, false},
+		{"intact-old", old, Options{}, false},
+		{"intact-old-named", old, Options{LogNum: 7}, true},
+		{"intact-old-named-higher", healthy, Options{LogNum: 5}, false},
+		{"old-marker-named", marker, Options{LogNum: 7}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
