@@ -2,6 +2,7 @@ package open
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,42 @@ func TestCreateOrOpen(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Errorf("a failed CreateOrOpen left a file: %v", err)
+	}
+}
+
+// TestCreateOrOpenEmptyFile: an empty file already there (touch FILE; recfs
+// append --create FORMAT FILE) takes the format named, as a new file does:
+// it was a leveldb log before, whatever the format named.
+func TestCreateOrOpenEmptyFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := Options{Index: index.Options{CacheDir: "-", Writable: true}}
+	for _, tc := range []struct {
+		format  string
+		trailer bool
+		want    codec.Format
+	}{{"leveldb", false, codec.LevelDB}, {"recordio", false, codec.RecordIO}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
+		p := filepath.Join(dir, fmt.Sprintf("touched-%s-%v", tc.format, tc.trailer))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb, err := CreateOrOpen(ctx, p, tc.format, tc.trailer, o)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if _, err := tb.Append(ctx, [][]byte{[]byte("one")}, index.AppendOptions{Sync: true}); err != nil {
+			t.Fatal(err)
+		}
+		tb.Close()
+		tb, err = Table(ctx, p, Options{Index: index.Options{CacheDir: "-"}})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if f := tb.Info().Format; f != tc.want || tb.Len() != 1 || (tb.Info().Trailer >= 0) != tc.trailer {
+			t.Errorf("%s: format %v, %d records, trailer %d; want %v, 1, trailer %v", p, f, tb.Len(), tb.Info().Trailer, tc.want, tc.trailer)
+		}
+		tb.Close()
 	}
 }
 
