@@ -85,6 +85,33 @@ func (b *bench) sh(cmd string) (string, error) {
 	return string(out), nil
 }
 
+// run runs argv directly (no shell) with stdin read from the file stdin
+// ("" for none), under the run's subprocess timeout, and returns its
+// combined output. Rows that time one command use it so that the time is
+// that command's process alone, not a shell's too.
+func (b *bench) run(stdin string, argv ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.WaitDelay = 5 * time.Second
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		c.Stdin = f
+	}
+	out, err := c.CombinedOutput()
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("timed out after %s", b.cfg.timeout)
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("%s: %v: %s", shellJoin(argv...), err, errorLine(string(out)))
+	}
+	return string(out), nil
+}
+
 // errorLine returns the first line of out that mentions an error, or else
 // its first non-empty line.
 func errorLine(out string) string {
