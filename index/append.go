@@ -221,7 +221,7 @@ func (t *Table) takeAppended(ctx context.Context, s *snapshot, a appendReq, u un
 	case a.written.tab != nil:
 		return t.adoptWritten(s, a.written)
 	case a.o.CountOnly && a.written.end > 0:
-		_, _, err := t.checkWritten(s, a.written)
+		_, _, _, err := t.checkWritten(s, a.written)
 		return err
 	}
 	return t.checkAppended(ctx, s, a)
@@ -354,7 +354,8 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
-	w := leveldb.NewWriter(&offsetWriter{f: f, off: end}, wo)
+	ow := newOffsetWriter(f, end)
+	w := leveldb.NewWriter(ow, wo)
 	var g growth = &counting{}
 	if !a.o.CountOnly {
 		g = lt.growing(wo.HeaderSize(), a.many())
@@ -367,6 +368,7 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	}
 	if !lt.unmask {
 		a.written.set(g.done(w.Offset()))
+		a.written.keep(ow.kept())
 	}
 	if a.o.Sync {
 		return u, syncFile(f, t.path)
@@ -412,13 +414,34 @@ func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
 
 // offsetWriter writes sequentially at an explicit offset, so appends land
 // where the table says the log ends even if the descriptor's offset differs.
+// It keeps the last identBlock bytes it wrote (see kept).
 type offsetWriter struct {
-	f   io.WriterAt
-	off int64
+	f     io.WriterAt
+	off   int64
+	start int64  // off when the first write came; -1 before
+	tail  []byte // the last (at most identBlock) bytes written
+}
+
+// newOffsetWriter returns an offsetWriter writing at off.
+func newOffsetWriter(f io.WriterAt, off int64) *offsetWriter {
+	return &offsetWriter{f: f, off: off, start: -1}
 }
 
 func (w *offsetWriter) Write(p []byte) (int, error) {
+	if w.start < 0 {
+		w.start = w.off
+	}
 	n, err := w.f.WriteAt(p, w.off)
 	w.off += int64(n)
+	w.tail = keepLast(w.tail, p[:n])
 	return n, err
+}
+
+// kept returns what the writer wrote, for the identity of the file after
+// it (see lastBytes.extend): nothing if it wrote nothing.
+func (w *offsetWriter) kept() *keptBytes {
+	if w.start < 0 {
+		return nil
+	}
+	return &keptBytes{from: w.start, to: w.off, b: w.tail}
 }

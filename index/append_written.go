@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"maps"
 	"time"
@@ -23,6 +24,7 @@ type written struct {
 	bytes int64
 	end   int64
 	fix   func(s *snapshot) // adjusts the new snapshot's format facts
+	kept  *keptBytes        // the bytes the writer wrote (their last identBlock), nil if not kept
 }
 
 // set records w2 as what was written.
@@ -32,12 +34,19 @@ func (w *written) set(w2 written) {
 	}
 }
 
+// keep records the bytes the writer wrote.
+func (w *written) keep(k *keptBytes) {
+	if w != nil {
+		w.kept = k
+	}
+}
+
 // adoptWritten makes the table the writer extended the table's new
 // snapshot, instead of scanning the bytes the append wrote (see
 // checkWritten for what is checked). t.mu and the append lock are held.
 func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	start := time.Now()
-	src, id, err := t.checkWritten(old, w)
+	src, id, last, err := t.checkWritten(old, w)
 	if err != nil {
 		return err
 	}
@@ -49,6 +58,7 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 	s.id, s.elapsed, s.origin = id, time.Since(start), src.Identity().Key
 	s.setSource(src)
 	s.proof = old.proof.carried()
+	s.last = last
 	s.source = "built"
 	if o, ok := old.src.(*local.File); !ok || !o.SameDescriptor(src) {
 		s.gen++ // another descriptor (appendedTo's rule; the rest it checks is checked above)
@@ -66,38 +76,112 @@ func (t *Table) adoptWritten(old *snapshot, w *written) error {
 // cache returns what was just put there. What is checked is what another
 // party could have changed: the file is still the same file, it ends
 // exactly where the writer's last block ended, and the bytes the old table
-// covered still start as they did. It returns the file as it is now and
-// its identity. t.mu and the append lock are held.
-func (t *Table) checkWritten(old *snapshot, w *written) (*local.File, identity, error) {
+// covered still start as they did. It returns the file as it is now, its
+// identity and its last bytes (see identifyWritten). t.mu and the append
+// lock are held.
+func (t *Table) checkWritten(old *snapshot, w *written) (*local.File, identity, *lastBytes, error) {
 	src, err := t.current()
 	if err != nil {
-		return nil, identity{}, err
+		return nil, identity{}, nil, err
 	}
 	// The head checksum: the prefix check, and the new identity's head
 	// once the old file covered the whole head range (one read, not two).
 	oldHead, err := rangeCRC(src, 0, min(old.size, identBlock))
 	if err != nil {
-		return nil, identity{}, err
+		return nil, identity{}, nil, err
 	}
 	head := oldHead
 	if old.size < identBlock {
 		if head, err = rangeCRC(src, 0, min(src.Size(), identBlock)); err != nil {
-			return nil, identity{}, err
+			return nil, identity{}, nil, err
 		}
 	}
-	id, err := identifyHead(src, head)
+	id, last, err := identifyWritten(src, head, old, w)
 	if err != nil {
-		return nil, identity{}, err
+		return nil, identity{}, nil, err
 	}
 	switch {
 	case !id.sameFile(old.id):
-		return nil, identity{}, ErrReplaced
+		return nil, identity{}, nil, ErrReplaced
 	case id.size != w.end:
-		return nil, identity{}, fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
+		return nil, identity{}, nil, fmt.Errorf("the file ends at %d after an append that ended at %d", id.size, w.end)
 	case oldHead != old.id.head:
-		return nil, identity{}, fmt.Errorf("%w under an append", ErrChanged)
+		return nil, identity{}, nil, fmt.Errorf("%w under an append", ErrChanged)
 	}
-	return src, id, nil
+	return src, id, last, nil
+}
+
+// identifyWritten is identifyHead(src, head) for the file old described
+// after w was appended to it, with the file's last bytes for the next
+// append's identity. The tail checksum covers the file's last identBlock
+// bytes: when old kept its last bytes and the writer kept what it wrote
+// right after them, they are those bytes and nothing is read (each append
+// would otherwise read identBlock bytes back only to checksum them); else
+// they are read, once, and kept from then on. The kept bytes are checked
+// against old's identity first; a file someone else changed under them
+// gets an identity that differs from the one its next refresh computes
+// from the file, which then rescans it.
+func identifyWritten(src *local.File, head uint32, old *snapshot, w *written) (identity, *lastBytes, error) {
+	if last := old.last.extend(old, w.kept, src.Size()); last != nil {
+		st := src.FileStat()
+		id := identity{size: src.Size(), version: src.Identity().Version, head: head,
+			dev: st.Dev, ino: st.Ino, mtime: st.Mtime, ctime: st.Ctime, tail: last.crc}
+		return id, last, nil
+	}
+	id, b, err := identifyHeadBytes(src, head)
+	if err != nil {
+		return identity{}, nil, err
+	}
+	return id, &lastBytes{end: id.size, crc: id.tail, b: b}, nil
+}
+
+// keptBytes are the bytes a writer wrote at [from, to): the last
+// min(to-from, identBlock) of them.
+type keptBytes struct {
+	from, to int64
+	b        []byte
+}
+
+// lastBytes are a file's last bytes when it ended at end: b ends with its
+// last min(end, identBlock) bytes, whose CRC-32C (the identity's tail) is
+// crc. Appends extend b in place past its length (only the newest
+// snapshot's is extended: appends are serialised), and copy its last
+// identBlock bytes to a new array when it is full.
+type lastBytes struct {
+	end int64
+	crc uint32
+	b   []byte
+}
+
+// extend returns the last bytes of the file that old described (l must
+// be old's: same end, same tail checksum) after k was written at its end,
+// the file now ending at size; nil when they are not known that way.
+func (l *lastBytes) extend(old *snapshot, k *keptBytes, size int64) *lastBytes {
+	if l == nil || k == nil || l.end != old.size || l.crc != old.id.tail || k.from != l.end || k.to != size ||
+		int64(len(k.b)) != min(k.to-k.from, identBlock) {
+		return nil
+	}
+	b := l.b
+	if len(b)+len(k.b) > cap(b) {
+		keep := b[len(b)-int(min(l.end, identBlock)):]
+		nb := make([]byte, len(keep), 2*identBlock+len(k.b))
+		copy(nb, keep)
+		b = nb
+	}
+	b = append(b, k.b...)
+	tail := b[len(b)-int(min(size, identBlock)):]
+	return &lastBytes{end: size, crc: crc32.Checksum(tail, castagnoliTable), b: b}
+}
+
+// keepLast returns tail with p appended, cut to its last identBlock bytes.
+func keepLast(tail, p []byte) []byte {
+	if len(p) >= identBlock {
+		return append(tail[:0], p[len(p)-identBlock:]...)
+	}
+	if over := len(tail) + len(p) - identBlock; over > 0 {
+		tail = append(tail[:0], tail[over:]...)
+	}
+	return append(tail, p...)
 }
 
 // recordAdder is a table growing by the records a writer frames: add takes

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,6 +107,11 @@ func checkTableIsScan(t *testing.T, tb *Table, path string) {
 			t.Fatalf("record %d: offset %d size %d; a scan: %d, %d", i, tb.Offset(i), tb.Size(i), fresh.Offset(i), fresh.Size(i))
 		}
 	}
+	// The identity the append computed (from the bytes it kept, not read
+	// back) is the one the file has: the next refresh finds it unchanged.
+	if id, err := identify(got.src); err != nil || id != got.id {
+		t.Fatalf("identity after append %+v; the file's %+v (%v)", got.id, id, err)
+	}
 	if gt, ok := got.tab.(*tfrTable); ok {
 		wt := want.tab.(*tfrTable)
 		if gt.resume != wt.resume || len(gt.side) != len(wt.side) {
@@ -118,4 +124,55 @@ func checkTableIsScan(t *testing.T, tb *Table, path string) {
 		t.Fatalf("log table after append: %+v resume %d hdr %d side %d; a scan: %+v resume %d hdr %d side %d",
 			gl.info, gl.resume, gl.hdr, len(gl.side), wl.info, wl.resume, wl.hdr, len(wl.side))
 	}
+}
+
+// TestAppendReadsOneBlock: an append reads back at most one identity
+// block of the file (the head the old table covered, to see that it
+// still starts as it did), not the tail too: the identity's tail checksum
+// comes from the bytes the previous append kept and this one wrote. It
+// counts the bytes the process reads (rchar of /proc/self/io), so it runs
+// alone (not in parallel).
+func TestAppendReadsOneBlock(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range []codec.Format{codec.LevelDB, codec.TFRecord} {
+		t.Run(f.String(), func(t *testing.T) {
+			tb, path := createTable(t, f, false)
+			// Past two identity blocks, so the head and tail are apart.
+			if _, err := tb.Append(ctx, [][]byte{bytes.Repeat([]byte("h"), 3*identBlock)}, AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			const appends = 50
+			before := readChars(t)
+			for i := range appends {
+				if _, err := tb.Append(ctx, [][]byte{bytes.Repeat([]byte{'a' + byte(i%26)}, 99)}, AppendOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			read := readChars(t) - before
+			if per := read / appends; per > identBlock+identBlock/4 {
+				t.Errorf("%d bytes read per append of 99 bytes, want at most %d (one identity block and change)", per, identBlock+identBlock/4)
+			}
+			checkTableIsScan(t, tb, path)
+		})
+	}
+}
+
+// readChars returns the bytes this process has read so far (rchar).
+func readChars(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skip("no /proc/self/io:", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no rchar in /proc/self/io")
+	return 0
 }

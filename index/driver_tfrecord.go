@@ -391,7 +391,8 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	if err != nil {
 		return u, err
 	}
-	w := tfrecord.NewWriter(&offsetWriter{f: f, off: end}, tfrecord.WriterOptions{Offset: end})
+	ow := newOffsetWriter(f, end)
+	w := tfrecord.NewWriter(ow, tfrecord.WriterOptions{Offset: end})
 	var g growth = &counting{}
 	if !a.o.CountOnly {
 		g = tt.growing(end, a.many())
@@ -403,6 +404,7 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 		return u, err
 	}
 	a.written.set(g.done(w.Offset()))
+	a.written.keep(ow.kept())
 	if a.o.Sync {
 		return u, syncFile(f, t.path)
 	}

@@ -59,6 +59,24 @@ func identifyHead(src source.Source, head uint32) (identity, error) {
 	return id, nil
 }
 
+// identifyHeadBytes is identifyHead, also returning the bytes its tail
+// checksum covers (the file's last min(size, identBlock) bytes), in a
+// buffer of their own.
+func identifyHeadBytes(src source.Source, head uint32) (identity, []byte, error) {
+	id := identity{size: src.Size(), version: src.Identity().Version, head: head}
+	if fs, ok := src.(source.FileStater); ok {
+		st := fs.FileStat()
+		id.dev, id.ino, id.mtime, id.ctime = st.Dev, st.Ino, st.Mtime, st.Ctime
+	}
+	tailOff := max(0, id.size-identBlock)
+	b := make([]byte, id.size-tailOff)
+	if _, err := src.ReadAt(b, tailOff); err != nil && !errors.Is(err, io.EOF) {
+		return identity{}, nil, fmt.Errorf("index: checksum of source bytes: %w", err)
+	}
+	id.tail = crc32.Checksum(b, castagnoliTable)
+	return id, b, nil
+}
+
 // identBufs holds identBlock-sized buffers for rangeCRC: identify runs on
 // every refresh and append, so its reads should not allocate.
 var identBufs = sync.Pool{New: func() any { b := make([]byte, identBlock); return &b }}

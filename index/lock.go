@@ -162,7 +162,7 @@ func (u undo) restore(f appendDest) error {
 	if st.Size == u.size && sameBytes(io.NewSectionReader(f, u.off, n), io.NewSectionReader(old, 0, n)) {
 		return nil
 	}
-	if _, err := io.Copy(&offsetWriter{f: f, off: u.off}, io.NewSectionReader(old, 0, n)); err != nil {
+	if _, err := io.Copy(newOffsetWriter(f, u.off), io.NewSectionReader(old, 0, n)); err != nil {
 		return err
 	}
 	if err := f.Truncate(u.size); err != nil {

@@ -56,6 +56,7 @@ type snapshot struct {
 	origin  string            // absolute source path, saved in the cache file (for pruning)
 	cached  string            // the cache file this table was loaded from or saved to, if any
 	proof   *proof            // for a table loaded from a saved one: how much of it is proven (nil: built by a scan)
+	last    *lastBytes        // the file's last bytes, kept by appends for the next one's identity (nil: none)
 
 	tab table // the format's record table (see driver.go)
 }
