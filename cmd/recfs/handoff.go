@@ -14,9 +14,14 @@ import (
 // (go build, go install ./cmd/recfs), has every feature. The Makefile's
 // recfs is built with the tag recfs_lean: it leaves out what costs every
 // process start most — the S3 source (the AWS SDK's credential chain and
-// endpoint tables) and .proto schemas (protocompile, protodesc) — and
-// hands a command line that needs them to recfs-full: it replaces itself
-// with it (same arguments and environment) before doing anything else.
+// endpoint tables), .proto schemas (protocompile, protodesc), and the
+// long-lived servers (mount's FUSE libraries; serve's net/http server,
+// WebDAV and NFS) — and hands a command line that needs them to
+// recfs-full: it replaces itself with it (same pid, arguments and
+// environment). S3 and .proto command lines go before anything else
+// happens; mount and serve (the mount helper's argv form too) once cobra
+// has parsed them, so that their help, completion and usage errors are the
+// lean link's own, the same as recfs-full's.
 
 // fullName is the full link's file name, looked for beside the running
 // executable, then on PATH.
@@ -96,7 +101,7 @@ func handOff(why string, argv []string, stderr io.Writer) int {
 	path, err := findFull()
 	if err != nil {
 		self, _ := os.Executable()
-		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3 and .proto support; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
+		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3, .proto schemas, mount and serve; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
 	}
 	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"=1"))
 	return fail(fmt.Errorf("%s need %s: %w", why, path, err))

@@ -8,18 +8,27 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/fs/nfs"
+	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/source/s3"
 )
 
 // leanLink is false in the full link (recfs-full, and every build without
-// the tag recfs_lean): it has S3 and .proto schemas, so it runs every
-// command line itself.
+// the tag recfs_lean): it has S3, .proto schemas and the servers (mount,
+// serve), so it runs every command line itself.
 const leanLink = false
 
 // s3Defaults are source/s3's.
 var s3Defaults = s3DefaultValues{
 	connect: s3.DefaultConnectTimeout, firstByte: s3.DefaultFirstByteTimeout, idle: s3.DefaultIdleTimeout,
 	retryBudget: s3.DefaultRetryBudget, attempts: s3.DefaultMaxAttempts, listMaxPages: s3.DefaultListMaxPages,
+}
+
+// serveDefaults are fs/serve's and fs/nfs's.
+var serveDefaults = serveDefaultValues{
+	addr: netserve.DefaultAddr, maxConns: netserve.DefaultMaxConns,
+	httpIdle: netserve.DefaultIdleTimeout, httpRequest: netserve.DefaultReadHeaderTimeout,
+	nfsIdle: nfs.DefaultIdleTimeout, nfsRequest: nfs.DefaultRequestTimeout,
 }
 
 // s3ClientOptions returns the client options of a command's S3 flags.

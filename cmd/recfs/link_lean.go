@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,8 @@ import (
 
 // leanLink is true in the lean link (tag recfs_lean, the Makefile's
 // recfs): main hands command lines that need S3 or .proto schemas to
-// recfs-full (see handoff.go), so none reaches the stubs below.
+// recfs-full (see handoff.go), so none reaches the S3 stubs below; mount
+// and serve hand theirs over once parsed (runMountCmd, runServeCmd).
 const leanLink = true
 
 // s3Defaults repeat source/s3's (not linked here) for the S3 flags' help.
@@ -22,10 +24,41 @@ var s3Defaults = s3DefaultValues{
 	retryBudget: time.Minute, attempts: 4, listMaxPages: 1000,
 }
 
+// serveDefaults repeat fs/serve's and fs/nfs's (not linked here) for
+// serve's help.
+var serveDefaults = serveDefaultValues{
+	addr: "127.0.0.1:0", maxConns: 1024,
+	httpIdle: 60 * time.Second, httpRequest: 10 * time.Second,
+	nfsIdle: 5 * time.Minute, nfsRequest: 30 * time.Second,
+}
+
+// runMountCmd hands a parsed `recfs mount` command line (the mount
+// helper's too) to recfs-full, which has the FUSE server: it replaces this
+// process, so the pid a caller started (systemd's main pid, mount(8)'s
+// child) is the server's, or its daemon's parent's.
+func runMountCmd(cmd *cobra.Command, _ *mountFlags, _, _ string) error {
+	return handOffServer(cmd, "recfs mount")
+}
+
+// runServeCmd hands a parsed `recfs serve PROTOCOL` command line to
+// recfs-full, which has the servers, as runMountCmd does.
+func runServeCmd(cmd *cobra.Command, p protocol, _ *serveFlags, _ string) error {
+	return handOffServer(cmd, "recfs serve "+p.name)
+}
+
 // s3ClientOptions: the lean link has no S3 client to configure.
 func s3ClientOptions(*cobra.Command) (open.S3Options, error) { return open.S3Options{}, nil }
 
 // lsS3Prefix: the lean link lists no S3 prefix.
 func lsS3Prefix(_ *cobra.Command, url string, _ bool) error {
 	return fmt.Errorf("%s: %w", url, open.ErrNotLinked)
+}
+
+// handOffServer hands the parsed command line of cmd, a server (mount or
+// serve, named by what) that the lean link leaves out, to recfs-full: the
+// original argv, so recfs-full parses it again as given. It returns only
+// when it cannot, with the exit status; handOff has told the reason.
+func handOffServer(cmd *cobra.Command, what string) error {
+	code := handOff(what+" commands", os.Args, cmd.ErrOrStderr())
+	return &exitError{code: code, silent: true, err: fmt.Errorf("%s: not handed to %s", what, fullName)}
 }

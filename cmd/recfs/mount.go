@@ -1,42 +1,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"runtime/debug"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/recfs/recfs/codec/decode"
-
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
-
-	"github.com/recfs/recfs/codec"
-	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/fs/bazil"
-	"github.com/recfs/recfs/fs/gofuse"
-	"github.com/recfs/recfs/fs/open"
-	"github.com/recfs/recfs/fs/open/mounting"
 )
 
 func init() { registerCommand("mount", newMountCmd) }
-
-// backends are the FUSE libraries recfs can serve a tree with.
-var backends = map[string]fs.Mounter{
-	"gofuse": gofuse.Mount,
-	"bazil":  bazil.Mount,
-}
-
-// Environment of a daemon child: the inherited file descriptor it reports
-// readiness on.
-const envReadyFD = "RECFS_READY_FD"
-
-// gcPercent is the mount server's GOGC unless the environment sets one.
-const gcPercent = 50
 
 // mountFlags are the flags of `recfs mount`.
 type mountFlags struct {
@@ -62,6 +32,10 @@ type mountFlags struct {
 	decode         *decodeFlags
 }
 
+// newMountCmd builds `recfs mount`: its flags and help are in both links,
+// its server only in recfs-full (mountrun.go); the lean recfs hands a
+// mount's command line to recfs-full once it has parsed it (see
+// handoff.go).
 func newMountCmd() *cobra.Command {
 	f := &mountFlags{}
 	cmd := &cobra.Command{
@@ -117,9 +91,7 @@ directory: not listed, so that grep -r sees records only, but read by name.
 	}
 	f.register(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		err := runMount(cmd, f, args[0], args[1])
-		reportDaemonError(err)
-		return err
+		return runMountCmd(cmd, f, args[0], args[1])
 	}
 	return cmd
 }
@@ -151,193 +123,4 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noexec, "noexec", false, "passed-through files of a directory mount lose their execute bits (-o noexec)")
 	_ = cmd.RegisterFlagCompletionFunc("backend", fixedCompletion("gofuse", "bazil"))
 	f.decode = addDecodeFlags(cmd)
-}
-
-// mountPlan is what validate makes of mount's command line.
-type mountPlan struct {
-	src, mnt string // absolute (src as given when a URL)
-	mounter  fs.Mounter
-	tree     open.TreeOptions
-}
-
-// runMount checks the command line and the two paths, then mounts (from a
-// background process with --daemon).
-func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
-	p, err := f.validate(cmd, src, mnt)
-	if err != nil {
-		return err
-	}
-	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return startDaemon(cmd, f, p.src, p.mnt)
-	}
-	return f.run(cmd, p)
-}
-
-// check refuses flags that contradict each other or name nothing.
-func (f *mountFlags) check() error {
-	nf, err := codec.ParseFormat(f.newFormat)
-	switch {
-	case err != nil || (nf != codec.LevelDB && nf != codec.RecordIO && nf != codec.TFRecord):
-		return usagef("--new-format %q: want leveldb, recordio or tfrecord", f.newFormat)
-	case backends[f.backend] == nil:
-		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
-	case f.force && !f.rw:
-		return usagef("--force goes with --rw")
-	}
-	if err := f.decode.check(); err != nil {
-		return err
-	}
-	if f.decode.decoding() && f.rw {
-		return usagef("--decode shows records as text; it does not go with --rw")
-	}
-	return nil
-}
-
-// validate checks the flags and the two paths and turns them into the
-// mount's plan.
-func (f *mountFlags) validate(cmd *cobra.Command, src, mnt string) (mountPlan, error) {
-	var p mountPlan
-	if err := f.check(); err != nil {
-		return p, err
-	}
-	tree, err := f.treeOptions(cmd)
-	if err != nil {
-		return p, err
-	}
-	if p.src, p.mnt, err = mounting.CheckPaths(src, mnt, f.allowNonEmpty); err != nil {
-		return p, err
-	}
-	if open.Remote(p.src) && f.rw {
-		return p, usagef("--rw: %s sources are read-only", strings.SplitN(p.src, ":", 2)[0]+"://")
-	}
-	p.mounter, p.tree = backends[f.backend], tree
-	return p, nil
-}
-
-// treeOptions turns the flags into the options of the mount's tree.
-func (f *mountFlags) treeOptions(cmd *cobra.Command) (open.TreeOptions, error) {
-	var t open.TreeOptions
-	cacheMem, err := parseSize(f.cacheMem)
-	if err != nil {
-		return t, usagef("--cache-mem: %v", err)
-	}
-	pendingMem, err := parseSize(f.pendingMem)
-	if err != nil || pendingMem == 0 {
-		return t, usagef("--pending-mem %q: want a size above 0", f.pendingMem)
-	}
-	owner, err := f.ownership(cmd)
-	if err != nil {
-		return t, err
-	}
-	iopts, err := f.src.options()
-	if err != nil {
-		return t, err
-	}
-	// Only a writable mount opens its sources for appending (which repairs
-	// a crashed recordio append first).
-	iopts.Writable = f.rw
-	iopts.IgnoreDBLock = f.force
-	iopts.MoveDamagedTail = f.force
-	oo, err := openOptions(cmd, iopts)
-	if err != nil {
-		return t, err
-	}
-	if oo.Decode, err = f.decode.plan(decode.Output{}); err != nil {
-		return t, err
-	}
-	nf, _ := codec.ParseFormat(f.newFormat)
-	return open.TreeOptions{
-		Options: oo, HideOther: f.hideOther, Follow: f.follow,
-		ReadWrite: f.rw, NewFormat: nf, NewTrailer: f.newTrailer,
-		CacheMem: cacheMem, // one budget for every recordio reader of this server
-		FS:       fs.Options{PendingMem: pendingMem, Owner: owner},
-	}, nil
-}
-
-// run serves the mount p in this process until it is unmounted.
-func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
-	if daemonChild() {
-		setupDaemonLog()
-	}
-	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
-		logrus.SetLevel(logrus.DebugLevel)
-	}
-	if os.Getenv("GOGC") == "" {
-		// A mount is a long-lived server whose garbage (names, attribute
-		// replies) dwarfs its live heap: collect earlier, keep RSS flat.
-		debug.SetGCPercent(gcPercent)
-	}
-	tree, err := open.Tree(cmd.Context(), p.src, p.tree)
-	if err != nil {
-		return err
-	}
-	defer tree.Close()
-	m, err := mounting.Mount(p.mounter, p.mnt, tree, fs.MountOptions{
-		FSName:         p.src,
-		Name:           "recfs",
-		AllowOther:     f.allowOther,
-		Xattrs:         f.xattrs,
-		Debug:          f.debugFuse,
-		ReadWrite:      f.rw,
-		Follow:         f.follow,
-		FollowInterval: f.followInterval,
-	}, mounting.Options{})
-	if errors.Is(err, mounting.ErrEndedEarly) {
-		// Unmounted from elsewhere before we saw it ready: nothing to do.
-		logrus.WithField("mountpoint", p.mnt).Info("unmounted")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := f.announce(cmd, p); err != nil {
-		return err
-	}
-	return m.Wait(cmd.Context(), func() {
-		if _, err := notifyStopping("unmounting " + p.mnt); err != nil {
-			logrus.WithError(err).Warn("systemd stopping notification failed")
-		}
-	})
-}
-
-// announce says the mount is ready: in the log, to the daemon's parent or
-// on standard output, and to systemd.
-func (f *mountFlags) announce(cmd *cobra.Command, p mountPlan) error {
-	logrus.WithFields(logrus.Fields{"source": p.src, "mountpoint": p.mnt, "backend": f.backend}).Info("mounted")
-	if daemonChild() {
-		reportReady(p.src, p.mnt)
-	} else if err := printReady(cmd, p.src, p.mnt, 0, ""); err != nil {
-		return err
-	}
-	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", p.src, p.mnt)); err != nil {
-		logrus.WithError(err).Warn("systemd readiness notification failed")
-	}
-	return nil
-}
-
-// ownership turns --uid, --gid, --umask and --noexec into the tree's
-// ownership override.
-func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
-	o := fs.Ownership{
-		UID: f.uid, SetUID: cmd.Flags().Changed("uid"),
-		GID: f.gid, SetGID: cmd.Flags().Changed("gid"),
-		NoExec: f.noexec,
-	}
-	if f.umask != "" {
-		m, err := strconv.ParseUint(f.umask, 8, 32)
-		if err != nil || m > 0o777 {
-			return o, usagef("--umask %q: want octal permission bits such as 022", f.umask)
-		}
-		o.Umask, o.SetUmask = uint32(m), true
-	}
-	return o, nil
-}
-
-func backendNames() string {
-	var names []string
-	for n := range backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

@@ -1,3 +1,5 @@
+//go:build !recfs_lean
+
 package main
 
 import (

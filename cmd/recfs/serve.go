@@ -1,24 +1,9 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"encoding/json"
-	"fmt"
-	"os"
-	"runtime/debug"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
-
-	"github.com/recfs/recfs/codec/decode"
-	"github.com/recfs/recfs/codec/decoders"
-	"github.com/recfs/recfs/fs/nfs"
-	"github.com/recfs/recfs/fs/open"
-	"github.com/recfs/recfs/fs/open/serving"
-	netserve "github.com/recfs/recfs/fs/serve"
-	"github.com/recfs/recfs/index"
 )
 
 func init() { registerCommand("serve", newServeCmd) }
@@ -46,6 +31,16 @@ type serveFlags struct {
 	cacheMem       string
 	daemon         bool
 	logFile        string
+}
+
+// serveDefaultValues are the defaults of serve's flags: fs/serve's and
+// fs/nfs's, which the full link reads from those packages and the lean
+// link (without them) repeats.
+type serveDefaultValues struct {
+	addr                  string
+	maxConns              int
+	httpIdle, httpRequest time.Duration
+	nfsIdle, nfsRequest   time.Duration
 }
 
 // protocol is one way recfs serve serves a tree.
@@ -92,6 +87,10 @@ restart of the server. NFS has no authentication here: a non-loopback
   nfs-cat 'nfs://127.0.0.1//000042?version=3&nfsport=2049&mountport=2049'`},
 }
 
+// newServeCmd builds `recfs serve` and its protocols: their flags and help
+// are in both links, the servers only in recfs-full (serverun.go); the
+// lean recfs hands a serve command line to recfs-full once it has parsed
+// it (see handoff.go).
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve PROTOCOL SRC",
@@ -133,12 +132,12 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	}
 	f.src = addSourceFlags(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", netserve.DefaultAddr, "address to listen on, host:port (port 0: any free port)")
+	fl.StringVar(&f.addr, "addr", serveDefaults.addr, "address to listen on, host:port (port 0: any free port)")
 	fl.BoolVar(&f.anyone, "insecure-allow-anyone", false, "serve an address other machines can reach without credentials")
-	fl.IntVar(&f.maxConns, "max-conns", netserve.DefaultMaxConns, "connections kept open at once (beyond it the longest idle is closed)")
-	idle, request := netserve.DefaultIdleTimeout, netserve.DefaultReadHeaderTimeout
+	fl.IntVar(&f.maxConns, "max-conns", serveDefaults.maxConns, "connections kept open at once (beyond it the longest idle is closed)")
+	idle, request := serveDefaults.httpIdle, serveDefaults.httpRequest
 	if !p.http {
-		idle, request = nfs.DefaultIdleTimeout, nfs.DefaultRequestTimeout
+		idle, request = serveDefaults.nfsIdle, serveDefaults.nfsRequest
 	}
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", idle, "close a connection that has no request in progress for this long")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", request, "close a connection whose request (HTTP: line and headers; NFS: record) does not arrive whole within this (slowloris)")
@@ -157,180 +156,7 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	}
 	f.decode = addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		err := runServe(cmd, p, f, args[0])
-		reportDaemonError(err)
-		return err
+		return runServeCmd(cmd, p, f, args[0])
 	}
 	return cmd
-}
-
-// credentials returns the credentials the flags ask for (nil: none).
-func (f *serveFlags) credentials() (*netserve.Credentials, error) {
-	pass := f.pass
-	if pass == "" {
-		pass = os.Getenv(envPass)
-	}
-	switch {
-	case f.user != "" && f.htpasswd != "":
-		return nil, usagef("--user and --htpasswd: give one")
-	case f.htpasswd != "":
-		return netserve.LoadHtpasswd(f.htpasswd)
-	case f.user != "" && pass == "":
-		return nil, usagef("--user needs --pass or $%s", envPass)
-	case f.user == "" && f.pass != "":
-		return nil, usagef("--pass goes with --user")
-	case f.user != "":
-		return netserve.NewCredentials(f.user, pass)
-	}
-	return nil, nil
-}
-
-// serveSetup is what runServe checked on the command line.
-type serveSetup struct {
-	cacheMem int64
-	creds    *netserve.Credentials
-	tls      *tls.Config
-	iopts    index.Options
-	srcAbs   string
-	plan     *decoders.Plan
-}
-
-// validate checks the flags and the source, loading the credentials and
-// the TLS certificate they name.
-func (f *serveFlags) validate(ctx context.Context, src string) (*serveSetup, error) {
-	if err := f.decode.check(); err != nil {
-		return nil, err
-	}
-	s := &serveSetup{}
-	var err error
-	if s.cacheMem, err = parseSize(f.cacheMem); err != nil {
-		return nil, usagef("--cache-mem: %v", err)
-	}
-	if s.creds, err = f.credentials(); err != nil {
-		return nil, err
-	}
-	if s.tls, err = f.loadTLS(); err != nil {
-		return nil, err
-	}
-	if err := netserve.CheckExposure(ctx, f.addr, s.creds != nil || f.anyone); err != nil {
-		return nil, err
-	}
-	if s.iopts, err = f.src.options(); err != nil {
-		return nil, err
-	}
-	if s.srcAbs, err = open.Resolve(src); err != nil {
-		return nil, err
-	}
-	if s.plan, err = f.decode.plan(decode.Output{}); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// loadTLS loads the certificate --tls-cert and --tls-key name (nil: none).
-func (f *serveFlags) loadTLS() (*tls.Config, error) {
-	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return nil, usagef("--tls-cert and --tls-key go together")
-	}
-	if f.tlsCert == "" {
-		return nil, nil
-	}
-	return netserve.LoadTLS(f.tlsCert, f.tlsKey)
-}
-
-// runServe checks the command line, opens the tree and serves it until
-// the command's context ends.
-func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
-	ctx := cmd.Context()
-	s, err := f.validate(ctx, src)
-	if err != nil {
-		return err
-	}
-	if f.daemon && os.Getenv(envReadyFD) == "" {
-		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: s.srcAbs, what: "the server of " + s.srcAbs, none: "nothing is served",
-			ready: func(pid int, logPath, info string) error { return printDaemonServing(cmd, pid, logPath, info) }})
-	}
-	if daemonChild() {
-		setupDaemonLog()
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
-	}
-	oo, err := openOptions(cmd, s.iopts)
-	if err != nil {
-		return err
-	}
-	oo.Decode = s.plan
-	lg := logrus.WithField("protocol", p.name)
-	srv, err := serving.Start(ctx, s.srcAbs, serving.Options{
-		Tree:     open.TreeOptions{Options: oo, HideOther: f.hideOther, Follow: f.follow, CacheMem: s.cacheMem},
-		Protocol: p.name, Addr: f.addr, MaxConns: f.maxConns, Credentials: s.creds, TLS: s.tls,
-		Follow: f.follow, FollowInterval: f.followInterval,
-		IdleTimeout: f.idleTimeout, RequestTimeout: f.requestTimeout, Logger: lg,
-	})
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	if err := announceServing(cmd, p, s, srv.Addr(), srv.URL(p.name, s.tls != nil), lg); err != nil {
-		return err
-	}
-	err = srv.Run(ctx)
-	lg.Info("stopped")
-	return err
-}
-
-// announceServing says where the server listening at addr is: in the log,
-// to the daemon's parent or on standard output, and to systemd.
-func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr, url string, lg logrus.FieldLogger) error {
-	lg.WithFields(logrus.Fields{"source": s.srcAbs, "url": url}).Info("serving")
-	if daemonChild() {
-		info, err := json.Marshal(servingLine(p, s.srcAbs, addr, url))
-		if err != nil {
-			return err
-		}
-		reportServing(string(info))
-	} else if err := printServing(cmd, p, s.srcAbs, addr, url); err != nil {
-		return err
-	}
-	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", s.srcAbs, p.name, url)); err != nil {
-		lg.WithError(err).Warn("systemd readiness notification failed")
-	}
-	return nil
-}
-
-// servingLine is what the start-up line says.
-func servingLine(p protocol, src, addr, url string) map[string]any {
-	return map[string]any{"status": "serving", "protocol": p.name, "source": src, "addr": addr, "url": url, "pid": os.Getpid()}
-}
-
-// printServing prints the start-up line: where the server listens.
-func printServing(cmd *cobra.Command, p protocol, src, addr, url string) error {
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), servingLine(p, src, addr, url))
-	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "serving %s over %s at %s\n", src, p.name, url)
-	return err
-}
-
-// printDaemonServing prints the start-up line of a daemon child (pid) from
-// the servingLine it reported (info), with its pid and log.
-func printDaemonServing(cmd *cobra.Command, pid int, logPath, info string) error {
-	var v map[string]any
-	if err := json.Unmarshal([]byte(info), &v); err != nil {
-		return fmt.Errorf("daemon %d serves, but its start-up line %q: %w", pid, info, err)
-	}
-	v["pid"], v["daemon"] = pid, true
-	if logPath != "" {
-		v["log"] = logPath
-	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), v)
-	}
-	line := fmt.Sprintf("serving %v over %v at %v (daemon pid %d", v["source"], v["protocol"], v["url"], pid)
-	if logPath != "" {
-		line += ", log " + logPath
-	}
-	_, err := fmt.Fprintln(cmd.OutOrStdout(), line+")")
-	return err
 }

@@ -151,9 +151,10 @@ func TestDaemonJSONAndLog(t *testing.T) {
 	if out.Status != "ready" || !out.Daemon || out.Mountpoint != mnt || out.Log != wantLog {
 		t.Errorf("mount --json: %+v; want ready, daemon, %s, log %s", out, mnt, wantLog)
 	}
+	// The daemon is recfs-full: the lean recfs handed it the mount.
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", out.Pid))
-	if err != nil || filepath.Base(exe) != "recfs" {
-		t.Errorf("pid %d is not a live recfs: %q %v", out.Pid, exe, err)
+	if err != nil || filepath.Base(exe) != "recfs-full" {
+		t.Errorf("pid %d is not a live recfs-full: %q %v", out.Pid, exe, err)
 	}
 	u := runRecfs(t, "unmount", "--json", mnt)
 	var uo struct{ Status, Mountpoint string }
@@ -372,8 +373,13 @@ func TestNotifySystemd(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(mnt, "000001")); err != nil || string(b) != string(recs[1]) {
 		t.Errorf("READY=1 sent before the mount answered: %v", err)
 	}
+	// The lean recfs the service manager started became recfs-full (exec:
+	// the same pid, so MAINPID is the pid it started).
 	if !strings.Contains(msg, "READY=1\n") || !strings.Contains(msg, fmt.Sprintf("MAINPID=%d\n", m.cmd.Process.Pid)) {
 		t.Errorf("notification %q: want READY=1 and MAINPID=%d", msg, m.cmd.Process.Pid)
+	}
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", m.cmd.Process.Pid)); err != nil || filepath.Base(exe) != "recfs-full" {
+		t.Errorf("the mount's pid %d runs %q (%v), want recfs-full", m.cmd.Process.Pid, exe, err)
 	}
 	// systemctl stop: SIGTERM. The service says it is stopping, then
 	// unmounts and exits.

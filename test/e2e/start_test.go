@@ -86,10 +86,12 @@ func TestStartBuildsNothingOfOurs(t *testing.T) {
 }
 
 // notLean are package paths the lean recfs must not initialise: the AWS
-// SDK (S3 sources) and protocompile/protodesc (--proto schemas), which
-// recfs-full has.
+// SDK (S3 sources), protocompile/protodesc (--proto schemas), and the
+// servers' libraries (mount's FUSE libraries; serve's WebDAV, NFS and
+// HTML templates), which recfs-full has.
 var notLean = []string{"github.com/aws/", "github.com/bufbuild/protocompile", "google.golang.org/protobuf/reflect/protodesc",
-	"google.golang.org/protobuf/types/descriptorpb"}
+	"google.golang.org/protobuf/types/descriptorpb", "github.com/hanwen/go-fuse/", "bazil.org/fuse", "github.com/willscott/go-nfs",
+	"golang.org/x/net/webdav", "encoding/xml", "html/template", "github.com/recfs/recfs/fs/serve", "github.com/recfs/recfs/fs/nfs"}
 
 // TestStartLeanInitsNoS3 runs both links' --help under the init trace:
 // the lean recfs initialises nothing of notLean, recfs-full every one of
@@ -203,6 +205,11 @@ func TestStartLeanWithoutFull(t *testing.T) {
 		{"cat", "s3://bucket/key"},
 		{"mount", "--s3-endpoint", "http://127.0.0.1:1", log, mnt},
 		{"cat", "--decode", "protobuf:M", "--proto", "m.proto", log},
+		{"mount", log, mnt},
+		{"mount", "--daemon", "--rw", log, mnt},
+		{log, mnt, "-o", "ro"}, // the mount helper's argv form
+		{"serve", "http", log},
+		{"serve", "nfs", "--daemon", log},
 	} {
 		r := run(args...)
 		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "recfs-full, which is not installed") {
@@ -223,6 +230,42 @@ func TestStartLeanWithoutFull(t *testing.T) {
 	if r := run("info", log); r.code != 0 {
 		t.Errorf("lean info without recfs-full: exit %d %s", r.code, r.stderr)
 	}
+	// The servers' help and usage errors are the lean link's own.
+	if r := run("mount", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--rw") {
+		t.Errorf("lean mount --help without recfs-full: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := run("serve", "webdav"); r.code != 2 || strings.Contains(r.stderr, "recfs-full") {
+		t.Errorf("lean serve webdav (no SRC) without recfs-full: exit %d, stderr %q; want its usage error", r.code, r.stderr)
+	}
+}
+
+// TestStartLeanFullIsLean: a recfs-full that is a lean build too is
+// refused (RECFS_HANDED_OFF), not run in a loop, for the servers as for S3.
+func TestStartLeanFullIsLean(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"recfs", "recfs-full"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, mnt := filepath.Join(dir, "ev.log"), filepath.Join(dir, "mnt")
+	if r := runRecfs(t, "append", "--create", "leveldb", log); r.code != 0 {
+		t.Fatalf("recfs append: %d %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"mount", log, mnt}, {"serve", "http", log}, {"cat", "s3://bucket/key"}} {
+		r := runCmd(t, filepath.Join(dir, "recfs"), args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "is a lean build too") {
+			t.Errorf("%q with a lean recfs-full: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
 }
 
 // TestStartLeanHelpMatchesFull: both links show the same help for every
@@ -233,28 +276,32 @@ func TestStartLeanHelpMatchesFull(t *testing.T) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	top := runRecfs(t, "--help")
-	var cmds []string
-	inCmds := false
-	for _, l := range strings.Split(top.stdout, "\n") {
-		switch {
-		case strings.HasPrefix(l, "Available Commands:"):
-			inCmds = true
-		case inCmds && strings.HasPrefix(l, "  "):
-			cmds = append(cmds, strings.Fields(l)[0])
-		case inCmds:
-			inCmds = false
-		}
-	}
-	if len(cmds) < 8 {
-		t.Fatalf("read %d commands from recfs --help:\n%s", len(cmds), top.stdout)
-	}
-	for _, c := range append([]string{""}, cmds...) {
-		args := strings.Fields(c + " --help")
+	// Every command's help, and its subcommands' (serve webdav, index
+	// many...), from the lists the helps show.
+	seen := 0
+	var walk func(path []string)
+	walk = func(path []string) {
+		args := append(append([]string{}, path...), "--help")
 		lean, full := runRecfs(t, args...), runCmd(t, fullBin, args...)
+		seen++
 		if lean != full {
 			t.Errorf("recfs %s differs between the links:\nlean: %+v\nfull: %+v", strings.Join(args, " "), lean, full)
 		}
+		inCmds := false
+		for _, l := range strings.Split(lean.stdout, "\n") {
+			switch {
+			case strings.HasPrefix(l, "Available Commands:"):
+				inCmds = true
+			case inCmds && strings.HasPrefix(l, "  "):
+				walk(append(append([]string{}, path...), strings.Fields(l)[0]))
+			case inCmds:
+				inCmds = false
+			}
+		}
+	}
+	walk(nil)
+	if seen < 12 {
+		t.Fatalf("compared the help of %d commands, want the root, every command and serve's protocols", seen)
 	}
 }
 
@@ -262,7 +309,7 @@ func TestStartLeanHelpMatchesFull(t *testing.T) {
 // main runs: every command, a one-record append included, pays for each
 // (page faults into its code and data, whatever its init does). A new
 // dependency that raises the count raises it here too, on purpose.
-const leanInitLimit = 133
+const leanInitLimit = 114
 
 // TestStartLeanStatic checks what the lean recfs costs before main runs,
 // by counting, not timing: it is a static executable (no PT_INTERP

@@ -99,17 +99,20 @@ func newPublicMountDir(t *testing.T, parent string) string {
 	return dir
 }
 
-// publicBin copies the binary under test into dir (a publicDir), where
-// the unprivileged user may run it, and returns its path.
+// publicBin copies the binaries under test into dir (a publicDir), where
+// the unprivileged user may run them: the lean recfs, and recfs-full
+// beside it (which the lean one hands mounts and S3 to). It returns the
+// lean one's path.
 func publicBin(t *testing.T, dir string) string {
 	t.Helper()
-	pbin := filepath.Join(dir, "recfs")
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ from, to string }{{fullBin, "recfs-full"}, {bin, "recfs"}} {
+		b, err := os.ReadFile(c.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.to), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(pbin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return pbin
+	return filepath.Join(dir, "recfs")
 }
