@@ -12,10 +12,10 @@ LEANPKGS  := ./cmd/recfs ./fs/open ./codec/decoders ./codec/pbdecode
 all: build
 
 ## build: the two links of the one command (README "Two binaries"): recfs, lean (tag recfs_lean:
-## no S3, no .proto schemas, no servers — mount, serve and the mount helper run in recfs-full, which
-## it execs beside it for those, same pid; static, without cgo, so no dynamic loader or libc starts
-## with it; its mount helper finds an NSS-only user's home through getent), and recfs-full,
-## everything (with cgo where a C compiler is present).
+## no S3 or http(s) sources, no .proto schemas, no servers — mount, serve and the mount helper run
+## in recfs-full, which it execs beside it for those, same pid; static, without cgo, so no dynamic
+## loader or libc starts with it; its mount helper finds an NSS-only user's home through getent),
+## and recfs-full, everything (with cgo where a C compiler is present).
 build:
 	CGO_ENABLED=0 $(GO) build -tags recfs_lean -o $(BIN) ./cmd/recfs
 	$(GO) build -o $(FULLBIN) ./cmd/recfs

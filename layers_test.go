@@ -214,10 +214,10 @@ func testLayers(t *testing.T, tags string) {
 
 // notLean are the packages recfs's lean link (tag recfs_lean) leaves to
 // recfs-full: the S3 source with the AWS SDK, .proto schemas with
-// protocompile and protobuf's descriptor packages, and the long-lived
-// servers (mount's FUSE libraries; serve's WebDAV, NFS and HTML pages;
-// the daemons' syslog), whose package inits cost every process start
-// milliseconds.
+// protocompile and protobuf's descriptor packages, the http(s):// source
+// with net/http and crypto/tls, and the long-lived servers (mount's FUSE
+// libraries; serve's WebDAV, NFS and HTML pages; the daemons' syslog),
+// whose package inits cost every process start milliseconds.
 var notLean = []string{
 	"github.com/aws/", "github.com/bufbuild/protocompile", module + "/source/s3", module + "/codec/pbdecode/pbschema",
 	"google.golang.org/protobuf/reflect/protodesc", "google.golang.org/protobuf/types/descriptorpb",
@@ -225,6 +225,7 @@ var notLean = []string{
 	"github.com/hanwen/go-fuse/", "bazil.org/fuse", module + "/fs/gofuse", module + "/fs/bazil",
 	"github.com/willscott/go-nfs", "golang.org/x/net/webdav", "encoding/xml", "html/template", "log/syslog",
 	module + "/fs/serve", module + "/fs/nfs", module + "/fs/webdav", module + "/fs/httpserve", module + "/fs/open/serving",
+	"net/http", "crypto/tls", "crypto/x509", module + "/source/httprange", module + "/source/netread",
 }
 
 // TestLeanLink counts what each link of cmd/recfs links: the lean one

@@ -14,14 +14,15 @@ import (
 // (go build, go install ./cmd/recfs), has every feature. The Makefile's
 // recfs is built with the tag recfs_lean: it leaves out what costs every
 // process start most — the S3 source (the AWS SDK's credential chain and
-// endpoint tables), .proto schemas (protocompile, protodesc), and the
-// long-lived servers (mount's FUSE libraries; serve's net/http server,
-// WebDAV and NFS) — and hands a command line that needs them to
-// recfs-full: it replaces itself with it (same pid, arguments and
-// environment). S3 and .proto command lines go before anything else
-// happens; mount and serve (the mount helper's argv form too) once cobra
-// has parsed them, so that their help, completion and usage errors are the
-// lean link's own, the same as recfs-full's.
+// endpoint tables), the http(s):// source (net/http, crypto/tls), .proto
+// schemas (protocompile, protodesc), and the long-lived servers (mount's
+// FUSE libraries; serve's HTTP server, WebDAV and NFS) — and hands a
+// command line that needs them to recfs-full: it replaces itself with it
+// (same pid, arguments and environment). S3, http(s):// and .proto
+// command lines go before anything else happens; mount and serve (the
+// mount helper's argv form too) once cobra has parsed them, so that their
+// help, completion and usage errors are the lean link's own, the same as
+// recfs-full's.
 
 // fullName is the full link's file name, looked for beside the running
 // executable, then on PATH.
@@ -33,8 +34,8 @@ const fullName = "recfs-full"
 const envHandedOff = "RECFS_HANDED_OFF"
 
 // needsFull tells what in command line args needs the full link ("" for
-// nothing): an s3:// operand, an S3 flag, --proto or --proto-path, or
-// their mount -o options (s3_*, proto, proto_path).
+// nothing): an s3:// or http(s):// operand, an S3 or HTTP flag, --proto
+// or --proto-path, or their mount -o options (s3_*, proto, proto_path).
 func needsFull(args []string) string {
 	for i, a := range args {
 		switch {
@@ -42,6 +43,10 @@ func needsFull(args []string) string {
 			return "s3:// sources"
 		case strings.HasPrefix(a, "--s3-"):
 			return "S3 flags (" + a + ")"
+		case hasPrefixFold(a, "http://") || hasPrefixFold(a, "https://"):
+			return "http(s):// sources"
+		case strings.HasPrefix(a, "--http-"):
+			return "HTTP flags (" + a + ")"
 		case a == "--proto" || strings.HasPrefix(a, "--proto=") || strings.HasPrefix(a, "--proto-path"):
 			return "--proto schemas"
 		case a == "-o" && i+1 < len(args):
@@ -55,6 +60,11 @@ func needsFull(args []string) string {
 		}
 	}
 	return ""
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case (URL schemes).
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // optionsNeedFull is needsFull of a mount -o list.
@@ -101,7 +111,7 @@ func handOff(why string, argv []string, stderr io.Writer) int {
 	path, err := findFull()
 	if err != nil {
 		self, _ := os.Executable()
-		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3, .proto schemas, mount and serve; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
+		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3, http(s):// sources, .proto schemas, mount and serve; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
 	}
 	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"=1"))
 	return fail(fmt.Errorf("%s need %s: %w", why, path, err))

@@ -6,7 +6,7 @@ import (
 )
 
 // TestNeedsFull: the lean link hands exactly the command lines that need
-// S3 or .proto schemas to recfs-full.
+// S3, http(s):// sources or .proto schemas to recfs-full.
 func TestNeedsFull(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -24,7 +24,11 @@ func TestNeedsFull(t *testing.T) {
 		{"f /mnt -oro,proto=a.proto", "--proto"},
 		{"f /mnt -o ro,decode=batch", ""},
 		{"cat --decode protobuf f.rio", ""},
-		{"cat --decode example https://h/x.tfrecord", ""},
+		{"cat --decode example https://h/x.tfrecord", "http(s)://"},
+		{"ls HTTP://h/x.log", "http(s)://"},
+		{"info --http-cache 8M f", "HTTP flags"},
+		{"serve http f", ""},
+		{"cat --sep http f", ""},
 		{"mount db/000001.log /mnt", ""},
 		{"append --lines x.log", ""},
 		{"cat ./s3:/b/k", ""},

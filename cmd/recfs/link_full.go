@@ -10,6 +10,7 @@ import (
 
 	"github.com/recfs/recfs/fs/nfs"
 	netserve "github.com/recfs/recfs/fs/serve"
+	"github.com/recfs/recfs/source/httprange"
 	"github.com/recfs/recfs/source/s3"
 )
 
@@ -23,6 +24,9 @@ var s3Defaults = s3DefaultValues{
 	connect: s3.DefaultConnectTimeout, firstByte: s3.DefaultFirstByteTimeout, idle: s3.DefaultIdleTimeout,
 	retryBudget: s3.DefaultRetryBudget, attempts: s3.DefaultMaxAttempts, listMaxPages: s3.DefaultListMaxPages,
 }
+
+// httpDefaultTimeout is source/httprange's.
+const httpDefaultTimeout = httprange.DefaultTimeout
 
 // serveDefaults are fs/serve's and fs/nfs's.
 var serveDefaults = serveDefaultValues{
@@ -69,5 +73,24 @@ func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {
 	if logrus.IsLevelEnabled(logrus.DebugLevel) {
 		o.SDKLog = cmd.ErrOrStderr() // -v: the SDK's own lines too
 	}
+	return o, nil
+}
+
+// httpOptions returns the client options of a command's HTTP flags.
+func httpOptions(cmd *cobra.Command) (httprange.Options, error) {
+	var o httprange.Options
+	fl := cmd.Flags()
+	if fl.Lookup(flagHTTPTimeout) == nil {
+		return o, nil
+	}
+	if o.Timeout, _ = fl.GetDuration(flagHTTPTimeout); o.Timeout <= 0 {
+		return o, usagef("--%s %v: want a duration above 0", flagHTTPTimeout, o.Timeout)
+	}
+	cache, _ := fl.GetString(flagHTTPCache)
+	n, err := parseSize(cache)
+	if err != nil || n < httprange.DefaultBlockSize {
+		return o, usagef("--%s %q: want a size of at least 1M", flagHTTPCache, cache)
+	}
+	o.CacheBytes = n
 	return o, nil
 }

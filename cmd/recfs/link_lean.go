@@ -24,6 +24,10 @@ var s3Defaults = s3DefaultValues{
 	retryBudget: time.Minute, attempts: 4, listMaxPages: 1000,
 }
 
+// httpDefaultTimeout repeats source/httprange's (not linked here) for the
+// --http-timeout help.
+const httpDefaultTimeout = 30 * time.Second
+
 // serveDefaults repeat fs/serve's and fs/nfs's (not linked here) for
 // serve's help.
 var serveDefaults = serveDefaultValues{
@@ -48,6 +52,9 @@ func runServeCmd(cmd *cobra.Command, p protocol, _ *serveFlags, _ string) error 
 
 // s3ClientOptions: the lean link has no S3 client to configure.
 func s3ClientOptions(*cobra.Command) (open.S3Options, error) { return open.S3Options{}, nil }
+
+// httpOptions: the lean link has no HTTP client to configure.
+func httpOptions(*cobra.Command) (open.HTTPOptions, error) { return open.HTTPOptions{}, nil }
 
 // lsS3Prefix: the lean link lists no S3 prefix.
 func lsS3Prefix(_ *cobra.Command, url string, _ bool) error {

@@ -3,10 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/recfs/recfs/source/httprange"
 )
 
 // Flags of the S3 sources: every command that takes a record file takes an
@@ -51,7 +48,7 @@ func registerS3Flags(fs *pflag.FlagSet) {
 	fs.String(flagS3ListMaxBytes, "64M", "S3: names (counted with 128 bytes each beside their length) a directory listing may hold; past it the listing ends with a log line")
 }
 
-// HTTP source flags (httprange.Options says what each bounds).
+// HTTP source flags (source/httprange.Options says what each bounds).
 const (
 	flagHTTPTimeout = "http-timeout"
 	flagHTTPCache   = "http-cache"
@@ -60,25 +57,6 @@ const (
 // registerHTTPFlags adds the http(s):// source flags to a command's flag
 // set.
 func registerHTTPFlags(fs *pflag.FlagSet) {
-	fs.Duration(flagHTTPTimeout, httprange.DefaultTimeout, "http(s):// sources: longest time for one request, its attempts and its body included; a read waits no longer (then EIO)")
+	fs.Duration(flagHTTPTimeout, httpDefaultTimeout, "http(s):// sources: longest time for one request, its attempts and its body included; a read waits no longer (then EIO)")
 	fs.String(flagHTTPCache, "64M", "memory cache of an http(s):// file's bytes (1 MiB blocks)")
-}
-
-// httpOptions returns the client options of a command's HTTP flags.
-func httpOptions(cmd *cobra.Command) (httprange.Options, error) {
-	var o httprange.Options
-	fl := cmd.Flags()
-	if fl.Lookup(flagHTTPTimeout) == nil {
-		return o, nil
-	}
-	if o.Timeout, _ = fl.GetDuration(flagHTTPTimeout); o.Timeout <= 0 {
-		return o, usagef("--%s %v: want a duration above 0", flagHTTPTimeout, o.Timeout)
-	}
-	cache, _ := fl.GetString(flagHTTPCache)
-	n, err := parseSize(cache)
-	if err != nil || n < httprange.DefaultBlockSize {
-		return o, usagef("--%s %q: want a size of at least 1M", flagHTTPCache, cache)
-	}
-	o.CacheBytes = n
-	return o, nil
 }

@@ -1,3 +1,5 @@
+//go:build !recfs_lean
+
 package open
 
 import (
@@ -10,6 +12,15 @@ import (
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/source/httprange"
 )
+
+// The http(s):// source, in the default build; the lean link (build tag
+// recfs_lean) leaves it and net/http out (http_lean.go).
+
+// HTTPOptions configure the client of http(s):// targets.
+type HTTPOptions = httprange.Options
+
+// isHTTPURL reports whether target is an http:// or https:// URL.
+func isHTTPURL(target string) bool { return httprange.IsURL(target) }
 
 // openHTTP opens the file an http(s):// URL serves (one HEAD).
 func openHTTP(ctx context.Context, url string, o Options) (*httprange.Object, error) {
@@ -43,4 +54,13 @@ func httpTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, error) 
 	}
 	logrus.WithFields(logrus.Fields{"url": url, "follow": o.Follow}).Info("http file mounted read-only")
 	return objectTree(url, t, obj, obj.ModTime(), o)
+}
+
+// httpSeq is Sequential for an http(s):// URL.
+func httpSeq(ctx context.Context, url string, o Options) (Seq, error) {
+	obj, err := openHTTP(ctx, url, o)
+	if err != nil {
+		return Seq{}, err
+	}
+	return remoteSeq(ctx, url, obj, o)
 }

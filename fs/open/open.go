@@ -26,7 +26,6 @@ import (
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
-	"github.com/recfs/recfs/source/httprange"
 	"github.com/recfs/recfs/source/local"
 )
 
@@ -50,7 +49,7 @@ func KindOf(target string) Kind {
 			return S3Prefix
 		}
 		return S3Object
-	case httprange.IsURL(target):
+	case isHTTPURL(target):
 		return HTTP
 	}
 	return Local
@@ -83,13 +82,13 @@ func Refresh(ctx context.Context, t *index.Table, target string) (bool, error) {
 // ErrNotLinked reports a source kind this build of recfs leaves out: the
 // lean link (build tag recfs_lean) has no S3 sources; recfs-full, the
 // default build, has them.
-var ErrNotLinked = errors.New("s3:// sources are not linked into this recfs (the lean build): run recfs-full")
+var ErrNotLinked = errors.New("s3:// and http(s):// sources are not linked into this recfs (the lean build): run recfs-full")
 
 // Options say how to open sources.
 type Options struct {
-	Index index.Options     // how tables are built, loaded and saved
-	S3    S3Options         // the client of s3:// targets
-	HTTP  httprange.Options // the client of http(s):// targets
+	Index index.Options // how tables are built, loaded and saved
+	S3    S3Options     // the client of s3:// targets
+	HTTP  HTTPOptions   // the client of http(s):// targets
 	// Decode, when set, shows records decoded as it says (trees and
 	// [View]); nil shows them raw.
 	Decode *decoders.Plan

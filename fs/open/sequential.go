@@ -41,33 +41,9 @@ func Sequential(ctx context.Context, target string, o Options) (Seq, error) {
 	case S3Object:
 		return s3Seq(ctx, target, o)
 	case HTTP:
-		obj, err := openHTTP(ctx, target, o)
-		if err != nil {
-			return Seq{}, err
-		}
-		return remoteSeq(ctx, target, obj, o)
+		return httpSeq(ctx, target, o)
 	}
 	return localSeq(ctx, target, o)
-}
-
-// remoteObject is an object source Sequential reads.
-type remoteObject interface {
-	io.ReaderAt
-	io.Closer
-	Size() int64
-}
-
-// remoteSeq builds the sequential table of obj, the object at url.
-func remoteSeq(ctx context.Context, url string, obj remoteObject, o Options) (Seq, error) {
-	io := indexOptions(url, o.Index)
-	done := o.progress("indexing "+url, &io)
-	t, err := index.Build(ctx, obj, obj.Size(), io)
-	done()
-	if err != nil {
-		obj.Close()
-		return Seq{}, fmt.Errorf("%s: %w", url, err)
-	}
-	return Seq{Table: t, src: obj}, nil
 }
 
 // localSeq is Sequential for a local path.

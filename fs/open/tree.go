@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
-	"github.com/recfs/recfs/source"
 )
 
 // TreeOptions say how to serve a target as a tree: what mount and serve
@@ -161,24 +159,6 @@ func reopenNoFollow(path string) func() (*os.File, error) {
 		}
 		return f, nil
 	}
-}
-
-// objectTree is the read-only tree of one remote object, obj opened with
-// table t (whose modification time is mod). The table owns the object
-// (closes it), and follows it when the tree does (index.Table.Follow asks
-// for its version; a new one replaces the records as a new generation).
-func objectTree(url string, t *index.Table, obj source.Source, mod time.Time, o TreeOptions) (*fs.Tree, error) {
-	v, err := View(o.Decode, t, url)
-	if err != nil {
-		t.Close()
-		return nil, err
-	}
-	tree, err := fs.NewObject(url, obj.Size(), mod, v, o.FS)
-	if err != nil {
-		v.Close()
-		return nil, err
-	}
-	return tree, nil
 }
 
 // detect tells whether the bytes are a record file of a known format.

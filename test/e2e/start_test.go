@@ -86,12 +86,13 @@ func TestStartBuildsNothingOfOurs(t *testing.T) {
 }
 
 // notLean are package paths the lean recfs must not initialise: the AWS
-// SDK (S3 sources), protocompile/protodesc (--proto schemas), and the
-// servers' libraries (mount's FUSE libraries; serve's WebDAV, NFS and
+// SDK (S3 sources), net/http and crypto/tls (http(s):// sources),
+// protocompile/protodesc (--proto schemas), and the servers' libraries (mount's FUSE libraries; serve's WebDAV, NFS and
 // HTML templates), which recfs-full has.
 var notLean = []string{"github.com/aws/", "github.com/bufbuild/protocompile", "google.golang.org/protobuf/reflect/protodesc",
 	"google.golang.org/protobuf/types/descriptorpb", "github.com/hanwen/go-fuse/", "bazil.org/fuse", "github.com/willscott/go-nfs",
-	"golang.org/x/net/webdav", "encoding/xml", "html/template", "github.com/recfs/recfs/fs/serve", "github.com/recfs/recfs/fs/nfs"}
+	"golang.org/x/net/webdav", "encoding/xml", "html/template", "github.com/recfs/recfs/fs/serve", "github.com/recfs/recfs/fs/nfs",
+	"net/http", "crypto/tls", "crypto/x509"}
 
 // TestStartLeanInitsNoS3 runs both links' --help under the init trace:
 // the lean recfs initialises nothing of notLean, recfs-full every one of
@@ -130,10 +131,10 @@ func TestStartLeanInitsNoS3(t *testing.T) {
 	}
 }
 
-// TestStartLeanHandsOff: a command line needing S3 or --proto runs in
-// recfs-full, which the lean recfs finds beside itself; what recfs-full
-// says of a bad S3 flag shows it ran (the lean link has no S3 client to
-// check it).
+// TestStartLeanHandsOff: a command line needing S3, http(s):// or --proto
+// runs in recfs-full, which the lean recfs finds beside itself; what
+// recfs-full says of a bad S3 or HTTP flag shows it ran (the lean link has
+// no such client to check it).
 func TestStartLeanHandsOff(t *testing.T) {
 	t.Parallel()
 	if buildErr != nil {
@@ -167,6 +168,10 @@ func TestStartLeanHandsOff(t *testing.T) {
 	r = runRecfs(t, "cat", "--decode", "protobuf:M", "--proto", proto, msgs)
 	if want := "{\"n\": \"7\", \"name\": \"hello\"}\n{\"n\": \"8\", \"name\": \"hi\"}\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("lean cat --decode protobuf:M --proto: exit %d, stdout %q, stderr %q; want %q", r.code, r.stdout, r.stderr, want)
+	}
+	// http(s):// sources and flags: recfs-full's usage error shows it ran.
+	if r := runRecfs(t, "info", "--http-cache", "1", log); r.code != 2 || !strings.Contains(r.stderr, "want a size of at least 1M") {
+		t.Errorf("lean info --http-cache 1: exit %d, stderr %q; want recfs-full's usage error", r.code, r.stderr)
 	}
 	// What needs neither stays in the lean process.
 	if r := runRecfs(t, "info", log); r.code != 0 {
@@ -205,6 +210,8 @@ func TestStartLeanWithoutFull(t *testing.T) {
 		{"cat", "s3://bucket/key"},
 		{"mount", "--s3-endpoint", "http://127.0.0.1:1", log, mnt},
 		{"cat", "--decode", "protobuf:M", "--proto", "m.proto", log},
+		{"cat", "https://example.invalid/x.log"},
+		{"info", "--http-cache", "8M", log},
 		{"mount", log, mnt},
 		{"mount", "--daemon", "--rw", log, mnt},
 		{log, mnt, "-o", "ro"}, // the mount helper's argv form
@@ -309,7 +316,7 @@ func TestStartLeanHelpMatchesFull(t *testing.T) {
 // main runs: every command, a one-record append included, pays for each
 // (page faults into its code and data, whatever its init does). A new
 // dependency that raises the count raises it here too, on purpose.
-const leanInitLimit = 114
+const leanInitLimit = 79
 
 // TestStartLeanStatic checks what the lean recfs costs before main runs,
 // by counting, not timing: it is a static executable (no PT_INTERP
