@@ -196,14 +196,16 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 }
 
 // catchUp brings the table up to date with the file, which the caller has
-// locked: a cheap stat first, a scan of what changed only if it moved.
+// locked: a cheap stat first, a scan of what changed only if it moved. The
+// ctime counts: a same-size rewrite with its mtime put back moves only it,
+// and an append must not extend the old version's table over such bytes.
 func (t *Table) catchUp(ctx context.Context) error {
 	s := t.s()
 	st, err := t.localFile().Fstat()
 	if err != nil {
 		return err
 	}
-	if st.Size == s.id.size && st.Mtime == s.id.mtime {
+	if st.Size == s.id.size && st.Mtime == s.id.mtime && st.Ctime == s.id.ctime {
 		return nil
 	}
 	_, err = t.rescanLocked(ctx)

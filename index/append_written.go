@@ -118,9 +118,11 @@ func (t *Table) checkWritten(old *snapshot, w *written) (*local.File, identity, 
 // right after them, they are those bytes and nothing is read (each append
 // would otherwise read identBlock bytes back only to checksum them); else
 // they are read, once, and kept from then on. The kept bytes are checked
-// against old's identity first; a file someone else changed under them
-// gets an identity that differs from the one its next refresh computes
-// from the file, which then rescans it.
+// against old's identity first. A file someone else rewrote under them
+// without moving its size or times gets an identity whose tail checksum
+// differs from the file's: a reopen's check of a saved table finds it
+// stale and rescans. (A rewrite before the append moves the ctime, and
+// the append's catch-up rescans then.)
 func identifyWritten(src *local.File, head uint32, old *snapshot, w *written) (identity, *lastBytes, error) {
 	if last := old.last.extend(old, w.kept, src.Size()); last != nil {
 		st := src.FileStat()
