@@ -76,13 +76,27 @@ func TestReadDynamicSplit(t *testing.T) {
 	got := beam.ParDo(s, recordKey, ReadWithMeta(s, filepath.Join(dir, "*.tfrecord"), Options{CacheDir: t.TempDir(), SplitBytes: 1 << 30}))
 	passert.Equals(s, got, stringsAny(keys)...)
 	sum := run(t, p)
-	if sum.Splits < 1 {
-		t.Errorf("splits counted %d, want at least 1", sum.Splits)
+	t.Logf("summary %+v", sum)
+	select {
+	case <-split:
+	default:
+		t.Fatal("the runner never split the stalled range")
 	}
 	if sum.Restrictions < 2 {
 		t.Errorf("restrictions %d, want at least 2 after a split", sum.Restrictions)
 	}
-	t.Logf("summary %+v", sum)
+	// The split bundle's counters reach the summary with its final
+	// report; under load the direct runner now and then drops that report
+	// after the split (the primary's records go missing with it), and the
+	// splits counter cannot be checked then. The records read are what
+	// passert checked above.
+	if sum.Records != int64(len(keys)) {
+		t.Logf("the runner reported %d of %d records read: a bundle's final counters were lost; splits not checked", sum.Records, len(keys))
+		return
+	}
+	if sum.Splits < 1 {
+		t.Errorf("splits counted %d, want at least 1", sum.Splits)
+	}
 }
 
 // TestReadNestedTFRecord reads a TFRecord file whose payloads are
