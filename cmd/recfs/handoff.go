@@ -28,10 +28,16 @@ import (
 // executable, then on PATH.
 const fullName = "recfs-full"
 
-// envHandedOff marks a process a lean recfs started in its place: a lean
-// binary that finds it set was handed the command line back (recfs-full
-// is a lean build too) and fails instead of looping.
+// envHandedOff marks a process a lean recfs started in its place; its
+// value is the lean build's version. A lean binary that finds it set was
+// handed the command line back (recfs-full is a lean build too) and fails
+// instead of looping; recfs-full refuses a command line handed by another
+// build than its own (see checkHandedOff).
 const envHandedOff = "RECFS_HANDED_OFF"
+
+// envHandedOffBy holds the path of the lean recfs that handed the command
+// line over, for recfs-full's messages.
+const envHandedOffBy = "RECFS_HANDED_OFF_BY"
 
 // needsFull tells what in command line args needs the full link ("" for
 // nothing): an s3:// or http(s):// operand, an S3 or HTTP flag, --proto
@@ -97,14 +103,7 @@ func findFull() (string, error) {
 // why; it returns only when it cannot (the exit status, the reason told
 // on stderr).
 func handOff(why string, argv []string, stderr io.Writer) int {
-	fail := func(err error) int {
-		if jsonRequested(argv[1:]) {
-			writeJSONError(stderr, err, exitFailure)
-		} else {
-			fmt.Fprintln(stderr, "recfs:", err)
-		}
-		return exitFailure
-	}
+	fail := func(err error) int { return failBeforeRun(argv, stderr, err) }
 	if os.Getenv(envHandedOff) != "" {
 		return fail(fmt.Errorf("%s need %s, but the %s found is a lean build too: install the full build (go install ./cmd/recfs, or make install) as %s", why, fullName, fullName, fullName))
 	}
@@ -113,6 +112,49 @@ func handOff(why string, argv []string, stderr io.Writer) int {
 		self, _ := os.Executable()
 		return fail(fmt.Errorf("%s need %s, which is not installed: this recfs (%s) is the lean build, without S3, http(s):// sources, .proto schemas, mount and serve; install %s beside it or on PATH (make install installs both), or use a full build (go install ./cmd/recfs)", why, fullName, self, fullName))
 	}
-	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"=1"))
+	self, _ := os.Executable()
+	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"="+version(), envHandedOffBy+"="+self))
 	return fail(fmt.Errorf("%s need %s: %w", why, path, err))
+}
+
+// failBeforeRun tells err, found before the command line argv ran, on
+// stderr (as JSON under --json) and returns the exit status, 1.
+func failBeforeRun(argv []string, stderr io.Writer, err error) int {
+	if jsonRequested(argv[1:]) {
+		writeJSONError(stderr, err, exitFailure)
+	} else {
+		fmt.Fprintln(stderr, "recfs:", err)
+	}
+	return exitFailure
+}
+
+// checkHandedOff runs first in recfs-full: when a lean recfs handed it
+// the command line (envHandedOff set), it removes the hand-off variables,
+// so that they reach no child, and returns an error when the lean recfs
+// is another build (version) than this one — a partial upgrade, whose
+// flags recfs-full may read otherwise — and nil when it is the same
+// build or nothing was handed over.
+func checkHandedOff() error {
+	lean, ok := os.LookupEnv(envHandedOff)
+	if !ok {
+		return nil
+	}
+	by := os.Getenv(envHandedOffBy)
+	_ = os.Unsetenv(envHandedOff)
+	_ = os.Unsetenv(envHandedOffBy)
+	self, _ := os.Executable()
+	return sameBuild(by, lean, self, version())
+}
+
+// sameBuild returns nil when the lean recfs at leanPath, of version
+// leanVersion, and recfs-full at fullPath, of fullVersion, are one build,
+// and else an error naming both, and what to do.
+func sameBuild(leanPath, leanVersion, fullPath, fullVersion string) error {
+	if leanVersion == fullVersion {
+		return nil
+	}
+	if leanPath == "" {
+		leanPath = "recfs"
+	}
+	return fmt.Errorf("%s (%s) handed this command line to %s (%s), another build: install both from one build (make install installs both)", leanPath, leanVersion, fullPath, fullVersion)
 }

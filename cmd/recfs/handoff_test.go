@@ -42,3 +42,30 @@ func TestNeedsFull(t *testing.T) {
 		}
 	}
 }
+
+// TestSameBuild: recfs-full runs a command line only a lean recfs of its
+// own version handed it, and its refusal names both binaries.
+func TestSameBuild(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		leanPath, leanVersion string
+		want                  []string // words of the error; nil for none
+	}{
+		{"/usr/bin/recfs", "(devel) rev 0123456789ab go1.24.1", nil},
+		{"/usr/bin/recfs", "(devel) rev 0123456789ab+modified go1.24.1", []string{"/usr/bin/recfs ((devel) rev 0123456789ab+modified go1.24.1)", "/usr/lib/recfs-full ((devel) rev 0123456789ab go1.24.1)", "another build"}},
+		{"/usr/bin/recfs", "v1.0.0 go1.24.1", []string{"v1.0.0", "make install"}},
+		{"", "1", []string{"recfs (1) handed"}},
+	}
+	for _, c := range cases {
+		err := sameBuild(c.leanPath, c.leanVersion, "/usr/lib/recfs-full", "(devel) rev 0123456789ab go1.24.1")
+		if (err == nil) != (c.want == nil) {
+			t.Errorf("sameBuild(%q, %q) = %v", c.leanPath, c.leanVersion, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("sameBuild(%q, %q) = %q, want it to say %q", c.leanPath, c.leanVersion, err, w)
+			}
+		}
+	}
+}

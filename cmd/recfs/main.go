@@ -20,8 +20,8 @@ func main() {
 		if why := needsFull(os.Args[1:]); why != "" {
 			os.Exit(handOff(why, os.Args, os.Stderr))
 		}
-	} else if os.Getenv(envHandedOff) != "" {
-		_ = os.Unsetenv(envHandedOff)
+	} else if err := checkHandedOff(); err != nil {
+		os.Exit(failBeforeRun(os.Args, os.Stderr, err))
 	}
 	// The first SIGINT or SIGTERM cancels the context, so commands stop
 	// cleanly (a foreground mount unmounts); once it has, the default

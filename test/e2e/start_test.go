@@ -275,6 +275,65 @@ func TestStartLeanFullIsLean(t *testing.T) {
 	}
 }
 
+// TestStartLeanOtherBuild: the lean recfs tells recfs-full its version
+// and path, and a recfs-full of another build (a partial upgrade) refuses
+// the command line, naming both, instead of running it.
+func TestStartLeanOtherBuild(t *testing.T) {
+	t.Parallel()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	if r := runRecfs(t, "sample", dir); r.code != 0 {
+		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
+	}
+	log := filepath.Join(dir, "events.log")
+	// What the lean recfs hands over: a recfs-full script beside a copy
+	// of it prints the two variables.
+	lean := filepath.Join(dir, "bin", "recfs")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Dir(lean), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lean, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nprintf '%s|%s' \"$RECFS_HANDED_OFF\" \"$RECFS_HANDED_OFF_BY\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "bin", "recfs-full"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := runRecfs(t, "--version")
+	version := strings.TrimSpace(strings.TrimPrefix(v.stdout, "recfs version "))
+	if v.code != 0 || version == "" {
+		t.Fatalf("recfs --version: %+v", v)
+	}
+	if r := runCmd(t, lean, "cat", "s3://bucket/key"); r.code != 0 || r.stdout != version+"|"+lean {
+		t.Errorf("the lean recfs handed over %q (exit %d, stderr %q), want %q", r.stdout, r.code, r.stderr, version+"|"+lean)
+	}
+	// recfs-full handed a line by another build refuses it.
+	for _, args := range [][]string{{"info", log}, {"mount", log, filepath.Join(dir, "mnt")}} {
+		c := exec.Command(fullBin, args...)
+		c.Env = append(os.Environ(), "RECFS_HANDED_OFF=v0.0.1 go1.1", "RECFS_HANDED_OFF_BY=/opt/old/recfs")
+		r := runPrepared(t, c)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "/opt/old/recfs (v0.0.1 go1.1)") ||
+			!strings.Contains(r.stderr, fullBin+" ("+version+")") || !strings.Contains(r.stderr, "another build") {
+			t.Errorf("recfs-full %q handed by another build: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mnt")); !os.IsNotExist(err) {
+		t.Errorf("the refused mount touched its mount point: %v", err)
+	}
+	// The same build runs it.
+	c := exec.Command(fullBin, "info", log)
+	c.Env = append(os.Environ(), "RECFS_HANDED_OFF="+version, "RECFS_HANDED_OFF_BY="+bin)
+	if r := runPrepared(t, c); r.code != 0 {
+		t.Errorf("recfs-full handed by its own build: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
 // TestStartLeanHelpMatchesFull: both links show the same help for every
 // command, S3 flags and their defaults included (the lean link repeats
 // source/s3's defaults; this catches a drift).
