@@ -41,28 +41,27 @@ const envHandedOffBy = "RECFS_HANDED_OFF_BY"
 
 // needsFull tells what in command line args needs the full link ("" for
 // nothing): an s3:// or http(s):// operand, an S3 or HTTP flag, --proto
-// or --proto-path, or their mount -o options (s3_*, proto, proto_path).
+// or --proto-path. After "--" only operands are looked at: a word there
+// that looks like a flag is a file name. A mount helper's -o options
+// (s3_*, proto) are not looked at: only the helper's argv form has -o, and
+// that form is a mount, which goes to recfs-full once parsed.
 func needsFull(args []string) string {
-	for i, a := range args {
+	operands := false
+	for _, a := range args {
 		switch {
 		case strings.HasPrefix(a, "s3://"):
 			return "s3:// sources"
-		case strings.HasPrefix(a, "--s3-"):
-			return "S3 flags (" + a + ")"
 		case hasPrefixFold(a, "http://") || hasPrefixFold(a, "https://"):
 			return "http(s):// sources"
+		case operands:
+		case a == "--":
+			operands = true
+		case strings.HasPrefix(a, "--s3-"):
+			return "S3 flags (" + a + ")"
 		case strings.HasPrefix(a, "--http-"):
 			return "HTTP flags (" + a + ")"
 		case a == "--proto" || strings.HasPrefix(a, "--proto=") || strings.HasPrefix(a, "--proto-path"):
 			return "--proto schemas"
-		case a == "-o" && i+1 < len(args):
-			if why := optionsNeedFull(args[i+1]); why != "" {
-				return why
-			}
-		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
-			if why := optionsNeedFull(a[2:]); why != "" {
-				return why
-			}
 		}
 	}
 	return ""
@@ -71,20 +70,6 @@ func needsFull(args []string) string {
 // hasPrefixFold is strings.HasPrefix ignoring ASCII case (URL schemes).
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
-}
-
-// optionsNeedFull is needsFull of a mount -o list.
-func optionsNeedFull(list string) string {
-	for _, o := range strings.Split(list, ",") {
-		name, _, _ := strings.Cut(o, "=")
-		switch {
-		case strings.HasPrefix(name, "s3_") || strings.HasPrefix(name, "s3-"):
-			return "S3 options (" + name + ")"
-		case name == "proto" || name == "proto_path" || name == "proto-path":
-			return "--proto schemas"
-		}
-	}
-	return ""
 }
 
 // findFull returns the path of recfs-full: beside the running executable

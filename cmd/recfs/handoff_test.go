@@ -6,7 +6,8 @@ import (
 )
 
 // TestNeedsFull: the lean link hands exactly the command lines that need
-// S3, http(s):// sources or .proto schemas to recfs-full.
+// S3, http(s):// sources or .proto schemas to recfs-full before parsing
+// them: flags before "--", operands anywhere.
 func TestNeedsFull(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -20,9 +21,17 @@ func TestNeedsFull(t *testing.T) {
 		{"cat --decode protobuf:M --proto a.proto f", "--proto"},
 		{"cat --decode=protobuf:M --proto=a.proto f", "--proto"},
 		{"cat --proto-path d f", "--proto"},
-		{"f /mnt -o ro,s3_endpoint=http://x", "S3 options"},
-		{"f /mnt -oro,proto=a.proto", "--proto"},
+		// -o is the mount helper's, a mount, handed over once parsed.
+		{"f /mnt -o ro,s3_endpoint=http://x", ""},
+		{"f /mnt -oro,proto=a.proto", ""},
 		{"f /mnt -o ro,decode=batch", ""},
+		{"cat -oproto=a.proto f", ""},
+		// After "--" only operands count.
+		{"cat -- --s3-endpoint=x f", ""},
+		{"cat -- --proto a.proto", ""},
+		{"cat -- --http-cache", ""},
+		{"cat -- ./f https://h/x.log", "http(s)://"},
+		{"ls -- -- s3://b/", "s3://"},
 		{"cat --decode protobuf f.rio", ""},
 		{"cat --decode example https://h/x.tfrecord", "http(s)://"},
 		{"ls HTTP://h/x.log", "http(s)://"},
