@@ -32,18 +32,25 @@ func needMountHelper(t *testing.T) {
 }
 
 // inMountNS runs script with sh in a private mount namespace where
-// /usr/local/sbin holds only the recfs under test: mount.fuse3 finds the
-// helper on its fixed PATH, as it would after `install bin/recfs
-// /usr/local/sbin` (mount(8) clears PATH), and nothing outside the
-// namespace sees the change. Whatever the script leaves mounted is
+// /usr/local/bin holds only copies of the two recfs binaries under test,
+// installed as the README says (install -m 755 bin/recfs bin/recfs-full
+// /usr/local/bin/), and /usr/local/sbin nothing: mount.fuse3 finds the
+// helper on its fixed PATH (mount(8) clears PATH), and nothing outside
+// the namespace sees the change. Whatever the script leaves mounted is
 // detached when it ends, so no daemon keeps the namespace alive.
 func inMountNS(t *testing.T, mnt, script string) result {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(dir, "recfs")); err != nil {
-		t.Fatal(err)
-	}
-	full := fmt.Sprintf("mount --bind %s /usr/local/sbin || exit 99\ntrap 'umount -l %s 2>/dev/null' EXIT\n%s", dir, mnt, script)
+	publicBin(t, dir)
+	return inMountNSWith(t, dir, mnt, script)
+}
+
+// inMountNSWith is inMountNS with dir, whatever it holds, as
+// /usr/local/bin.
+func inMountNSWith(t *testing.T, dir, mnt, script string) result {
+	t.Helper()
+	empty := t.TempDir()
+	full := fmt.Sprintf("mount --bind %s /usr/local/bin || exit 99\nmount --bind %s /usr/local/sbin || exit 99\ntrap 'umount -l %s 2>/dev/null' EXIT\n%s", dir, empty, mnt, script)
 	c := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", full)
 	// As from a login shell: mount(8) must not depend on our environment.
 	// XDG_CACHE_HOME keeps saved indexes in the suite's scratch cache.
@@ -206,6 +213,39 @@ awk '$5 == "%s"' /proc/self/mountinfo
 	}
 	if !strings.Contains(r.stderr, "colour=blue") || !strings.Contains(r.stderr, "turbo") {
 		t.Errorf("error does not name the unknown options: %q", r.stderr)
+	}
+	if strings.Contains(r.stdout, "fuse.recfs") {
+		t.Errorf("something was mounted: %s", r.stdout)
+	}
+}
+
+// TestMountHelperLeanAlone: with only the lean recfs installed (no
+// recfs-full beside it nor on mount.fuse3's PATH), mount(8) fails with
+// status 1 and the message saying what to install, and nothing is
+// mounted.
+func TestMountHelperLeanAlone(t *testing.T) {
+	needMountHelper(t)
+	src := filepath.Join(t.TempDir(), "ev.log")
+	recfile.WriteLog(t, src, genRecords(44, 2, 20))
+	mnt := newMountDir(t)
+	dir := t.TempDir()
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "recfs"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := inMountNSWith(t, dir, mnt, fmt.Sprintf(`
+mount -t fuse.recfs %s %s -o ro
+echo "EXIT $?"
+awk '$5 == "%s"' /proc/self/mountinfo
+`, src, mnt, mnt))
+	if !strings.Contains(r.stdout, "EXIT 1\n") {
+		t.Errorf("mount with the lean recfs alone: want status 1, got %s\n%s", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "recfs-full, which is not installed") {
+		t.Errorf("mount with the lean recfs alone: stderr %q does not say recfs-full is missing", r.stderr)
 	}
 	if strings.Contains(r.stdout, "fuse.recfs") {
 		t.Errorf("something was mounted: %s", r.stdout)
