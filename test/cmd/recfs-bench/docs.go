@@ -59,6 +59,7 @@ func (b *bench) renderDoc(w *bytes.Buffer, elapsed time.Duration) {
 	fmt.Fprintf(w, "- Timing: median of %d runs per command (%s); in-process rows run the pair in alternation, round by round.\n",
 		c.runs, map[bool]string{true: "hyperfine for shell commands", false: "shell commands timed in-process, hyperfine missing"}[b.hyperfine != ""])
 	fmt.Fprintln(w, "- Mount rows: every file system is timed in turn within each round (recfs, tmpfs, squashfuse, recfs, …), in-process through `sh -c`, after one warm-up round; the ratio shown is the median of the round-by-round ratios, the figures the medians of each column. First-pass rows unmount and mount again before each run (kernel caches empty, the source file read into the page cache first); warm rows run the same command once, untimed, right before each timed run of a FUSE mount.")
+	fmt.Fprintln(w, "- Mount commands: `bin/recfs` is the lean link, which hands `mount` and `serve` to `recfs-full` beside it (README \"Two binaries\"), so a timed command that mounts (open-cold, open-warm, s3-open-*) includes one lean start, about 15 ms, before `recfs-full` runs.")
 	if b.dropOK {
 		fmt.Fprintln(w, "- Cold rows: `sync; echo 3 > /proc/sys/vm/drop_caches` and a remount before each run.")
 	} else {
