@@ -119,6 +119,9 @@ func (s *Scanner) probeLogNum() {
 			}
 			return
 		}
+		if p == 0 && logHdrSize(b[6]) == logHdrLegacy {
+			s.dropNameClaim() // as chunk does
+		}
 		if hs > logHdrLegacy {
 			num := binary.LittleEndian.Uint32(b[p+7:])
 			if s.claimOlder(num) {
@@ -380,6 +383,18 @@ func (s *Scanner) claimFirst(b []byte) {
 	}
 }
 
+// dropNameClaim withdraws the name's claim (Options.LogNum) when the file's
+// first chunk is intact and legacy: a recyclable log's first chunk is
+// always recyclable, so the file is a legacy log (leveldb, goleveldb), where
+// a name says nothing about stale chunks, and a torn tail is damage. Only
+// the first chunk decides: a recyclable log may follow a legacy previous
+// life later in the file.
+func (s *Scanner) dropNameClaim() {
+	if s.claimBy == claimName {
+		s.claim, s.claimBy = 0, claimNone
+	}
+}
+
 // claimSource says where a claimed log number comes from.
 type claimSource uint8
 
@@ -430,6 +445,9 @@ func (s *Scanner) ownLog(b []byte, hdrOff int64, hs int) bool {
 // first, middle or last). It reports whether a record was completed.
 func (s *Scanner) chunk(kind int, hdrOff int64, hs, ln int) bool {
 	s.liveEnd = hdrOff + int64(hs+ln)
+	if hdrOff == 0 && hs == logHdrLegacy {
+		s.dropNameClaim()
+	}
 	if s.inRec && hs != s.recHdr && s.endedPastEnd(hdrOff, codec.ErrCorrupt) {
 		return false
 	}

@@ -247,3 +247,58 @@ func TestLogClaimLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestLogLegacyTornTailNamed: a legacy log (leveldb, goleveldb) named by
+// its number, whose last record a crash tore, keeps its torn tail as
+// damage, however the torn payload looks: a name claims nothing for a file
+// whose first chunk is an intact legacy one. The payloads here hold what
+// would pass as proof of a recycled file's stale tail: an intact
+// recyclable chunk of a lower log, or an end marker as the file's last
+// bytes.
+func TestLogLegacyTornTailNamed(t *testing.T) {
+	t.Parallel()
+	legacy := func(last []byte, cut int) []byte {
+		var buf bytes.Buffer
+		w := NewWriter(&buf, WriterOptions{})
+		for i := range 4 {
+			if _, err := w.WriteRecord(codectest.VectorPayload(i, 9000)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.WriteRecord(last); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()[:buf.Len()-cut]
+	}
+	pad := codectest.VectorPayload(50, 400)
+	inner := logRecycledChunk(5, 3, []byte("user data"))
+	marker := []byte{0, 0, 0, 0, 0, 0, 5, 4, 0, 0, 0} // log 3's end marker
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"inner-chunk", legacy(append(append(bytes.Clone(pad), inner...), pad...), 150)},
+		{"marker-at-eof", legacy(append(append(bytes.Clone(pad), marker...), pad...), len(pad))},
+	}
+	for _, c := range cases {
+		for _, o := range []Options{{}, {LogNum: 9}} {
+			t.Run(fmt.Sprintf("%s/lognum-%d", c.name, o.LogNum), func(t *testing.T) {
+				got, s := logScanAll(t, c.data, o)
+				ds, in := s.Damage(), s.Info()
+				if len(got) != 4 || len(ds) != 1 || ds[0].Stale() || !errors.Is(ds[0].Err, codec.ErrTruncated) || in.Recyclable {
+					t.Errorf("%d records, damage %v, info %+v", len(got), ds, in)
+				}
+				if err := in.CheckAppend(int64(len(c.data))); err != nil {
+					t.Errorf("CheckAppend: %v", err)
+				}
+				sr, sd := logSplitScanWith(t, c.data, []int64{logBlockSize}, o)
+				if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(ds) {
+					t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, got, ds)
+				}
+			})
+		}
+	}
+}
