@@ -29,7 +29,7 @@ import (
 // the encoding or the meaning of a field changes.
 const (
 	cacheMagic   = "RECFSIDX"
-	cacheVersion = 12 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go); 9: blob region (cache_blob.go), checkpoint windows in it; 10: a log's number from its name in the options; 11: that number claims before intact chunks (a table of 10 could hold a recycled WAL's previous life); 12: a legacy log's name claims nothing (a table of 11 could hold a named legacy log's torn tail as stale)
+	cacheVersion = 12 // 2: damage kinds of unknown chunk types and stale tails; 3: identity has ctime; 4: source path; 5: codec.DamageKind, identity version; 6: local files keyed by their source.Identity; 7: checkpoints of compressed TFRecord streams; 8: seal (cache_vouch.go); 9: blob region (cache_blob.go), checkpoint windows in it; 10: a log's number from its name in the options; 11: that number claims before intact chunks (a table of 10 could hold a recycled WAL's previous life); 12: a legacy log's name claims nothing (a table of 11 could hold a named legacy log's torn tail as stale), nor one far above the chunks' numbers
 )
 
 var errBadCache = errors.New("index: unusable cache file")

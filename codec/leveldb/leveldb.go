@@ -55,8 +55,12 @@ type Options struct {
 	// the file as that log: recyclable chunks of a lower number met before
 	// any of the log's own are the recycled file's previous life, stale,
 	// whether the first chunk is damaged (a write torn in it) or intact
-	// (no write of the live log reached the file). Chunks of a higher
-	// number overrule it (the file was renamed).
+	// (no write of the live log reached the file). Only numbers within
+	// 65536 below it are claimed so: a name far above the chunks' numbers
+	// (a date or a time a copy was named by, 20261127.log) is no log
+	// number. Chunks of a higher number overrule it (the file was renamed).
+	// A file whose first chunk is intact and legacy is no recyclable log:
+	// its name claims nothing.
 	LogNum uint32
 	// Start and End split a scan for parallel index builds; both 0 means the
 	// whole file. Start must be a multiple of 32768 and End a multiple of

@@ -404,22 +404,19 @@ const (
 	claimHeader             // the damaged first chunk's own header
 )
 
-// maxRecycleGap bounds how far below a number claimed only by a damaged
-// header a previous life's log number may lie: pebble reuses the file of a
-// log that became obsolete moments before, a few file numbers back, while
-// a flipped high bit in the header's number would make every intact chunk
-// of a healthy log look older.
+// maxRecycleGap bounds how far below a claimed number a previous life's
+// log number may lie: pebble reuses the file of a log that became obsolete
+// moments before, a few file numbers back, while a flipped high bit in a
+// damaged header's number, or a name that is no log number (a date or a
+// time a collector named a copy by: 20261127.log), would make every intact
+// chunk of a healthy log look older.
 const maxRecycleGap = 1 << 16
 
 // claimOlder reports whether an intact chunk of log num, met before any
 // intact chunk of the live log, is of the file's previous life by the
-// claim: a lower number than the claimed one (within maxRecycleGap of a
-// header's claim).
+// claim: a lower number than the claimed one, within maxRecycleGap of it.
 func (s *Scanner) claimOlder(num uint32) bool {
-	if s.claimBy == claimNone || num >= s.claim {
-		return false
-	}
-	return s.claimBy == claimName || s.claim-num < maxRecycleGap
+	return s.claimBy != claimNone && num < s.claim && s.claim-num < maxRecycleGap
 }
 
 // ownLog checks the log number of an intact recyclable chunk at the start

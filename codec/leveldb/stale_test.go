@@ -227,6 +227,14 @@ func TestLogClaimLimits(t *testing.T) {
 		{"intact-old-named", old, Options{LogNum: 7}, true},
 		{"intact-old-named-higher", healthy, Options{LogNum: 5}, false},
 		{"old-marker-named", marker, Options{LogNum: 7}, true},
+		// A name far above the chunks' numbers is no log number: a copy
+		// named by a date or a Unix time, or the highest number.
+		{"intact-old-named-gap-edge", old, Options{LogNum: 6 + maxRecycleGap - 1}, true},
+		{"intact-old-named-past-gap", old, Options{LogNum: 6 + maxRecycleGap}, false},
+		{"intact-old-named-date", old, Options{LogNum: 20261127}, false},
+		{"intact-old-named-time", old, Options{LogNum: 1732700000}, false},
+		{"intact-old-named-max", old, Options{LogNum: 1<<32 - 1}, false},
+		{"zeroed-block-0-named-date", zeroed, Options{LogNum: 20261127}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
