@@ -33,16 +33,31 @@ func CreateOrOpen(ctx context.Context, path, format string, trailer bool, o Opti
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return createInEmpty(ctx, path, f, trailer, o)
-	} else if !os.IsNotExist(err) {
-		return openAs(ctx, path, f, o)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		return openExisting(ctx, path, f, trailer, o)
 	}
 	t, err := index.Create(ctx, path, f, trailer, o.Index)
 	if errors.Is(err, fs.ErrExist) {
-		return openAs(ctx, path, f, o)
+		// Another process created it since: empty, it has no format yet.
+		return openExisting(ctx, path, f, trailer, o)
 	}
-	return t, err
+	if err != nil {
+		return nil, err
+	}
+	// Another's bytes may have reached the new file before its lock was
+	// taken (one that found it empty), making it their format.
+	return checkFormat(t, path, f)
+}
+
+// openExisting opens the file already at path for appending records of
+// format f: an empty regular file gets the empty record file of f written
+// into it (createInEmpty); any other is opened and refused as openAs does
+// if its bytes are of another format.
+func openExisting(ctx context.Context, path string, f codec.Format, trailer bool, o Options) (*index.Table, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return createInEmpty(ctx, path, f, trailer, o)
+	}
+	return openAs(ctx, path, f, o)
 }
 
 // createInEmpty writes the empty record file of format f into the empty

@@ -90,6 +90,63 @@ func TestCreateOrOpenEmptyFile(t *testing.T) {
 	}
 }
 
+// TestCreateOrOpenLostRace: one append --create made the file (O_EXCL) and
+// holds its lock, empty, for its first append; another asking for another
+// format finds it there (as after losing O_EXCL to it) and must be refused
+// once the winner's record is in, not append its own in the winner's
+// format. One asking for the winner's format appends after it.
+func TestCreateOrOpenLostRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := Options{Index: index.Options{CacheDir: "-", Writable: true, KeepCreateLock: true}}
+	for _, tc := range []struct {
+		loser codec.Format
+		ok    bool
+	}{{codec.LevelDB, false}, {codec.RecordIO, false}, {codec.TFRecord, true}} {
+		p := filepath.Join(dir, "race-"+tc.loser.String())
+		a, err := CreateOrOpen(ctx, p, "tfrecord", false, o) // the winner, lock held
+		if err != nil {
+			t.Fatal(err)
+		}
+		type res struct {
+			tb  *index.Table
+			err error
+		}
+		loser := make(chan res, 1)
+		go func() {
+			tb, err := openExisting(ctx, p, tc.loser, false, o) // the O_EXCL loser's way
+			if err == nil {
+				_, err = tb.Append(ctx, [][]byte{[]byte("loser")}, index.AppendOptions{Sync: true})
+			}
+			loser <- res{tb, err}
+		}()
+		if _, err := a.Append(ctx, [][]byte{[]byte("winner")}, index.AppendOptions{Sync: true}); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		r := <-loser
+		if r.tb != nil {
+			r.tb.Close()
+		}
+		if tc.ok && r.err != nil || !tc.ok && !IsUsage(r.err) {
+			t.Errorf("--create %v after a tfrecord winner: %v", tc.loser, r.err)
+		}
+		tb, err := Table(ctx, p, Options{Index: index.Options{CacheDir: "-"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1)
+		if tc.ok {
+			want = 2
+		}
+		if f := tb.Info().Format; f != codec.TFRecord || tb.Len() != want || len(tb.Damage()) != 0 {
+			t.Errorf("--create %v after a tfrecord winner: the file is %v, %d records (want %d), damage %v", tc.loser, f, tb.Len(), want, tb.Damage())
+		}
+		tb.Close()
+	}
+}
+
 // TestDecodeParams: local paths are made absolute, URLs and empty names
 // kept; files are opened as commands open them.
 func TestDecodeParams(t *testing.T) {

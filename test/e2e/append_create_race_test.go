@@ -67,3 +67,54 @@ func TestAppendCreateRace(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendCreateMixedRace: recfs append --create of three formats race
+// on a file that does not exist yet. Whichever wins makes the file its
+// format; every other one is refused (exit 2), whether it lost the O_EXCL
+// create to the winner or took the new, still empty file's lock before the
+// winner did: none exits 0 having appended in another format than it
+// asked for. (Losers of O_EXCL used to open the winner's empty file as a
+// leveldb log and append in the winner's format, exit 0.)
+func TestAppendCreateMixedRace(t *testing.T) {
+	rounds := 40
+	if soak() {
+		rounds = 400
+	}
+	dir := t.TempDir()
+	formats := []string{"tfrecord", "leveldb", "recordio"}
+	for round := range rounds {
+		path := filepath.Join(dir, fmt.Sprintf("r%d", round))
+		codes := make([]int, len(formats))
+		var wg sync.WaitGroup
+		for i, f := range formats {
+			in := filepath.Join(dir, fmt.Sprintf("in-%d-%s", round, f))
+			if err := os.WriteFile(in, []byte("rec-"+f), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := runRecfs(t, "append", "--create", f, path, in)
+				if r.code != 0 && r.code != 2 {
+					t.Errorf("round %d: append --create %s: exit %d: %s", round, f, r.code, r.stderr)
+				}
+				codes[i] = r.code
+			}()
+		}
+		wg.Wait()
+		info := runRecfs(t, "info", "--no-cache", path)
+		acked := 0
+		for i, f := range formats {
+			if codes[i] != 0 {
+				continue
+			}
+			acked++
+			if !strings.Contains(info.stdout, "format:   "+f+"\n") {
+				t.Errorf("round %d: append --create %s exited 0; the file: %s", round, f, strings.ReplaceAll(info.stdout, "\n", " | "))
+			}
+		}
+		if want := fmt.Sprintf("records:  %d\n", acked); acked == 0 || !strings.Contains(info.stdout, want) || !strings.Contains(info.stdout, "damage:   none") {
+			t.Errorf("round %d: %d appends exited 0; the file: %s", round, acked, strings.ReplaceAll(info.stdout, "\n", " | "))
+		}
+	}
+}
