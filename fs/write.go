@@ -68,7 +68,8 @@ var _ StreamAppender = (*index.Table)(nil)
 // CreateFunc makes f, a new file the tree just created empty (read-write,
 // beneath the source root), an empty record file and returns its table.
 // Directory trees call it for mkdir in a writable mount. On failure the
-// tree removes the file.
+// tree removes the file, unless the error matches fs.ErrExist: another
+// writer made the file theirs meanwhile, and mkdir fails with EEXIST.
 type CreateFunc func(ctx context.Context, f SourceFile) (Records, error)
 
 // Writable reports whether the tree accepts appends.
@@ -270,7 +271,9 @@ func (t *Tree) Mkdir(ctx context.Context, parent Node, name string) (Node, error
 	}
 	if err != nil {
 		f.Close()
-		_ = d.unlinkAt(name, st)
+		if !errors.Is(err, iofs.ErrExist) {
+			_ = d.unlinkAt(name, st)
+		}
 		return Node{}, &OpError{Op: "mkdir", Path: path, Name: rel, Record: -1, Off: -1, Err: err}
 	}
 	st = rd.st

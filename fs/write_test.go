@@ -465,6 +465,45 @@ func TestMkdirTree(t *testing.T) {
 	}
 }
 
+// TestMkdirCreateFails: a failed Create makes mkdir fail and removes the
+// file it created, unless the failure matches fs.ErrExist (another writer
+// made the file theirs meanwhile): then mkdir fails with EEXIST and the
+// file stays as that writer left it.
+func TestMkdirCreateFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		err   error
+		errno syscall.Errno
+		kept  bool
+	}{{fmt.Errorf("theirs: %w", iofs.ErrExist), syscall.EEXIST, true}, {fmt.Errorf("no room: %w", syscall.ENOSPC), syscall.ENOSPC, false}} {
+		dir := t.TempDir()
+		tr, err := NewDir(dir, Options{
+			Open: func(ctx context.Context, sf SourceFile) (Records, error) {
+				return openSourceFile(ctx, sf, index.Options{CacheDir: "-"})
+			},
+			Detect: func(r io.ReaderAt, size int64) bool { _, err := index.Detect(r, size); return err == nil },
+			Create: func(ctx context.Context, sf SourceFile) (Records, error) {
+				sf.File.WriteString("another writer's bytes")
+				return nil, tc.err
+			},
+			ReadWrite: true,
+			Logger:    codectest.QuietLogger(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Mkdir(ctx, tr.Root(), "new.log"); Errno(err) != tc.errno {
+			t.Errorf("%v: mkdir: %v", tc.err, err)
+		}
+		_, err = os.Stat(filepath.Join(dir, "new.log"))
+		if kept := err == nil; kept != tc.kept {
+			t.Errorf("%v: file kept %v, want %v (%v)", tc.err, kept, tc.kept, err)
+		}
+		tr.Close()
+	}
+}
+
 // An empty .log file is a record directory in a writable tree (mkdir makes
 // them, and they must survive a remount), a plain file otherwise.
 func TestEmptyLogWritable(t *testing.T) {

@@ -1,14 +1,18 @@
 package open
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/index"
 )
 
@@ -144,6 +148,73 @@ func TestCreateOrOpenLostRace(t *testing.T) {
 			t.Errorf("--create %v after a tfrecord winner: the file is %v, %d records (want %d), damage %v", tc.loser, f, tb.Len(), want, tb.Damage())
 		}
 		tb.Close()
+	}
+}
+
+// TestTreeCreateWrittenMeanwhile: mkdir of NAME.tfrecord in a --rw mount
+// created the file, but another writer put records into it before the
+// empty record file was written (under the file's lock). Records of
+// another format are refused with EEXIST-style fs.ErrExist, the file left
+// as the other writer made it; records of the new file's own format are
+// its table's. The new file's format is never forced onto them.
+func TestTreeCreateWrittenMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	ix := index.Options{CacheDir: "-", Writable: true}
+	other := func(format string) []byte { // two records of format, as another writer left them
+		p := filepath.Join(dir, "other-"+format)
+		tb, err := CreateOrOpen(ctx, p, format, false, Options{Index: ix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tb.Append(ctx, [][]byte{[]byte("one"), []byte("two")}, index.AppendOptions{Sync: true}); err != nil {
+			t.Fatal(err)
+		}
+		tb.Close()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	create := createFunc(TreeOptions{Options: Options{Index: ix}, NewFormat: codec.LevelDB})
+	for _, tc := range []struct {
+		format string
+		ok     bool
+	}{{"leveldb", false}, {"recordio", false}, {"tfrecord", true}} {
+		data := other(tc.format)
+		p := filepath.Join(dir, "new-"+tc.format+".tfrecord")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := create(ctx, fs.SourceFile{File: f, Path: p})
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s written meanwhile: %v", tc.format, err)
+		case tc.ok:
+			tb := rs.(*index.Table)
+			if tb.Format() != codec.TFRecord || tb.Len() != 2 {
+				t.Errorf("%s written meanwhile: table %v, %d records", tc.format, tb.Format(), tb.Len())
+			}
+			tb.Close()
+		case !errors.Is(err, iofs.ErrExist):
+			if rs != nil {
+				tb := rs.(*index.Table)
+				t.Errorf("%s written meanwhile: not refused (%v): table %v, %d records", tc.format, err, tb.Format(), tb.Len())
+				tb.Close()
+			} else {
+				t.Errorf("%s written meanwhile: %v, want fs.ErrExist", tc.format, err)
+			}
+		}
+		f.Close()
+		if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, data) {
+			t.Errorf("%s written meanwhile: the file changed (%d bytes, was %d): %v", tc.format, len(b), len(data), err)
+		}
 	}
 }
 

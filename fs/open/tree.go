@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,18 +104,39 @@ func dirTree(path string, o TreeOptions) (*fs.Tree, error) {
 	fo.Detect = detect
 	fo.EmptyRecord = index.EmptyRecordName
 	fo.HideOther, fo.ReadWrite = o.HideOther, o.ReadWrite
-	fo.Create = func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
+	fo.Create = createFunc(o)
+	return fs.NewDir(path, fo)
+}
+
+// createFunc returns how a writable tree makes the record file it created
+// (empty, O_EXCL) at sf: the empty record file of its format is written
+// into it under its lock. Bytes another writer put into it first made it
+// their format: the table is of that (never the new file's format forced
+// onto them), and one of another format than the new file's is refused
+// with an error matching fs.ErrExist (EEXIST; the tree leaves the file to
+// its writer) and a log line, so that no record is added in a format the
+// file is not.
+func createFunc(o TreeOptions) fs.CreateFunc {
+	return func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
 		nf := NewFileFormat(sf.Path, o.NewFormat)
 		logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
 		io := o.Index
-		io.Format = nf
+		io.Format = codec.Unknown // createIn sets nf when it writes the file
 		src, err := sf.Local()
 		if err != nil {
 			return nil, err
 		}
-		return index.CreateSource(ctx, src, nf, nf == codec.RecordIO && o.NewTrailer, io)
+		t, err := index.CreateSource(ctx, src, nf, nf == codec.RecordIO && o.NewTrailer, io)
+		if err != nil {
+			return nil, err
+		}
+		if got := t.Format(); got != nf && t.Info().FileSize > 0 {
+			t.Close()
+			logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf, "found": got}).Error("another writer made the new record file its format first; not creating it")
+			return nil, fmt.Errorf("%s: %w: another writer made it a %s file before the %s file was written", sf.Path, iofs.ErrExist, got, nf)
+		}
+		return t, nil
 	}
-	return fs.NewDir(path, fo)
 }
 
 // NewFileFormat is the format of a record file created as path: the one
