@@ -69,7 +69,8 @@ func CreateSource(ctx context.Context, src source.Source, ff codec.Format, trail
 // format) must not write into it before the table in format ff has seen it
 // as it was made. One that wrote before the lock was taken made the file
 // its format: go on in that. With remove, a file whose header could not be
-// written is removed. With o.KeepCreateLock the table keeps the lock for
+// written is removed; without, it is truncated back to empty (the caller's
+// empty file stays empty, for a later create to set up). With o.KeepCreateLock the table keeps the lock for
 // its first append.
 func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, trailer bool, o Options, remove bool) (*Table, error) {
 	f := l.OSFile()
@@ -88,6 +89,10 @@ func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, 
 		if synced, err = initRecordFile(f, name, ff, trailer, o.DeferCreateSync); err != nil {
 			if remove {
 				os.Remove(name)
+			} else if terr := f.Truncate(0); terr != nil {
+				// The file was empty when its lock was taken, and the
+				// lock is still held: what is in it now is this write's.
+				err = fmt.Errorf("%w (and truncating back to empty: %v)", err, terr)
 			}
 			return nil, err
 		}

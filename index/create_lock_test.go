@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/source/local"
 )
 
 // TestCreateKeepsLockForAppend counts the append locks taken and the
@@ -97,5 +99,51 @@ func TestKeptCreateLockReleased(t *testing.T) {
 		if held(p) {
 			t.Errorf("append=%v: the lock is still held after Close", appendFirst)
 		}
+	}
+}
+
+// TestCreateSourceFailsEmpty: a recordio header that cannot be written
+// whole into an existing empty file (the file size limit lets one byte
+// through, then EFBIG) fails CreateSource and leaves the file empty, not
+// holding a partial header a later create would take for another format.
+// Not parallel: it lowers the process's file size limit (Go ignores
+// SIGXFSZ, so writes past it fail with EFBIG).
+func TestCreateSourceFailsEmpty(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "touched")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := local.New(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1, Max: old.Max}); err != nil {
+		t.Skipf("setrlimit: %v", err)
+	}
+	tb, err := CreateSource(ctx, src, codec.RecordIO, true, Options{CacheDir: "-", Writable: true})
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if err == nil {
+		tb.Close()
+		t.Fatal("CreateSource wrote a recordio header past the file size limit")
+	}
+	if !errors.Is(err, syscall.EFBIG) {
+		t.Errorf("CreateSource: %v, want EFBIG", err)
+	}
+	if fi, err := os.Stat(p); err != nil {
+		t.Error(err)
+	} else if fi.Size() != 0 {
+		t.Errorf("after the failed create: size %d, want an empty file", fi.Size())
 	}
 }
