@@ -268,13 +268,20 @@ func (t *logTable) endOf(k int64) int64 {
 	return end
 }
 
-// logFlavor names the dialect of a leveldb log for people.
+// logFlavor names the dialect of a leveldb log for people. A recyclable
+// log that ends at offset 0 with no end marker had its number from the
+// file's name, every chunk being of an older log (stale): the flavour says
+// so, as a copy or a rename under a near number reads empty that way.
 func logFlavor(in leveldb.Info) string {
+	num := fmt.Sprintf("log %d", in.LogNum)
+	if (in.WALSync || in.Recyclable) && in.End == 0 && in.EOFMarker < 0 {
+		num += " by the file's name, every chunk an older log's: renamed or copied?"
+	}
 	switch {
 	case in.WALSync:
-		return fmt.Sprintf("pebble WAL (WAL-sync chunks, log %d)", in.LogNum)
+		return fmt.Sprintf("pebble WAL (WAL-sync chunks, %s)", num)
 	case in.Recyclable:
-		return fmt.Sprintf("RocksDB/pebble WAL (recyclable chunks, log %d)", in.LogNum)
+		return fmt.Sprintf("RocksDB/pebble WAL (recyclable chunks, %s)", num)
 	case in.Padded:
 		return "leveldb log (zero-padded blocks, App Engine style)"
 	}

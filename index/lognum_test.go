@@ -83,3 +83,41 @@ func TestOpenRecycledWALByName(t *testing.T) {
 		}
 	}
 }
+
+// TestRenamedWALFlavor: a recyclable log 7 copied under a near number's
+// name (000009.log) reads as the database's tools read it, empty, every
+// chunk stale; its flavour says the number is the name's. Under its own
+// name, or one far from its number (a date), it is log 7 with its records.
+func TestRenamedWALFlavor(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := leveldb.NewWriter(&b, leveldb.WriterOptions{Recyclable: true, LogNum: 7})
+	for _, r := range []string{"one", "two", "three"} {
+		if _, err := w.WriteRecord([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		n       int64
+		flavour string
+	}{
+		{"000007.log", 3, "RocksDB/pebble WAL (recyclable chunks, log 7)"},
+		{"20261127.log", 3, "RocksDB/pebble WAL (recyclable chunks, log 7)"},
+		{"000009.log", 0, "RocksDB/pebble WAL (recyclable chunks, log 9 by the file's name, every chunk an older log's: renamed or copied?)"},
+	} {
+		path := filepath.Join(t.TempDir(), c.name)
+		recfile.WriteFile(t, path, b.Bytes())
+		tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.Len() != c.n || tb.Info().Flavor != c.flavour {
+			t.Errorf("%s: %d records, flavour %q; want %d, %q", c.name, tb.Len(), tb.Info().Flavor, c.n, c.flavour)
+		}
+		tb.Close()
+	}
+}
