@@ -698,35 +698,52 @@ func (s *Scanner) staleAtEOF() {
 	if d.Off < s.liveEnd || d.Off+d.Len != s.size || !staleRemains(d.Kind) {
 		return
 	}
+	lo := int(max(d.Off, s.bOff)-s.bOff) + 1 // where proof may start in s.blk
+	p, hs, ok := s.staleMarker(lo, live, claimOnly)
+	if !ok {
+		p, hs, ok = s.staleChunk(lo, live, claimOnly)
+	}
+	if !ok {
+		return
+	}
+	if claimOnly {
+		s.setLogNum(live, hs)
+	}
+	at := s.bOff + int64(p)
+	s.damage[n-1].Len = at - d.Off
+	s.damage = settleStale(append(s.damage, logDamage(at, s.size-at, codec.DamageStale, codec.ErrStale)))
+	s.info.End = s.damage[len(s.damage)-1].Off
+}
+
+// staleMarker is staleAtEOF's first proof: pebble's end-of-log marker of
+// an older log as the last block's last bytes, at or after lo-1; it
+// returns the marker's offset in the block and header size. Right where
+// the damage starts (the live log ended exactly where the marker begins,
+// and its zero checksum is the damage) only a marker of an older log
+// counts: one of a later log is a bad chunk.
+func (s *Scanner) staleMarker(lo int, live uint32, claimOnly bool) (int, int, bool) {
 	b := s.blk
-	lo := int(max(d.Off, s.bOff)-s.bOff) + 1 // where proof may start in b
-	stale := func(p, hs int) {
-		if claimOnly {
-			s.setLogNum(live, hs)
-		}
-		at := s.bOff + int64(p)
-		s.damage[n-1].Len = at - d.Off
-		s.damage = settleStale(append(s.damage, logDamage(at, s.size-at, codec.DamageStale, codec.ErrStale)))
-		s.info.End = s.damage[len(s.damage)-1].Off
+	m := len(b) - logHdrRecycle
+	if m < lo-1 || !codec.AllZero(b[m:m+6]) || b[m+6] != 5 {
+		return 0, 0, false
 	}
-	// pebble's end-of-log marker of an older log ending the file. Right
-	// where the damage starts (the live log ended exactly where the marker
-	// begins, and its zero checksum is the damage) only a marker of an
-	// older log counts: one of a later log is a bad chunk.
-	if m := len(b) - logHdrRecycle; m >= lo-1 && codec.AllZero(b[m:m+6]) && b[m+6] == 5 {
-		num := binary.LittleEndian.Uint32(b[m+7:])
-		older := num < live
-		switch {
-		case claimOnly:
-			older = num > 0 && s.claimOlder(num-1) // the marker of log num-1
-		case m >= lo:
-			older = num != live && num != live+1
-		}
-		if older {
-			stale(m, logHdrRecycle)
-			return
-		}
+	num := binary.LittleEndian.Uint32(b[m+7:])
+	older := num < live
+	switch {
+	case claimOnly:
+		older = num > 0 && s.claimOlder(num-1) // the marker of log num-1
+	case m >= lo:
+		older = num != live && num != live+1
 	}
+	return m, logHdrRecycle, older
+}
+
+// staleChunk is staleAtEOF's second proof: an intact recyclable chunk of
+// another log number (an older one before any chunk of the live log) at
+// or after lo in the last block, checksumming at most staleProbeChecks
+// candidates; it returns the chunk's offset in the block and header size.
+func (s *Scanner) staleChunk(lo int, live uint32, claimOnly bool) (int, int, bool) {
+	b := s.blk
 	checks := 0
 	for p := lo; p+logHdrRecycle <= len(b); p++ {
 		hs := logHdrSize(b[p+6])
@@ -738,13 +755,13 @@ func (s *Scanner) staleAtEOF() {
 			continue
 		}
 		if checks++; checks > staleProbeChecks {
-			return
+			return 0, 0, false
 		}
 		if s.crcOK(b[p:], hs, ln) {
-			stale(p, hs)
-			return
+			return p, hs, true
 		}
 	}
+	return 0, 0, false
 }
 
 // settleStale finishes a damage list whose last entry is a stale tail. The
