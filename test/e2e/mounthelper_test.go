@@ -233,9 +233,7 @@ func TestMountHelperLeanAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "recfs"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExec(t, filepath.Join(dir, "recfs"), b)
 	r := inMountNSWith(t, dir, mnt, fmt.Sprintf(`
 mount -t fuse.recfs %s %s -o ro
 echo "EXIT $?"

@@ -192,9 +192,7 @@ func TestStartLeanWithoutFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(alone, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExec(t, alone, data)
 	dir := t.TempDir()
 	run := func(args ...string) result {
 		c := exec.Command(alone, args...)
@@ -259,9 +257,7 @@ func TestStartLeanFullIsLean(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"recfs", "recfs-full"} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExec(t, filepath.Join(dir, name), data)
 	}
 	log, mnt := filepath.Join(dir, "ev.log"), filepath.Join(dir, "mnt")
 	if r := runRecfs(t, "append", "--create", "leveldb", log); r.code != 0 {
@@ -298,13 +294,9 @@ func TestStartLeanOtherBuild(t *testing.T) {
 	if err := os.Mkdir(filepath.Dir(lean), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(lean, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExec(t, lean, data)
 	script := "#!/bin/sh\nprintf '%s|%s' \"$RECFS_HANDED_OFF\" \"$RECFS_HANDED_OFF_BY\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "bin", "recfs-full"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExec(t, filepath.Join(dir, "bin", "recfs-full"), []byte(script))
 	v := runRecfs(t, "--version")
 	version := strings.TrimSpace(strings.TrimPrefix(v.stdout, "recfs version "))
 	if v.code != 0 || version == "" {

@@ -110,9 +110,21 @@ func publicBin(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, c.to), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExec(t, filepath.Join(dir, c.to), b)
 	}
 	return filepath.Join(dir, "recfs")
+}
+
+// writeExec writes an executable file the test then runs. It holds
+// syscall.ForkLock while the file is open for writing: a process another
+// parallel test forks meanwhile would inherit the descriptor until its
+// exec, and running the file then fails with ETXTBSY ("text file busy").
+func writeExec(t *testing.T, path string, data []byte) {
+	t.Helper()
+	syscall.ForkLock.Lock()
+	err := os.WriteFile(path, data, 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
