@@ -182,11 +182,8 @@ func indexMany(cmd *cobra.Command, prune *bool) {
 		}
 		p := *prune
 		*prune = false
-		err := eachFile(c, args, "", false, func(path string) (fileStatus, error) {
-			if err := one(c, []string{path}); err != nil {
-				return fileFailed, err
-			}
-			return fileOK, nil
+		err := eachFile(c, args, "", false, func(path string) (bool, error) {
+			return false, one(c, []string{path})
 		})
 		*prune = p
 		if p && (err == nil || errors.Is(err, errSomeFailed)) {

@@ -70,7 +70,7 @@ func (f *infoFlags) validate([]string) (index.Options, error) {
 // run describes each file args name: one file alone, or several (or the
 // record files under a directory) one after the other, then a summary.
 func (f *infoFlags) run(cmd *cobra.Command, args []string, o index.Options) error {
-	one := func(path string) (fileStatus, error) { return fileOK, f.one(cmd, path, o) }
+	one := func(path string) (bool, error) { return false, f.one(cmd, path, o) }
 	if singleFile(args) {
 		_, err := one(args[0])
 		return err

@@ -17,7 +17,7 @@ import (
 // named and on each record file under a directory named, like grep -r:
 // one file's failure is reported and the others go on, a summary line
 // ends the output, and the exit status is 1 when any file failed.
-// With a single file operand the command behaves as it always did.
+// A single file operand gets the single-file output, without a summary.
 
 // runE is the RunE of a command made of a validate, which turns the
 // command line into what the command does, and a run, which does it.
@@ -39,22 +39,15 @@ func singleFile(args []string) bool { return len(args) == 1 && !open.LocalDir(ar
 // failed.
 var errSomeFailed = errors.New("some files failed")
 
-// fileStatus is the outcome of one file of a multi-file command.
-type fileStatus int
-
-const (
-	fileOK     fileStatus = iota
-	fileBad               // the command ran and found something wrong (verify: damage)
-	fileFailed            // the command could not run on it (its error is reported)
-)
-
-// eachFile runs do on every file args name (see expandOperands): with
-// --json, each file's result is do's output and a file whose do failed is
-// the object {"path","error"} on standard output; as text, a failed file is
-// a line "recfs: PATH: ERROR" on standard error, results are separated by
-// a blank line, and a summary line follows them. It returns an exitError
-// (status 1, nothing more to print) when any file failed or was bad.
-func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do func(path string) (fileStatus, error)) error {
+// eachFile runs do on every file args name (see open.Expand); do reports
+// bad when the command ran and found something wrong (verify: damage).
+// With --json, each file's result is do's output and a file whose do
+// failed is the object {"path","error"} on standard output; as text, a
+// failed file is a line "recfs: PATH: ERROR" on standard error, results
+// are separated by a blank line, and a summary line follows them. It
+// returns an exitError (status 1, nothing more to print) when any file
+// failed or was bad.
+func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do func(path string) (bad bool, err error)) error {
 	files, other, err := open.Expand(args)
 	if err != nil {
 		return err
@@ -68,50 +61,28 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		cmd.SetOut(sep)
 		defer cmd.SetOut(out)
 	}
-	var ok, bad, failed int
+	fails := failures{cmd: cmd, out: out, blocks: blocks}
+	var bad int
 	for _, f := range files {
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
 		sep.next()
-		st, err := do(f)
-		if mustStop(cmd, err) {
+		isBad, err := do(f)
+		if err := fails.add(f, err); err != nil {
 			return err
 		}
-		switch {
-		case err != nil:
-			failed++
-			reportFileFailed(cmd, out, f, err, asJSON, blocks)
-		case st == fileBad:
+		if isBad && err == nil {
 			bad++
-		default:
-			ok++
 		}
 	}
 	if !asJSON {
 		sep.lines = false // a blank line before the summary
 		sep.next()
-		fmt.Fprintln(sep, summaryLine(len(files), ok, bad, failed, other, what))
+		fmt.Fprintln(sep, summaryLine(len(files), len(files)-bad-fails.n, bad, fails.n, other, what))
 	}
-	if bad+failed > 0 {
-		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
-	}
-	return nil
-}
-
-// reportFileFailed reports the error of a file of a multi-file command: a
-// JSON object {"path","error"} on out (indented when blocks), or a line
-// "recfs: PATH: ERROR" on standard error.
-func reportFileFailed(cmd *cobra.Command, out io.Writer, path string, err error, asJSON, blocks bool) {
-	msg := withPath(path, err)
-	switch {
-	case asJSON && blocks:
-		_ = writeJSON(out, map[string]string{"path": path, "error": msg})
-	case asJSON:
-		_ = printJSON(out, map[string]string{"path": path, "error": msg})
-	default:
-		fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", msg)
-	}
+	fails.n += bad
+	return fails.result()
 }
 
 // blockWriter separates the outputs of files by a blank line: the first
@@ -178,14 +149,17 @@ func mustStop(cmd *cobra.Command, err error) bool {
 
 // failures counts the operands of a command that failed, reporting each.
 type failures struct {
-	cmd *cobra.Command
-	n   int
+	cmd    *cobra.Command
+	out    io.Writer // where a failure goes with --json (nil: standard error)
+	blocks bool      // with --json: indented objects
+	n      int
 }
 
-// add reports operand path's error on standard error, if any (with
-// --json as an object {"path","error"}), and lets the command go on; it
-// returns the error back when the command must stop instead (it was
-// interrupted, or the command line is wrong).
+// add reports operand path's error, if any, and lets the command go on:
+// a line "recfs: PATH: ERROR" on standard error, or with --json the
+// object {"path","error"} on f.out. It returns the error back when the
+// command must stop instead (it was interrupted, or the command line is
+// wrong).
 func (f *failures) add(path string, err error) error {
 	if err == nil {
 		return nil
@@ -194,7 +168,18 @@ func (f *failures) add(path string, err error) error {
 		return err
 	}
 	f.n++
-	reportFileFailed(f.cmd, f.cmd.ErrOrStderr(), path, err, wantJSON(f.cmd), false)
+	msg, out := withPath(path, err), f.out
+	if out == nil {
+		out = f.cmd.ErrOrStderr()
+	}
+	switch {
+	case wantJSON(f.cmd) && f.blocks:
+		_ = writeJSON(out, map[string]string{"path": path, "error": msg})
+	case wantJSON(f.cmd):
+		_ = printJSON(out, map[string]string{"path": path, "error": msg})
+	default:
+		fmt.Fprintf(f.cmd.ErrOrStderr(), "recfs: %s\n", msg)
+	}
 	return nil
 }
 

@@ -58,24 +58,24 @@ func (f *verifyFlags) validate([]string) (index.Options, error) { return f.src.o
 // silently, when it is damaged), or several (or the record files under a
 // directory) one after the other, then a summary.
 func (f *verifyFlags) run(cmd *cobra.Command, args []string, o index.Options) error {
-	one := func(path string) (fileStatus, error) { return f.one(cmd, path, o) }
+	one := func(path string) (bool, error) { return f.one(cmd, path, o) }
 	if !singleFile(args) {
 		return eachFile(cmd, args, "damaged", true, one)
 	}
-	st, err := one(args[0])
-	if err == nil && st == fileBad {
+	bad, err := one(args[0])
+	if err == nil && bad {
 		return &exitError{code: exitFailure, silent: true, err: errDamaged}
 	}
 	return err
 }
 
 // one scans the record file at path afresh, reads every record back and
-// writes the report: fileBad when it found damage.
-func (f *verifyFlags) one(cmd *cobra.Command, path string, o index.Options) (fileStatus, error) {
+// writes the report: bad when it found damage.
+func (f *verifyFlags) one(cmd *cobra.Command, path string, o index.Options) (bad bool, err error) {
 	// Always a full fresh scan; reads go through a read-ahead window.
 	st, err := openSequential(cmd, path, o)
 	if err != nil {
-		return fileFailed, err
+		return false, err
 	}
 	defer st.Close()
 	var progress func(int64, int64)
@@ -88,15 +88,12 @@ func (f *verifyFlags) one(cmd *cobra.Command, path string, o index.Options) (fil
 		bar.Done()
 	}
 	if err != nil {
-		return fileFailed, err
+		return false, err
 	}
 	if f.asJSON {
 		err = writeJSON(cmd.OutOrStdout(), v)
 	} else {
 		err = v.WriteText(cmd.OutOrStdout())
 	}
-	if err != nil || v.OK {
-		return fileOK, err
-	}
-	return fileBad, nil
+	return !v.OK, err
 }
