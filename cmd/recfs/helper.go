@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ var ignoredOptions = map[string]bool{
 	"atime": true, "noatime": true, "relatime": true, "norelatime": true,
 	"strictatime": true, "nostrictatime": true, "diratime": true, "nodiratime": true,
 	"lazytime": true, "nolazytime": true, "sync": true, "async": true, "dirsync": true,
-	"loud": true, "silent": true, "subtype=recfs": true,
+	"loud": true, "silent": true,
 }
 
 // ignoredPrefixes are option families mount(8) and systemd keep for
@@ -145,10 +146,8 @@ func translateOptions(list string) (flags, unknown []string) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(o, "=")
-		if ignoredOptions[o] || ignoredOptions[name] && !hasValue {
-			continue
-		}
-		if hasPrefix(o, ignoredPrefixes) {
+		if ignoredOptions[o] || ignoredOptions[name] && !hasValue ||
+			slices.ContainsFunc(ignoredPrefixes, func(p string) bool { return strings.HasPrefix(o, p) }) {
 			continue
 		}
 		h, ok := helperOptions()[name]
@@ -165,16 +164,6 @@ func translateOptions(list string) (flags, unknown []string) {
 		}
 	}
 	return flags, unknown
-}
-
-// hasPrefix reports whether s starts with one of prefixes.
-func hasPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // systemPath is the search path mount.fuse3's shell uses when mount(8)

@@ -27,7 +27,7 @@ func TestHelperArgs(t *testing.T) {
 	}{
 		{[]string{"a.log", "/mnt", "-o", "ro,allow_other,dev,suid,exec,defaults"},
 			[]string{"mount", "--daemon", "--rw=false", "--allow-other", "--noexec=false", "--", "a.log", "/mnt"}, ""},
-		{[]string{"a.log", "/mnt", "-o", "rw,follow,backend=bazil,uid=1000,gid=1000,umask=022,cache_dir=/c,noauto,_netdev,x-systemd.automount,nofail", "-f"},
+		{[]string{"a.log", "/mnt", "-o", "rw,follow,backend=bazil,uid=1000,gid=1000,umask=022,cache_dir=/c,noauto,_netdev,x-systemd.automount,nofail,subtype=recfs,comment=x", "-f"},
 			[]string{"mount", "--rw", "--follow", "--backend=bazil", "--uid=1000", "--gid=1000", "--umask=022", "--cache-dir=/c", "--", "a.log", "/mnt"}, ""},
 		{[]string{"-orw", "a.log", "/mnt", "--xattrs"},
 			[]string{"mount", "--daemon", "--rw", "--xattrs", "--", "a.log", "/mnt"}, ""},
