@@ -26,13 +26,6 @@ import (
 // The server of `recfs mount`, in recfs-full only (the lean link leaves
 // the FUSE libraries out; mount.go has the command's flags and help).
 
-// runMountCmd runs a parsed `recfs mount` command line.
-func runMountCmd(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
-	err := runMount(cmd, f, src, mnt)
-	reportDaemonError(err)
-	return err
-}
-
 // backends are the FUSE libraries recfs can serve a tree with.
 var backends = map[string]fs.Mounter{
 	"gofuse": gofuse.Mount,
@@ -49,9 +42,11 @@ type mountPlan struct {
 	tree     open.TreeOptions
 }
 
-// runMount checks the command line and the two paths, then mounts (from a
-// background process with --daemon).
-func runMount(cmd *cobra.Command, f *mountFlags, src, mnt string) error {
+// runMountCmd runs a parsed `recfs mount` command line: it checks it and
+// the two paths, then mounts (from a background process with --daemon).
+// A daemon child's error goes to its waiting parent too.
+func runMountCmd(cmd *cobra.Command, f *mountFlags, src, mnt string) (err error) {
+	defer func() { reportDaemonError(err) }()
 	p, err := f.validate(cmd, src, mnt)
 	if err != nil {
 		return err

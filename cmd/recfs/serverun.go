@@ -25,13 +25,6 @@ import (
 // out net/http's server, WebDAV and NFS; serve.go has the commands' flags
 // and help).
 
-// runServeCmd runs a parsed `recfs serve PROTOCOL` command line.
-func runServeCmd(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
-	err := runServe(cmd, p, f, src)
-	reportDaemonError(err)
-	return err
-}
-
 // credentials returns the credentials the flags ask for (nil: none).
 func (f *serveFlags) credentials() (*netserve.Credentials, error) {
 	pass := f.pass
@@ -53,7 +46,7 @@ func (f *serveFlags) credentials() (*netserve.Credentials, error) {
 	return nil, nil
 }
 
-// serveSetup is what runServe checked on the command line.
+// serveSetup is what runServeCmd checked on the command line.
 type serveSetup struct {
 	cacheMem int64
 	creds    *netserve.Credentials
@@ -106,9 +99,11 @@ func (f *serveFlags) loadTLS() (*tls.Config, error) {
 	return netserve.LoadTLS(f.tlsCert, f.tlsKey)
 }
 
-// runServe checks the command line, opens the tree and serves it until
-// the command's context ends.
-func runServe(cmd *cobra.Command, p protocol, f *serveFlags, src string) error {
+// runServeCmd runs a parsed `recfs serve PROTOCOL` command line: it
+// checks it, opens the tree and serves it until the command's context
+// ends. A daemon child's error goes to its waiting parent too.
+func runServeCmd(cmd *cobra.Command, p protocol, f *serveFlags, src string) (err error) {
+	defer func() { reportDaemonError(err) }()
 	ctx := cmd.Context()
 	s, err := f.validate(ctx, src)
 	if err != nil {
