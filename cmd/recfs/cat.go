@@ -141,13 +141,7 @@ one warning line on standard error naming the first damaged offset.`,
 	}
 	cmd.Long += "\n\n" + decodersHelp()
 	f.register(cmd)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		r, err := f.validate(cmd, args)
-		if err != nil {
-			return err
-		}
-		return f.run(cmd, r)
-	}
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
 }
 
@@ -242,7 +236,7 @@ func (f *catFlags) validate(cmd *cobra.Command, args []string) (catRun, error) {
 }
 
 // run writes what r selects.
-func (f *catFlags) run(cmd *cobra.Command, r catRun) error {
+func (f *catFlags) run(cmd *cobra.Command, _ []string, r catRun) error {
 	switch {
 	case f.follow:
 		return catFollow(cmd, r.files[0], r.o, r.sel, r.m, f.dec, f.followInterval)

@@ -59,7 +59,7 @@ first records, or why it leaves them raw ("decode", "decode_why").`,
 }
 
 // validate checks the flags and returns the options to open files with.
-func (f *infoFlags) validate([]string) (index.Options, error) {
+func (f *infoFlags) validate(*cobra.Command, []string) (index.Options, error) {
 	o, err := f.src.options()
 	if err != nil {
 		return o, err

@@ -82,7 +82,7 @@ any failed. A file named like a selection is written ./5.`,
 }
 
 // validate checks the command line and turns it into what run does.
-func (f *lsFlags) validate(args []string) (lsRun, error) {
+func (f *lsFlags) validate(_ *cobra.Command, args []string) (lsRun, error) {
 	var r lsRun
 	var err error
 	if r.o, err = f.src.options(); err != nil {

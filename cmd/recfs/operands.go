@@ -21,9 +21,9 @@ import (
 
 // runE is the RunE of a command made of a validate, which turns the
 // command line into what the command does, and a run, which does it.
-func runE[T any](validate func([]string) (T, error), run func(*cobra.Command, []string, T) error) func(*cobra.Command, []string) error {
+func runE[T any](validate func(*cobra.Command, []string) (T, error), run func(*cobra.Command, []string, T) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		v, err := validate(args)
+		v, err := validate(cmd, args)
 		if err != nil {
 			return err
 		}

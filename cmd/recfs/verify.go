@@ -52,7 +52,9 @@ several files, 1 when any was.`,
 }
 
 // validate checks the flags and returns the options to open files with.
-func (f *verifyFlags) validate([]string) (index.Options, error) { return f.src.options() }
+func (f *verifyFlags) validate(*cobra.Command, []string) (index.Options, error) {
+	return f.src.options()
+}
 
 // run verifies each file args name: one file alone (exit status 1,
 // silently, when it is damaged), or several (or the record files under a
