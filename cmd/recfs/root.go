@@ -266,8 +266,9 @@ type sourceFlags struct {
 	unmasked        bool
 }
 
-// register adds the source flags to cmd.
-func (s *sourceFlags) register(cmd *cobra.Command) {
+// addSourceFlags registers the source flags on cmd and returns them.
+func addSourceFlags(cmd *cobra.Command) *sourceFlags {
+	s := &sourceFlags{}
 	fs := cmd.Flags()
 	fs.StringVar(&s.format, "format", "auto", "record format: auto or "+formatList("or"))
 	fs.BoolVar(&s.strict, "strict", false, "refuse a damaged file instead of skipping the damage")
@@ -280,6 +281,7 @@ func (s *sourceFlags) register(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("format", fixedCompletion(append([]string{"auto"}, formatNames()...)...))
 	_ = cmd.RegisterFlagCompletionFunc("legacy-transform", fixedCompletion("flate"))
 	_ = cmd.MarkFlagDirname("cache-dir")
+	return s
 }
 
 // options turns the flags into index options; a bad value is a usage error.
@@ -351,12 +353,4 @@ func openSequential(cmd *cobra.Command, path string, o index.Options) (open.Seq,
 		return open.Seq{}, err
 	}
 	return open.Sequential(cmd.Context(), path, oo)
-}
-
-// addSourceFlags is a shorthand for commands: it registers the flags and
-// returns them.
-func addSourceFlags(cmd *cobra.Command) *sourceFlags {
-	s := &sourceFlags{}
-	s.register(cmd)
-	return s
 }
