@@ -48,7 +48,7 @@ standard error and the others go on (exit status 1 if any failed).`,
   recfs index --rebuild --cache-dir /var/cache/recfs big.log
   recfs index --prune --max-cache 200M
   recfs index /var/lib/db        # every log and MANIFEST under it`,
-		Args: cobra.RangeArgs(0, 1),
+		Args: cobra.ArbitraryArgs,
 	}
 	f.src = addSourceFlags(cmd)
 	cmd.Flags().BoolVar(&f.rebuild, "rebuild", false, "ignore a saved index and scan the whole file")
@@ -56,53 +56,73 @@ standard error and the others go on (exit status 1 if any failed).`,
 	cmd.Flags().Bool(flagPublish, false, "for s3://bucket/key: upload the saved index next to the object (key"+open.SidecarSuffix+"), where mounts on other machines find it")
 	cmd.Flags().StringVar(&f.maxCache, "max-cache", "1G", "with --prune: bytes of saved indexes to keep at most")
 	cmd.Flags().DurationVar(&f.maxAge, "max-age", index.DefaultCacheMaxAge, "with --prune: remove saved indexes unused for longer")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		o, po, err := f.validate(cmd, args)
-		if err != nil {
-			return err
-		}
-		if len(args) == 0 {
-			return runPrune(cmd, f.src.cacheDir, po)
-		}
-		if err := f.indexOne(cmd, args[0], o); err != nil {
-			return err
-		}
-		if f.prune {
-			return runPrune(cmd, f.src.cacheDir, po)
-		}
-		return nil
-	}
-	indexMany(cmd, &f.prune)
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
+}
+
+// indexRun is what validate makes of index's command line.
+type indexRun struct {
+	o  index.Options
+	po index.PruneOptions
 }
 
 // validate checks the command line and returns the index and prune
 // options it says.
-func (f *indexFlags) validate(cmd *cobra.Command, args []string) (index.Options, index.PruneOptions, error) {
-	var po index.PruneOptions
-	o, err := f.src.options()
-	if err != nil {
-		return o, po, err
+func (f *indexFlags) validate(cmd *cobra.Command, args []string) (r indexRun, err error) {
+	if r.o, err = f.src.options(); err != nil {
+		return r, err
 	}
 	if f.src.noCache {
-		return o, po, usagef("index saves an index: --no-cache makes no sense here")
+		return r, usagef("index saves an index: --no-cache makes no sense here")
 	}
 	if !f.prune && (cmd.Flags().Changed("max-cache") || cmd.Flags().Changed("max-age")) {
-		return o, po, usagef("--max-cache and --max-age go with --prune")
+		return r, usagef("--max-cache and --max-age go with --prune")
 	}
 	capBytes, err := parseSize(f.maxCache)
 	if err != nil || capBytes == 0 || f.maxAge <= 0 {
-		return o, po, usagef("--max-cache %q / --max-age %v: want sizes and durations above 0", f.maxCache, f.maxAge)
+		return r, usagef("--max-cache %q / --max-age %v: want sizes and durations above 0", f.maxCache, f.maxAge)
 	}
-	po = index.PruneOptions{MaxBytes: capBytes, MaxAge: f.maxAge}
+	r.po = index.PruneOptions{MaxBytes: capBytes, MaxAge: f.maxAge}
 	if len(args) == 0 && !f.prune {
-		return o, po, usagef("index needs a FILE (or --prune)")
+		return r, usagef("index needs a FILE (or --prune)")
 	}
-	if publish, _ := cmd.Flags().GetBool(flagPublish); publish && len(args) > 0 && open.KindOf(args[0]) != open.S3Object {
-		return o, po, usagef("--%s goes with an s3://bucket/key source", flagPublish)
+	if len(args) > 0 {
+		err = f.checkPublish(cmd, args[0])
 	}
-	o.Rebuild = f.rebuild
-	return o, po, nil
+	r.o.Rebuild = f.rebuild
+	return r, err
+}
+
+// checkPublish refuses --publish for a source that is not an S3 object.
+func (f *indexFlags) checkPublish(cmd *cobra.Command, path string) error {
+	if publish, _ := cmd.Flags().GetBool(flagPublish); publish && open.KindOf(path) != open.S3Object {
+		return usagef("--%s goes with an s3://bucket/key source", flagPublish)
+	}
+	return nil
+}
+
+// run indexes the file args names, or each file under them (see eachFile:
+// one line each, then a summary), then prunes the cache with --prune (or
+// without FILE), also when some files failed.
+func (f *indexFlags) run(cmd *cobra.Command, args []string, r indexRun) error {
+	var err error
+	if singleFile(args) {
+		err = f.indexOne(cmd, args[0], r.o)
+	} else if len(args) > 0 {
+		err = eachFile(cmd, args, "", false, func(path string) (bool, error) {
+			if err := f.checkPublish(cmd, path); err != nil {
+				return false, err
+			}
+			return false, f.indexOne(cmd, path, r.o)
+		})
+	}
+	if len(args) > 0 && !f.prune || err != nil && !errors.Is(err, errSomeFailed) {
+		return err
+	}
+	if perr := runPrune(cmd, f.src.cacheDir, r.po); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // indexOne builds or refreshes the saved index of path, says so, and
@@ -168,31 +188,6 @@ func runPrune(cmd *cobra.Command, dir string, o index.PruneOptions) error {
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "pruned %s: removed %d saved indexes (%s), kept %d (%s)\n",
 		res.Dir, res.Removed, humanBytes(res.RemovedBytes), res.Kept, humanBytes(res.KeptBytes))
 	return err
-}
-
-// indexMany makes the index command take several files and directories
-// (see eachFile): it runs the command's single-file RunE on each file,
-// one line each, then prunes once if --prune was given.
-func indexMany(cmd *cobra.Command, prune *bool) {
-	one := cmd.RunE
-	cmd.Args = cobra.ArbitraryArgs
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if len(args) == 0 || singleFile(args) {
-			return one(c, args)
-		}
-		p := *prune
-		*prune = false
-		err := eachFile(c, args, "", false, func(path string) (bool, error) {
-			return false, one(c, []string{path})
-		})
-		*prune = p
-		if p && (err == nil || errors.Is(err, errSomeFailed)) {
-			if perr := one(c, nil); perr != nil {
-				return perr
-			}
-		}
-		return err
-	}
 }
 
 // flagPublish is index's --publish: upload the saved index next to an

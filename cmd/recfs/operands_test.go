@@ -174,6 +174,10 @@ func TestIndexMany(t *testing.T) {
 	if strings.Count(out, ": index up to date") != 2 || strings.Count(out, "pruned "+cache) != 1 || !strings.HasSuffix(out, ")\n") {
 		t.Errorf("index --prune A B:\n%s", out)
 	}
+	// The prune flags hold for the one prune, not for each file.
+	if r := recfs(t, "index", "--prune", "--max-cache", "200M", "--max-age", "1h", "--cache-dir", cache, a, b); r.code != 0 || strings.Count(r.stdout, "pruned "+cache) != 1 {
+		t.Errorf("index --prune --max-cache --max-age A B: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := recfs(t, "index", "--cache-dir", cache, a, filepath.Join(dir, "missing.log")); r.code != 1 || !strings.Contains(r.stdout, "1 failed") {
 		t.Errorf("index A missing: exit %d\n%s", r.code, r.stdout)
 	}
