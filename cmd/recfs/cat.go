@@ -326,7 +326,7 @@ func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []report.Rang
 	if !dec.decoding() {
 		return catPlain(cmd, w, t, rs, all, m)
 	}
-	s, err := catSession(dec, t, path, m.JSON, m.Number)
+	s, err := catSession(dec, t, path, m)
 	if err != nil {
 		return err
 	}
@@ -334,13 +334,10 @@ func catRanges(cmd *cobra.Command, t *index.Table, path string, rs []report.Rang
 }
 
 // catSession opens the decoding session the flags f ask for over t, the
-// file at path.
-func catSession(f *decodeFlags, t *index.Table, path string, asJSON, number bool) (*decode.Session, error) {
-	plan, err := f.plan(decode.Output{JSON: asJSON, Number: number, Width: len(report.RecordNumber(0, t.Len()))})
-	if err != nil {
-		return nil, err
-	}
-	s, why, err := plan.Open(t, open.DecodeEnv(path, t.Info().Format))
+// file at path, writing as m says; auto leaving the records raw is a usage
+// error.
+func catSession(f *decodeFlags, t *index.Table, path string, m report.Mode) (*decode.Session, error) {
+	s, why, err := f.session(decode.Output{JSON: m.JSON, Number: m.Number, Width: len(report.RecordNumber(0, t.Len()))}, t, path)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +427,7 @@ func catFollow(cmd *cobra.Command, path string, o index.Options, sel []report.Ra
 	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
 	var s *decode.Session
 	if dec.decoding() {
-		if s, err = catSession(dec, t, path, m.JSON, m.Number); err != nil {
+		if s, err = catSession(dec, t, path, m); err != nil {
 			return err
 		}
 	}

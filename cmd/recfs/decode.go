@@ -8,8 +8,8 @@ import (
 
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
-	"github.com/recfs/recfs/fs"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/index"
 )
 
 // decodeFlags are --decode and the flags that give its decoder
@@ -64,16 +64,12 @@ func (f *decodeFlags) plan(out decode.Output) (*decoders.Plan, error) {
 	return p, err
 }
 
-// choice says which decoder the flags choose for the source at path, and
-// why; "raw" when none.
-func (f *decodeFlags) choice(src fs.Records, path string) (name, why string, err error) {
-	plan, err := f.plan(decode.Output{})
+// session opens the decoder the flags ask for over t, the file at path,
+// writing as out says; nil, and why, when auto leaves the records raw.
+func (f *decodeFlags) session(out decode.Output, t *index.Table, path string) (*decode.Session, string, error) {
+	plan, err := f.plan(out)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	s, why, err := plan.Open(src, open.DecodeEnv(path, src.Info().Format))
-	if err != nil || s == nil {
-		return "raw", why, err
-	}
-	return s.Name(), s.Why(), nil
+	return plan.Open(t, open.DecodeEnv(path, t.Info().Format))
 }

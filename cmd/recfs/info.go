@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
@@ -87,8 +88,13 @@ func (f *infoFlags) one(cmd *cobra.Command, path string, o index.Options) error 
 	defer t.Close()
 	in := report.InfoOf(path, t, version())
 	if f.dec.decoding() {
-		if in.Decode, in.DecodeWhy, err = f.dec.choice(t, path); err != nil {
+		s, why, err := f.dec.session(decode.Output{}, t, path)
+		if err != nil {
 			return err
+		}
+		in.Decode, in.DecodeWhy = "raw", why
+		if s != nil {
+			in.Decode, in.DecodeWhy = s.Name(), s.Why()
 		}
 	}
 	if f.asJSON {
