@@ -9,6 +9,7 @@ import (
 
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/index/report"
 )
 
 // indexFlags are the flags of `recfs index`.
@@ -140,37 +141,19 @@ func (f *indexFlags) indexOne(cmd *cobra.Command, path string, o index.Options) 
 			return err
 		}
 	}
-	if err := reportIndex(cmd, path, t, changed); err != nil {
+	in := report.IndexedOf(path, t, changed)
+	if wantJSON(cmd) {
+		err = printJSON(cmd.OutOrStdout(), in)
+	} else {
+		err = in.WriteText(cmd.OutOrStdout())
+	}
+	if err != nil {
 		return err
 	}
 	if publish, _ := cmd.Flags().GetBool(flagPublish); publish {
 		return publishIndex(cmd, path, t.Info().CacheFile)
 	}
 	return nil
-}
-
-// reportIndex prints what index did to path's table t (changed: a saved
-// table was refreshed).
-func reportIndex(cmd *cobra.Command, path string, t *index.Table, changed bool) error {
-	inf := t.Info()
-	// state is the JSON word, what the sentence for people.
-	state, what := "built", "built"
-	switch {
-	case inf.Loaded == "cached" && changed:
-		state, what = "refreshed", "refreshed (the file grew or changed)"
-	case inf.Loaded == "cached":
-		state, what = "up_to_date", "up to date (loaded from the cache)"
-	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{
-			"file": path, "index": state, "format": inf.Format.String(), "records": inf.Records,
-			"payload_bytes": inf.Bytes, "damaged_ranges": len(t.Damage()), "seconds": inf.BuildTime.Seconds(),
-			"cache_file": inf.CacheFile,
-		})
-	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s: index %s: %s, %d records, %d payload bytes, %d damaged ranges, %s\n",
-		path, what, inf.Format, inf.Records, inf.Bytes, len(t.Damage()), index.FormatDuration(inf.BuildTime))
-	return err
 }
 
 // runPrune prunes the cache directory and reports what it did.
