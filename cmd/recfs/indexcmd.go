@@ -163,14 +163,9 @@ func runPrune(cmd *cobra.Command, dir string, o index.PruneOptions) error {
 		return fmt.Errorf("prune: %w", err)
 	}
 	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{
-			"pruned": res.Dir, "removed": res.Removed, "removed_bytes": res.RemovedBytes,
-			"kept": res.Kept, "kept_bytes": res.KeptBytes,
-		})
+		return printJSON(cmd.OutOrStdout(), report.PrunedOf(res))
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "pruned %s: removed %d saved indexes (%s), kept %d (%s)\n",
-		res.Dir, res.Removed, humanBytes(res.RemovedBytes), res.Kept, humanBytes(res.KeptBytes))
-	return err
+	return report.PrunedOf(res).WriteText(cmd.OutOrStdout())
 }
 
 // flagPublish is index's --publish: upload the saved index next to an

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/recfs/recfs/index/report"
 )
 
 // Progress bar tuning: nothing is drawn for quick jobs, and the line is
@@ -173,14 +175,14 @@ func renderProgress(label string, done, total int64, elapsed time.Duration, cols
 	}
 	speed := ""
 	if rate > 0 {
-		speed = " " + humanBytes(int64(rate)) + "/s"
+		speed = " " + report.HumanBytes(int64(rate)) + "/s"
 	}
 	if total <= 0 {
-		right := fmt.Sprintf(" %s%s %.1fs", humanBytes(done), speed, elapsed.Seconds())
+		right := fmt.Sprintf(" %s%s %.1fs", report.HumanBytes(done), speed, elapsed.Seconds())
 		return fitLabel(label, cols, utf8.RuneCountInString(right)) + right
 	}
 	frac := float64(done) / float64(total)
-	right := fmt.Sprintf("] %3d%% %s/%s%s", int(frac*100), humanBytes(done), humanBytes(total), speed)
+	right := fmt.Sprintf("] %3d%% %s/%s%s", int(frac*100), report.HumanBytes(done), report.HumanBytes(total), speed)
 	if rate > 0 && done < total {
 		right += " " + formatLeft(float64(total-done)/rate)
 	}
@@ -225,20 +227,4 @@ func formatLeft(secs float64) string {
 		return fmt.Sprintf("%dh%02dm left", s/3600, s%3600/60)
 	}
 	return ">99h left"
-}
-
-// humanBytes formats n bytes with a binary unit.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v := float64(n)
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		v /= unit
-		if v < unit || u == "TiB" {
-			return fmt.Sprintf("%.1f %s", v, u)
-		}
-	}
-	return ""
 }

@@ -158,20 +158,6 @@ func TestFormatLeft(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
-		{5 << 20, "5.0 MiB"}, {3 << 30, "3.0 GiB"}, {2 << 40, "2.0 TiB"}, {2048 << 40, "2048.0 TiB"},
-	} {
-		if got := humanBytes(c.n); got != c.want {
-			t.Errorf("humanBytes(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}
-
 func TestNoBarOffTerminal(t *testing.T) {
 	var buf bytes.Buffer
 	if newProgressBar(&buf, "x") != nil {

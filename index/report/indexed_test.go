@@ -58,3 +58,33 @@ func TestIndexedOf(t *testing.T) {
 		t.Errorf("IndexedOf: %+v", in)
 	}
 }
+
+func TestHumanBytes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+		{5 << 20, "5.0 MiB"}, {3 << 30, "3.0 GiB"}, {2 << 40, "2.0 TiB"}, {2048 << 40, "2048.0 TiB"},
+	} {
+		if got := HumanBytes(c.n); got != c.want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestPrunedText: the prune line, and its JSON object's fields in name
+// order.
+func TestPrunedText(t *testing.T) {
+	t.Parallel()
+	p := PrunedOf(index.PruneResult{Dir: "/c/recfs", Kept: 3, KeptBytes: 2 << 20, Removed: 2, RemovedBytes: 1536})
+	var b bytes.Buffer
+	if err := p.WriteText(&b); err != nil || b.String() != "pruned /c/recfs: removed 2 saved indexes (1.5 KiB), kept 3 (2.0 MiB)\n" {
+		t.Errorf("text %q, %v", b.String(), err)
+	}
+	js, err := json.Marshal(p)
+	if want := `{"kept":3,"kept_bytes":2097152,"pruned":"/c/recfs","removed":2,"removed_bytes":1536}`; err != nil || string(js) != want {
+		t.Errorf("JSON %s, %v; want %s", js, err, want)
+	}
+}
