@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -151,7 +150,10 @@ func (f *lsFlags) many(cmd *cobra.Command, r lsRun) error {
 		case open.LocalDir(name) && (len(r.sel) > 0 || len(r.offs) > 0):
 			err = usagef("%s is a directory: it lists its files, without record selections", name)
 		case open.LocalDir(name):
-			err = lsLocalDir(out, name, f.asJSON)
+			var ents []report.Entry
+			if ents, err = open.DirEntries(name); err == nil {
+				err = report.WriteEntries(out, ents, f.asJSON)
+			}
 		default:
 			file := ""
 			if len(r.files) > 1 {
@@ -164,20 +166,4 @@ func (f *lsFlags) many(cmd *cobra.Command, r lsRun) error {
 		}
 	}
 	return fails.result()
-}
-
-// lsLocalDir lists the entries of a local directory with each file's
-// format (read from its first bytes) and size.
-func lsLocalDir(out io.Writer, dir string, asJSON bool) error {
-	ents, err := open.DirEntries(dir)
-	if err != nil {
-		return err
-	}
-	w := report.NewEntryWriter(out, asJSON)
-	for _, e := range ents {
-		if err := w.Write(e); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
 }

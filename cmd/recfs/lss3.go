@@ -14,8 +14,8 @@ import (
 )
 
 // lsS3Prefix lists the objects and prefixes directly under a prefix URL,
-// a list page at a time: format, size, published index and name, as
-// lsLocalDir lists a directory. An object whose format could not be read
+// a list page at a time: format, size, published index and name, as ls
+// lists a local directory. An object whose format could not be read
 // is listed with "?" and reported as a failed operand.
 func lsS3Prefix(cmd *cobra.Command, url string, asJSON bool) error {
 	o, err := s3ClientOptions(cmd)

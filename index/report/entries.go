@@ -59,3 +59,14 @@ func (ew *EntryWriter) Write(e Entry) error {
 
 // Flush writes out what is buffered.
 func (ew *EntryWriter) Flush() error { return ew.w.Flush() }
+
+// WriteEntries writes the lines of ents to out (see EntryWriter).
+func WriteEntries(out io.Writer, ents []Entry, asJSON bool) error {
+	w := NewEntryWriter(out, asJSON)
+	for _, e := range ents {
+		if err := w.Write(e); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
