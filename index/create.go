@@ -15,7 +15,10 @@ import (
 // exists) and returns its table: an empty file for a leveldb log, a
 // header-only file for recordio (with a trailer when trailer is set). The
 // table is made from the descriptor that created the file (CreateSource).
-// Like Append, it refuses a directory whose database LOCK is held.
+// Its format is f, or, when another writer's records reached the file
+// before it was set up, the format they made it (found from its bytes:
+// Options.Format is not used). Like Append, it refuses a directory whose
+// database LOCK is held.
 //
 // The new file and its entry in the directory are durable when Create
 // returns (an fsync of each), unless Options.DeferCreateSync leaves both
@@ -68,10 +71,11 @@ func CreateSource(ctx context.Context, src source.Source, ff codec.Format, trail
 // the header, and one that opened the empty file meanwhile (guessing its
 // format) must not write into it before the table in format ff has seen it
 // as it was made. One that wrote before the lock was taken made the file
-// its format: go on in that. With remove, a file whose header could not be
-// written is removed; without, it is truncated back to empty (the caller's
-// empty file stays empty, for a later create to set up). With o.KeepCreateLock the table keeps the lock for
-// its first append.
+// its format: go on in that, as its bytes say (o.Format is not used). With
+// remove, a file whose header could not be written is removed; without, it
+// is truncated back to empty (the caller's empty file stays empty, for a
+// later create to set up). With o.KeepCreateLock the table keeps the lock
+// for its first append.
 func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, trailer bool, o Options, remove bool) (*Table, error) {
 	f := l.OSFile()
 	unlock, err := lockFile(f)
@@ -85,6 +89,10 @@ func createIn(ctx context.Context, l *local.File, name string, ff codec.Format, 
 		}
 	}()
 	synced := false
+	// The table is of the file's format: ff when this create writes it,
+	// else what the other writer's bytes are (found from them, not
+	// taken from a format the caller's options preset for reading).
+	o.Format = codec.Unknown
 	if !writtenMeanwhile(f) {
 		if synced, err = initRecordFile(f, name, ff, trailer, o.DeferCreateSync); err != nil {
 			if remove {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/source/local"
 )
 
@@ -145,5 +147,36 @@ func TestCreateSourceFailsEmpty(t *testing.T) {
 		t.Error(err)
 	} else if fi.Size() != 0 {
 		t.Errorf("after the failed create: size %d, want an empty file", fi.Size())
+	}
+}
+
+// TestCreateWrittenMeanwhile: records another writer put into the new file
+// before its create took the lock make the file their format, and the
+// table is of that format (its records are theirs), whatever format the
+// caller's options preset for reading.
+func TestCreateWrittenMeanwhile(t *testing.T) {
+	recs := codectest.Records(2, 10, 'a')
+	for _, preset := range []codec.Format{codec.Unknown, codec.RecordIO, codec.TFRecord, codec.LevelDB} {
+		p := filepath.Join(t.TempDir(), "new.log")
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another writer's leveldb log lands before the lock is taken.
+		recfile.WriteLog(t, p, recs)
+		src, err := local.New(f, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := CreateSource(context.Background(), src, codec.RecordIO, false, Options{CacheDir: "-", Writable: true, Format: preset})
+		if err != nil {
+			src.Close()
+			t.Errorf("preset %v: %v", preset, err)
+			continue
+		}
+		if tb.Format() != codec.LevelDB || tb.Len() != int64(len(recs)) {
+			t.Errorf("preset %v: a %v table of %d records, want the other writer's leveldb log of %d", preset, tb.Format(), tb.Len(), len(recs))
+		}
+		tb.Close()
 	}
 }
