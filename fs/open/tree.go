@@ -120,13 +120,11 @@ func createFunc(o TreeOptions) fs.CreateFunc {
 	return func(ctx context.Context, sf fs.SourceFile) (fs.Records, error) {
 		nf := NewFileFormat(sf.Path, o.NewFormat)
 		logrus.WithFields(logrus.Fields{"file": sf.Path, "format": nf}).Info("creating record file")
-		io := o.Index
-		io.Format = codec.Unknown // createIn sets nf when it writes the file
 		src, err := sf.Local()
 		if err != nil {
 			return nil, err
 		}
-		t, err := index.CreateSource(ctx, src, nf, nf == codec.RecordIO && o.NewTrailer, io)
+		t, err := index.CreateSource(ctx, src, nf, nf == codec.RecordIO && o.NewTrailer, o.Index)
 		if err != nil {
 			return nil, err
 		}
