@@ -131,18 +131,19 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	// decided settles the race between an interruption and the verdict:
 	// 1 once the child was told to stop, 2 once we settled on its verdict.
 	var decided atomic.Int32
-	waiting := make(chan struct{})
-	defer close(waiting)
-	go func() {
-		select {
-		case <-cmd.Context().Done():
-			if decided.CompareAndSwap(0, 1) {
-				_ = c.child.Process.Signal(syscall.SIGTERM)
-			}
-		case <-waiting:
+	w := watchStops(cmd.Context(), func() {
+		if decided.CompareAndSwap(0, 1) {
+			_ = c.child.Process.Signal(syscall.SIGTERM)
 		}
-	}()
+	})
+	defer w.close()
 	verdict, info := c.verdict(cmd, d.src)
+	if verdict == "ready" {
+		// A stop signal that reached us before we print the ready line
+		// wins, however late the runtime hands it on: the child, told,
+		// ends what it made ready.
+		w.flush()
+	}
 	interrupted := !decided.CompareAndSwap(0, 2)
 	if verdict == "ready" && !interrupted {
 		pid := c.child.Process.Pid
@@ -261,7 +262,11 @@ func (c *spawnedChild) failure(verdict string, d daemonSpec, interrupted bool) e
 		code = ee.ExitCode()
 	}
 	msg := strings.TrimSpace(strings.TrimPrefix(verdict, "error: "))
-	if interrupted {
+	switch {
+	case interrupted && verdict == "ready" && werr != nil:
+		// Told to stop just after its ready, the child failed to undo it.
+		msg, code = fmt.Sprintf("interrupted as %s became ready, and the daemon failed to end it (%v): see its log", d.what, werr), exitFailure
+	case interrupted:
 		// The child was told to stop; having exited, it left no mount.
 		msg, code = fmt.Sprintf("interrupted before %s was ready; %s", d.what, d.none), exitFailure
 	}
