@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,9 +251,24 @@ func TestDaemonSyslog(t *testing.T) {
 
 // TestDaemonInterrupted: SIGINT to mount --daemon while the background
 // process indexes ends both: exit status non-zero, "interrupted" said,
-// nothing mounted, no server left.
+// nothing mounted, no server left. "after ready": the same when the
+// signal reached mount --daemon (stopped meanwhile) before the background
+// process sent its ready, but is handled only after: a stop delivered
+// before the ready line is printed wins over it.
 func TestDaemonInterrupted(t *testing.T) {
 	needFUSE(t)
+	for _, tc := range []struct {
+		name    string
+		stopped bool
+	}{{"indexing", false}, {"after ready", true}} {
+		t.Run(tc.name, func(t *testing.T) { checkDaemonInterrupted(t, tc.stopped) })
+	}
+}
+
+// checkDaemonInterrupted sends SIGINT to mount --daemon a quarter into
+// the build; with stopped, to the command stopped (SIGSTOP) until its
+// background process has sent its verdict.
+func checkDaemonInterrupted(t *testing.T, stopped bool) {
 	// A source whose reads the test holds: the background process is
 	// indexing when the signal comes, however fast the machine.
 	p := servePaced(t, "big.log", progressLog(t))
@@ -269,6 +285,7 @@ func TestDaemonInterrupted(t *testing.T) {
 		// On failure: let the build finish and the command end before
 		// the mount's cleanup looks for a mount.
 		p.open()
+		_ = c.Process.Signal(syscall.SIGCONT)
 		select {
 		case <-exited:
 		case <-time.After(exitTimeout):
@@ -277,14 +294,39 @@ func TestDaemonInterrupted(t *testing.T) {
 		}
 	})
 	p.stepUntil(t, p.size/4)
-	if !childServes(c.Process.Pid, mnt) {
+	child := daemonChild(c.Process.Pid, mnt)
+	if child == 0 {
 		t.Fatalf("the file is read, but not by a background process")
+	}
+	if stopped {
+		if err := c.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := c.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	// The build goes on (and sees the signal) as the source answers.
 	p.open()
+	if stopped {
+		// The background process mounts and sends "ready", then closes
+		// its end of the status pipe (its descriptor 3).
+		status := fmt.Sprintf("/proc/%d/fd/3", child)
+		for deadline := time.Now().Add(exitTimeout); ; time.Sleep(5 * time.Millisecond) {
+			if l, err := os.Readlink(status); err != nil || !strings.HasPrefix(l, "pipe:") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the background process sent no verdict in %v; stderr %q", exitTimeout, stderr.String())
+			}
+		}
+		if mountedAt(mnt) == "" {
+			t.Fatalf("the background process ended without mounting: it was told of the signal")
+		}
+		if err := c.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var err error
 	select {
 	case err = <-exited:
@@ -401,17 +443,18 @@ func TestNotifySystemd(t *testing.T) {
 	}
 }
 
-// childServes reports whether a process other than parent has mnt in its
-// command line (the daemon's background process).
-func childServes(parent int, mnt string) bool {
+// daemonChild returns the pid of a process other than parent that has mnt
+// in its command line (the daemon's background process), or 0.
+func daemonChild(parent int, mnt string) int {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
-		if p == fmt.Sprintf("/proc/%d/cmdline", parent) {
+		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, "/proc/"), "/cmdline"))
+		if err != nil || pid == parent {
 			continue
 		}
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), mnt) {
-			return true
+			return pid
 		}
 	}
-	return false
+	return 0
 }
