@@ -87,11 +87,13 @@ func (fi fileInfo) Size() int64         { return fi.a.Size }
 func (fi fileInfo) ModTime() time.Time  { return fi.a.Mtime }
 func (fi fileInfo) IsDir() bool         { return fi.a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (fi fileInfo) Sys() any            { return fi.a }
-func (fi fileInfo) Mode() iofs.FileMode { return fileMode(fi.a.Mode) }
+func (fi fileInfo) Mode() iofs.FileMode { return FileMode(fi.a.Mode) }
 
-// fileMode turns stat mode bits (file type and permissions) into an
-// io/fs.FileMode.
-func fileMode(m uint32) iofs.FileMode {
+// FileMode turns stat mode bits (file type and permissions) into an
+// io/fs.FileMode (which os.FileMode is): directories and symbolic links
+// get their type bit, regular files none, any other type ModeIrregular.
+// Every adapter that hands out a FileMode converts with it.
+func FileMode(m uint32) iofs.FileMode {
 	fm := iofs.FileMode(m & 0o777)
 	switch m & syscall.S_IFMT {
 	case syscall.S_IFDIR:

@@ -130,7 +130,7 @@ func (fi sourceInfo) Name() string        { return fi.name }
 func (fi sourceInfo) Size() int64         { return fi.st.size }
 func (fi sourceInfo) ModTime() time.Time  { return fi.st.mtime }
 func (fi sourceInfo) IsDir() bool         { return fi.st.typ == typeDir }
-func (fi sourceInfo) Mode() iofs.FileMode { return fileMode(fi.st.typ | fi.st.mode) }
+func (fi sourceInfo) Mode() iofs.FileMode { return FileMode(fi.st.typ | fi.st.mode) }
 
 // Sys returns the entry's SourceStat.
 func (fi sourceInfo) Sys() any {

@@ -118,3 +118,21 @@ func TestSourceFSIdentity(t *testing.T) {
 		t.Errorf("statOfInfo = %+v", st)
 	}
 }
+
+// TestFileMode pins the stat-bits conversion every adapter shares.
+func TestFileMode(t *testing.T) {
+	for _, c := range []struct {
+		in   uint32
+		want iofs.FileMode
+	}{
+		{syscall.S_IFDIR | 0o555, iofs.ModeDir | 0o555},
+		{syscall.S_IFREG | 0o444, 0o444},
+		{syscall.S_IFLNK | 0o777, iofs.ModeSymlink | 0o777},
+		{syscall.S_IFIFO | 0o644, iofs.ModeIrregular | 0o644},
+		{syscall.S_IFREG | 0o4755, 0o755},
+	} {
+		if got := FileMode(c.in); got != c.want {
+			t.Errorf("FileMode(%#o) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

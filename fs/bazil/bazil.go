@@ -279,20 +279,7 @@ func fillAttr(out *fuse.Attr, a fs.Attr, valid time.Duration) {
 	out.Nlink = a.Nlink
 	out.Uid, out.Gid = a.UID, a.GID
 	out.Atime, out.Mtime, out.Ctime = a.Atime, a.Mtime, a.Ctime
-	out.Mode = fileMode(a.Mode)
-}
-
-// fileMode converts stat mode bits (file type and permissions) to an
-// os.FileMode, the form bazil wants.
-func fileMode(m uint32) os.FileMode {
-	fm := os.FileMode(m & 0o777)
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		fm |= os.ModeDir
-	case syscall.S_IFLNK:
-		fm |= os.ModeSymlink
-	}
-	return fm
+	out.Mode = fs.FileMode(a.Mode) // a tree holds directories and regular files
 }
 
 // Attr reports the entry's attributes, valid for the attribute timeout.
