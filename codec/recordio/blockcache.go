@@ -105,32 +105,24 @@ func (c *BlockCache) SetBudget(budget int64) {
 }
 
 // Budget returns the cache's byte budget.
-func (c *BlockCache) Budget() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.budget
-}
+func (c *BlockCache) Budget() int64 { return c.load(&c.budget) }
 
 // StreamWindow returns the largest zstd window a decoder of this cache
 // accepts; blocks compressed with a larger one are refused (ErrLimit).
-func (c *BlockCache) StreamWindow() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.window
-}
+func (c *BlockCache) StreamWindow() int64 { return c.load(&c.window) }
 
 // CachedBytes returns the bytes held by the LRU now.
-func (c *BlockCache) CachedBytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes
-}
+func (c *BlockCache) CachedBytes() int64 { return c.load(&c.bytes) }
 
 // blockShare is how much of one decoded block the LRU keeps.
-func (c *BlockCache) blockShare() int64 {
+func (c *BlockCache) blockShare() int64 { return c.load(&c.maxBytes) / 4 }
+
+// load returns *f, a field of c that c.mu guards, read under the lock.
+func (c *BlockCache) load(f *int64) int64 {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.maxBytes / 4
+	v := *f
+	c.mu.Unlock()
+	return v
 }
 
 // get returns the cached value for k and marks it recently used.
