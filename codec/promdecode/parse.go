@@ -82,13 +82,14 @@ func (c *cursor) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag signed varint (as binary.Varint does): the
+// unsigned varint, its low bit the sign.
 func (c *cursor) varint() int64 {
-	v, n := binary.Varint(c.b[c.off:])
-	if n <= 0 {
-		c.fail("bad varint")
-		return 0
+	u := c.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	c.off += n
 	return v
 }
 
