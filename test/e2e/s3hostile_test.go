@@ -57,6 +57,21 @@ func hostileLog(t *testing.T, srv *hs3.Server, key string, seed uint64, n int) s
 	return local
 }
 
+// indexedHostileLog starts a hostile server holding a log of n records
+// generated from seed as ev.log, indexes it into a new cache directory
+// and returns the server, a local copy of the log, its URL and the cache.
+func indexedHostileLog(t *testing.T, seed uint64, n int) (srv *hs3.Server, local, url, cache string) {
+	t.Helper()
+	srv = hs3.Start(t)
+	local = hostileLog(t, srv, "ev.log", seed, n)
+	url = hs3.URLOf("ev.log")
+	cache = t.TempDir()
+	if r := runRecfsOn(t, srv, "index", "--cache-dir", cache, url); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	return srv, local, url, cache
+}
+
 // recordBlock returns the 1 MiB block where record n of a local file
 // starts.
 func recordBlock(t *testing.T, local string, n int) int64 {
@@ -135,13 +150,7 @@ func TestS3HostileReads(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv := hs3.Start(t)
-			local := hostileLog(t, srv, "ev.log", 21, 400)
-			url := hs3.URLOf("ev.log")
-			cache := t.TempDir()
-			if r := runRecfsOn(t, srv, "index", "--cache-dir", cache, url); r.code != 0 {
-				t.Fatalf("index: %d %s", r.code, r.stderr)
-			}
+			srv, local, url, cache := indexedHostileLog(t, 21, 400)
 			const rec = 200
 			blk := recordBlock(t, local, rec)
 			want := runRecfs(t, "cat", local, strconv.Itoa(rec))
@@ -209,13 +218,7 @@ func TestS3HostileMountReads(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, backend string) {
 		t.Parallel()
-		srv := hs3.Start(t)
-		local := hostileLog(t, srv, "ev.log", 23, 400)
-		url := hs3.URLOf("ev.log")
-		cache := t.TempDir()
-		if r := runRecfsOn(t, srv, "index", "--cache-dir", cache, url); r.code != 0 {
-			t.Fatalf("index: %d %s", r.code, r.stderr)
-		}
+		srv, local, url, cache := indexedHostileLog(t, 23, 400)
 		const stalled, other = 200, 10
 		blk, oblk := recordBlock(t, local, stalled), recordBlock(t, local, other)
 		same := stalled + 1
