@@ -71,6 +71,22 @@ func (s *attackSetup) mount(t *testing.T, backend string, extra ...string) *moun
 	return startMount(t, s.tree, s.mnt, args...)
 }
 
+// publicLog writes public.log, a record file of two records anyone may
+// read, beside the tree and returns its path.
+func (s *attackSetup) publicLog(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(s.dir, "public.log")
+	recfile.WriteLog(t, p, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+	return p
+}
+
+// servesSecret reports whether record 0 of the record directory dir, read
+// as root, holds secretMarker.
+func servesSecret(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "000000"))
+	return err == nil && bytes.Contains(b, []byte(secretMarker))
+}
+
 // attackerSh runs script with sh -c as the attacker.
 func attackerSh(t *testing.T, script string) result {
 	t.Helper()
@@ -86,8 +102,7 @@ func TestSymlinkSwapFile(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			s := newAttackSetup(t)
 			// A readable record file the attacker copies into the tree.
-			pubLog := filepath.Join(s.dir, "public.log")
-			recfile.WriteLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+			pubLog := s.publicLog(t)
 			m := s.mount(t, backend)
 
 			g, mg := filepath.Join(s.shared, "g.txt"), filepath.Join(s.mnt, "shared", "g.txt")
@@ -107,7 +122,7 @@ func TestSymlinkSwapFile(t *testing.T) {
 				t.Errorf("record file swapped for a symlink: the attacker read the root-only log through the mount\n%.300s", r.stdout)
 			}
 			// Root reading through the mount does not get it either.
-			if b, err := os.ReadFile(filepath.Join(ml, "000000")); err == nil && bytes.Contains(b, []byte(secretMarker)) {
+			if servesSecret(ml) {
 				t.Fatalf("the swapped record file serves the link's target")
 			}
 		})
@@ -123,8 +138,7 @@ func TestSymlinkSwapFollowed(t *testing.T) {
 		for _, single := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/single=%v", backend, single), func(t *testing.T) {
 				s := newAttackSetup(t)
-				pubLog := filepath.Join(s.dir, "public.log")
-				recfile.WriteLog(t, pubLog, [][]byte{[]byte("public record 0"), []byte("public record 1")})
+				pubLog := s.publicLog(t)
 				l := filepath.Join(s.shared, "r.log")
 				if err := os.WriteFile(l, nil, 0o644); err != nil {
 					t.Fatal(err)
@@ -149,7 +163,7 @@ func TestSymlinkSwapFollowed(t *testing.T) {
 				if strings.Contains(r.stdout, secretMarker) {
 					t.Errorf("followed record file swapped for a symlink: the attacker read the root-only log\n%.300s", r.stdout)
 				}
-				if b, err := os.ReadFile(filepath.Join(ml, "000000")); err == nil && bytes.Contains(b, []byte(secretMarker)) {
+				if servesSecret(ml) {
 					t.Errorf("the followed record file serves the link's target")
 				}
 			})
