@@ -26,13 +26,9 @@ func TestFirstGrepPushesAhead(t *testing.T) {
 	needFUSE(t)
 	const n = 12000
 	recs, want := warmRecords(n)
-	src := filepath.Join(t.TempDir(), "first.log")
-	recfile.WriteLog(t, src, recs)
-	m, snap := countingMount(t, src, "--no-cache")
+	m, snap, _ := countingLog(t, "first.log", recs, "--no-cache")
 	mounted := snap()
-	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
-		t.Fatalf("first grep -rl found %d names, want %d", len(got), len(want))
-	}
+	grepFinds(t, "first", m.dir, want)
 	d := snap().sub(mounted)
 	t.Logf("first grep -r over %d records: %v", n, d)
 	if d["READ"] == 0 || d["READ"] > n/4 {

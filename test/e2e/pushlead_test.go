@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestPushKeepsAheadOfReader: once a reader has read two records in
@@ -22,9 +20,7 @@ func TestPushKeepsAheadOfReader(t *testing.T) {
 	needFUSE(t)
 	const n, reads = 3000, 2000
 	recs, _ := warmRecords(n)
-	src := filepath.Join(t.TempDir(), "lead.log")
-	recfile.WriteLog(t, src, recs)
-	m, snap := countingMount(t, src, "--no-cache")
+	m, snap, _ := countingLog(t, "lead.log", recs, "--no-cache")
 	ents, err := os.ReadDir(m.dir)
 	if err != nil {
 		t.Fatal(err)

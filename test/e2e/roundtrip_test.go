@@ -111,6 +111,26 @@ func grepFiles(t *testing.T, word, dir string) []string {
 	return names
 }
 
+// countingLog writes recs as a leveldb log named name in a new directory
+// and mounts it with the request counter (countingMount and args); it
+// returns the mount, its counts snapshot and the log's path.
+func countingLog(t *testing.T, name string, recs [][]byte, args ...string) (*mount, func() opCounts, string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), name)
+	recfile.WriteLog(t, src, recs)
+	m, snap := countingMount(t, src, args...)
+	return m, snap, src
+}
+
+// grepFinds fails the test unless grep -rl needle over dir finds just the
+// names in want (sorted); pass names the grep ("cold", "warm").
+func grepFinds(t *testing.T, pass, dir string, want []string) {
+	t.Helper()
+	if got := grepFiles(t, "needle", dir); !equalStrings(got, want) {
+		t.Fatalf("%s grep -rl found %d names, want %d", pass, len(got), len(want))
+	}
+}
+
 // warmRecords makes n records of about 1 KiB; every 10th holds "needle".
 // It returns them and the names grep -rl needle must find.
 func warmRecords(n int) ([][]byte, []string) {
@@ -134,13 +154,9 @@ func TestWarmGrepNoOpen(t *testing.T) {
 	needFUSE(t)
 	const n = 3000
 	recs, want := warmRecords(n)
-	src := filepath.Join(t.TempDir(), "warm.log")
-	recfile.WriteLog(t, src, recs)
-	m, snap := countingMount(t, src, "--no-cache")
+	m, snap, _ := countingLog(t, "warm.log", recs, "--no-cache")
 	mounted := snap()
-	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
-		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
-	}
+	grepFinds(t, "cold", m.dir, want)
 	before := snap()
 	// The first pass reads records (which shows the counter counts; some
 	// may have been pushed into the page cache ahead of grep, see
@@ -149,9 +165,7 @@ func TestWarmGrepNoOpen(t *testing.T) {
 	if d := before.sub(mounted); d["READ"] == 0 || d["LOOKUP"] > n/10 || d["READDIRPLUS"] == 0 {
 		t.Errorf("first grep -r after mount over %d records: %v: want READDIRPLUS and no LOOKUP per record", n, d)
 	}
-	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
-		t.Fatalf("warm grep -rl found %d names, want %d", len(got), len(want))
-	}
+	grepFinds(t, "warm", m.dir, want)
 	d := snap().sub(before)
 	t.Logf("warm grep -r over %d records: %v", n, d)
 	for _, op := range []string{"OPEN", "FLUSH", "RELEASE"} {
@@ -239,16 +253,10 @@ func TestRWWarmRoundTrips(t *testing.T) {
 	needFUSE(t)
 	const n = 2000
 	recs, want := warmRecords(n)
-	src := filepath.Join(t.TempDir(), "rw.log")
-	recfile.WriteLog(t, src, recs)
-	m, snap := countingMount(t, src, "--no-cache", "--rw")
-	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
-		t.Fatalf("cold grep -rl found %d names, want %d", len(got), len(want))
-	}
+	m, snap, src := countingLog(t, "rw.log", recs, "--no-cache", "--rw")
+	grepFinds(t, "cold", m.dir, want)
 	before := snap()
-	if got := grepFiles(t, "needle", m.dir); !equalStrings(got, want) {
-		t.Fatalf("warm grep -rl found %d names, want %d", len(got), len(want))
-	}
+	grepFinds(t, "warm", m.dir, want)
 	d := snap().sub(before)
 	t.Logf("warm grep -r over %d records of a --rw mount: %v", n, d)
 	sync := d["OPEN"] + d["FLUSH"] + d["LOOKUP"] + d["GETATTR"] + d["READ"]
