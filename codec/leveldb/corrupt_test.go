@@ -472,6 +472,27 @@ func mergeLogSplits(parts []*Scanner, recs [][]Record) ([]Record, []codec.Damage
 	return out, MergeDamage(ds)
 }
 
+// logBlockCuts returns the block boundaries inside a log of size bytes:
+// the cuts that split it into parts of one block each.
+func logBlockCuts(size int) []int64 {
+	var cuts []int64
+	for b := int64(logBlockSize); b < int64(size); b += logBlockSize {
+		cuts = append(cuts, b)
+	}
+	return cuts
+}
+
+// checkSplitScan fails the test unless data, scanned in parts of one
+// block each with options o, gives the records and damage of its whole
+// scan, recs and ds (the index merges parts so).
+func checkSplitScan(t testing.TB, data []byte, o Options, recs []Record, ds []codec.Damage) {
+	t.Helper()
+	sr, sd := logSplitScanWith(t, data, logBlockCuts(len(data)), o)
+	if fmt.Sprint(sr) != fmt.Sprint(recs) || fmt.Sprint(sd) != fmt.Sprint(ds) {
+		t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, recs, ds)
+	}
+}
+
 // logSplitScan scans data in parts cut at the given block boundaries.
 func logSplitScan(t testing.TB, data []byte, cuts []int64) ([]Record, []codec.Damage) {
 	return logSplitScanWith(t, data, cuts, Options{})

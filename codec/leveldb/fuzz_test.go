@@ -109,10 +109,7 @@ func FuzzLogScan(f *testing.F) {
 		}
 		checkLogScan(t, data)
 		// Splitting at every block boundary and merging gives the same scan.
-		var cuts []int64
-		for b := int64(32768); b < int64(len(data)); b += 32768 {
-			cuts = append(cuts, b)
-		}
+		cuts := logBlockCuts(len(data))
 		// Also with a log number from the file's name: 7, and one above the
 		// first header's (the name of a log that recycled its file).
 		names := []uint32{0, 7}

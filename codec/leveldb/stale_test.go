@@ -128,14 +128,7 @@ func TestLogStaleTail(t *testing.T) {
 					logReadWhole(t, c.data, r)
 				}
 				// Split scans agree (the index merges parts so).
-				var cuts []int64
-				for b := int64(32768); b < int64(len(c.data)); b += 32768 {
-					cuts = append(cuts, b)
-				}
-				sr, sd := logSplitScan(t, c.data, cuts)
-				if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(s.Damage()) {
-					t.Errorf("split scan: %v %v", sr, sd)
-				}
+				checkSplitScan(t, c.data, Options{}, got, s.Damage())
 			}
 		})
 	}
@@ -183,14 +176,7 @@ func TestLogStaleTornFirstChunk(t *testing.T) {
 			} else if len(got) == 0 || len(ds) == 0 || ds[0].Off != 0 || ds[0].Stale() {
 				t.Fatalf("%d records, damage %v; want the old log's records after damage at 0", len(got), ds)
 			}
-			var cuts []int64
-			for b := int64(32768); b < size; b += 32768 {
-				cuts = append(cuts, b)
-			}
-			sr, sd := logSplitScanWith(t, c.data, cuts, c.o)
-			if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(ds) {
-				t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, got, ds)
-			}
+			checkSplitScan(t, c.data, c.o, got, ds)
 		})
 	}
 }
@@ -244,14 +230,7 @@ func TestLogClaimLimits(t *testing.T) {
 			if stale != c.stale || (len(got) == 0) != c.stale {
 				t.Errorf("%d records, damage %v", len(got), ds)
 			}
-			var cuts []int64
-			for b := int64(32768); b < int64(len(c.data)); b += 32768 {
-				cuts = append(cuts, b)
-			}
-			sr, sd := logSplitScanWith(t, c.data, cuts, c.o)
-			if fmt.Sprint(sr) != fmt.Sprint(got) || fmt.Sprint(sd) != fmt.Sprint(ds) {
-				t.Errorf("split scan: %v %v, whole: %v %v", sr, sd, got, ds)
-			}
+			checkSplitScan(t, c.data, c.o, got, ds)
 		})
 	}
 }
