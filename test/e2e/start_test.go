@@ -131,20 +131,27 @@ func TestStartLeanInitsNoS3(t *testing.T) {
 	}
 }
 
+// sampleLog writes recfs's sample (recfs sample) into a new directory and
+// returns the directory and the sample's log.
+func sampleLog(t *testing.T) (dir, log string) {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir = t.TempDir()
+	if r := runRecfs(t, "sample", dir); r.code != 0 {
+		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
+	}
+	return dir, filepath.Join(dir, "events.log")
+}
+
 // TestStartLeanHandsOff: a command line needing S3, http(s):// or --proto
 // runs in recfs-full, which the lean recfs finds beside itself; what
 // recfs-full says of a bad S3 or HTTP flag shows it ran (the lean link has
 // no such client to check it).
 func TestStartLeanHandsOff(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	dir := t.TempDir()
-	if r := runRecfs(t, "sample", dir); r.code != 0 {
-		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
-	}
-	log := filepath.Join(dir, "events.log")
+	dir, log := sampleLog(t)
 	r := runRecfs(t, "info", "--s3-cache", "1", log)
 	if r.code != 2 || !strings.Contains(r.stderr, "want a size of at least 1M") {
 		t.Errorf("lean info --s3-cache 1: exit %d, stderr %q; want recfs-full's usage error", r.code, r.stderr)
@@ -276,14 +283,7 @@ func TestStartLeanFullIsLean(t *testing.T) {
 // the command line, naming both, instead of running it.
 func TestStartLeanOtherBuild(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	dir := t.TempDir()
-	if r := runRecfs(t, "sample", dir); r.code != 0 {
-		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
-	}
-	log := filepath.Join(dir, "events.log")
+	dir, log := sampleLog(t)
 	// What the lean recfs hands over: a recfs-full script beside a copy
 	// of it prints the two variables.
 	lean := filepath.Join(dir, "bin", "recfs")
