@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -816,14 +817,7 @@ func (h infoHandle) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, iofs.ErrInvalid
 	}
-	if off >= int64(len(h)) {
-		return 0, io.EOF
-	}
-	n := copy(p, h[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return bytes.NewReader(h).ReadAt(p, off)
 }
 
 func (h infoHandle) Close() error { return nil }

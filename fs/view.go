@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -451,14 +452,7 @@ func (s *viewSource) ReadAtGenerationContext(ctx context.Context, gen uint64, n 
 	if err != nil {
 		return 0, err
 	}
-	if off >= int64(len(text)) {
-		return 0, io.EOF
-	}
-	k := copy(p, text[off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
+	return bytes.NewReader(text).ReadAt(p, off)
 }
 
 // Generation returns the source's generation (0 for an unversioned one).

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"io"
 	"time"
 
@@ -110,14 +111,7 @@ func (s Slice) Size(n int64) int64 { return int64(len(s[n])) }
 
 // ReadAt reads bytes of record n with io.ReaderAt semantics.
 func (s Slice) ReadAt(n int64, p []byte, off int64) (int, error) {
-	if off >= int64(len(s[n])) {
-		return 0, io.EOF
-	}
-	k := copy(p, s[n][off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
+	return bytes.NewReader(s[n]).ReadAt(p, off)
 }
 
 // MetaReader is a [Records] whose format keeps fields beside payloads.

@@ -5,6 +5,7 @@ package servetest
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -52,15 +53,7 @@ func (s Synth) ReadAt(n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= s.N {
 		return 0, index.ErrRange
 	}
-	r := Record(n)
-	if off >= int64(len(r)) {
-		return 0, io.EOF
-	}
-	k := copy(p, r[off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
+	return bytes.NewReader(Record(n)).ReadAt(p, off)
 }
 
 // HasTrailer reports false.
