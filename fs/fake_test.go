@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -56,19 +55,7 @@ func (f *fakeSource) Info() index.Info {
 	return index.Info{Format: codec.LevelDB, Flavor: "fake", Records: f.Len(), Bytes: total, Loaded: "built", Trailer: tr}
 }
 
-func readAt(b, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("negative offset")
-	}
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
+func readAt(b, p []byte, off int64) (int, error) { return bytes.NewReader(b).ReadAt(p, off) }
 
 // A fake record file on disk is "FAKEREC\n" followed by one record per line.
 const fakeMagic = "FAKEREC\n"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
-	"io"
 	"io/fs"
 
 	"github.com/recfs/recfs/codec"
@@ -104,15 +103,7 @@ func (m *memFS) Remove(name string) error {
 func (m *memFS) SyncDir(string) error { return m.step() }
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	b := f.m.files[f.name]
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return bytes.NewReader(f.m.files[f.name]).ReadAt(p, off)
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {

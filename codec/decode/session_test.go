@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -32,11 +31,7 @@ func (m *memRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 		m.reads[n]++
 	}
 	m.mu.Unlock()
-	k := copy(p, m.recs[n][off:])
-	if k < len(p) {
-		return k, io.EOF
-	}
-	return k, nil
+	return bytes.NewReader(m.recs[n]).ReadAt(p, off)
 }
 
 // metaRecords adds RecordMeta to memRecords.
