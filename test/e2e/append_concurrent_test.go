@@ -21,15 +21,6 @@ import (
 	"time"
 )
 
-// needBinary fails the test when TestMain could not build recfs. These
-// tests run the CLI only; they need no FUSE.
-func needBinary(t *testing.T) {
-	t.Helper()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-}
-
 // appendKind is a file kind the append tests run on.
 type appendKind struct {
 	name   string

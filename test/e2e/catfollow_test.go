@@ -25,9 +25,7 @@ type catFollow struct {
 // killed when the test ends if it still runs.
 func startCatFollow(t *testing.T, args ...string) *catFollow {
 	t.Helper()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	c := &catFollow{cmd: exec.Command(bin, append([]string{"cat", "--follow", "--follow-interval", "20ms", "--no-cache"}, args...)...),
 		stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr

@@ -88,13 +88,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needFUSE applies RECFS_TEST_FUSE: "" runs when /dev/fuse exists (skips
-// otherwise), "0" skips, "1" requires it (a missing /dev/fuse fails).
-func needFUSE(t *testing.T) {
+// needBinary fails the test when TestMain could not build recfs.
+// needFUSE calls it; tests that run the CLI only call it themselves.
+func needBinary(t *testing.T) {
 	t.Helper()
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
+}
+
+// needFUSE applies RECFS_TEST_FUSE: "" runs when /dev/fuse exists (skips
+// otherwise), "0" skips, "1" requires it (a missing /dev/fuse fails).
+func needFUSE(t *testing.T) {
+	t.Helper()
+	needBinary(t)
 	mode := os.Getenv("RECFS_TEST_FUSE")
 	if mode == "0" {
 		t.Skip("RECFS_TEST_FUSE=0: FUSE mount tests disabled")

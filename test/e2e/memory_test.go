@@ -358,9 +358,7 @@ func runMeasuredCmd(t *testing.T, c *exec.Cmd) (int64, string) {
 // command's peak RSS stays far below the record size, and the record reads
 // back byte for byte.
 func TestAppendLargeMemory(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	size := int64(256 << 20)
 	if soak() {
 		size = 1 << 30

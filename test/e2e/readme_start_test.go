@@ -13,9 +13,7 @@ import (
 // HOME): sample writes the files the next lines read. Lines piping into
 // man(1) are left out (man may be missing); the cmd tests check the page.
 func TestReadmeFirstScreen(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	t.Parallel()
 	_, rest, ok := strings.Cut(readme(t), "```\n")
 	if !ok {

@@ -215,9 +215,7 @@ func TestS3Overwrite(t *testing.T) {
 // is proven by reading the object up to it (README "Saved indexes are
 // hints"), never more than once.
 func TestS3Commands(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	srv := startS3(t)
 	rec := srv.Recorder(t)
 	local := filepath.Join(t.TempDir(), "gen.log")

@@ -13,9 +13,7 @@ import (
 // credentials each say so in one plain line naming what to check, with
 // none of the SDK's request ids, operation chains or log lines.
 func TestS3ErrorsInUserWords(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	srv := vgw.Start(t)
 	srv.Put(t, "e/f.log", genS3Log(t, 5, 3))
 	url := vgw.URL("e/f.log")

@@ -129,9 +129,7 @@ func getsOf(srv *hs3.Server, since int, key string, blk int64) []hs3.Request {
 // most --s3-attempts GETs. A HEAD that stalls fails `recfs info` likewise.
 // (Before the deadlines, a stall blocked cat for good.)
 func TestS3HostileReads(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	t.Parallel()
 	cases := []struct {
 		name  string
@@ -313,9 +311,7 @@ func endless(srv *hs3.Server, prefix string, repeat bool) {
 // within 0.5 s with "interrupted", once. (Before, the listing went on
 // until memory ran out.)
 func TestS3HostileListings(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	t.Parallel()
 	lists := func(srv *hs3.Server) int { return srv.Count(hs3.IsList) }
 	for _, c := range []struct {
@@ -452,9 +448,7 @@ func TestS3HostileMountListings(t *testing.T) {
 // that stalls is given up at the deadline. The object is scanned instead,
 // in bounded memory. (Before, the whole GiB was read into memory: 2.7 GB.)
 func TestS3HostileSidecar(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	t.Parallel()
 	for _, c := range []struct {
 		name string

@@ -58,9 +58,7 @@ func parseInittrace(t *testing.T, stderr []byte) []initCost {
 // objects before main runs (third-party inits are not ours to change).
 func TestStartBuildsNothingOfOurs(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	c := exec.Command(bin, "--help")
 	c.Env = append(c.Environ(), "GODEBUG=inittrace=1")
 	var stderr bytes.Buffer
@@ -99,9 +97,7 @@ var notLean = []string{"github.com/aws/", "github.com/bufbuild/protocompile", "g
 // them (so the trace shows what the split saves).
 func TestStartLeanInitsNoS3(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	for _, b := range []struct {
 		path string
 		lean bool
@@ -135,9 +131,7 @@ func TestStartLeanInitsNoS3(t *testing.T) {
 // returns the directory and the sample's log.
 func sampleLog(t *testing.T) (dir, log string) {
 	t.Helper()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	dir = t.TempDir()
 	if r := runRecfs(t, "sample", dir); r.code != 0 {
 		t.Fatalf("recfs sample: %d %s", r.code, r.stderr)
@@ -191,9 +185,7 @@ func TestStartLeanHandsOff(t *testing.T) {
 // what to install, does nothing else, and still runs the rest.
 func TestStartLeanWithoutFull(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	alone := filepath.Join(t.TempDir(), "recfs")
 	data, err := os.ReadFile(bin)
 	if err != nil {
@@ -255,9 +247,7 @@ func TestStartLeanWithoutFull(t *testing.T) {
 // refused (RECFS_HANDED_OFF), not run in a loop, for the servers as for S3.
 func TestStartLeanFullIsLean(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	dir := t.TempDir()
 	data, err := os.ReadFile(bin)
 	if err != nil {
@@ -331,9 +321,7 @@ func TestStartLeanOtherBuild(t *testing.T) {
 // source/s3's defaults; this catches a drift).
 func TestStartLeanHelpMatchesFull(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	// Every command's help, and its subcommands' (serve webdav, index
 	// many...), from the lists the helps show.
 	seen := 0
@@ -376,9 +364,7 @@ const leanInitLimit = 79
 // and it initialises at most leanInitLimit packages.
 func TestStartLeanStatic(t *testing.T) {
 	t.Parallel()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	needBinary(t)
 	f, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
