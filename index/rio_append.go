@@ -207,17 +207,9 @@ func repairRecordIO(fsys appendFS, f appendFile, path string, p tailPolicy) (boo
 	if !torn && !p.force {
 		return repaired, &TailError{Path: path, Off: end, Len: size - end, Reason: why}
 	}
-	m, err := p.move(f, path, end, size, torn)
-	if err != nil {
+	if err := p.cut(f, path, end, size, torn); err != nil {
 		return repaired, err
 	}
-	if err := f.Truncate(end); err != nil {
-		return repaired, err
-	}
-	if err := f.Sync(); err != nil {
-		return repaired, err
-	}
-	p.tell(m)
 	return true, nil
 }
 

@@ -111,6 +111,31 @@ func (p tailPolicy) move(r io.ReaderAt, path string, from, to int64, torn bool) 
 	return m, nil
 }
 
+// cuttable is what cut needs of a file: an appendDest or an appendFile.
+type cuttable interface {
+	io.ReaderAt
+	Truncate(size int64) error
+	Sync() error
+}
+
+// cut repairs a tail for good: it saves [from, to) of f, the file at path,
+// aside (move), truncates f at from, syncs it and tells. The caller holds
+// f's append lock.
+func (p tailPolicy) cut(f cuttable, path string, from, to int64, torn bool) error {
+	m, err := p.move(f, path, from, to, torn)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(from); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	p.tell(m)
+	return nil
+}
+
 // goodEnder is a table of a format whose torn tails are repaired (leveldb
 // logs, TFRecord files): it knows where its last intact record ends, in
 // file offsets (ok false when it cannot say, as for a compressed file).
@@ -207,17 +232,9 @@ func (t *Table) repairLogTail() (bool, error) {
 	if err != nil || st.Size != s.size {
 		return false, err // changed meanwhile: leave it to the next append
 	}
-	m, err := p.move(d, t.path, off, s.size, torn)
-	if err != nil {
+	if err := p.cut(d, t.path, off, s.size, torn); err != nil {
 		return false, err
 	}
-	if err := d.Truncate(off); err != nil {
-		return false, err
-	}
-	if err := d.Sync(); err != nil {
-		return false, err
-	}
-	p.tell(m)
 	return true, nil
 }
 
