@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"syscall"
+
+	"github.com/recfs/recfs/codec/decode"
 )
 
 // Dir is an open directory: a stream of entries generated on the fly. For a
@@ -164,7 +166,7 @@ func (d *Dir) Next() (e DirEntry, ok bool) {
 	}
 	i -= uint64(len(d.dots))
 	if i < uint64(d.count) {
-		d.buf = appendRecordName(d.buf[:0], int64(i), d.width)
+		d.buf = decode.AppendRecordNumber(d.buf[:0], int64(i), d.width)
 		kind := uint8(inoKindRecord)
 		if d.n.Kind == KindTrailerDir {
 			kind = inoKindTrItem

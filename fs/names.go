@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/recfs/recfs/codec/decode"
 )
 
 // minNameWidth is the smallest width of a record file name.
@@ -23,17 +25,7 @@ func NameWidth(count int64) int {
 // records: n in decimal, zero-padded to NameWidth(count).
 func RecordName(n, count int64) string {
 	var buf [24]byte
-	return string(appendRecordName(buf[:0], n, NameWidth(count)))
-}
-
-// appendRecordName appends n zero-padded to width digits.
-func appendRecordName(b []byte, n int64, width int) []byte {
-	var digits [20]byte
-	d := strconv.AppendInt(digits[:0], n, 10)
-	for i := len(d); i < width; i++ {
-		b = append(b, '0')
-	}
-	return append(b, d...)
+	return string(decode.AppendRecordNumber(buf[:0], n, NameWidth(count)))
 }
 
 // ParseRecordName returns the record number that name denotes in a
