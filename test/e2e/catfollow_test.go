@@ -135,8 +135,7 @@ func TestCatFollow(t *testing.T) {
 // TestCatFollowUsage: --follow takes only selections that have no end.
 func TestCatFollowUsage(t *testing.T) {
 	t.Parallel()
-	src := filepath.Join(t.TempDir(), "f.log")
-	recfile.WriteLog(t, src, [][]byte{[]byte("a")})
+	src := tempLog(t, "f.log", [][]byte{[]byte("a")})
 	for _, args := range [][]string{{src, "0-1"}, {src, "3"}, {"--trailer", src}} {
 		r := runRecfs(t, append([]string{"cat", "--follow"}, args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, "--follow") {

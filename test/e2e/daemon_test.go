@@ -116,8 +116,7 @@ const daemonLogCap = 10 << 20
 // to daemon.log.1); unmount --json reports the unmount.
 func TestDaemonJSONAndLog(t *testing.T) {
 	needFUSE(t)
-	src := filepath.Join(t.TempDir(), "ev.log")
-	recfile.WriteLog(t, src, genRecords(47, 3, 30))
+	src := tempLog(t, "ev.log", genRecords(47, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	// A full log from earlier daemons.
@@ -196,8 +195,7 @@ func TestDaemonSyslog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	src := filepath.Join(t.TempDir(), "ev.log")
-	recfile.WriteLog(t, src, genRecords(50, 3, 30))
+	src := tempLog(t, "ev.log", genRecords(50, 3, 30))
 	mnt := newMountDir(t)
 	state := t.TempDir()
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
@@ -397,9 +395,8 @@ func TestNotifySystemd(t *testing.T) {
 	}
 	defer conn.Close()
 	t.Setenv("NOTIFY_SOCKET", sock)
-	src := filepath.Join(t.TempDir(), "ev.log")
 	recs := genRecords(49, 3, 20)
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "ev.log", recs)
 	mnt := newMountDir(t)
 	m := launchMount(t, src, mnt, "--no-cache")
 	if err := conn.SetReadDeadline(time.Now().Add(mountTimeout)); err != nil {

@@ -190,8 +190,7 @@ func batchRecord(seq uint64, k, v string) []byte {
 func TestDecodeFollow(t *testing.T) {
 	needFUSE(t)
 	eachBackend(t, func(t *testing.T, backend string) {
-		src := filepath.Join(t.TempDir(), "000005.log")
-		recfile.WriteLog(t, src, [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
+		src := tempLog(t, "000005.log", [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
 		mnt := newMountDir(t)
 		startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "batch")
 		in := filepath.Join(t.TempDir(), "in")

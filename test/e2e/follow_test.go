@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recfs/recfs/codec/codectest/recfile"
-
 	recfsldb "github.com/recfs/recfs/codec/leveldb"
 
 	"github.com/syndtr/goleveldb/leveldb"
@@ -75,8 +73,7 @@ func TestFollow(t *testing.T) {
 // followAppender: another process (recfs append, i.e. the codec writer)
 // grows the log; a record written halfway stays hidden until complete.
 func followAppender(t *testing.T, backend string) {
-	src := filepath.Join(t.TempDir(), "live.log")
-	recfile.WriteLog(t, src, [][]byte{[]byte("first"), []byte("second"), []byte("third")})
+	src := tempLog(t, "live.log", [][]byte{[]byte("first"), []byte("second"), []byte("third")})
 	dir := newMountDir(t)
 	startMount(t, src, dir, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend)
 	if got := recordNames(t, dir); len(got) != 3 {

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestManyRecordsStayCached: a record directory larger than the kernel
@@ -25,8 +23,7 @@ func TestManyRecordsStayCached(t *testing.T) {
 		n = 20000
 	}
 	recs := genRecords(17, n, 12)
-	src := filepath.Join(t.TempDir(), "many.log")
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "many.log", recs)
 	m, snap := countingMount(t, src)
 	per := func(what string, d opCounts, ops ...string) {
 		t.Helper()

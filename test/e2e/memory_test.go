@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // bombFile is a 688 KB recordio file of 20 zstd blocks, each one item of
@@ -234,8 +232,7 @@ func TestPendingFilesMemory(t *testing.T) {
 	if soak() {
 		files = 300
 	}
-	src := filepath.Join(t.TempDir(), "p.log")
-	recfile.WriteLog(t, src, [][]byte{[]byte("seed")})
+	src := tempLog(t, "p.log", [][]byte{[]byte("seed")})
 	dir := newMountDir(t)
 	m := startMount(t, src, dir, "--rw", "--no-cache")
 	pid := m.cmd.Process.Pid

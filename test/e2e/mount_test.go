@@ -40,6 +40,15 @@ func genRecords(seed int64, n, maxLen int) [][]byte {
 	return out
 }
 
+// tempLog writes recs as a leveldb log named name in a new temporary
+// directory and returns its path.
+func tempLog(t *testing.T, name string, recs [][]byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	recfile.WriteLog(t, p, recs)
+	return p
+}
+
 // writeRio writes recs as a grailbio recordio file with an optional trailer.
 func writeRio(t *testing.T, path string, recs [][]byte, trailer []byte) {
 	t.Helper()
@@ -50,8 +59,7 @@ func writeRio(t *testing.T, path string, recs [][]byte, trailer []byte) {
 func TestShellTools(t *testing.T) {
 	needFUSE(t)
 	recs := genRecords(1, 1500, 300)
-	src := filepath.Join(t.TempDir(), "events.log")
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "events.log", recs)
 	mnt := newMountDir(t)
 	startMount(t, src, mnt, "--no-cache")
 
@@ -408,8 +416,7 @@ func TestCommandErrors(t *testing.T) {
 // time the serving process exits 0 and the mount is gone.
 func TestLifecycle(t *testing.T) {
 	needFUSE(t)
-	src := filepath.Join(t.TempDir(), "l.log")
-	recfile.WriteLog(t, src, genRecords(8, 10, 50))
+	src := tempLog(t, "l.log", genRecords(8, 10, 50))
 	for _, how := range []string{"SIGINT", "SIGTERM", "unmount", "bazil-SIGINT", "bazil-unmount"} {
 		t.Run(how, func(t *testing.T) {
 			args := []string{"--no-cache"}
@@ -454,9 +461,8 @@ func TestLifecycle(t *testing.T) {
 // stale mount up with recfs unmount.
 func TestDaemonKilled(t *testing.T) {
 	needFUSE(t)
-	src := filepath.Join(t.TempDir(), "d.log")
 	recs := genRecords(9, 10, 50)
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "d.log", recs)
 	mnt := newMountDir(t)
 	t.Cleanup(func() {
 		if mountedAt(mnt) != "" {
@@ -563,9 +569,8 @@ func TestXattrs(t *testing.T) {
 // clear message and goes away with --lazy.
 func TestBusyUnmount(t *testing.T) {
 	needFUSE(t)
-	src := filepath.Join(t.TempDir(), "b.log")
 	recs := genRecords(10, 5, 50)
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "b.log", recs)
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--no-cache")
 	f, err := os.Open(filepath.Join(mnt, "000004"))

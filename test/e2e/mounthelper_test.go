@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // needMountHelper skips unless mount(8), mount.fuse3 and unshare(1) are
@@ -105,8 +103,7 @@ func TestMountTypeFuseRecfs(t *testing.T) {
 		{"rw", "rw,backend=bazil,allow_other,nodev,nosuid,noatime", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(t.TempDir(), "ev.log")
-			recfile.WriteLog(t, src, recs)
+			src := tempLog(t, "ev.log", recs)
 			mnt := newMountDir(t)
 			script := fmt.Sprintf(`
 mount -t fuse.recfs %[1]s %[2]s -o %[3]s || exit 10
@@ -168,8 +165,7 @@ echo UNMOUNTED
 func TestMountFstab(t *testing.T) {
 	needMountHelper(t)
 	recs := genRecords(42, 3, 50)
-	src := filepath.Join(t.TempDir(), "ev.log")
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, "ev.log", recs)
 	mnt := newMountDir(t)
 	cache := t.TempDir()
 	fstab := filepath.Join(t.TempDir(), "fstab")
@@ -200,8 +196,7 @@ echo UNMOUNTED
 // mount with every unknown option named, and nothing is mounted.
 func TestMountHelperUnknownOption(t *testing.T) {
 	needMountHelper(t)
-	src := filepath.Join(t.TempDir(), "ev.log")
-	recfile.WriteLog(t, src, genRecords(43, 2, 20))
+	src := tempLog(t, "ev.log", genRecords(43, 2, 20))
 	mnt := newMountDir(t)
 	r := inMountNS(t, mnt, fmt.Sprintf(`
 mount -t fuse.recfs %s %s -o ro,colour=blue,allow_other,turbo
@@ -225,8 +220,7 @@ awk '$5 == "%s"' /proc/self/mountinfo
 // mounted.
 func TestMountHelperLeanAlone(t *testing.T) {
 	needMountHelper(t)
-	src := filepath.Join(t.TempDir(), "ev.log")
-	recfile.WriteLog(t, src, genRecords(44, 2, 20))
+	src := tempLog(t, "ev.log", genRecords(44, 2, 20))
 	mnt := newMountDir(t)
 	dir := t.TempDir()
 	b, err := os.ReadFile(bin)

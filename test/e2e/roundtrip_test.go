@@ -116,8 +116,7 @@ func grepFiles(t *testing.T, word, dir string) []string {
 // returns the mount, its counts snapshot and the log's path.
 func countingLog(t *testing.T, name string, recs [][]byte, args ...string) (*mount, func() opCounts, string) {
 	t.Helper()
-	src := filepath.Join(t.TempDir(), name)
-	recfile.WriteLog(t, src, recs)
+	src := tempLog(t, name, recs)
 	m, snap := countingMount(t, src, args...)
 	return m, snap, src
 }

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestRWRecordOpenForWriting: an existing record of a --rw mount refuses
@@ -25,8 +23,7 @@ func TestRWRecordOpenForWriting(t *testing.T) {
 	needFUSE(t)
 	eachBackend(t, func(t *testing.T, backend string) {
 		recs := genRecords(21, 8, 600)
-		src := filepath.Join(t.TempDir(), "rw.log")
-		recfile.WriteLog(t, src, recs)
+		src := tempLog(t, "rw.log", recs)
 		mnt := newMountDir(t)
 		startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 		const n = 5

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestUnmountMany: `recfs unmount A B` ends both mounts, as umount(8)
@@ -15,8 +13,7 @@ import (
 func TestUnmountMany(t *testing.T) {
 	needFUSE(t)
 	t.Parallel()
-	src := filepath.Join(t.TempDir(), "f.log")
-	recfile.WriteLog(t, src, [][]byte{[]byte("x")})
+	src := tempLog(t, "f.log", [][]byte{[]byte("x")})
 	a, b := newMountDir(t), newMountDir(t)
 	ma, mb := startMount(t, src, a), startMount(t, src, b)
 	if r := runRecfs(t, "unmount", a, b); r.code != 0 || r.stdout != "unmounted: "+a+"\nunmounted: "+b+"\n" {

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/recfs/recfs/codec/codectest/recfile"
 )
 
 // TestRWCreateRoundTrips: a file created, written and closed in a --rw
@@ -19,8 +17,7 @@ import (
 func TestRWCreateRoundTrips(t *testing.T) {
 	needFUSE(t)
 	const n = 200
-	src := filepath.Join(t.TempDir(), "rw.log")
-	recfile.WriteLog(t, src, [][]byte{[]byte("first")})
+	src := tempLog(t, "rw.log", [][]byte{[]byte("first")})
 	m, snap := countingMount(t, src, "--no-cache", "--rw")
 	before := snap()
 	for i := range n {

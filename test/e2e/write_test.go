@@ -281,9 +281,8 @@ func TestWrite(t *testing.T) {
 }
 
 func writeLevelDB(t *testing.T, backend string) {
-	src := filepath.Join(t.TempDir(), "w.log")
 	base := genRecords(3, 3, 100)
-	recfile.WriteLog(t, src, base)
+	src := tempLog(t, "w.log", base)
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	added := shellAppends(t, mnt, len(base))
@@ -577,8 +576,7 @@ func concurrentRecord(w, i int) []byte {
 }
 
 func writeConcurrent(t *testing.T, backend string, each int) {
-	src := filepath.Join(t.TempDir(), "c.log")
-	recfile.WriteLog(t, src, [][]byte{concurrentRecord(9, 0)})
+	src := tempLog(t, "c.log", [][]byte{concurrentRecord(9, 0)})
 	mnt := newMountDir(t)
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	const writers, readers = 2, 8
@@ -667,8 +665,7 @@ func TestAppendThroughput(t *testing.T) {
 	}
 	rec := bytes.Repeat([]byte("r"), 100)
 	eachBackend(t, func(t *testing.T, backend string) {
-		src := filepath.Join(t.TempDir(), "b.log")
-		recfile.WriteLog(t, src, nil)
+		src := tempLog(t, "b.log", nil)
 		mnt := newMountDir(t)
 		m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 		start := time.Now()
@@ -686,8 +683,7 @@ func TestAppendThroughput(t *testing.T) {
 			backend, n, len(rec), el.Round(time.Millisecond), float64(n)/el.Seconds())
 	})
 	t.Run("recfs append", func(t *testing.T) {
-		src := filepath.Join(t.TempDir(), "a.log")
-		recfile.WriteLog(t, src, nil)
+		src := tempLog(t, "a.log", nil)
 		in := filepath.Join(t.TempDir(), "rec")
 		if err := os.WriteFile(in, rec, 0o644); err != nil {
 			t.Fatal(err)
