@@ -357,6 +357,10 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
 	ow := newOffsetWriter(f, end)
+	if a.o.Sync {
+		ow.syncingBehind(f)
+		defer ow.stopSyncing() // on failure, before the caller puts the file back
+	}
 	w := leveldb.NewWriter(ow, wo)
 	var g growth = &counting{}
 	if !a.o.CountOnly {
@@ -373,6 +377,9 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 		a.written.keep(ow.kept())
 	}
 	if a.o.Sync {
+		if err := ow.stopSyncing(); err != nil {
+			return u, err
+		}
 		return u, syncFile(f, t.path)
 	}
 	return u, nil
@@ -416,17 +423,38 @@ func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
 
 // offsetWriter writes sequentially at an explicit offset, so appends land
 // where the table says the log ends even if the descriptor's offset differs.
-// It keeps the last identBlock bytes it wrote (see kept).
+// It keeps the last identBlock bytes it wrote (see kept). An append that
+// will fsync has it sync behind (see syncingBehind).
 type offsetWriter struct {
-	f     io.WriterAt
-	off   int64
-	start int64  // off when the first write came; -1 before
-	tail  []byte // the last (at most identBlock) bytes written
+	f      io.WriterAt
+	off    int64
+	start  int64  // off when the first write came; -1 before
+	tail   []byte // the last (at most identBlock) bytes written
+	behind *syncBehind
+	kicked int64 // off when behind was last asked to sync
 }
 
 // newOffsetWriter returns an offsetWriter writing at off.
 func newOffsetWriter(f io.WriterAt, off int64) *offsetWriter {
 	return &offsetWriter{f: f, off: off, start: -1}
+}
+
+// syncingBehind makes w fsync f in the background every writeBehind bytes
+// it writes, while it goes on writing, so that the fsync at the end of the
+// append finds little left to write. stopSyncing must follow.
+func (w *offsetWriter) syncingBehind(f appendDest) {
+	w.behind = startSyncBehind(f)
+	w.kicked = w.off
+}
+
+// stopSyncing waits for w's background fsync to end and returns the
+// first error it met; it can be called more than once, and does nothing
+// without syncingBehind.
+func (w *offsetWriter) stopSyncing() error {
+	if w.behind == nil {
+		return nil
+	}
+	return w.behind.stop()
 }
 
 func (w *offsetWriter) Write(p []byte) (int, error) {
@@ -436,6 +464,10 @@ func (w *offsetWriter) Write(p []byte) (int, error) {
 	n, err := w.f.WriteAt(p, w.off)
 	w.off += int64(n)
 	w.tail = keepLast(w.tail, p[:n])
+	if w.behind != nil && w.off-w.kicked >= writeBehind {
+		w.behind.kick()
+		w.kicked = w.off
+	}
 	return n, err
 }
 

@@ -68,3 +68,54 @@ func synced(path string) {
 		syncs(path)
 	}
 }
+
+// writeBehind is how many bytes a synced append writes between two asks
+// of its background fsync (see syncBehind).
+const writeBehind = 1 << 20
+
+// syncBehind fsyncs a file in the background while an append goes on
+// writing it, whenever kick asks and the previous fsync is done (asks that
+// come during one are merged into the next), so that the append's own
+// fsync at the end has only the last bytes left to write: the storage
+// works while the writer frames records. It makes no promise itself: the
+// append's final fsync does; an error it meets fails the append.
+type syncBehind struct {
+	kicks   chan struct{}
+	done    chan error
+	err     error
+	stopped bool
+}
+
+// startSyncBehind starts the background fsyncs of f.
+func startSyncBehind(f source.Writer) *syncBehind {
+	s := &syncBehind{kicks: make(chan struct{}, 1), done: make(chan error, 1)}
+	go func() {
+		var first error
+		for range s.kicks {
+			if err := f.Sync(); err != nil && first == nil {
+				first = err
+			}
+		}
+		s.done <- first
+	}()
+	return s
+}
+
+// kick asks for an fsync, without waiting for it.
+func (s *syncBehind) kick() {
+	select {
+	case s.kicks <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
+// stop waits for the fsync under way, if any, and the one asked for, and
+// returns the first error the fsyncs met. Later calls return it again.
+func (s *syncBehind) stop() error {
+	if !s.stopped {
+		s.stopped = true
+		close(s.kicks)
+		s.err = <-s.done
+	}
+	return s.err
+}
