@@ -69,6 +69,27 @@ func (s *Sink) Write(b []byte) error {
 	return nil
 }
 
+// sinkSmall is the buffer capacity up to which Room grows the buffer as
+// append does; past it, the buffer is made big enough for a whole flush.
+const sinkSmall = 4 << 10
+
+// Room makes room in Buf for n more bytes: as append would while the
+// buffer is small (a writer of one small record allocates little), then
+// at once to SinkFlushAt+n bytes (a writer of many records allocates its
+// buffer once, instead of again at each doubling up to a flush).
+func (s *Sink) Room(n int) {
+	if cap(s.Buf)-len(s.Buf) >= n {
+		return
+	}
+	size := max(2*cap(s.Buf), len(s.Buf)+n)
+	if size > sinkSmall {
+		size = max(size, SinkFlushAt+n)
+	}
+	b := make([]byte, len(s.Buf), size)
+	copy(b, s.Buf)
+	s.Buf = b
+}
+
 // FlushIfFull flushes once SinkFlushAt bytes or more are buffered.
 func (s *Sink) FlushIfFull() error {
 	if len(s.Buf) >= SinkFlushAt {

@@ -186,6 +186,7 @@ func (w *Writer) putChunk(first, last bool, data []byte) error {
 	}
 	binary.LittleEndian.PutUint32(h[:], codec.MaskCRC(codec.CRC32CUpdate(crc, data)))
 	binary.LittleEndian.PutUint16(h[4:], uint16(len(data)))
+	w.s.Room(int(hs) + len(data))
 	w.s.Buf = append(w.s.Buf, h[:hs]...)
 	w.s.Buf = append(w.s.Buf, data...)
 	w.off += hs + int64(len(data))

@@ -56,6 +56,7 @@ func (w *Writer) WriteRecord(p []byte) (int64, error) {
 		w.off += EncodedLen(int64(len(p)))
 		return off, nil
 	}
+	w.s.Room(int(EncodedLen(int64(len(p)))))
 	w.s.Buf = AppendRecord(w.s.Buf, p)
 	w.off += EncodedLen(int64(len(p)))
 	return off, w.s.FlushIfFull()
