@@ -126,8 +126,8 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 		return err
 	}
 	defer c.status.Close()
-	// SIGINT or SIGTERM while we wait (the user gave up): end the child
-	// too, rather than leave it to mount behind the user's back.
+	// SIGINT, SIGTERM or SIGHUP while we wait (the user gave up): end the
+	// child too, rather than leave it to mount behind the user's back.
 	// decided settles the race between an interruption and the verdict:
 	// 1 once the child was told to stop, 2 once we settled on its verdict.
 	var decided atomic.Int32

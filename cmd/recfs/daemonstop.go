@@ -23,8 +23,10 @@ import (
 // signal the process had been sent by then has been seen first (see
 // flush).
 
-// stopSignals are the signals that stop a command (main.go's context).
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+// stopSignals are the signals that stop a parent waiting for its daemon:
+// SIGINT and SIGTERM, as they stop any command (main.go's context), and
+// SIGHUP, its terminal closed.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // barrierSignal is what a parent sends itself to learn that the stop
 // signals delivered before it have reached it. Its number is above
@@ -139,9 +141,14 @@ func (w *stopWatch) barrierTo(send func() error) {
 	}
 }
 
-// blocksBarrier reports whether thread tid of this process blocks
-// barrierSignal (a mask inherited from whoever started us), so a barrier
-// sent to it would wait.
+// blocksBarrier reports whether thread tid of this process keeps
+// barrierSignal blocked at rest (a mask inherited from whoever started
+// us), so a barrier sent to it would wait out barrierWait. A thread
+// inside a signal handler, or being created, blocks every signal for the
+// moment: that is the thread a stop signal may be half-way through, the
+// one that must get its barrier. The runtime keeps SIGSEGV unblocked on
+// its threads at rest, so a mask that blocks SIGSEGV too is of that
+// moment, not of the thread.
 func blocksBarrier(tid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
 	if err != nil {
@@ -150,10 +157,17 @@ func blocksBarrier(tid int) bool {
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "SigBlk:"); ok {
 			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err != nil || m&(1<<(uint(barrierSignal)-1)) != 0
+			return err != nil || blockedAtRest(m)
 		}
 	}
 	return true
+}
+
+// blockedAtRest reports whether a thread whose signal mask is m (as
+// /proc shows SigBlk) keeps barrierSignal blocked at rest.
+func blockedAtRest(m uint64) bool {
+	has := func(sig syscall.Signal) bool { return m&(1<<(uint(sig)-1)) != 0 }
+	return has(barrierSignal) && !has(syscall.SIGSEGV)
 }
 
 // close stops watching; onStop is not called after it returns.

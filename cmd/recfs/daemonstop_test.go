@@ -30,6 +30,7 @@ func TestStopWatchFlush(t *testing.T) {
 	}{
 		{"SIGINT", syscall.SIGINT, 1},
 		{"SIGTERM", syscall.SIGTERM, 1},
+		{"SIGHUP", syscall.SIGHUP, 1},
 		{"none", 0, 0},
 	} {
 		late := 0
@@ -78,5 +79,33 @@ func TestStopWatchContext(t *testing.T) {
 	cancel()
 	if stops.Load() != 0 {
 		t.Errorf("onStop ran after close")
+	}
+}
+
+// TestBlockedAtRest: a thread is passed over only when it keeps the
+// barrier blocked at rest, not while it runs a handler (every signal
+// blocked, the thread a stop signal may be half-way through).
+func TestBlockedAtRest(t *testing.T) {
+	bit := func(sigs ...syscall.Signal) (m uint64) {
+		for _, s := range sigs {
+			m |= 1 << (uint(s) - 1)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		mask uint64
+		want bool
+	}{
+		{"nothing blocked", 0, false},
+		{"barrier blocked at rest", bit(barrierSignal), true},
+		{"barrier and stops blocked at rest", bit(barrierSignal, syscall.SIGINT, syscall.SIGTERM), true},
+		{"in a handler: all blocked", ^uint64(0), false},
+		{"in a handler: all but the unblockable", ^bit(syscall.SIGKILL, syscall.SIGSTOP), false},
+		{"others blocked", bit(syscall.SIGINT, syscall.SIGUSR1), false},
+	} {
+		if got := blockedAtRest(tc.mask); got != tc.want {
+			t.Errorf("%s (%#x): blockedAtRest %v, want %v", tc.name, tc.mask, got, tc.want)
+		}
 	}
 }
