@@ -266,6 +266,9 @@ func (c *spawnedChild) failure(verdict string, d daemonSpec, interrupted bool) e
 	case interrupted && verdict == "ready" && werr != nil:
 		// Told to stop just after its ready, the child failed to undo it.
 		msg, code = fmt.Sprintf("interrupted as %s became ready, and the daemon failed to end it (%v): see its log", d.what, werr), exitFailure
+	case interrupted && verdict == "ready":
+		// Told to stop just after its ready, the child undid it.
+		msg, code = fmt.Sprintf("interrupted as %s became ready; the daemon ended it, %s", d.what, d.none), exitFailure
 	case interrupted:
 		// The child was told to stop; having exited, it left no mount.
 		msg, code = fmt.Sprintf("interrupted before %s was ready; %s", d.what, d.none), exitFailure

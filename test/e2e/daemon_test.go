@@ -336,6 +336,11 @@ func checkDaemonInterrupted(t *testing.T, stopped bool) {
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Fatalf("interrupted mount --daemon: %v, stderr %q", err, stderr.String())
 	}
+	// Stopped until the ready came, the command says the mount came up
+	// and was ended, not that it never was.
+	if stopped && !strings.Contains(stderr.String(), "became ready; the daemon ended it, nothing is mounted") {
+		t.Errorf("interrupted after the ready: stderr %q does not say the mount was ended", stderr.String())
+	}
 	if m := mountedAt(mnt); m != "" {
 		t.Errorf("%s mounted at %s after the interrupted start", m, mnt)
 	}
