@@ -16,6 +16,14 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
+// createCase is a format to create a file in, by name, and the table's
+// format it must give.
+type createCase struct {
+	format  string
+	trailer bool
+	want    codec.Format
+}
+
 // TestCreateOrOpen: a missing file is created in the format named (then
 // opened as it is), a bad format name is a usage error that creates
 // nothing, and without a format a missing file is an error.
@@ -24,11 +32,7 @@ func TestCreateOrOpen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	o := Options{Index: index.Options{CacheDir: "-", Writable: true}}
-	for _, tc := range []struct {
-		format  string
-		trailer bool
-		want    codec.Format
-	}{{"leveldb", false, codec.LevelDB}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
+	for _, tc := range []createCase{{"leveldb", false, codec.LevelDB}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
 		p := filepath.Join(dir, "new."+tc.format)
 		for round := 0; round < 2; round++ { // created, then opened
 			tb, err := CreateOrOpen(ctx, p, tc.format, tc.trailer, o)
@@ -66,11 +70,7 @@ func TestCreateOrOpenEmptyFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	o := Options{Index: index.Options{CacheDir: "-", Writable: true}}
-	for _, tc := range []struct {
-		format  string
-		trailer bool
-		want    codec.Format
-	}{{"leveldb", false, codec.LevelDB}, {"recordio", false, codec.RecordIO}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
+	for _, tc := range []createCase{{"leveldb", false, codec.LevelDB}, {"recordio", false, codec.RecordIO}, {"recordio", true, codec.RecordIO}, {"tfrecord", false, codec.TFRecord}} {
 		p := filepath.Join(dir, fmt.Sprintf("touched-%s-%v", tc.format, tc.trailer))
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
