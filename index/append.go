@@ -356,11 +356,8 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
 	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
 	// Write.
-	ow := newOffsetWriter(f, end)
-	if a.o.Sync {
-		ow.syncingBehind(f)
-		defer ow.stopSyncing() // on failure, before the caller puts the file back
-	}
+	ow := newAppendWriter(f, end, a.o.Sync)
+	defer ow.stopSyncing() // on failure, before the caller puts the file back
 	w := leveldb.NewWriter(ow, wo)
 	var g growth = &counting{}
 	if !a.o.CountOnly {
@@ -377,10 +374,7 @@ func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 		a.written.keep(ow.kept())
 	}
 	if a.o.Sync {
-		if err := ow.stopSyncing(); err != nil {
-			return u, err
-		}
-		return u, syncFile(f, t.path)
+		return u, ow.syncAll(f, t.path)
 	}
 	return u, nil
 }
@@ -424,7 +418,7 @@ func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
 // offsetWriter writes sequentially at an explicit offset, so appends land
 // where the table says the log ends even if the descriptor's offset differs.
 // It keeps the last identBlock bytes it wrote (see kept). An append that
-// will fsync has it sync behind (see syncingBehind).
+// will fsync has it sync behind (see newAppendWriter).
 type offsetWriter struct {
 	f      io.WriterAt
 	off    int64
@@ -439,17 +433,31 @@ func newOffsetWriter(f io.WriterAt, off int64) *offsetWriter {
 	return &offsetWriter{f: f, off: off, start: -1}
 }
 
-// syncingBehind makes w fsync f in the background every writeBehind bytes
-// it writes, while it goes on writing, so that the fsync at the end of the
-// append finds little left to write. stopSyncing must follow.
-func (w *offsetWriter) syncingBehind(f appendDest) {
-	w.behind = startSyncBehind(f)
-	w.kicked = w.off
+// newAppendWriter returns the offsetWriter of an append to f at off. With
+// sync (the append will fsync) it fsyncs f in the background every
+// writeBehind bytes it writes, while it goes on writing, so that the fsync
+// at the end (syncAll) finds little left to write; stopSyncing must follow.
+func newAppendWriter(f appendDest, off int64, sync bool) *offsetWriter {
+	w := newOffsetWriter(f, off)
+	if sync {
+		w.behind = startSyncBehind(f)
+		w.kicked = off
+	}
+	return w
+}
+
+// syncAll ends w's background fsyncs and fsyncs f, the file at path: what
+// w wrote is on stable storage when it returns nil.
+func (w *offsetWriter) syncAll(f appendDest, path string) error {
+	if err := w.stopSyncing(); err != nil {
+		return err
+	}
+	return syncFile(f, path)
 }
 
 // stopSyncing waits for w's background fsync to end and returns the
 // first error it met; it can be called more than once, and does nothing
-// without syncingBehind.
+// without a background fsync.
 func (w *offsetWriter) stopSyncing() error {
 	if w.behind == nil {
 		return nil

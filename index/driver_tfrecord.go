@@ -391,11 +391,8 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	if err != nil {
 		return u, err
 	}
-	ow := newOffsetWriter(f, end)
-	if a.o.Sync {
-		ow.syncingBehind(f)
-		defer ow.stopSyncing() // on failure, before the caller puts the file back
-	}
+	ow := newAppendWriter(f, end, a.o.Sync)
+	defer ow.stopSyncing() // on failure, before the caller puts the file back
 	w := tfrecord.NewWriter(ow, tfrecord.WriterOptions{Offset: end})
 	var g growth = &counting{}
 	if !a.o.CountOnly {
@@ -410,10 +407,7 @@ func (tfrDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo,
 	a.written.set(g.done(w.Offset()))
 	a.written.keep(ow.kept())
 	if a.o.Sync {
-		if err := ow.stopSyncing(); err != nil {
-			return u, err
-		}
-		return u, syncFile(f, t.path)
+		return u, ow.syncAll(f, t.path)
 	}
 	return u, nil
 }
