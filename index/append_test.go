@@ -89,13 +89,7 @@ func TestAppendKeepsAppEnginePadding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "ae.log")
-	os.WriteFile(path, src, 0o644)
-	tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, path := openNamed(t, "ae.log", src, Options{CacheDir: "-", Writable: true})
 	n := tb.Len()
 	if _, err := tb.Append(ctx, [][]byte{[]byte("one more")}, AppendOptions{}); err != nil {
 		t.Fatal(err)
@@ -138,14 +132,8 @@ func TestAppendRecordIO(t *testing.T) {
 
 func TestAppendLegacyRefused(t *testing.T) {
 	src, _ := os.ReadFile(filepath.Join(vectorDir, "grailbio", "legacy-packed.grail-rpk"))
-	path := filepath.Join(t.TempDir(), "x.grail-rpk")
-	os.WriteFile(path, src, 0o644)
-	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	_, err = tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
+	tb, path := openNamed(t, "x.grail-rpk", src, Options{CacheDir: "-"})
+	_, err := tb.Append(context.Background(), [][]byte{[]byte("x")}, AppendOptions{})
 	if !errors.Is(err, codec.ErrUnsupported) {
 		t.Fatalf("append to legacy: %v", err)
 	}

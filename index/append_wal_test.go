@@ -36,16 +36,10 @@ func TestAppendClosedWALRefused(t *testing.T) {
 	for _, name := range []string{"pebble-recyclable.log", "pebble-walsync.log", "pebble-recyclable-eof-next-block.log"} {
 		t.Run(name, func(t *testing.T) {
 			src, _ := walVector(t, name)
-			path := filepath.Join(t.TempDir(), "000007.log")
-			os.WriteFile(path, src, 0o644)
-			tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := openNamed(t, "000007.log", src, Options{CacheDir: "-", Writable: true})
 			n := tb.Len()
 			for range 2 { // a retry must not change anything either
-				_, err = tb.Append(ctx, [][]byte{[]byte("late")}, AppendOptions{Sync: true})
+				_, err := tb.Append(ctx, [][]byte{[]byte("late")}, AppendOptions{Sync: true})
 				if !errors.Is(err, leveldb.ErrClosedLog) {
 					t.Fatalf("append to a closed WAL: %v", err)
 				}
@@ -72,13 +66,7 @@ func TestAppendOpenWALKeepsFlavour(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, marker := walVector(t, c.name)
-			path := filepath.Join(t.TempDir(), "000007.log")
-			os.WriteFile(path, src[:marker], 0o644)
-			tb, err := Open(ctx, path, Options{CacheDir: "-", Writable: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := openNamed(t, "000007.log", src[:marker], Options{CacheDir: "-", Writable: true})
 			n := tb.Len()
 			more := [][]byte{[]byte("x"), {}, bytes.Repeat([]byte("y"), 70000)}
 			if _, err := tb.Append(ctx, more, AppendOptions{}); err != nil {

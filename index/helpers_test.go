@@ -82,7 +82,15 @@ func equalItems(a, b [][]byte) bool {
 // table with o; the table is closed when the test ends.
 func openTemp(t testing.TB, b []byte, o Options) (*Table, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "src")
+	return openNamed(t, "src", b, o)
+}
+
+// openNamed is openTemp with the file named name, for tests whose format
+// choice or writer flavour goes by the name (a Kafka segment's offset, a
+// WAL's log number, an extension).
+func openNamed(t testing.TB, name string, b []byte, o Options) (*Table, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
 	recfile.WriteFile(t, path, b)
 	tb, err := Open(context.Background(), path, o)
 	if err != nil {

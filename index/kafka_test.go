@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -323,16 +322,7 @@ func TestKafkaSeqAndMeta(t *testing.T) {
 // empty Kafka segment (a broker's just-rolled segment) and takes in the
 // batches written to it; an empty file of another name stays an empty log.
 func TestKafkaEmptySegment(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "00000000000000001000.log")
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := Open(context.Background(), p, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, p := openNamed(t, "00000000000000001000.log", nil, Options{CacheDir: "-"})
 	if tb.Format() != codec.Kafka || tb.Len() != 0 {
 		t.Fatalf("empty segment: %v, %d records", tb.Format(), tb.Len())
 	}
@@ -346,13 +336,7 @@ func TestKafkaEmptySegment(t *testing.T) {
 	if !equalItems(readAll(t, tb), normal(values)) {
 		t.Fatalf("grown segment: %d records", tb.Len())
 	}
-	other := filepath.Join(dir, "other.log")
-	os.WriteFile(other, nil, 0o644)
-	to, err := Open(context.Background(), other, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer to.Close()
+	to, _ := openNamed(t, "other.log", nil, Options{CacheDir: "-"})
 	if to.Format() != codec.LevelDB {
 		t.Fatalf("empty other.log: %v", to.Format())
 	}

@@ -94,13 +94,7 @@ func TestPrometheusFollow(t *testing.T) {
 	for sc.Next() {
 		ends = append(ends, sc.Record().End())
 	}
-	path := filepath.Join(t.TempDir(), "00000000")
-	os.WriteFile(path, full[:ends[9]], 0o644)
-	tb, err := Open(ctx, path, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, path := openNamed(t, "00000000", full[:ends[9]], Options{CacheDir: "-"})
 	gen := tb.Generation()
 	for _, cut := range []int64{ends[30], ends[60] - 1000, ends[60], int64(len(full))} {
 		old, _ := os.ReadFile(path)

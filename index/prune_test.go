@@ -162,15 +162,7 @@ func TestCacheFileUsedAndPrunedOnSave(t *testing.T) {
 // an empty file (it used to read "leveldb log"); given a format, the
 // format's own flavour stays.
 func TestEmptyFileFlavor(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "empty.log")
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := Open(context.Background(), p, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, p := openNamed(t, "empty.log", nil, Options{CacheDir: "-"})
 	if in := tb.Info(); in.Flavor != EmptyFlavor || in.Records != 0 {
 		t.Errorf("empty file: %+v", in)
 	}

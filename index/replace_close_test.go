@@ -47,15 +47,7 @@ func TestRefreshClosesReplacedSource(t *testing.T) {
 	same := sameSizeRecords(old, 'A')
 	for _, format := range []string{"log", "rio", "rio-zstd"} {
 		t.Run(format, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "src")
-			if err := os.WriteFile(path, encodeSource(t, format, old), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
+			tb, path := openTemp(t, encodeSource(t, format, old), Options{CacheDir: "-"})
 			var (
 				stop  atomic.Bool
 				wg    sync.WaitGroup

@@ -290,16 +290,8 @@ func TestTFRecordGzipFollow(t *testing.T) {
 	ctx := context.Background()
 	recs := textPayloads(600, 5000)
 	z := gzipRecords(recs)
-	path := filepath.Join(t.TempDir(), "growing.tfrecord.gz")
 	cut := len(z) * 2 / 3
-	if err := os.WriteFile(path, z[:cut], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := Open(ctx, path, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, path := openNamed(t, "growing.tfrecord.gz", z[:cut], Options{CacheDir: "-"})
 	before, gen := tb.Len(), tb.Generation()
 	if before == 0 || before >= int64(len(recs)) || len(tb.Damage()) == 0 {
 		t.Fatalf("cut file: %d records, damage %v", before, tb.Damage())

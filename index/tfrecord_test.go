@@ -175,15 +175,9 @@ func TestTFRecordCompressed(t *testing.T) {
 // torn-tail damage goes away and the generation stays (a pure append).
 func TestTFRecordExtendCompletesTornRecord(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.tfrecord")
 	good := tfrBytes(codectest.Records(3, 100, 'a'))
 	rec := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("w"), 4000))
-	os.WriteFile(path, append(bytes.Clone(good), rec[:1000]...), 0o644)
-	tb, err := Open(ctx, path, Options{CacheDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
+	tb, path := openNamed(t, "a.tfrecord", append(bytes.Clone(good), rec[:1000]...), Options{CacheDir: "-"})
 	gen := tb.Generation()
 	if tb.Len() != 3 || len(tb.Damage()) != 1 {
 		t.Fatalf("before: %d records, damage %v", tb.Len(), tb.Damage())
