@@ -45,25 +45,55 @@ func buildSplit(size int64, o Options, perWorker int) codec.Split {
 // or a TFRecord file gives each worker.
 const logPartsPerWorker = 1
 
-// buildLog indexes a leveldb log, in parallel parts when it is large enough
-// (leveldb.ScanParallel stitches them).
-func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
-	sp := buildSplit(size, o, logPartsPerWorker)
+// scanParts runs a format's parallel scan over the parts of sp and keeps
+// what part makes of each part's scanner: scan is the format's
+// ScanParallel with its file, size and options bound; part reads the
+// records that start in [start, end) through sc and adds the bytes it
+// scanned to done, the count progress reports. A part scanned again (the
+// sequential rescan after a parallel scan the format gave up on) starts
+// that count over. A memory fault in part (the mapped file shrank under
+// it) is the part's error, as any error part returns, which ends the
+// scan. It returns every part's outcome in part order (the first
+// res.Parts of them are the file's) and the scan's result, or ctx's error
+// once ctx ended, or the scan's error.
+func scanParts[S, P, R any](ctx context.Context, sp codec.Split, scan func(codec.Split, codec.PartScan[S]) (R, error), part func(sc S, start, end int64, done *atomic.Int64) (P, error)) ([]P, R, error) {
 	var done atomic.Int64
-	prog := progress{fn: o.Progress, total: size}
-	parts := make([]*logPart, sp.Parts)
-	lo := leveldb.Options{Strict: o.Strict, Unmasked: o.Unmasked, LogNum: o.LogNum}
-	res, err := leveldb.ScanParallel(ctx, r, size, lo, sp, func(i int, start, end int64, sc *leveldb.Scanner) (err error) {
-		if parts[i] != nil {
+	parts := make([]P, sp.Parts)
+	kept := make([]bool, sp.Parts)
+	res, err := scan(sp, func(i int, start, end int64, sc S) (err error) {
+		if kept[i] {
 			done.Store(0) // the sequential rescan after a parallel one
 		}
 		defer recoverFault(guardFault(), &err)
-		parts[i] = scanLogPart(ctx, r, sc, start, end, &done, prog)
+		p, err := part(sc, start, end, &done)
+		if err != nil {
+			return err
+		}
+		parts[i], kept[i] = p, true
 		return nil
 	})
-	if err := canceled(ctx); err != nil {
-		return nil, err
+	if cerr := canceled(ctx); cerr != nil {
+		err = cerr
 	}
+	if err != nil {
+		var none R
+		return nil, none, err
+	}
+	return parts, res, nil
+}
+
+// buildLog indexes a leveldb log, in parallel parts when it is large enough
+// (leveldb.ScanParallel stitches them).
+func buildLog(ctx context.Context, r io.ReaderAt, size int64, o Options) (*snapshot, error) {
+	prog := progress{fn: o.Progress, total: size}
+	lo := leveldb.Options{Strict: o.Strict, Unmasked: o.Unmasked, LogNum: o.LogNum}
+	parts, res, err := scanParts(ctx, buildSplit(size, o, logPartsPerWorker),
+		func(sp codec.Split, scan leveldb.PartScan) (leveldb.ParallelResult, error) {
+			return leveldb.ScanParallel(ctx, r, size, lo, sp, scan)
+		},
+		func(sc *leveldb.Scanner, start, end int64, done *atomic.Int64) (*logPart, error) {
+			return scanLogPart(ctx, r, sc, start, end, done, prog), nil
+		})
 	if err != nil {
 		return nil, err
 	}

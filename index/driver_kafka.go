@@ -40,43 +40,38 @@ func (kafkaDriver) tried(head []byte) string {
 }
 
 func (kafkaDriver) build(ctx context.Context, r io.ReaderAt, size int64, f codec.Format, o Options) (*snapshot, error) {
-	sp := buildSplit(size, o, kafkaPartsPerWorker)
 	prog := progress{fn: o.Progress, total: size}
-	var done atomic.Int64
-	parts := make([]*kafkaPart, sp.Parts)
 	cache := recordio.DefaultBlockCache()
 	owner := cache.NewOwner()
 	// The scanners check every batch's checksum, so they read the file
 	// by pread into their windows rather than through a map (see
 	// unmapped): the map's page faults cost more than the copy.
-	res, err := kafka.ScanParallel(ctx, unmapped(ctx, r), size, kafka.Options{Strict: o.Strict}, sp, func(i int, start, end int64, sc *kafka.Scanner) error {
-		if parts[i] != nil {
-			done.Store(0) // the sequential rescan after a parallel one
-		}
-		p := &kafkaPart{t: kafkaTable{prev: -1}}
-		p.t.recs.reserve((end - start) / kafkaReserveBytes)
-		pp := &partProgress{ctx: ctx, done: &done, prog: prog, last: start}
-		var keep func(int64, []byte)
-		if start == 0 {
-			// What a reader in file order reads first: the batches of
-			// the first part, up to kafkaKeepBytes of them.
-			left := kafkaKeepBytes
-			keep = func(off int64, data []byte) {
-				if left -= int64(len(data)); left >= 0 {
-					cache.Offer(owner, off, data)
+	pr := unmapped(ctx, r)
+	parts, res, err := scanParts(ctx, buildSplit(size, o, kafkaPartsPerWorker),
+		func(sp codec.Split, scan kafka.PartScan) (kafka.ParallelResult, error) {
+			return kafka.ScanParallel(ctx, pr, size, kafka.Options{Strict: o.Strict}, sp, scan)
+		},
+		func(sc *kafka.Scanner, start, end int64, done *atomic.Int64) (*kafkaPart, error) {
+			p := &kafkaPart{t: kafkaTable{prev: -1}}
+			p.t.recs.reserve((end - start) / kafkaReserveBytes)
+			pp := &partProgress{ctx: ctx, done: done, prog: prog, last: start}
+			var keep func(int64, []byte)
+			if start == 0 {
+				// What a reader in file order reads first: the batches
+				// of the first part, up to kafkaKeepBytes of them.
+				left := kafkaKeepBytes
+				keep = func(off int64, data []byte) {
+					if left -= int64(len(data)); left >= 0 {
+						cache.Offer(owner, off, data)
+					}
 				}
 			}
-		}
-		if err := p.t.scan(sc, &p.s, pp, keep); err != nil {
-			return err
-		}
-		pp.finish(sc.Info().Next)
-		parts[i] = p
-		return nil
-	})
-	if err := canceled(ctx); err != nil {
-		return nil, err
-	}
+			if err := p.t.scan(sc, &p.s, pp, keep); err != nil {
+				return nil, err
+			}
+			pp.finish(sc.Info().Next)
+			return p, nil
+		})
 	if err != nil {
 		return nil, err
 	}

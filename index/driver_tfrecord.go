@@ -265,20 +265,13 @@ func buildTFR(ctx context.Context, r io.ReaderAt, size int64, o Options) (s *sna
 	}
 	prog := progress{fn: o.Progress, total: size}
 	to := tfrecord.Options{Strict: o.Strict}
-	sp := buildSplit(size, o, logPartsPerWorker)
-	var done atomic.Int64
-	parts := make([]*tfrPart, sp.Parts)
-	res, err := tfrecord.ScanParallel(ctx, r, size, to, sp, func(i int, start, end int64, sc *tfrecord.Scanner) (err error) {
-		if parts[i] != nil {
-			done.Store(0) // the sequential rescan after a parallel one
-		}
-		defer recoverFault(guardFault(), &err)
-		parts[i] = scanTFRPart(ctx, r, sc, start, end, &done, prog)
-		return nil
-	})
-	if err := canceled(ctx); err != nil {
-		return nil, err
-	}
+	parts, res, err := scanParts(ctx, buildSplit(size, o, logPartsPerWorker),
+		func(sp codec.Split, scan tfrecord.PartScan) (tfrecord.ParallelResult, error) {
+			return tfrecord.ScanParallel(ctx, r, size, to, sp, scan)
+		},
+		func(sc *tfrecord.Scanner, start, end int64, done *atomic.Int64) (*tfrPart, error) {
+			return scanTFRPart(ctx, r, sc, start, end, done, prog), nil
+		})
 	if err != nil {
 		return nil, err
 	}
