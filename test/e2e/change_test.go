@@ -252,10 +252,7 @@ func sourceChange(t *testing.T, backend, format string, mode changeMode, follow 
 	cur0 := cur
 	var vs versions
 	vs.add("A", cur)
-	src := filepath.Join(t.TempDir(), "src")
-	if err := os.WriteFile(src, encodeRecords(t, format, cur), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := writeTemp(t, "src", encodeRecords(t, format, cur))
 	dir := newMountDir(t)
 	args := []string{"--no-cache", "--backend", backend}
 	if follow {

@@ -149,10 +149,7 @@ func TestDecodeManifestSummaryMount(t *testing.T) {
 func TestDecodeMisfitMount(t *testing.T) {
 	needFUSE(t)
 	_, file := examples(t, 5)
-	src := filepath.Join(t.TempDir(), "ex.tfrecord")
-	if err := os.WriteFile(src, file, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := writeTemp(t, "ex.tfrecord", file)
 	eachBackend(t, func(t *testing.T, backend string) {
 		mnt := newMountDir(t)
 		m := startMount(t, src, mnt, "--backend", backend, "--decode", "batch")
@@ -193,10 +190,7 @@ func TestDecodeFollow(t *testing.T) {
 		src := tempLog(t, "000005.log", [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
 		mnt := newMountDir(t)
 		startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "batch")
-		in := filepath.Join(t.TempDir(), "in")
-		if err := os.WriteFile(in, batchRecord(3, "user 17", "hello world"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		in := writeTemp(t, "in", batchRecord(3, "user 17", "hello world"))
 		if r := runRecfs(t, "append", src, in); r.code != 0 {
 			t.Fatalf("recfs append: %d %s", r.code, r.stderr)
 		}
@@ -258,10 +252,7 @@ func TestDecodeS3(t *testing.T) {
 func TestDecodeMountHelper(t *testing.T) {
 	needMountHelper(t)
 	_, file := examples(t, 12)
-	src := filepath.Join(t.TempDir(), "ex.tfrecord")
-	if err := os.WriteFile(src, file, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := writeTemp(t, "ex.tfrecord", file)
 	mnt := newMountDir(t)
 	r := inMountNS(t, mnt, fmt.Sprintf("mount -t fuse.recfs %s %s -o ro,decode=example || exit 10\ncat %s/000011\numount %s\n", src, mnt, mnt, mnt))
 	if r.code != 0 || !strings.Contains(r.stdout, exampleText(11)) {

@@ -63,10 +63,7 @@ func TestHTTPCat(t *testing.T) {
 	h := startHTTP(t)
 	data := genS3Log(t, 31, 300)
 	url := h.put(t, "gen.log", data, time.Now())
-	local := filepath.Join(t.TempDir(), "gen.log")
-	if err := os.WriteFile(local, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	local := writeTemp(t, "gen.log", data)
 	for _, c := range []struct{ args, sel []string }{
 		{[]string{"cat"}, nil}, {[]string{"cat", "--no-cache"}, nil},
 		{[]string{"cat", "--sep", "nl"}, []string{"7", "250-"}}, {[]string{"ls"}, nil},
@@ -97,10 +94,7 @@ func TestHTTPMount(t *testing.T) {
 	h := startHTTP(t)
 	data := genS3Log(t, 32, 400)
 	url := h.put(t, "m.log", data, time.Now())
-	local := filepath.Join(t.TempDir(), "m.log")
-	if err := os.WriteFile(local, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	local := writeTemp(t, "m.log", data)
 	eachBackend(t, func(t *testing.T, backend string) {
 		lm, rm := newMountDir(t), newMountDir(t)
 		startMount(t, local, lm, "--backend", backend)
@@ -123,14 +117,7 @@ func TestHTTPMount(t *testing.T) {
 func TestHTTPFollow(t *testing.T) {
 	needFUSE(t)
 	h := startHTTP(t)
-	v1, v2 := genS3Log(t, 33, 300), genS3Log(t, 33, 400)
-	if !strings.HasPrefix(string(v2), string(v1)) {
-		t.Fatal("the longer log does not start with the shorter one")
-	}
-	local := filepath.Join(t.TempDir(), "v2.log")
-	if err := os.WriteFile(local, v2, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	v1, v2, local := grownLogs(t, 33)
 	t0 := time.Now().Add(-time.Hour)
 	eachBackend(t, func(t *testing.T, backend string) {
 		name := "follow-" + backend + ".log"

@@ -49,6 +49,15 @@ func tempLog(t *testing.T, name string, recs [][]byte) string {
 	return p
 }
 
+// writeTemp writes b (mode 0644) to a file named name in a new temporary
+// directory and returns its path.
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	recfile.WriteFile(t, p, b)
+	return p
+}
+
 // writeRio writes recs as a grailbio recordio file with an optional trailer.
 func writeRio(t *testing.T, path string, recs [][]byte, trailer []byte) {
 	t.Helper()

@@ -61,10 +61,7 @@ func TestStaleTailMount(t *testing.T) {
 		l = append(l, codectest.RecycledChunk(7, r)...)
 	}
 	copy(file, l)
-	src := filepath.Join(t.TempDir(), "000007.log")
-	if err := os.WriteFile(src, file, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src := writeTemp(t, "000007.log", file)
 	mnt := newMountDir(t)
 	startMount(t, src, mnt, "--no-cache")
 	for i, r := range live {

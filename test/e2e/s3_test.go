@@ -165,16 +165,7 @@ func TestS3Overwrite(t *testing.T) {
 		// A cache smaller than the object: the build's sequential scan
 		// does not leave the middle of it in memory.
 		m := startMount(t, vgw.URL("w.log"), mnt, "--backend", backend, "--no-cache", "--s3-cache", "2M")
-		names, err := os.ReadDir(mnt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var recs []string
-		for _, e := range names {
-			if !strings.HasPrefix(e.Name(), ".") {
-				recs = append(recs, e.Name())
-			}
-		}
+		recs := recordNames(t, mnt)
 		if len(recs) < 600 {
 			t.Fatalf("%d records listed", len(recs))
 		}
@@ -182,7 +173,7 @@ func TestS3Overwrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.Put(t, "w.log", newLog)
-		_, err = os.ReadFile(filepath.Join(mnt, recs[len(recs)/2]))
+		_, err := os.ReadFile(filepath.Join(mnt, recs[len(recs)/2]))
 		if !errors.Is(err, syscall.EIO) {
 			t.Fatalf("read after overwrite: %v, want EIO", err)
 		}
@@ -195,10 +186,7 @@ func TestS3Overwrite(t *testing.T) {
 		if n := strings.Count(m.stderr.String(), changed); n != 1 {
 			t.Errorf("%d log lines about the change, want 1:\n%s", n, m.stderr)
 		}
-		local := filepath.Join(t.TempDir(), "new.log")
-		if err := os.WriteFile(local, newLog, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		local := writeTemp(t, "new.log", newLog)
 		lm, rm := newMountDir(t), newMountDir(t)
 		startMount(t, local, lm, "--backend", backend)
 		startMount(t, vgw.URL("w.log"), rm, "--backend", backend)

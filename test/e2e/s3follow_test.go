@@ -21,14 +21,7 @@ import (
 func TestS3Follow(t *testing.T) {
 	needFUSE(t)
 	srv := startS3(t)
-	v1, v2 := genS3Log(t, 21, 300), genS3Log(t, 21, 400)
-	if !strings.HasPrefix(string(v2), string(v1)) {
-		t.Fatal("the longer log does not start with the shorter one")
-	}
-	local := filepath.Join(t.TempDir(), "v2.log")
-	if err := os.WriteFile(local, v2, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	v1, v2, local := grownLogs(t, 21)
 	eachBackend(t, func(t *testing.T, backend string) {
 		key := "follow-" + backend + ".log"
 		srv.Put(t, key, v1)
@@ -36,6 +29,18 @@ func TestS3Follow(t *testing.T) {
 		m := startMount(t, vgw.URL(key), mnt, "--backend", backend, "--follow", "--follow-interval", "200ms")
 		checkGrownFollowed(t, m, mnt, local, backend, "object", func() { srv.Put(t, key, v2) })
 	})
+}
+
+// grownLogs returns the two versions of a remote log that a follow test
+// serves, v1 of 300 records and v2 of 400 that starts with them (both
+// from seed), and local, v2 written to a file to compare the mount with.
+func grownLogs(t *testing.T, seed uint64) (v1, v2 []byte, local string) {
+	t.Helper()
+	v1, v2 = genS3Log(t, seed, 300), genS3Log(t, seed, 400)
+	if !strings.HasPrefix(string(v2), string(v1)) {
+		t.Fatal("the longer log does not start with the shorter one")
+	}
+	return v1, v2, writeTemp(t, "v2.log", v2)
 }
 
 // checkGrownFollowed checks a --follow mount at mnt of a remote log of 300

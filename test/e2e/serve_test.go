@@ -434,10 +434,7 @@ func TestServeFollow(t *testing.T) {
 	if total != len(recs)+1 {
 		t.Fatalf("listing: %d entries for %d records", total, len(recs))
 	}
-	input := filepath.Join(t.TempDir(), "more.txt")
-	if err := os.WriteFile(input, []byte("appended one\nappended two\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := writeTemp(t, "more.txt", []byte("appended one\nappended two\n"))
 	if r := runRecfs(t, "append", "--lines", log, input); r.code != 0 {
 		t.Fatalf("recfs append: %d %s", r.code, r.stderr)
 	}

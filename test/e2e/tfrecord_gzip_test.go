@@ -71,16 +71,6 @@ func gzipProgram(t *testing.T, b []byte) []byte {
 	return out
 }
 
-// writeFile writes b to name in a new temporary folder.
-func writeTemp(t *testing.T, name string, b []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // indexedGzShard writes makeGzShard's shard to a file and indexes it into
 // a new cache directory.
 func indexedGzShard(t *testing.T, n, maxLen int, seed uint64) (gzShard, string, string) {

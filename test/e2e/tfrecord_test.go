@@ -45,10 +45,7 @@ func TestTFRecordMount(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		big := filepath.Join(t.TempDir(), "big")
-		if err := os.WriteFile(big, more[len(more)-1], 0o644); err != nil {
-			t.Fatal(err)
-		}
+		big := writeTemp(t, "big", more[len(more)-1])
 		sh(t, "cp "+big+" "+filepath.Join(mnt, "big"))
 		if n := len(recordNames(t, mnt)); n != len(recs) {
 			t.Fatalf("%d record files after the appends, want %d", n, len(recs))

@@ -684,10 +684,7 @@ func TestAppendThroughput(t *testing.T) {
 	})
 	t.Run("recfs append", func(t *testing.T) {
 		src := tempLog(t, "a.log", nil)
-		in := filepath.Join(t.TempDir(), "rec")
-		if err := os.WriteFile(in, rec, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		in := writeTemp(t, "rec", rec)
 		start := time.Now()
 		for range nCLI {
 			if r := runRecfs(t, "append", src, in); r.code != 0 {
@@ -698,10 +695,7 @@ func TestAppendThroughput(t *testing.T) {
 		t.Logf("recfs append (a process per record): %d records in %v: %.0f records/s",
 			nCLI, el.Round(time.Millisecond), float64(nCLI)/el.Seconds())
 		// One process, every record in one Table.Append batch.
-		lines := filepath.Join(t.TempDir(), "lines")
-		if err := os.WriteFile(lines, bytes.Repeat(append(bytes.Clone(rec), '\n'), n), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		lines := writeTemp(t, "lines", bytes.Repeat(append(bytes.Clone(rec), '\n'), n))
 		start = time.Now()
 		if r := runRecfs(t, "append", "--lines", src, lines); r.code != 0 {
 			t.Fatalf("recfs append --lines: %d %s", r.code, r.stderr)
