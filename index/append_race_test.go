@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -109,14 +110,7 @@ func TestAppendWaitsAndCatchesUp(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			f, err := os.OpenFile(path, os.O_RDWR, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-				t.Fatal(err)
-			}
+			f := otherAppender(t, path)
 			type res struct {
 				first int64
 				err   error
@@ -145,6 +139,21 @@ func TestAppendWaitsAndCatchesUp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherAppender opens the file at path for writing and takes its append
+// lock, as another appender would; the file is closed when t ends.
+func otherAppender(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // lockWaitsFor makes lockDest report, on the returned channel, that it
@@ -192,27 +201,10 @@ func TestWritableOpenWaitsForAppendLock(t *testing.T) {
 	newRecordFile(t, path, codec.RecordIO, true)
 	before, _ := os.ReadFile(path)
 	// What the other appender will leave: the same file after one append.
-	scratch := filepath.Join(dir, "scratch.rio")
-	os.WriteFile(scratch, before, 0o644)
-	st, err := Open(ctx, scratch, Options{CacheDir: "-", Writable: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Append(ctx, [][]byte{bytes.Repeat([]byte("n"), 50000)}, AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	after, _ := os.ReadFile(scratch)
+	after := appendedCopy(t, path, strings.Repeat("n", 50000))
 	toff := int64(len(before)) - 32768 // the old one-chunk trailer block
 
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	f := otherAppender(t, path)
 	half := toff + 40000
 	if _, err := f.WriteAt(after[toff:half], toff); err != nil { // torn, mid-append
 		t.Fatal(err)
