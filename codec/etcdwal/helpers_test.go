@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // walRec is a record to write: its type and data.
@@ -56,17 +57,7 @@ func entries(n, size int) []walRec {
 func scanAll(t testing.TB, b []byte, o Options) ([][]byte, []Record, []codec.Damage, error) {
 	t.Helper()
 	r := bytes.NewReader(b)
-	sc := NewScanner(r, int64(len(b)), o)
-	var got [][]byte
-	var recs []Record
-	for sc.Next() {
-		rec := sc.Record()
-		p, err := Read(r, rec, nil)
-		if err != nil {
-			t.Fatalf("record at %d: %v", rec.Off, err)
-		}
-		got = append(got, p)
-		recs = append(recs, rec)
-	}
-	return got, recs, sc.Damage(), sc.Err()
+	return codectest.ScanAll(t, NewScanner(r, int64(len(b)), o), func(rec *Record) ([]byte, error) {
+		return Read(r, *rec, nil)
+	})
 }

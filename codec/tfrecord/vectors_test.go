@@ -11,24 +11,22 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // scanAll scans r fully and returns the data of every record.
 func scanAll(t testing.TB, r io.ReaderAt, size int64, o Options) ([]string, []Record, []codec.Damage, error) {
 	t.Helper()
-	s := NewScanner(r, size, o)
-	var data []string
-	var recs []Record
-	for s.Next() {
-		rec := s.Record()
+	got, recs, dmg, err := codectest.ScanAll(t, NewScanner(r, size, o), func(rec *Record) ([]byte, error) {
 		b := make([]byte, rec.Len)
-		if _, err := ReadRecord(r, rec, b, 0); err != nil {
-			t.Fatalf("ReadRecord(%+v): %v", rec, err)
-		}
+		_, err := ReadRecord(r, *rec, b, 0)
+		return b, err
+	})
+	var data []string
+	for _, b := range got {
 		data = append(data, string(b))
-		recs = append(recs, rec)
 	}
-	return data, recs, s.Damage(), s.Err()
+	return data, recs, dmg, err
 }
 
 func TestVectors(t *testing.T) {

@@ -3,10 +3,12 @@ package wlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 )
 
 // segment frames recs with a Writer of compression c; closed zero-fills
@@ -37,25 +39,16 @@ func segment(t testing.TB, recs [][]byte, c Compression, closed bool) []byte {
 func scanAll(t testing.TB, b []byte, o Options) ([][]byte, []Record, []codec.Damage, error) {
 	t.Helper()
 	r := bytes.NewReader(b)
-	sc := NewScanner(r, int64(len(b)), o)
-	var got [][]byte
-	var recs []Record
-	for sc.Next() {
-		rec := sc.Record()
+	return codectest.ScanAll(t, NewScanner(r, int64(len(b)), o), func(rec *Record) ([]byte, error) {
 		if rec.Frags != nil {
 			rec.Frags = append([]Fragment(nil), rec.Frags...)
 		}
-		p, err := Decode(r, rec, nil, o)
-		if err != nil {
-			t.Fatalf("record at %d: %v", rec.Off, err)
+		p, err := Decode(r, *rec, nil, o)
+		if err == nil && int64(len(p)) != rec.Size {
+			err = fmt.Errorf("decoded %d bytes, size says %d", len(p), rec.Size)
 		}
-		if int64(len(p)) != rec.Size {
-			t.Fatalf("record at %d: decoded %d bytes, size says %d", rec.Off, len(p), rec.Size)
-		}
-		got = append(got, p)
-		recs = append(recs, rec)
-	}
-	return got, recs, sc.Damage(), sc.Err()
+		return p, err
+	})
 }
 
 // readPieces reads rec through ReadRecord in pieces of n bytes.
