@@ -126,13 +126,16 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 		return err
 	}
 	defer c.status.Close()
+	defer c.abandon.Close()
 	// SIGINT, SIGTERM or SIGHUP while we wait (the user gave up): end the
-	// child too, rather than leave it to mount behind the user's back.
+	// child too, rather than leave it to mount behind the user's back,
+	// and tell it first that nobody will hear of what it serves.
 	// decided settles the race between an interruption and the verdict:
 	// 1 once the child was told to stop, 2 once we settled on its verdict.
 	var decided atomic.Int32
 	w := watchStops(cmd.Context(), func() {
 		if decided.CompareAndSwap(0, 1) {
+			_, _ = c.abandon.Write([]byte{'x'})
 			_ = c.child.Process.Signal(syscall.SIGTERM)
 		}
 	})
@@ -157,13 +160,17 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	return c.failure(verdict, d, interrupted)
 }
 
-// spawnedChild is a started daemon child: its status pipe, and its early
-// standard error being copied to the log (copied closes when done).
+// spawnedChild is a started daemon child: its status pipe, the pipe that
+// tells it it was abandoned (a byte written before it is told to stop:
+// its parent will not report it ready; closed unwritten, by our exit, once
+// the parent has), and its early standard error being copied to the log
+// (copied closes when done).
 type spawnedChild struct {
-	child  *exec.Cmd
-	status *os.File
-	tail   tailBuffer
-	copied chan struct{}
+	child   *exec.Cmd
+	status  *os.File
+	abandon *os.File
+	tail    tailBuffer
+	copied  chan struct{}
 }
 
 // daemonArgs is this command line without --daemon.
@@ -183,7 +190,8 @@ func daemonArgs(cmd *cobra.Command) []string {
 }
 
 // startChild starts the daemon child in a new session, its output to
-// logf (at logPath), its status lines on a pipe.
+// logf (at logPath), its status lines on a pipe, and a pipe to tell it it
+// was abandoned.
 func startChild(cmd *cobra.Command, logf *os.File, logPath string) (*spawnedChild, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -193,26 +201,36 @@ func startChild(cmd *cobra.Command, logf *os.File, logPath string) (*spawnedChil
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	abandonR, abandon, err := os.Pipe()
 	if err != nil {
 		status.Close()
 		statusW.Close()
 		return nil, err
 	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		status.Close()
+		statusW.Close()
+		abandonR.Close()
+		abandon.Close()
+		return nil, err
+	}
 	child := exec.Command(exe, daemonArgs(cmd)...)
-	child.Env = append(os.Environ(), envReadyFD+"=3", envDaemonLog+"="+logPath)
+	child.Env = append(os.Environ(), envReadyFD+"=3", envAbandonFD+"=4", envDaemonLog+"="+logPath)
 	child.Stdout, child.Stderr = logf, errW
-	child.ExtraFiles = []*os.File{statusW}
+	child.ExtraFiles = []*os.File{statusW, abandonR}
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = child.Start()
 	statusW.Close()
+	abandonR.Close()
 	errW.Close()
 	if err != nil {
 		status.Close()
+		abandon.Close()
 		errR.Close()
 		return nil, fmt.Errorf("start daemon: %w", err)
 	}
-	c := &spawnedChild{child: child, status: status, copied: make(chan struct{})}
+	c := &spawnedChild{child: child, status: status, abandon: abandon, copied: make(chan struct{})}
 	// Copy the child's early standard error to the log, keeping its tail.
 	go func() {
 		_, _ = io.Copy(io.MultiWriter(logf, &c.tail), errR)
@@ -314,6 +332,28 @@ func (t *tailBuffer) explanation(msg string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// daemonAbandoned reports whether this daemon child's parent gave up
+// waiting for it (it was interrupted) before it reported the child ready:
+// then nobody was told of what the child serves. It is for the stop that
+// follows (the parent writes on the abandon pipe before it signals).
+func daemonAbandoned() bool {
+	s := daemonStatus()
+	if s == nil || s.abandon < 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !childAbandoned {
+		var b [1]byte
+		n, _ := syscall.Read(s.abandon, b[:])
+		childAbandoned = n > 0
+	}
+	return childAbandoned
+}
+
+// childAbandoned: a byte came on the abandon pipe (under daemonStatus().mu).
+var childAbandoned bool
 
 // verdict sends the final line, closes the pipe, and points standard error
 // at standard output (the log file) from now on.

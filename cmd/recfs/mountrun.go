@@ -165,7 +165,7 @@ func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 		ReadWrite:      f.rw,
 		Follow:         f.follow,
 		FollowInterval: f.followInterval,
-	}, mounting.Options{})
+	}, mounting.Options{Unannounced: daemonAbandoned})
 	if errors.Is(err, mounting.ErrEndedEarly) {
 		// Unmounted from elsewhere before we saw it ready: nothing to do.
 		logrus.WithField("mountpoint", p.mnt).Info("unmounted")

@@ -252,26 +252,31 @@ func TestDaemonSyslog(t *testing.T) {
 // nothing mounted, no server left. "after ready": the same when the
 // signal reached mount --daemon (stopped meanwhile) before the background
 // process sent its ready, but is handled only after: a stop delivered
-// before the ready line is printed wins over it.
+// before the ready line is printed wins over it. "after ready, busy": the
+// same with a process inside the mount by then; nobody was told of the
+// mount, so the background process detaches it lazily at its first busy
+// unmount rather than retry (it said how often it tried, in its log).
 func TestDaemonInterrupted(t *testing.T) {
 	needFUSE(t)
 	for _, tc := range []struct {
-		name    string
-		stopped bool
-	}{{"indexing", false}, {"after ready", true}} {
-		t.Run(tc.name, func(t *testing.T) { checkDaemonInterrupted(t, tc.stopped) })
+		name          string
+		stopped, busy bool
+	}{{"indexing", false, false}, {"after ready", true, false}, {"after ready, busy", true, true}} {
+		t.Run(tc.name, func(t *testing.T) { checkDaemonInterrupted(t, tc.stopped, tc.busy) })
 	}
 }
 
 // checkDaemonInterrupted sends SIGINT to mount --daemon a quarter into
 // the build; with stopped, to the command stopped (SIGSTOP) until its
-// background process has sent its verdict.
-func checkDaemonInterrupted(t *testing.T, stopped bool) {
+// background process has sent its verdict; with busy, a process then
+// makes the mount its working directory.
+func checkDaemonInterrupted(t *testing.T, stopped, busy bool) {
 	// A source whose reads the test holds: the background process is
 	// indexing when the signal comes, however fast the machine.
 	p := servePaced(t, "big.log", progressLog(t))
 	mnt := daemonMountDir(t)
-	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", "-", p.path, mnt)
+	logPath := filepath.Join(t.TempDir(), "daemon.log")
+	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", logPath, p.path, mnt)
 	stderr := &syncbuf.Buffer{}
 	c.Stderr = stderr
 	if err := c.Start(); err != nil {
@@ -321,6 +326,17 @@ func checkDaemonInterrupted(t *testing.T, stopped bool) {
 		if mountedAt(mnt) == "" {
 			t.Fatalf("the background process ended without mounting: it was told of the signal")
 		}
+		if busy {
+			inside := exec.Command("sleep", "600")
+			inside.Dir = mnt
+			if err := inside.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = inside.Process.Kill()
+				_ = inside.Wait()
+			})
+		}
 		if err := c.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
@@ -343,6 +359,14 @@ func checkDaemonInterrupted(t *testing.T, stopped bool) {
 	}
 	if m := mountedAt(mnt); m != "" {
 		t.Errorf("%s mounted at %s after the interrupted start", m, mnt)
+	}
+	if busy {
+		// One unmount, found busy, then the lazy detach: no retries.
+		b, _ := os.ReadFile(logPath)
+		m := regexp.MustCompile(`mount busy; detaching it lazily.* attempts=(\d+)`).FindSubmatch(b)
+		if m == nil || string(m[1]) != "1" {
+			t.Errorf("the background process retried the busy unmount nobody was told of (%q); log:\n%s", m, b)
+		}
 	}
 	// No process serves or indexes for this mountpoint any more.
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")

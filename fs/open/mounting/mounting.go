@@ -95,6 +95,11 @@ type Options struct {
 	Ready   time.Duration // for the kernel to list a fresh mount (0: DefaultReadyTimeout)
 	Unmount time.Duration // for a busy mount to free itself at the end, before it is detached lazily (0: DefaultUnmountTimeout)
 	Logger  logrus.FieldLogger
+	// Unannounced, when set and true at the stop, says nobody was told the
+	// mount is ready (a daemon whose parent was interrupted as the mount
+	// became ready): nobody can be using it on purpose, so a busy mount is
+	// detached lazily at once and the server is not waited for.
+	Unannounced func() bool
 }
 
 // ErrEndedEarly says the mount ended (was unmounted from elsewhere) before
@@ -172,7 +177,8 @@ func waitReady(mnt string, timeout time.Duration, ended chan error) error {
 // server's result), or ctx ends (SIGINT, SIGTERM). Then it ends the
 // builds requests wait for, calls stopping (nil: none), and unmounts,
 // retrying a busy mount for Options.Unmount before it detaches it lazily
-// so that no dead mount outlives the process.
+// so that no dead mount outlives the process (at once, without waiting
+// for the server, when Options.Unannounced says nobody was told of it).
 func (m *Mounted) Wait(ctx context.Context, stopping func()) error {
 	lg := m.o.Logger.WithField("mountpoint", m.dir)
 	select {
@@ -187,22 +193,31 @@ func (m *Mounted) Wait(ctx context.Context, stopping func()) error {
 	if stopping != nil {
 		stopping()
 	}
+	unannounced := m.o.Unannounced != nil && m.o.Unannounced()
 	deadline := time.Now().Add(m.o.Unmount)
 	var err error
+	attempts := 0
 	for {
+		attempts++
 		if err = m.srv.Unmount(); err == nil {
 			break
 		}
-		if time.Now().After(deadline) {
+		if unannounced || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
 		// Still busy (open files, a shell inside): detach it.
-		lg.WithError(err).Warn("mount busy; detaching it lazily")
+		lg.WithError(err).WithFields(logrus.Fields{"attempts": attempts, "announced": !unannounced}).Warn("mount busy; detaching it lazily")
 		if lerr := Unmount(m.dir, true); lerr != nil {
 			return fmt.Errorf("unmount %s: %w (lazy detach: %v)", m.dir, err, lerr)
+		}
+		if unannounced {
+			// Whoever is inside found it by chance: the server ends with
+			// this process, and they with it.
+			lg.Info("detached; nobody was told of the mount, its users are not waited for")
+			return nil
 		}
 	}
 	select {
