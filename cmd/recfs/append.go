@@ -12,8 +12,6 @@ import (
 	"github.com/recfs/recfs/source/local"
 )
 
-func init() { registerCommand("append", newAppendCmd) }
-
 // appendFlags are the flags of recfs append.
 type appendFlags struct {
 	lines   bool

@@ -9,22 +9,12 @@ type command struct {
 	build func() *cobra.Command
 }
 
-// builtinCommands are the subcommands of the root command's own file set,
-// in the order they are added.
-var builtinCommands = []command{
+// commands are the top-level subcommands, in the order they are added.
+var commands = []command{
 	{"info", newInfoCmd}, {"ls", newLsCmd}, {"cat", newCatCmd},
 	{"verify", newVerifyCmd}, {"index", newIndexCmd}, {"sample", newSampleCmd},
-}
-
-// extraCommands holds subcommands defined in other files of this package
-// (mount, unmount, ...). Each file registers its commands from an init
-// function, so the root command needs no list to keep in sync.
-var extraCommands []command
-
-// registerCommand adds a subcommand constructor to the root command; name
-// is the command's name.
-func registerCommand(name string, f func() *cobra.Command) {
-	extraCommands = append(extraCommands, command{name, f})
+	{"append", newAppendCmd}, {"man", newManCmd}, {"mount", newMountCmd},
+	{"serve", newServeCmd}, {"unmount", newUnmountCmd},
 }
 
 // commandsFor returns the top-level commands the command line args needs
@@ -35,17 +25,16 @@ func registerCommand(name string, f func() *cobra.Command) {
 // that is no command, flags before the command) gets the whole tree, whose
 // listings and suggestions need every command.
 func commandsFor(args []string) []command {
-	all := append(builtinCommands[:len(builtinCommands):len(builtinCommands)], extraCommands...)
 	switch {
 	case len(args) == 1 && args[0] == "--version":
 		return nil
 	case len(args) == 0 || args[0] == "man": // man pages walk the whole tree
-		return all
+		return commands
 	}
-	for _, c := range all {
+	for _, c := range commands {
 		if c.name == args[0] {
 			return []command{c}
 		}
 	}
-	return all
+	return commands
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("man", newManCmd) }
-
 // newManCmd makes `recfs man`: the man page (section 1) of a command on
 // standard output, every page into a directory, or installed where man(1)
 // finds them.

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("mount", newMountCmd) }
-
 // mountFlags are the flags of `recfs mount`.
 type mountFlags struct {
 	src            *sourceFlags

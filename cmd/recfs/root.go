@@ -151,8 +151,7 @@ func init() {
 	cobra.EnableTraverseRunHooks = true
 }
 
-// newRootCmd builds the command tree: the commands of this file set plus
-// every constructor registered in extraCommands (mount, unmount, ...).
+// newRootCmd builds the command tree with every command.
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	return newRootCmdFor(stdout, stderr, commandsFor(nil))
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerCommand("serve", newServeCmd) }
-
 // envPass is the environment variable --pass defaults to (so the password
 // stays out of the process list).
 const envPass = "RECFS_PASS"

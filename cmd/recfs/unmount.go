@@ -10,8 +10,6 @@ import (
 	"github.com/recfs/recfs/fs/open/mounting"
 )
 
-func init() { registerCommand("unmount", newUnmountCmd) }
-
 // unmountFlags are the flags of `recfs unmount`.
 type unmountFlags struct {
 	lazy, force, ifMounted bool
