@@ -53,10 +53,10 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		return err
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no record files in %s (%d other %s)", strings.Join(args, ", "), other, plural(other, "file", "files"))
+		return fmt.Errorf("no record files in %s (%d other %s)", strings.Join(args, ", "), other, report.Plural(other, "file", "files"))
 	}
 	out, asJSON := cmd.OutOrStdout(), wantJSON(cmd)
-	sep := &blockWriter{w: out, lines: !blocks}
+	sep := &report.BlockWriter{W: out, Lines: !blocks}
 	if !asJSON {
 		cmd.SetOut(sep)
 		defer cmd.SetOut(out)
@@ -67,7 +67,7 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
-		sep.next()
+		sep.Next()
 		isBad, err := do(f)
 		if err := fails.add(f, err); err != nil {
 			return err
@@ -77,58 +77,12 @@ func eachFile(cmd *cobra.Command, args []string, what string, blocks bool, do fu
 		}
 	}
 	if !asJSON {
-		sep.lines = false // a blank line before the summary
-		sep.next()
-		fmt.Fprintln(sep, summaryLine(len(files), len(files)-bad-fails.n, bad, fails.n, other, what))
+		sep.Lines = false // a blank line before the summary
+		sep.Next()
+		fmt.Fprintln(sep, report.Summary{Files: len(files), Bad: bad, Failed: fails.n, Other: other, BadWord: what})
 	}
 	fails.n += bad
 	return fails.result()
-}
-
-// blockWriter separates the outputs of files by a blank line: the first
-// write after next, when something was written before, starts with one.
-type blockWriter struct {
-	w            io.Writer
-	lines        bool // one line per file: no blank line between, one before the summary
-	wrote, fresh bool
-}
-
-// next starts the output of another file.
-func (b *blockWriter) next() { b.fresh = true }
-
-func (b *blockWriter) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if b.fresh && b.wrote && !b.lines {
-		if _, err := io.WriteString(b.w, "\n"); err != nil {
-			return 0, err
-		}
-	}
-	b.fresh, b.wrote = false, true
-	return b.w.Write(p)
-}
-
-// summaryLine is the last line of a multi-file command's text output, e.g.
-// "3 record files: 2 ok, 1 damaged, 0 failed; 2 other files skipped".
-func summaryLine(n, ok, bad, failed, other int, what string) string {
-	s := fmt.Sprintf("%d record %s: %d ok", n, plural(n, "file", "files"), ok)
-	if what != "" {
-		s += fmt.Sprintf(", %d %s", bad, what)
-	}
-	s += fmt.Sprintf(", %d failed", failed)
-	if other > 0 {
-		s += fmt.Sprintf("; %d other %s skipped", other, plural(other, "file", "files"))
-	}
-	return s
-}
-
-// plural returns one or many by n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // withPath returns err's text, starting with path unless it names it.

@@ -27,11 +27,11 @@ func WarnDamaged(w io.Writer, path string, ds []codec.Damage) {
 	}
 	fmt.Fprintf(w, "recfs: warning: %s is damaged (%d %s skipped, the first at offset %d); "+
 		"records after it are numbered as found, not as written (recfs verify %s lists the damage)\n",
-		path, n, plural(n, "range", "ranges"), first, path)
+		path, n, Plural(n, "range", "ranges"), first, path)
 }
 
-// plural returns one or many by n.
-func plural(n int, one, many string) string {
+// Plural returns one or many by n.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
