@@ -19,21 +19,23 @@ import (
 // serve), so it runs every command line itself.
 const leanLink = false
 
-// s3Defaults are source/s3's.
-var s3Defaults = s3DefaultValues{
-	connect: s3.DefaultConnectTimeout, firstByte: s3.DefaultFirstByteTimeout, idle: s3.DefaultIdleTimeout,
-	retryBudget: s3.DefaultRetryBudget, attempts: s3.DefaultMaxAttempts, listMaxPages: s3.DefaultListMaxPages,
-}
-
-// httpDefaultTimeout is source/httprange's.
-const httpDefaultTimeout = httprange.DefaultTimeout
-
-// serveDefaults are fs/serve's and fs/nfs's.
-var serveDefaults = serveDefaultValues{
-	addr: netserve.DefaultAddr, maxConns: netserve.DefaultMaxConns,
-	httpIdle: netserve.DefaultIdleTimeout, httpRequest: netserve.DefaultReadHeaderTimeout,
-	nfsIdle: nfs.DefaultIdleTimeout, nfsRequest: nfs.DefaultRequestTimeout,
-}
+// The defaults of the S3, HTTP and serve flags: source/s3's,
+// source/httprange's, fs/serve's and fs/nfs's.
+const (
+	s3DefaultConnect      = s3.DefaultConnectTimeout
+	s3DefaultFirstByte    = s3.DefaultFirstByteTimeout
+	s3DefaultIdle         = s3.DefaultIdleTimeout
+	s3DefaultRetryBudget  = s3.DefaultRetryBudget
+	s3DefaultAttempts     = s3.DefaultMaxAttempts
+	s3DefaultListMaxPages = s3.DefaultListMaxPages
+	httpDefaultTimeout    = httprange.DefaultTimeout
+	serveDefaultAddr      = netserve.DefaultAddr
+	serveDefaultMaxConns  = netserve.DefaultMaxConns
+	serveDefaultHTTPIdle  = netserve.DefaultIdleTimeout
+	serveDefaultHTTPReq   = netserve.DefaultReadHeaderTimeout
+	serveDefaultNFSIdle   = nfs.DefaultIdleTimeout
+	serveDefaultNFSReq    = nfs.DefaultRequestTimeout
+)
 
 // s3ClientOptions returns the client options of a command's S3 flags.
 func s3ClientOptions(cmd *cobra.Command) (s3.Options, error) {

@@ -18,23 +18,24 @@ import (
 // and serve hand theirs over once parsed (runMountCmd, runServeCmd).
 const leanLink = true
 
-// s3Defaults repeat source/s3's (not linked here) for the S3 flags' help.
-var s3Defaults = s3DefaultValues{
-	connect: 10 * time.Second, firstByte: 30 * time.Second, idle: 30 * time.Second,
-	retryBudget: time.Minute, attempts: 4, listMaxPages: 1000,
-}
-
-// httpDefaultTimeout repeats source/httprange's (not linked here) for the
-// --http-timeout help.
-const httpDefaultTimeout = 30 * time.Second
-
-// serveDefaults repeat fs/serve's and fs/nfs's (not linked here) for
-// serve's help.
-var serveDefaults = serveDefaultValues{
-	addr: "127.0.0.1:0", maxConns: 1024,
-	httpIdle: 60 * time.Second, httpRequest: 10 * time.Second,
-	nfsIdle: 5 * time.Minute, nfsRequest: 30 * time.Second,
-}
+// The defaults of the S3, HTTP and serve flags repeat source/s3's,
+// source/httprange's, fs/serve's and fs/nfs's (not linked here) for their
+// help; the e2e suite checks that both binaries' help agree.
+const (
+	s3DefaultConnect      = 10 * time.Second
+	s3DefaultFirstByte    = 30 * time.Second
+	s3DefaultIdle         = 30 * time.Second
+	s3DefaultRetryBudget  = time.Minute
+	s3DefaultAttempts     = 4
+	s3DefaultListMaxPages = 1000
+	httpDefaultTimeout    = 30 * time.Second
+	serveDefaultAddr      = "127.0.0.1:0"
+	serveDefaultMaxConns  = 1024
+	serveDefaultHTTPIdle  = 60 * time.Second
+	serveDefaultHTTPReq   = 10 * time.Second
+	serveDefaultNFSIdle   = 5 * time.Minute
+	serveDefaultNFSReq    = 30 * time.Second
+)
 
 // runMountCmd hands a parsed `recfs mount` command line (the mount
 // helper's too) to recfs-full, which has the FUSE server: it replaces this

@@ -31,16 +31,6 @@ type serveFlags struct {
 	logFile        string
 }
 
-// serveDefaultValues are the defaults of serve's flags: fs/serve's and
-// fs/nfs's, which the full link reads from those packages and the lean
-// link (without them) repeats.
-type serveDefaultValues struct {
-	addr                  string
-	maxConns              int
-	httpIdle, httpRequest time.Duration
-	nfsIdle, nfsRequest   time.Duration
-}
-
 // protocol is one way recfs serve serves a tree.
 type protocol struct {
 	name, short, long, example string
@@ -130,12 +120,12 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	}
 	f.src = addSourceFlags(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", serveDefaults.addr, "address to listen on, host:port (port 0: any free port)")
+	fl.StringVar(&f.addr, "addr", serveDefaultAddr, "address to listen on, host:port (port 0: any free port)")
 	fl.BoolVar(&f.anyone, "insecure-allow-anyone", false, "serve an address other machines can reach without credentials")
-	fl.IntVar(&f.maxConns, "max-conns", serveDefaults.maxConns, "connections kept open at once (beyond it the longest idle is closed)")
-	idle, request := serveDefaults.httpIdle, serveDefaults.httpRequest
+	fl.IntVar(&f.maxConns, "max-conns", serveDefaultMaxConns, "connections kept open at once (beyond it the longest idle is closed)")
+	idle, request := serveDefaultHTTPIdle, serveDefaultHTTPReq
 	if !p.http {
-		idle, request = serveDefaults.nfsIdle, serveDefaults.nfsRequest
+		idle, request = serveDefaultNFSIdle, serveDefaultNFSReq
 	}
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", idle, "close a connection that has no request in progress for this long")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", request, "close a connection whose request (HTTP: line and headers; NFS: record) does not arrive whole within this (slowloris)")
