@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/recfs/recfs/fs/open"
 )
 
 // The recfs command is built in two links. recfs-full, the default build
@@ -48,10 +50,10 @@ const envHandedOffBy = "RECFS_HANDED_OFF_BY"
 func needsFull(args []string) string {
 	operands := false
 	for _, a := range args {
-		switch {
-		case strings.HasPrefix(a, "s3://"):
+		switch kind := open.KindOf(a); {
+		case kind == open.S3Object || kind == open.S3Prefix:
 			return "s3:// sources"
-		case hasPrefixFold(a, "http://") || hasPrefixFold(a, "https://"):
+		case kind == open.HTTP:
 			return "http(s):// sources"
 		case operands:
 		case a == "--":
@@ -65,11 +67,6 @@ func needsFull(args []string) string {
 		}
 	}
 	return ""
-}
-
-// hasPrefixFold is strings.HasPrefix ignoring ASCII case (URL schemes).
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // findFull returns the path of recfs-full: beside the running executable
