@@ -81,12 +81,12 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 		return err
 	}
 	defer in.Close()
-	moved := []movedJSON{}
+	moved := []report.Moved{}
 	// With --sync the append's fsync also makes a file --create made durable.
 	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync, KeepCreateLock: af.create != "",
 		TailMoved: func(m index.MovedTail) {
-			moved = append(moved, movedJSON{Offset: m.Off, Bytes: m.Len, SavedTo: m.SavedTo, Reason: m.Reason})
-			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", movedText(m))
+			moved = append(moved, report.MovedOf(m))
+			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", moved[len(moved)-1])
 		}}
 	t, err := openAppendTarget(cmd, path, af, o)
 	if err != nil {
@@ -98,19 +98,11 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	if err != nil {
 		return forceHint(err)
 	}
-	total := first + count // the append went at the end, under the file's lock
+	a := report.AppendedOf(path, first, count, moved)
 	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{
-			"status": "appended", "file": path, "records": count, "first": first, "last": total - 1, "total": total,
-			"moved": moved,
-		})
+		return printJSON(cmd.OutOrStdout(), a)
 	}
-	if count == 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "appended 0 record(s) to %s\n", path)
-		return nil
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "appended %d record(s) to %s as %s..%s\n", count, path,
-		report.RecordNumber(first, total), report.RecordNumber(total-1, total))
+	_ = a.WriteText(cmd.OutOrStdout()) // the records are in FILE: the status says so
 	return nil
 }
 
@@ -125,23 +117,6 @@ func openAppendTarget(cmd *cobra.Command, path string, af appendFlags, o index.O
 		return nil, err
 	}
 	return open.CreateOrOpen(cmd.Context(), path, af.create, af.trailer, oo)
-}
-
-// movedJSON is a tail an append moved out of the file, in --json.
-type movedJSON struct {
-	Offset  int64  `json:"offset"`
-	Bytes   int64  `json:"bytes"`
-	SavedTo string `json:"saved_to"` // "" when a recordio journal rolled back an interrupted append
-	Reason  string `json:"reason"`
-}
-
-// movedText says what was moved out of a file, and where it went.
-func movedText(m index.MovedTail) string {
-	s := fmt.Sprintf("moved the %d bytes at offset %d out of %s (%s)", m.Len, m.Off, m.Path, m.Reason)
-	if m.SavedTo != "" {
-		s += "; saved in " + m.SavedTo
-	}
-	return s
 }
 
 // forceHint adds the way out to a refusal because of a running database.
