@@ -85,7 +85,7 @@ func findFull() (string, error) {
 // why; it returns only when it cannot (the exit status, the reason told
 // on stderr).
 func handOff(why string, argv []string, stderr io.Writer) int {
-	fail := func(err error) int { return failBeforeRun(argv, stderr, err) }
+	fail := func(err error) int { return printError(argv[1:], stderr, err, exitFailure) }
 	if os.Getenv(envHandedOff) != "" {
 		return fail(fmt.Errorf("%s need %s, but the %s found is a lean build too: install the full build (go install ./cmd/recfs, or make install) as %s", why, fullName, fullName, fullName))
 	}
@@ -97,17 +97,6 @@ func handOff(why string, argv []string, stderr io.Writer) int {
 	self, _ := os.Executable()
 	err = syscall.Exec(path, argv, append(os.Environ(), envHandedOff+"="+version(), envHandedOffBy+"="+self))
 	return fail(fmt.Errorf("%s need %s: %w", why, path, err))
-}
-
-// failBeforeRun tells err, found before the command line argv ran, on
-// stderr (as JSON under --json) and returns the exit status, 1.
-func failBeforeRun(argv []string, stderr io.Writer, err error) int {
-	if jsonRequested(argv[1:]) {
-		writeJSONError(stderr, err, exitFailure)
-	} else {
-		fmt.Fprintln(stderr, "recfs:", err)
-	}
-	return exitFailure
 }
 
 // checkHandedOff runs first in recfs-full: when a lean recfs handed it

@@ -21,7 +21,7 @@ func main() {
 			os.Exit(handOff(why, os.Args, os.Stderr))
 		}
 	} else if err := checkHandedOff(); err != nil {
-		os.Exit(failBeforeRun(os.Args, os.Stderr, err))
+		os.Exit(printError(os.Args[1:], os.Stderr, err, exitFailure))
 	}
 	// The first SIGINT or SIGTERM cancels the context, so commands stop
 	// cleanly (a foreground mount unmounts); once it has, the default

@@ -79,14 +79,8 @@ func runTree(ctx context.Context, root *cobra.Command, args []string, stderr io.
 	if helperMode(args, isCommand(root)) {
 		restoreEnv()
 		margs, err := helperArgs(args)
-		err = helperArity(root, args, err)
-		if err != nil && jsonRequested(args) {
-			writeJSONError(stderr, err, exitCode(err))
-			return exitCode(err)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "recfs: %v\n", err)
-			return exitCode(err)
+		if err = helperArity(root, args, err); err != nil {
+			return printError(args, stderr, err, exitCode(err))
 		}
 		args = margs
 	}
@@ -103,17 +97,22 @@ func runTree(ctx context.Context, root *cobra.Command, args []string, stderr io.
 		err, code = errInterrupted, exitFailure
 	}
 	var ee *exitError
-	if jsonRequested(args) {
-		if !errors.As(err, &ee) || !ee.silent {
-			writeJSONError(stderr, err, code)
-		}
-		return code
-	}
 	if !errors.As(err, &ee) || !ee.silent {
-		fmt.Fprintf(stderr, "recfs: %v\n", err)
+		printError(args, stderr, err, code)
 	}
-	if code == exitUsage && cmd != nil {
+	if code == exitUsage && cmd != nil && !jsonRequested(args) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// printError tells err, which ends the command line args, on stderr (as
+// JSON under --json) and returns code, the exit status.
+func printError(args []string, stderr io.Writer, err error, code int) int {
+	if jsonRequested(args) {
+		writeJSONError(stderr, err, code)
+	} else {
+		fmt.Fprintln(stderr, "recfs:", err)
 	}
 	return code
 }
