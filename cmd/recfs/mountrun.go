@@ -5,9 +5,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func (f *mountFlags) check() error {
 	case err != nil || (nf != codec.LevelDB && nf != codec.RecordIO && nf != codec.TFRecord):
 		return usagef("--new-format %q: want leveldb, recordio or tfrecord", f.newFormat)
 	case backends[f.backend] == nil:
-		return usagef("unknown --backend %q (available: %s)", f.backend, backendNames())
+		return usagef("unknown --backend %q (available: %s)", f.backend, strings.Join(slices.Sorted(maps.Keys(backends)), ", "))
 	case f.force && !f.rw:
 		return usagef("--force goes with --rw")
 	}
@@ -215,13 +216,4 @@ func (f *mountFlags) ownership(cmd *cobra.Command) (fs.Ownership, error) {
 		o.Umask, o.SetUmask = uint32(m), true
 	}
 	return o, nil
-}
-
-func backendNames() string {
-	var names []string
-	for n := range backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
