@@ -27,10 +27,16 @@ func openHTTP(ctx context.Context, url string, o Options) (*httprange.Object, er
 	return httprange.NewClient(o.HTTP).Open(ctx, url)
 }
 
-// httpTable is Table for an http(s):// URL: its table loaded from the
+// httpTable is Table for an http(s):// URL (its row's opener).
+func httpTable(ctx context.Context, url string, o Options) (*index.Table, error) {
+	t, _, err := httpObjectTable(ctx, url, o)
+	return t, err
+}
+
+// httpObjectTable is Table for an http(s):// URL, and its object: its table loaded from the
 // cache when one was saved for its version, else built by ranged GETs
 // (and saved).
-func httpTable(ctx context.Context, url string, o Options) (*index.Table, *httprange.Object, error) {
+func httpObjectTable(ctx context.Context, url string, o Options) (*index.Table, *httprange.Object, error) {
 	obj, err := openHTTP(ctx, url, o)
 	if err != nil {
 		return nil, nil, err
@@ -48,7 +54,7 @@ func httpTable(ctx context.Context, url string, o Options) (*index.Table, *httpr
 // httpTree is the read-only tree of the file an http(s):// URL serves;
 // with follow, a new version (ETag, Last-Modified or length) replaces it.
 func httpTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, error) {
-	t, obj, err := httpTable(ctx, url, o.Options)
+	t, obj, err := httpObjectTable(ctx, url, o.Options)
 	if err != nil {
 		return nil, err
 	}

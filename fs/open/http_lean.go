@@ -2,18 +2,11 @@
 
 package open
 
-import (
-	"context"
-	"strings"
-
-	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/index"
-)
+import "strings"
 
 // The lean link (build tag recfs_lean) leaves the http(s):// source and
-// net/http out: http(s):// targets fail with ErrNotLinked. The recfs
-// command never gets here with one — its lean binary hands such command
-// lines to recfs-full.
+// net/http out: its row of the table of kinds (kinds.go) keeps the
+// spelling, and its openers fail with ErrNotLinked (lean.go).
 
 // HTTPOptions configure the client of http(s):// targets; the lean link
 // has none.
@@ -26,14 +19,8 @@ func isHTTPURL(target string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-func httpTable(_ context.Context, url string, _ Options) (*index.Table, any, error) {
-	return nil, nil, notLinked(url)
-}
-
-func httpTree(_ context.Context, url string, _ TreeOptions) (*fs.Tree, error) {
-	return nil, notLinked(url)
-}
-
-func httpSeq(_ context.Context, url string, _ Options) (Seq, error) {
-	return Seq{}, notLinked(url)
-}
+var (
+	httpTable = notLinkedTable
+	httpTree  = notLinkedTree
+	httpSeq   = notLinkedSeq
+)

@@ -9,8 +9,9 @@
 // open ← cmd): it knows every source kind, and nothing of flags or
 // terminals — progress and options come in [Options].
 //
-// A new source kind is one package under source/ and one case in
-// [KindOf] with its opener in this package's table of kinds.
+// A new source kind is one package under source/ and one row in this
+// package's table of kinds (kinds.go): its spelling and its three openers
+// (see CONTRIBUTING.md, "Adding a source").
 package open
 
 import (
@@ -40,20 +41,10 @@ const (
 	HTTP                 // http:// or https:// URL of one file
 )
 
-// KindOf tells the kind of source target names, from its spelling alone:
-// the one place recfs tells URLs from paths.
-func KindOf(target string) Kind {
-	switch {
-	case strings.HasPrefix(target, "s3://"):
-		if s3IsPrefix(target) {
-			return S3Prefix
-		}
-		return S3Object
-	case isHTTPURL(target):
-		return HTTP
-	}
-	return Local
-}
+// KindOf tells the kind of source target names, from its spelling alone
+// (the first row of the table of kinds whose spelling matches): the one
+// place recfs tells URLs from paths.
+func KindOf(target string) Kind { return kindOf(target).kind }
 
 // Remote reports whether target names a source that is not a local path
 // (nothing to make absolute, stat or resolve beneath a directory).
@@ -123,17 +114,7 @@ func IsUsage(err error) bool { return report.IsUsage(err) }
 // from the cache directory when a table saved for its version is there,
 // else built (and saved). A local target must be a regular file.
 func Table(ctx context.Context, target string, o Options) (*index.Table, error) {
-	switch KindOf(target) {
-	case S3Prefix:
-		return nil, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", target)
-	case S3Object:
-		t, _, _, err := s3Table(ctx, target, o)
-		return t, err
-	case HTTP:
-		t, _, err := httpTable(ctx, target, o)
-		return t, err
-	}
-	return localTable(ctx, target, o, nil)
+	return kindOf(target).table(ctx, target, o)
 }
 
 // pathReach is how a local table looks at its path again: reopen opens
@@ -164,6 +145,11 @@ func openLocal(ctx context.Context, path string, o index.Options, reach *pathRea
 		return nil, err
 	}
 	return t, nil
+}
+
+// localOpen is Table for a local path (its row's opener).
+func localOpen(ctx context.Context, path string, o Options) (*index.Table, error) {
+	return localTable(ctx, path, o, nil)
 }
 
 // localTable is Table for a local path.

@@ -72,12 +72,18 @@ func openS3(ctx context.Context, url string, o Options) (*s3.Client, *s3.Object,
 	return c, obj, err
 }
 
-// s3Table is Table for an s3:// URL: the object's table, loaded from the
+// s3Table is Table for an s3:// URL of an object (its row's opener).
+func s3Table(ctx context.Context, url string, o Options) (*index.Table, error) {
+	t, _, _, err := s3ObjectTable(ctx, url, o)
+	return t, err
+}
+
+// s3ObjectTable is Table for an s3:// URL: the object's table, loaded from the
 // cache when one was saved for its ETag and size, else built by ranged
 // GETs (and saved). An index published next to the object is fetched
 // first when there is no saved one. The object stays open for the table's
 // reads.
-func s3Table(ctx context.Context, url string, o Options) (*index.Table, *s3.Object, *s3.Client, error) {
+func s3ObjectTable(ctx context.Context, url string, o Options) (*index.Table, *s3.Object, *s3.Client, error) {
 	c, obj, err := openS3(ctx, url, o)
 	if err != nil {
 		return nil, nil, nil, err
@@ -115,7 +121,7 @@ func objectTable(ctx context.Context, c *s3.Client, bucket, key string, obj *s3.
 // as o.Decode says). With follow, the object is HEADed at the follow
 // interval and a new version replaces the table (see followed).
 func s3ObjectTree(ctx context.Context, url string, o TreeOptions) (*fs.Tree, error) {
-	t, obj, _, err := s3Table(ctx, url, o.Options)
+	t, obj, _, err := s3ObjectTable(ctx, url, o.Options)
 	if err != nil {
 		return nil, err
 	}

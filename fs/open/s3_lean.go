@@ -4,16 +4,12 @@ package open
 
 import (
 	"context"
-	"fmt"
 	"strings"
-
-	"github.com/recfs/recfs/fs"
-	"github.com/recfs/recfs/index"
 )
 
 // The lean link (build tag recfs_lean) leaves the S3 source and its SDK
-// out: s3:// targets fail with ErrNotLinked. The recfs command never gets
-// here with one — its lean binary hands such command lines to recfs-full.
+// out: its rows of the table of kinds (kinds.go) keep the spelling, and
+// their openers fail with ErrNotLinked (lean.go).
 
 // SidecarSuffix names the published index of an object (see the full
 // build's documentation).
@@ -28,23 +24,12 @@ func s3IsPrefix(url string) bool {
 	return key == "" || strings.HasSuffix(key, "/")
 }
 
-func notLinked(url string) error { return fmt.Errorf("%s: %w", url, ErrNotLinked) }
-
-func s3Table(_ context.Context, url string, _ Options) (*index.Table, any, any, error) {
-	return nil, nil, nil, notLinked(url)
-}
-
-func s3Seq(_ context.Context, url string, _ Options) (Seq, error) {
-	return Seq{}, notLinked(url)
-}
-
-func s3ObjectTree(_ context.Context, url string, _ TreeOptions) (*fs.Tree, error) {
-	return nil, notLinked(url)
-}
-
-func s3PrefixTree(_ context.Context, url string, _ TreeOptions) (*fs.Tree, error) {
-	return nil, notLinked(url)
-}
+var (
+	s3Table      = notLinkedTable
+	s3ObjectTree = notLinkedTree
+	s3PrefixTree = notLinkedTree
+	s3Seq        = notLinkedSeq
+)
 
 // Publish would upload a saved index next to an s3:// object; the lean
 // link fails with ErrNotLinked.

@@ -35,15 +35,7 @@ func (s Seq) Close() error {
 // per small record would dominate), an object's through its cache's large
 // sequential GETs. For cat of many records and for verify.
 func Sequential(ctx context.Context, target string, o Options) (Seq, error) {
-	switch KindOf(target) {
-	case S3Prefix:
-		return Seq{}, usagef("%s is a prefix; these commands read one object (s3://bucket/key)", target)
-	case S3Object:
-		return s3Seq(ctx, target, o)
-	case HTTP:
-		return httpSeq(ctx, target, o)
-	}
-	return localSeq(ctx, target, o)
+	return kindOf(target).seq(ctx, target, o)
 }
 
 // localSeq is Sequential for a local path.

@@ -42,26 +42,7 @@ func Tree(ctx context.Context, target string, o TreeOptions) (*fs.Tree, error) {
 	if o.CacheMem > 0 {
 		recordio.DefaultBlockCache().SetBudget(o.CacheMem)
 	}
-	switch KindOf(target) {
-	case S3Prefix:
-		return s3PrefixTree(ctx, target, o)
-	case S3Object:
-		return s3ObjectTree(ctx, target, o)
-	case HTTP:
-		return httpTree(ctx, target, o)
-	}
-	abs, err := filepath.Abs(target)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return dirTree(abs, o)
-	}
-	return fileTree(ctx, abs, o)
+	return kindOf(target).tree(ctx, target, o)
 }
 
 // fileTree is the tree of one local record file.
