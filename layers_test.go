@@ -84,6 +84,12 @@ func adapter(path string) string {
 // osPackages are what codec, pure framing, may not import.
 var osPackages = []string{"os", "os/exec", "os/signal", "syscall", "io/fs", "path/filepath", "golang.org/x/sys/", "net", "net/"}
 
+// neutralCodec are the codec packages fs and the adapters may import:
+// the format-neutral sentinels and types, and the decoders (which render
+// payloads, not framing). Every other codec package is a byte layout,
+// which fs and the adapters know nothing of.
+var neutralCodec = []string{module + "/codec", module + "/codec/decode", module + "/codec/decoders"}
+
 // fuseLibraries are the FUSE libraries, for the adapters alone.
 var fuseLibraries = []string{"bazil.org/fuse", "github.com/hanwen/go-fuse"}
 
@@ -129,6 +135,9 @@ func checkLayers(pkgs []pkg) []string {
 				if a, b := adapter(p.path), adapter(imp); b != "" && a != b && rank == rankAdapter {
 					bad = append(bad, fmt.Sprintf("adapter %s imports the other adapter %s", p.path, imp))
 				}
+			}
+			if (rank == rankFS || rank == rankAdapter) && !helper && hasPrefixPath(imp, module+"/codec") && !slices.Contains(neutralCodec, imp) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: fs and the adapters know no byte layouts", p.path, imp))
 			}
 			if rank == rankCodec && !helper {
 				for _, o := range osPackages {

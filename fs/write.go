@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/recfs/recfs/codec/recordio"
-
 	"github.com/recfs/recfs/index"
 )
 
@@ -60,7 +58,7 @@ var _ Appender = (*index.Table)(nil)
 // streams without holding them in memory; *index.Table is one. Pending
 // files that spilled to disk are appended through it.
 type StreamAppender interface {
-	AppendFrom(ctx context.Context, recs []recordio.ItemSource, o index.AppendOptions) (first int64, err error)
+	AppendFrom(ctx context.Context, recs []index.Stream, o index.AppendOptions) (first int64, err error)
 }
 
 var _ StreamAppender = (*index.Table)(nil)
@@ -365,7 +363,7 @@ func (t *Tree) appendRecord(ctx context.Context, rd *recDir, p *pending, sync bo
 	if sa, ok := src.(StreamAppender); ok && p.buf.spilled() {
 		// Streamed from the spill file: never whole in memory.
 		first, err := sa.AppendFrom(context.WithoutCancel(ctx),
-			[]recordio.ItemSource{{R: p.buf.reader(), Size: p.buf.size}}, index.AppendOptions{Sync: sync})
+			[]index.Stream{{R: p.buf.reader(), Size: p.buf.size}}, index.AppendOptions{Sync: sync})
 		if err != nil {
 			return -1, p.opErr("append", -1, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/recfs/recfs/codec/leveldb"
-	"github.com/recfs/recfs/codec/recordio"
 
 	"github.com/recfs/recfs/codec"
 )
@@ -79,12 +78,19 @@ func (t *Table) Append(ctx context.Context, recs [][]byte, o AppendOptions) (fir
 	return t.appendRecords(ctx, appendReq{recs: recs, o: o})
 }
 
+// Stream is one record given as a stream: its Size bytes are read from R
+// as the record is written (see [Table.AppendFrom]).
+type Stream struct {
+	R    io.Reader
+	Size int64
+}
+
 // AppendFrom is Append for records given as streams (Size bytes read from
 // R each): a record is never held in memory whole, so appending one of
 // gigabytes takes a few chunk buffers. recordio items get a block each.
 // If an input fails or ends early (codec.ErrShortInput), the file is put
 // back as it was.
-func (t *Table) AppendFrom(ctx context.Context, recs []recordio.ItemSource, o AppendOptions) (first int64, err error) {
+func (t *Table) AppendFrom(ctx context.Context, recs []Stream, o AppendOptions) (first int64, err error) {
 	return t.appendRecords(ctx, appendReq{streams: recs, o: o})
 }
 
@@ -258,7 +264,7 @@ func (t *Table) checkAppended(ctx context.Context, old *snapshot, a appendReq) e
 // yields when it is set.
 type appendReq struct {
 	recs    [][]byte
-	streams []recordio.ItemSource
+	streams []Stream
 	each    *countedStream
 	o       AppendOptions
 	locked  bool // the caller holds the append lock already (Options.KeepCreateLock)
@@ -397,14 +403,14 @@ func (rioDriver) append(t *Table, f appendDest, s *snapshot, r appendReq) (undo,
 		return undo{}, err
 	}
 	if streams != nil {
-		return u, a.AppendFrom(streams...)
+		return u, a.AppendFrom(itemSources(streams)...)
 	}
 	return u, a.Append(items...)
 }
 
 // recordSizes returns the payload lengths of recs, or of streams when recs
 // is nil.
-func recordSizes(recs [][]byte, streams []recordio.ItemSource) []int64 {
+func recordSizes(recs [][]byte, streams []Stream) []int64 {
 	sizes := make([]int64, 0, len(recs)+len(streams))
 	for _, r := range recs {
 		sizes = append(sizes, int64(len(r)))

@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-
-	"github.com/recfs/recfs/codec/recordio"
 )
 
 // memInput is the largest input OpenInputs reads into memory.
@@ -19,7 +17,7 @@ const memInput = 16 << 20
 type Inputs struct {
 	lines   RecordStream
 	recs    [][]byte
-	streams []recordio.ItemSource
+	streams []Stream
 	files   []*os.File
 }
 
@@ -114,11 +112,11 @@ type input struct {
 }
 
 // item returns the input as a stream.
-func (in input) item() recordio.ItemSource {
+func (in input) item() Stream {
 	if in.f != nil {
-		return recordio.ItemSource{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
+		return Stream{R: io.NewSectionReader(in.f, 0, in.size), Size: in.size}
 	}
-	return recordio.ItemSource{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
+	return Stream{R: bytes.NewReader(in.b), Size: int64(len(in.b))}
 }
 
 // openInput opens an input: a regular file larger than memInput stays a

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recfs/recfs/codec/recordio"
-
 	"github.com/recfs/recfs/codec"
 )
 
@@ -24,9 +22,9 @@ func TestAppendFrom(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			tb, path := createTable(t, f, f == codec.RecordIO)
 			recs := [][]byte{[]byte("one"), bytes.Repeat([]byte("big"), 50000), {}}
-			var srcs []recordio.ItemSource
+			var srcs []Stream
 			for _, r := range recs {
-				srcs = append(srcs, recordio.ItemSource{R: bytes.NewReader(r), Size: int64(len(r))})
+				srcs = append(srcs, Stream{R: bytes.NewReader(r), Size: int64(len(r))})
 			}
 			first, err := tb.AppendFrom(ctx, srcs, AppendOptions{Sync: true})
 			if err != nil || first != 0 || tb.Len() != 3 {
@@ -38,7 +36,7 @@ func TestAppendFrom(t *testing.T) {
 				}
 			}
 			before, _ := os.ReadFile(path)
-			_, err = tb.AppendFrom(ctx, []recordio.ItemSource{
+			_, err = tb.AppendFrom(ctx, []Stream{
 				{R: bytes.NewReader([]byte("fine")), Size: 4},
 				{R: bytes.NewReader(make([]byte, 90000)), Size: 90001},
 			}, AppendOptions{})

@@ -379,3 +379,12 @@ func (rioDriver) create(w io.Writer, trailer bool) error {
 	}
 	return err
 }
+
+// itemSources converts streams into the recordio writer's items.
+func itemSources(streams []Stream) []recordio.ItemSource {
+	items := make([]recordio.ItemSource, len(streams))
+	for i, s := range streams {
+		items[i] = recordio.ItemSource(s)
+	}
+	return items
+}
