@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/recfs/recfs/codec/leveldb"
-
 	"github.com/recfs/recfs/codec"
 )
 
@@ -343,69 +341,6 @@ func (a appendReq) writeAll(write writeFunc, writeFrom writeFromFunc) error {
 		}
 	}
 	return a.each.Err()
-}
-
-// append appends to a leveldb log through f, whose lock the caller holds
-// and which s describes. It returns what puts the file back.
-func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo, error) {
-	lt := s.tab.(*logTable)
-	if err := lt.info.CheckAppend(s.size); err != nil {
-		return undo{}, err // refused before anything is written
-	}
-	// A torn tail is saved aside, then cut off; a failure later writes it
-	// back from the saved copy.
-	end, u, err := t.clearTail(f, s)
-	if err != nil {
-		return u, err
-	}
-	// Writer options.
-	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
-	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
-	// Write.
-	ow := newAppendWriter(f, end, a.o.Sync)
-	defer ow.stopSyncing() // on failure, before the caller puts the file back
-	w := leveldb.NewWriter(ow, wo)
-	var g growth = &counting{}
-	if !a.o.CountOnly {
-		g = lt.growing(wo.HeaderSize(), a.many())
-	}
-	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
-		return u, err
-	}
-	if err := w.Close(); err != nil {
-		return u, err
-	}
-	if !lt.unmask {
-		a.written.set(g.done(w.Offset()))
-		a.written.keep(ow.kept())
-	}
-	if a.o.Sync {
-		return u, ow.syncAll(f, t.path)
-	}
-	return u, nil
-}
-
-// append appends items to a recordio v2 file through f, whose lock the
-// caller holds and which s describes. It returns what puts the file back.
-func (rioDriver) append(t *Table, f appendDest, s *snapshot, r appendReq) (undo, error) {
-	r, err := r.gathered()
-	if err != nil {
-		return undo{}, err // nothing written yet
-	}
-	items, streams := r.recs, r.streams
-	a, err := newRecordIOAppender(f, t.path, RecordIOAppendOptions{})
-	if err != nil {
-		return undo{}, err
-	}
-	defer a.Close()
-	u, err := saveUndo(f, s.size, a.WriteOffset())
-	if err != nil {
-		return undo{}, err
-	}
-	if streams != nil {
-		return u, a.AppendFrom(itemSources(streams)...)
-	}
-	return u, a.Append(items...)
 }
 
 // recordSizes returns the payload lengths of recs, or of streams when recs

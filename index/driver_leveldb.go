@@ -278,3 +278,43 @@ func (ot *logTable) extend(ctx context.Context, t *Table, src io.ReaderAt, old *
 	s.source = "built"
 	return &s, nil
 }
+
+// append appends to a leveldb log through f, whose lock the caller holds
+// and which s describes. It returns what puts the file back.
+func (logDriver) append(t *Table, f appendDest, s *snapshot, a appendReq) (undo, error) {
+	lt := s.tab.(*logTable)
+	if err := lt.info.CheckAppend(s.size); err != nil {
+		return undo{}, err // refused before anything is written
+	}
+	// A torn tail is saved aside, then cut off; a failure later writes it
+	// back from the saved copy.
+	end, u, err := t.clearTail(f, s)
+	if err != nil {
+		return u, err
+	}
+	// Writer options.
+	wo := lt.info.AppendOptions(end) // recyclable logs go on in their own chunk flavour
+	wo.AppEngine = lt.info.Padded && end > 0 && end%blockSize == 0
+	// Write.
+	ow := newAppendWriter(f, end, a.o.Sync)
+	defer ow.stopSyncing() // on failure, before the caller puts the file back
+	w := leveldb.NewWriter(ow, wo)
+	var g growth = &counting{}
+	if !a.o.CountOnly {
+		g = lt.growing(wo.HeaderSize(), a.many())
+	}
+	if err := a.writeAll(tracked(g, w.WriteRecord, w.WriteRecordFrom)); err != nil {
+		return u, err
+	}
+	if err := w.Close(); err != nil {
+		return u, err
+	}
+	if !lt.unmask {
+		a.written.set(g.done(w.Offset()))
+		a.written.keep(ow.kept())
+	}
+	if a.o.Sync {
+		return u, ow.syncAll(f, t.path)
+	}
+	return u, nil
+}

@@ -388,3 +388,26 @@ func itemSources(streams []Stream) []recordio.ItemSource {
 	}
 	return items
 }
+
+// append appends items to a recordio v2 file through f, whose lock the
+// caller holds and which s describes. It returns what puts the file back.
+func (rioDriver) append(t *Table, f appendDest, s *snapshot, r appendReq) (undo, error) {
+	r, err := r.gathered()
+	if err != nil {
+		return undo{}, err // nothing written yet
+	}
+	items, streams := r.recs, r.streams
+	a, err := newRecordIOAppender(f, t.path, RecordIOAppendOptions{})
+	if err != nil {
+		return undo{}, err
+	}
+	defer a.Close()
+	u, err := saveUndo(f, s.size, a.WriteOffset())
+	if err != nil {
+		return undo{}, err
+	}
+	if streams != nil {
+		return u, a.AppendFrom(itemSources(streams)...)
+	}
+	return u, a.Append(items...)
+}
