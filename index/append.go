@@ -205,7 +205,10 @@ func (t *Table) appendLocked(ctx context.Context, a appendReq) (int64, error) {
 // and an append must not extend the old version's table over such bytes.
 func (t *Table) catchUp(ctx context.Context) error {
 	s := t.s()
-	st, err := t.localFile().Fstat()
+	if s.fst == nil {
+		return ErrWritableSource // appendRecords let only local files in
+	}
+	st, err := s.fst.Fstat()
 	if err != nil {
 		return err
 	}

@@ -11,11 +11,11 @@ import (
 // descriptor the table reads) before Sync returns. Append with
 // AppendOptions.Sync does the same for its own records.
 func (t *Table) Sync() error {
-	l := t.localFile()
-	if l == nil {
+	w, ok := t.s().src.(source.Writer)
+	if !ok {
 		return ErrWritableSource
 	}
-	if err := l.Sync(); err != nil {
+	if err := w.Sync(); err != nil {
 		return err
 	}
 	synced(t.path)

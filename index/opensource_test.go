@@ -143,3 +143,44 @@ func renameAway(path string) error {
 	}
 	return os.WriteFile(path, []byte("not a record file"), 0o644)
 }
+
+// TestReadOnlySource: a table of a source without the write capabilities
+// (no source.Writer, no source.FileStater) refuses Sync, Append,
+// AppendFrom and CheckAppend with ErrWritableSource, and its bytes stay.
+func TestReadOnlySource(t *testing.T) {
+	t.Parallel()
+	var logBuf bytes.Buffer
+	w := leveldb.NewWriter(&logBuf, leveldb.WriterOptions{})
+	if _, err := w.WriteRecord([]byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Clone(logBuf.Bytes())
+	ctx := context.Background()
+	tb, err := OpenSource(ctx, sourcetest.NewMem("s3://bucket/ro.log", logBuf.Bytes()), Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	for name, err := range map[string]error{
+		"Sync":        tb.Sync(),
+		"CheckAppend": tb.CheckAppend(),
+		"Append": func() error {
+			_, err := tb.Append(ctx, [][]byte{[]byte("two")}, AppendOptions{})
+			return err
+		}(),
+		"AppendFrom": func() error {
+			_, err := tb.AppendFrom(ctx, []Stream{{R: bytes.NewReader([]byte("two")), Size: 3}}, AppendOptions{})
+			return err
+		}(),
+	} {
+		if !errors.Is(err, ErrWritableSource) {
+			t.Errorf("%s: %v, want ErrWritableSource", name, err)
+		}
+	}
+	if tb.Len() != 1 || !bytes.Equal(logBuf.Bytes(), data) {
+		t.Fatalf("%d records, bytes changed %v; want 1 and unchanged", tb.Len(), !bytes.Equal(logBuf.Bytes(), data))
+	}
+}

@@ -353,7 +353,12 @@ func (s *snapshot) setSource(src source.Source) {
 }
 
 // localFile returns the local file the table reads now, or nil when its
-// source is not a local file (appends and repairs need one).
+// source is not a local file. Appends and repairs need one, not just an
+// appendDest: they reopen the very file read-write (writable, through
+// /proc/self/fd), check that its path still names it (pathIsFile) and
+// probe the database LOCK beside it (guardDBLock), none of which another
+// source offers yet. Where only a capability is used (catchUp's Fstat,
+// Sync), the code asks for that capability instead.
 func (t *Table) localFile() *local.File {
 	l, _ := t.s().src.(*local.File)
 	return l
