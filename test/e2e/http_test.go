@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,15 +16,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // httpFiles serves dir with net/http's file server (Range, If-Range and
 // Last-Modified as the standard library does them); while stall is set,
-// its GETs never answer (until the client gives up or the test ends).
+// its GETs never answer (until the client gives up or the test ends);
+// while etags is set, each answer carries a strong ETag, a hash of the
+// file's bytes (as CDNs and object stores send).
 type httpFiles struct {
 	*httptest.Server
 	dir   string
 	stall atomic.Bool
+	etags atomic.Bool
 }
 
 func startHTTP(t *testing.T) *httpFiles {
@@ -35,6 +44,11 @@ func startHTTP(t *testing.T) *httpFiles {
 			case <-done:
 			}
 			return
+		}
+		if h.etags.Load() {
+			if b, err := os.ReadFile(filepath.Join(h.dir, path.Clean(r.URL.Path))); err == nil {
+				w.Header().Set("ETag", fmt.Sprintf(`"%x"`, sha256.Sum256(b)))
+			}
 		}
 		fsrv.ServeHTTP(w, r)
 	}))
@@ -128,14 +142,34 @@ func TestHTTPFollow(t *testing.T) {
 	})
 }
 
-// TestHTTPChanged: a file replaced on the server under a mount (a new
-// Last-Modified) fails the reads that reach the server with EIO, never
-// bytes of the new version.
+// TestHTTPChanged: a file replaced on the server under a mount fails the
+// reads that reach the server with EIO, never bytes of the new version:
+// when the new version has a new Last-Modified, and when it has the same
+// length and Last-Modified but another strong ETag (a valid log of the
+// same shape, so only the ETag tells the versions apart).
 func TestHTTPChanged(t *testing.T) {
 	needFUSE(t)
-	h := startHTTP(t)
-	oldLog, newLog := genS3Log(t, 34, 600), genS3Log(t, 35, 600)
+	h, ht := startHTTP(t), startHTTP(t)
+	ht.etags.Store(true)
+	oldLog := genS3Log(t, 34, 600)
 	t0 := time.Now().Add(-time.Hour)
+	for _, c := range []struct {
+		name     string
+		h        *httpFiles
+		newLog   []byte
+		newMtime time.Time
+	}{
+		{"last-modified", h, genS3Log(t, 35, 600), t0.Add(time.Minute)},
+		{"etag", ht, sameShape(t, oldLog), t0},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkHTTPChanged(t, c.h, oldLog, c.newLog, t0, c.newMtime) })
+	}
+}
+
+// checkHTTPChanged mounts oldLog served by h on each backend, replaces it
+// by newLog (modified at newMtime) and wants EIO from a read that reaches
+// the server.
+func checkHTTPChanged(t *testing.T, h *httpFiles, oldLog, newLog []byte, t0, newMtime time.Time) {
 	eachBackend(t, func(t *testing.T, backend string) {
 		name := "w-" + backend + ".log"
 		url := h.put(t, name, oldLog, t0)
@@ -150,11 +184,43 @@ func TestHTTPChanged(t *testing.T) {
 		if _, err := os.ReadFile(filepath.Join(mnt, recs[0])); err != nil {
 			t.Fatal(err)
 		}
-		h.put(t, name, newLog, t0.Add(time.Minute))
+		h.put(t, name, newLog, newMtime)
 		if b, err := os.ReadFile(filepath.Join(mnt, recs[len(recs)/2])); !errors.Is(err, syscall.EIO) {
 			t.Fatalf("read after the file was replaced: %d bytes, %v; want EIO", len(b), err)
 		}
 	})
+}
+
+// sameShape returns a log of the records of log with each payload byte
+// flipped: as long as log, framed the same, valid, with other bytes.
+func sameShape(t *testing.T, log []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := leveldb.NewWriter(&buf, leveldb.WriterOptions{})
+	sc := leveldb.NewScanner(bytes.NewReader(log), int64(len(log)), leveldb.Options{})
+	for sc.Next() {
+		rec := sc.Record()
+		p := make([]byte, rec.Len)
+		if _, err := leveldb.ReadRecord(bytes.NewReader(log), rec, p, 0, leveldb.Options{}); err != nil {
+			t.Fatalf("record at %d: %v", rec.Off, err)
+		}
+		for i := range p {
+			p[i] ^= 0xff
+		}
+		if _, err := w.WriteRecord(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != len(log) || bytes.Equal(buf.Bytes(), log) {
+		t.Fatalf("same-shape log: %d bytes (want %d), equal %v", buf.Len(), len(log), bytes.Equal(buf.Bytes(), log))
+	}
+	return buf.Bytes()
 }
 
 // TestHTTPStalled: a server that stops answering GETs costs a read the
