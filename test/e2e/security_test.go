@@ -3,14 +3,17 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
+	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // Tests of what an unprivileged user ("attacker", who can write inside
@@ -442,7 +445,11 @@ func TestReplacedSourcesClosed(t *testing.T) {
 
 // TestRenamedSourceStaysReadable: a record file renamed in the tree (a
 // write-ahead log recycled under a new name) is not deleted: under
-// --follow it stays open and readable, under its new name too.
+// --follow it stays open and followed, and readable under its new name
+// too. That following ran after the rename is proven, not slept for: a
+// record appended after the rename must appear in the record directory
+// held open from before it, which only a follow tick of the renamed file
+// can put there.
 func TestRenamedSourceStaysReadable(t *testing.T) {
 	needFUSE(t)
 	eachBackend(t, func(t *testing.T, backend string) {
@@ -454,15 +461,55 @@ func TestRenamedSourceStaysReadable(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(mnt, "000005.log", "000001")); err != nil || !bytes.Equal(b, recs[1]) {
 			t.Fatalf("before the rename: %q %v", b, err)
 		}
-		if err := os.Rename(filepath.Join(tree, "000005.log"), filepath.Join(tree, "000009.log")); err != nil {
+		held, err := os.Open(filepath.Join(mnt, "000005.log"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond) // several follow intervals
-		for _, rec := range []string{"000002", "000003"} {
+		defer held.Close()
+		renamed := filepath.Join(tree, "000009.log")
+		if err := os.Rename(filepath.Join(tree, "000005.log"), renamed); err != nil {
+			t.Fatal(err)
+		}
+		more := genRecords(6, 1, 40)[0]
+		appendLogRecord(t, renamed, more)
+		recs = append(recs, more)
+		waitFor(t, 5*time.Second, 20*time.Millisecond, func() (bool, string) {
+			fd, err := syscall.Openat(int(held.Fd()), "000004", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return false, fmt.Sprintf("the record appended after the rename, in the directory held from before it: %v", err)
+			}
+			f := os.NewFile(uintptr(fd), "000004")
+			defer f.Close()
+			b, err := io.ReadAll(f)
+			return err == nil && bytes.Equal(b, more), fmt.Sprintf("the appended record reads %q, %v", b, err)
+		})
+		for _, rec := range []string{"000002", "000003", "000004"} {
 			i, _ := strconv.Atoi(rec)
 			if b, err := os.ReadFile(filepath.Join(mnt, "000009.log", rec)); err != nil || !bytes.Equal(b, recs[i]) {
 				t.Errorf("record %s under the new name: %q %v", rec, b, err)
 			}
 		}
 	})
+}
+
+// appendLogRecord appends rec to the leveldb log at path, framed as the
+// log's own writer would.
+func appendLogRecord(t *testing.T, path string, rec []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
+	if _, err := w.WriteRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
