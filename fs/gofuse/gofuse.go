@@ -151,7 +151,7 @@ func Mount(dir string, tree *fs.Tree, o fs.MountOptions) (fs.Server, error) {
 	}
 	m.srv = srv
 	if m.push != nil {
-		m.push.store = func(id uint64, data []byte) fuse.Status { return srv.InodeNotifyStoreCache(id, 0, data) }
+		m.push.store = measure.CountedStore(func(id uint64, data []byte) fuse.Status { return srv.InodeNotifyStoreCache(id, 0, data) })
 		go m.push.run(done)
 	}
 	if mp.Follow {

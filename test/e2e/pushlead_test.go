@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,9 +46,12 @@ func TestPushKeepsAheadOfReader(t *testing.T) {
 	if d := snap().sub(before); d["READ"] != 2 {
 		t.Fatalf("the first two records sent %d READ, want one each (%v)", d["READ"], d)
 	}
-	// Pushing 2,000 records of 1 KiB takes milliseconds; give the pusher
-	// ample time on a loaded machine.
-	time.Sleep(2 * time.Second)
+	// The pusher needs no READ to go on: wait until it has stored the
+	// records about to be read (NOTIFY_STORE counts the records stored).
+	waitFor(t, 30*time.Second, 20*time.Millisecond, func() (bool, string) {
+		d := snap().sub(before)
+		return d["NOTIFY_STORE"] >= reads, fmt.Sprintf("%d records pushed after the first two were read, want %d (%v)", d["NOTIFY_STORE"], reads, d)
+	})
 	before = snap()
 	for _, f := range files[2 : 2+reads] {
 		read(f)

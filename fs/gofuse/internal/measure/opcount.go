@@ -22,6 +22,7 @@ import (
 // counter, a measuring hook for tests and benchmarks: when it holds a file
 // path, the server counts the FUSE requests it answers, by opcode, and
 // writes the totals so far to that file (one "NAME COUNT" line per opcode,
+// and one for the records pushed into the page cache, NOTIFY_STORE;
 // sorted) whenever the process gets SIGUSR1, and once more at unmount.
 const OpCountsEnv = "RECFS_FUSE_OPCOUNTS"
 
@@ -80,12 +81,35 @@ type opCounter struct {
 	n [numOps]atomic.Int64
 }
 
-// String renders the counts as "NAME COUNT" lines, sorted by name.
+// stores counts the records pushed into the kernel's page cache
+// (FUSE_NOTIFY_STORE answered OK) while OpCountsEnv is set; the counts
+// report it as NOTIFY_STORE. A process serves one go-fuse mount.
+var stores atomic.Int64
+
+// CountedStore returns store, counting the records it stores (NOTIFY_STORE
+// in the counts) when OpCountsEnv names a file: tests wait on it to know
+// the pusher is done instead of sleeping.
+func CountedStore(store func(id uint64, data []byte) fuse.Status) func(id uint64, data []byte) fuse.Status {
+	if os.Getenv(OpCountsEnv) == "" {
+		return store
+	}
+	return func(id uint64, data []byte) fuse.Status {
+		st := store(id, data)
+		if st == fuse.OK {
+			stores.Add(1)
+		}
+		return st
+	}
+}
+
+// String renders the counts as "NAME COUNT" lines, sorted by name: the
+// requests answered by opcode, and NOTIFY_STORE.
 func (c *opCounter) String() string {
-	lines := make([]string, 0, numOps)
+	lines := make([]string, 0, numOps+1)
 	for i := range c.n {
 		lines = append(lines, fmt.Sprintf("%s %d", opNames[i], c.n[i].Load()))
 	}
+	lines = append(lines, fmt.Sprintf("NOTIFY_STORE %d", stores.Load()))
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
 }
