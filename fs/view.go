@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/recfs/recfs/codec/decode"
@@ -37,6 +38,10 @@ const (
 
 // largeRender serialises the renderings of large records.
 var largeRender sync.Mutex
+
+// largeRenderWaits counts the renderings of large records that found
+// another one under way and waited for it (a hook for tests).
+var largeRenderWaits atomic.Int64
 
 // renderCache holds the renderings of the records last read through any
 // view, most recent first.
@@ -322,7 +327,10 @@ func (s *viewSource) render(ctx context.Context, gen uint64, n int64, forSize bo
 	if size > viewLargeRecord {
 		// Large renderings are made one at a time: a hostile record can
 		// render to some twenty times its size.
-		largeRender.Lock()
+		if !largeRender.TryLock() {
+			largeRenderWaits.Add(1)
+			largeRender.Lock()
+		}
 		defer largeRender.Unlock()
 		if e, ok := renderings.get(s, gen, n); ok {
 			return e.text, e.err // made while this one waited

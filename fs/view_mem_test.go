@@ -55,20 +55,34 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 // TestViewLargeRendersOneAtATime: renderings of large records, which a
 // hostile record can make some twenty times its size, are made one at a
 // time in the process, so that readers of many such records at once do
-// not hold many of them.
+// not hold many of them. The first rendering holds until every other
+// reader has found it under way and waits (largeRenderWaits), or until a
+// second rendering begins beside it: no scheduling luck can pass it.
 func TestViewLargeRendersOneAtATime(t *testing.T) {
+	const readers = 8
 	var now, most atomic.Int64
+	var held atomic.Bool
+	waits := largeRenderWaits.Load()
 	slow := testSession("slow", 0, func(dst, rec []byte) []byte {
 		if k := now.Add(1); k > most.Load() {
 			most.Store(k)
 		}
-		time.Sleep(20 * time.Millisecond)
+		if held.CompareAndSwap(false, true) {
+			deadline := time.Now().Add(30 * time.Second)
+			for largeRenderWaits.Load()-waits < readers-1 && most.Load() == 1 {
+				if time.Now().After(deadline) {
+					t.Errorf("after 30 s: %d of %d other renderings waited, none began", largeRenderWaits.Load()-waits, readers-1)
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		now.Add(-1)
 		return append(dst, rec...)
 	})
 	big := bytes.Repeat([]byte("b"), viewLargeRecord+1)
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for i := range readers {
 		v := View(&fakeSource{recs: [][]byte{big, big, big}}, slow, "")
 		wg.Add(1)
 		go func() {
