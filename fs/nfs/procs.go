@@ -3,7 +3,6 @@ package nfs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"syscall"
 
@@ -269,5 +268,3 @@ func last(names []string) string {
 	}
 	return names[len(names)-1]
 }
-
-var _ = fmt.Sprint
