@@ -50,13 +50,13 @@ type stream struct {
 // io.EOF; a changed object gives an error wrapping source.ErrChanged.
 func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("s3obj: negative offset %d", off)
+		return 0, fmt.Errorf("s3: negative offset %d", off)
 	}
 	if o.changed.Load() {
 		return 0, o.errChanged()
 	}
 	if err := o.ctx.Err(); err != nil {
-		return 0, fmt.Errorf("s3obj: %s: closed", o.url)
+		return 0, fmt.Errorf("s3: %s: closed", o.url)
 	}
 	if off >= o.size {
 		return 0, io.EOF
@@ -104,9 +104,9 @@ func (o *Object) wait(b *block) error {
 	case <-b.done:
 		return nil
 	case <-o.ctx.Done():
-		return fmt.Errorf("s3obj: %s: closed", o.url)
+		return fmt.Errorf("s3: %s: closed", o.url)
 	case <-t.C:
-		return fmt.Errorf("s3obj: %s: block at %d: %w", o.url, b.idx*o.opt.BlockSize, budgetTimeout(o.opt.RetryBudget, ""))
+		return fmt.Errorf("s3: %s: block at %d: %w", o.url, b.idx*o.opt.BlockSize, budgetTimeout(o.opt.RetryBudget, ""))
 	}
 }
 
@@ -339,7 +339,7 @@ func (o *Object) get(ctx context.Context, bl []*block, p *progressWatch) (int, e
 	select {
 	case o.sem <- struct{}{}:
 	case <-ctx.Done():
-		return 0, fmt.Errorf("s3obj: %s: %w", o.url, context.Cause(ctx))
+		return 0, fmt.Errorf("s3: %s: %w", o.url, context.Cause(ctx))
 	}
 	defer func() { <-o.sem }()
 	if o.changed.Load() {
@@ -361,7 +361,7 @@ func (o *Object) get(ctx context.Context, bl []*block, p *progressWatch) (int, e
 			o.markChanged("the opened range is gone")
 			return 0, o.errChanged()
 		}
-		return 0, fmt.Errorf("s3obj: GET %s %s: %w", o.url, *in.Range, err)
+		return 0, fmt.Errorf("s3: GET %s %s: %w", o.url, *in.Range, err)
 	}
 	defer out.Body.Close()
 	// A store that ignores If-Match must still not mix versions: the
@@ -377,7 +377,7 @@ func (o *Object) get(ctx context.Context, bl []*block, p *progressWatch) (int, e
 		n := min(bs, o.size-b.idx*bs)
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(out.Body, buf); err != nil {
-			return i, fmt.Errorf("s3obj: GET %s %s: body: %w", o.url, *in.Range, err)
+			return i, fmt.Errorf("s3: GET %s %s: body: %w", o.url, *in.Range, err)
 		}
 		b.data = buf
 		o.stats.bytes.Add(n)
@@ -411,11 +411,11 @@ func (o *Object) checkRange(cr string, start, stop int64) error {
 		if start == 0 && stop == o.size {
 			return nil // a whole-object 200 is acceptable
 		}
-		return fmt.Errorf("s3obj: GET %s: %w", o.url, errNoRange)
+		return fmt.Errorf("s3: GET %s: %w", o.url, errNoRange)
 	}
 	total, ok := strings.CutPrefix(cr, want)
 	if !ok {
-		return fmt.Errorf("s3obj: GET %s: Content-Range %q, want %q…: %w", o.url, cr, want, errNoRange)
+		return fmt.Errorf("s3: GET %s: Content-Range %q, want %q…: %w", o.url, cr, want, errNoRange)
 	}
 	if total != strconv.FormatInt(o.size, 10) {
 		o.markChanged("Content-Range total " + total)

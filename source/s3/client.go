@@ -52,7 +52,7 @@ const (
 )
 
 // ErrBadURL reports an s3:// URL that names no bucket.
-var ErrBadURL = errors.New("s3obj: not an s3://bucket/key URL")
+var ErrBadURL = errors.New("s3: not an s3://bucket/key URL")
 
 // Options configure a Client. The zero value uses the AWS configuration
 // chain (environment, shared config and credentials files, instance roles)
@@ -136,7 +136,7 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 	lo = append(lo, config.WithLogger(sdkLog))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
-		return nil, fmt.Errorf("s3obj: aws configuration: %w", err)
+		return nil, fmt.Errorf("s3: aws configuration: %w", err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
@@ -154,7 +154,7 @@ func NewClient(ctx context.Context, o Options) (*Client, error) {
 	if endpoint != "" {
 		u, err := url.Parse(endpoint)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("s3obj: endpoint %q is not an http(s)://host[:port] URL", endpoint)
+			return nil, fmt.Errorf("s3: endpoint %q is not an http(s)://host[:port] URL", endpoint)
 		}
 		c.endpoint = u.Host
 		if autoPathStyle(u.Hostname()) {
@@ -250,7 +250,7 @@ func (c *Client) Get(ctx context.Context, bucket, key string) (*Body, error) {
 		if e := explain(err, bucket, key); e != nil {
 			return nil, e
 		}
-		return nil, fmt.Errorf("s3obj: GET s3://%s/%s: %w", bucket, key, err)
+		return nil, fmt.Errorf("s3: GET s3://%s/%s: %w", bucket, key, err)
 	}
 	n := int64(-1)
 	if out.ContentLength != nil {

@@ -16,11 +16,11 @@ import (
 var (
 	// ErrAccessDenied: the store refused the credentials (a wrong secret,
 	// a key without the permission).
-	ErrAccessDenied = errors.New("s3obj: access denied")
+	ErrAccessDenied = errors.New("s3: access denied")
 	// ErrNoBucket: the bucket does not exist.
-	ErrNoBucket = errors.New("s3obj: no such bucket")
+	ErrNoBucket = errors.New("s3: no such bucket")
 	// ErrNoCredentials: the AWS configuration chain found no credentials.
-	ErrNoCredentials = errors.New("s3obj: no AWS credentials found")
+	ErrNoCredentials = errors.New("s3: no AWS credentials found")
 )
 
 // plainError is an error in the user's words; it matches its kind (one of

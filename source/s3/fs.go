@@ -68,7 +68,7 @@ const (
 
 // ErrListLoop reports a store that sent the same continuation token twice
 // in one listing.
-var ErrListLoop = errors.New("s3obj: the store repeated a continuation token")
+var ErrListLoop = errors.New("s3: the store repeated a continuation token")
 
 var (
 	_ fs.FS        = (*FS)(nil)
@@ -246,7 +246,7 @@ func (f *FS) isDir(name string) (bool, error) {
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("s3obj: list s3://%s/%s/: %w", f.bucket, f.key(name), err)
+		return false, fmt.Errorf("s3: list s3://%s/%s/: %w", f.bucket, f.key(name), err)
 	}
 	return len(out.Contents) > 0 || len(out.CommonPrefixes) > 0, nil
 }

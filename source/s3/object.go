@@ -18,7 +18,7 @@ import (
 )
 
 // ErrNotFound reports a key with no object.
-var ErrNotFound = errors.New("s3obj: no such object")
+var ErrNotFound = errors.New("s3: no such object")
 
 // Object is one version of one S3 object as a source.Source (with Stater and
 // Closer). It is safe for concurrent use.
@@ -147,7 +147,7 @@ func (o *Object) head(ctx context.Context) (headResult, error) {
 		if e := explain(err, o.bucket, o.key); e != nil {
 			return headResult{}, e
 		}
-		return headResult{}, fmt.Errorf("s3obj: HEAD %s: %w", o.url, err)
+		return headResult{}, fmt.Errorf("s3: HEAD %s: %w", o.url, err)
 	}
 	h := headResult{etag: aws.ToString(out.ETag), versionID: aws.ToString(out.VersionId),
 		size: aws.ToInt64(out.ContentLength)}
@@ -155,7 +155,7 @@ func (o *Object) head(ctx context.Context) (headResult, error) {
 		h.modTime = *out.LastModified
 	}
 	if h.size < 0 {
-		return headResult{}, fmt.Errorf("s3obj: HEAD %s: no content length", o.url)
+		return headResult{}, fmt.Errorf("s3: HEAD %s: no content length", o.url)
 	}
 	return h, nil
 }

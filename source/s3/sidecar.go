@@ -33,5 +33,5 @@ func (c *Client) PutSidecar(ctx context.Context, bucket, key string, b []byte) e
 	if e := explain(err, bucket, key); e != nil {
 		return e
 	}
-	return fmt.Errorf("s3obj: PUT s3://%s/%s: %w", bucket, key, err)
+	return fmt.Errorf("s3: PUT s3://%s/%s: %w", bucket, key, err)
 }

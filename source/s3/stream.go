@@ -26,7 +26,7 @@ var _ source.Streamer = (*Object)(nil)
 // object fails the stream with an error wrapping source.ErrChanged.
 func (o *Object) Stream(ctx context.Context, off int64) (io.ReadCloser, error) {
 	if off < 0 || off > o.size {
-		return nil, fmt.Errorf("s3obj: stream of %s from %d: outside its %d bytes", o.url, off, o.size)
+		return nil, fmt.Errorf("s3: stream of %s from %d: outside its %d bytes", o.url, off, o.size)
 	}
 	return &objectStream{o: o, ctx: ctx, off: off}, nil
 }
@@ -73,7 +73,7 @@ func (s *objectStream) Read(p []byte) (int, error) {
 	if cerr := s.ctx.Err(); cerr != nil {
 		s.err = cerr
 	} else if s.attempts >= streamAttempts {
-		s.err = fmt.Errorf("s3obj: GET %s from %d: %w", s.o.url, s.off, err)
+		s.err = fmt.Errorf("s3: GET %s from %d: %w", s.o.url, s.off, err)
 	}
 	if n > 0 {
 		return n, nil
@@ -110,7 +110,7 @@ func (s *objectStream) open() error {
 			o.markChanged("a streaming GET found another version")
 			return o.errChanged()
 		}
-		return fmt.Errorf("s3obj: GET %s %s: %w", o.url, *in.Range, err)
+		return fmt.Errorf("s3: GET %s %s: %w", o.url, *in.Range, err)
 	}
 	if o.etag != "" && out.ETag != nil && *out.ETag != o.etag {
 		out.Body.Close()
@@ -131,7 +131,7 @@ func (s *objectStream) Close() error {
 		s.body = nil
 	}
 	if s.err == nil {
-		s.err = errors.New("s3obj: stream closed")
+		s.err = errors.New("s3: stream closed")
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func vectorFiles(t *testing.T) []string {
 	return out
 }
 
-// Every vector read through s3obj in reads of random sizes and places is the
+// Every vector read through source/s3 in reads of random sizes and places is the
 // local file byte for byte, and its table built over the object has the
 // local table's records.
 func TestVectorsOverS3(t *testing.T) {
