@@ -347,11 +347,11 @@ func TestAppendLegacyFails(t *testing.T) {
 	}
 	tb, err := index.Open(ctx, dst, index.Options{CacheDir: "-"})
 	if err != nil {
-		t.Skipf("vector does not open: %v", err)
+		t.Fatalf("vector does not open: %v", err)
 	}
 	if tb.Format() != codec.RecordIOLegacy {
 		tb.Close()
-		t.Skipf("%s is %v", dst, tb.Format())
+		t.Fatalf("%s is %v, want %v", dst, tb.Format(), codec.RecordIOLegacy)
 	}
 	tr, err := NewFile(dst, tb, Options{ReadWrite: true, Logger: codectest.QuietLogger()})
 	if err != nil {
