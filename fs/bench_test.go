@@ -8,7 +8,7 @@ import (
 // BenchmarkLookupGetattr is the per-entry cost of ls -l: a name parse and
 // an attribute fill. Bytes are record-name bytes.
 func BenchmarkLookupGetattr(b *testing.B) {
-	src := &fakeSource{recs: records(1 << 16)}
+	src := &fakeRecords{recs: records(1 << 16)}
 	tr, _ := newFileTree(b, src)
 	ctx := context.Background()
 	names := make([]string, 1<<16)
@@ -32,7 +32,7 @@ func BenchmarkLookupGetattr(b *testing.B) {
 // names produced.
 func BenchmarkReadDir(b *testing.B) {
 	const count = 1 << 20
-	src := &fakeSource{recs: make([][]byte, count)}
+	src := &fakeRecords{recs: make([][]byte, count)}
 	tr, _ := newFileTree(b, src)
 	ctx := context.Background()
 	b.SetBytes(count * int64(NameWidth(count)))
@@ -55,7 +55,7 @@ func BenchmarkReadDir(b *testing.B) {
 // BenchmarkRead reads one 4 KiB record through a handle.
 func BenchmarkRead(b *testing.B) {
 	rec := make([]byte, 4096)
-	src := &fakeSource{recs: [][]byte{rec}}
+	src := &fakeRecords{recs: [][]byte{rec}}
 	tr, _ := newFileTree(b, src)
 	ctx := context.Background()
 	n, _ := tr.Lookup(ctx, tr.Root(), "0")

@@ -68,7 +68,7 @@ func (t *Tree) OpenDir(ctx context.Context, n Node) (*Dir, error) {
 	d := &Dir{t: t, n: n}
 	switch n.Kind {
 	case KindRecordDir:
-		src, err := t.source(ctx, n.rd)
+		src, err := t.records(ctx, n.rd)
 		if err != nil {
 			return nil, err
 		}

@@ -65,7 +65,7 @@ func TestOpErrorText(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	tr, path := newFileTree(t, &fakeSource{recs: records(3)})
+	tr, path := newFileTree(t, &fakeRecords{recs: records(3)})
 	n, _ := tr.Lookup(context.Background(), tr.Root(), "2")
 	err := tr.ReadOnly("write", n)
 	var oe *OpError

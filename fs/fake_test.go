@@ -13,8 +13,8 @@ import (
 	"github.com/recfs/recfs/index"
 )
 
-// fakeSource is in-memory Records for tests.
-type fakeSource struct {
+// fakeRecords is in-memory Records for tests.
+type fakeRecords struct {
 	recs    [][]byte
 	trailer []byte // nil: no trailer
 	header  []index.HeaderEntry
@@ -23,10 +23,10 @@ type fakeSource struct {
 	closed  bool
 }
 
-func (f *fakeSource) Len() int64           { return int64(len(f.recs)) }
-func (f *fakeSource) Size(n int64) int64   { return int64(len(f.recs[n])) }
-func (f *fakeSource) Offset(n int64) int64 { return 1000 + n }
-func (f *fakeSource) ReadAt(n int64, p []byte, off int64) (int, error) {
+func (f *fakeRecords) Len() int64           { return int64(len(f.recs)) }
+func (f *fakeRecords) Size(n int64) int64   { return int64(len(f.recs[n])) }
+func (f *fakeRecords) Offset(n int64) int64 { return 1000 + n }
+func (f *fakeRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 	if n < 0 || n >= f.Len() {
 		return 0, index.ErrRange
 	}
@@ -35,15 +35,15 @@ func (f *fakeSource) ReadAt(n int64, p []byte, off int64) (int, error) {
 	}
 	return readAt(f.recs[n], p, off)
 }
-func (f *fakeSource) HasTrailer() bool   { return f.trailer != nil }
-func (f *fakeSource) TrailerSize() int64 { return int64(len(f.trailer)) }
-func (f *fakeSource) ReadTrailerAt(p []byte, off int64) (int, error) {
+func (f *fakeRecords) HasTrailer() bool   { return f.trailer != nil }
+func (f *fakeRecords) TrailerSize() int64 { return int64(len(f.trailer)) }
+func (f *fakeRecords) ReadTrailerAt(p []byte, off int64) (int, error) {
 	return readAt(f.trailer, p, off)
 }
-func (f *fakeSource) Header() []index.HeaderEntry { return f.header }
-func (f *fakeSource) Damage() []codec.Damage      { return f.damage }
-func (f *fakeSource) Close() error                { f.closed = true; return nil }
-func (f *fakeSource) Info() index.Info {
+func (f *fakeRecords) Header() []index.HeaderEntry { return f.header }
+func (f *fakeRecords) Damage() []codec.Damage      { return f.damage }
+func (f *fakeRecords) Close() error                { f.closed = true; return nil }
+func (f *fakeRecords) Info() index.Info {
 	var total int64
 	for _, r := range f.recs {
 		total += int64(len(r))
@@ -69,7 +69,7 @@ func fakeDetect(r io.ReaderAt, size int64) bool {
 // fakeOpener opens fake record files and counts the opens.
 type fakeOpener struct {
 	opens int
-	srcs  []*fakeSource // every source opened
+	srcs  []*fakeRecords // every source opened
 }
 
 // newFakeDirTree writes files in a temporary folder and returns a directory
@@ -107,7 +107,7 @@ func (o *fakeOpener) open(_ context.Context, sf SourceFile) (Records, error) {
 	if !bytes.HasPrefix(data, []byte(fakeMagic)) {
 		return nil, codec.ErrFormat
 	}
-	src := &fakeSource{}
+	src := &fakeRecords{}
 	sc := bufio.NewScanner(strings.NewReader(string(data[len(fakeMagic):])))
 	for sc.Scan() {
 		src.recs = append(src.recs, []byte(sc.Text()))

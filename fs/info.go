@@ -136,7 +136,7 @@ func (t *Tree) Xattrs(ctx context.Context, n Node) ([]Xattr, error) {
 	}
 	switch n.Kind {
 	case KindRecordDir:
-		src, err := t.source(ctx, n.rd)
+		src, err := t.records(ctx, n.rd)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func (t *Tree) Xattrs(ctx context.Context, n Node) ([]Xattr, error) {
 			add("header."+h.Key, h.Value)
 		}
 	case KindRecord:
-		src, err := t.source(ctx, n.rd)
+		src, err := t.records(ctx, n.rd)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func lookupSeq(src Records, name string) (int64, bool) {
 		return 0, false
 	}
 	for {
-		if ss, ok := src.(SeqSource); ok {
+		if ss, ok := src.(SeqRecords); ok {
 			return ss.BySeq(seq)
 		}
 		u, ok := src.(interface{ Unwrap() Records })

@@ -140,7 +140,7 @@ func TestCheckName(t *testing.T) {
 }
 
 // fakeAppender is a fake source that takes appends.
-type fakeAppender struct{ fakeSource }
+type fakeAppender struct{ fakeRecords }
 
 func (f *fakeAppender) Append(_ context.Context, recs [][]byte, _ index.AppendOptions) (int64, error) {
 	first := f.Len()

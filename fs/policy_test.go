@@ -13,7 +13,7 @@ import (
 // newFakeTree returns the tree of a fake record file of n records.
 func newFakeTree(t *testing.T, n int) *Tree {
 	t.Helper()
-	src := &fakeSource{}
+	src := &fakeRecords{}
 	for i := range n {
 		src.recs = append(src.recs, []byte{byte('a' + i)})
 	}
@@ -187,19 +187,19 @@ func TestOpensForWrite(t *testing.T) {
 	}
 }
 
-// provingSource is a fakeSource whose records from proven on are a saved
+// provingRecords is a fakeRecords whose records from proven on are a saved
 // index's claims not proven yet.
-type provingSource struct {
-	*fakeSource
+type provingRecords struct {
+	*fakeRecords
 	proven int64
 }
 
-func (p *provingSource) Proven(n int64) bool { return n < p.proven }
+func (p *provingRecords) Proven(n int64) bool { return n < p.proven }
 
 // TestPolicyUnprovenRecords: the kernel is not let cache the attributes of
 // a record whose size is still a saved index's claim.
 func TestPolicyUnprovenRecords(t *testing.T) {
-	src := &provingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("a"), []byte("b"), []byte("c")}}, proven: 2}
+	src := &provingRecords{fakeRecords: &fakeRecords{recs: [][]byte{[]byte("a"), []byte("b"), []byte("c")}}, proven: 2}
 	tr, _ := newFileTree(t, src)
 	p := NewPolicy(tr, MountOptions{})
 	for n, want := range []time.Duration{time.Hour, time.Hour, noTimeout} {

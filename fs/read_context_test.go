@@ -63,17 +63,17 @@ func openRecordFile(t *testing.T, tree *Tree, name string) (Node, Handle) {
 	return n, h
 }
 
-// stoppingSource is a fakeSource whose reads with a context can stop: the
+// stoppingRecords is a fakeRecords whose reads with a context can stop: the
 // first blocks until its ctx is done (as a long inflate would run on),
 // telling started when it begins; later ones read the record.
-type stoppingSource struct {
-	*fakeSource
+type stoppingRecords struct {
+	*fakeRecords
 	started  chan struct{}
 	blocked  atomic.Bool // the first read with a context has begun
 	ctxReads atomic.Int64
 }
 
-func (s *stoppingSource) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
+func (s *stoppingRecords) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
 	s.ctxReads.Add(1)
 	if !s.blocked.Swap(true) {
 		close(s.started)
@@ -83,14 +83,14 @@ func (s *stoppingSource) ReadAtContext(ctx context.Context, n int64, p []byte, o
 	return s.ReadAt(n, p, off)
 }
 
-func (s *stoppingSource) ReadAtGenerationContext(ctx context.Context, _ uint64, n int64, p []byte, off int64) (int, error) {
+func (s *stoppingRecords) ReadAtGenerationContext(ctx context.Context, _ uint64, n int64, p []byte, off int64) (int, error) {
 	return s.ReadAtContext(ctx, n, p, off)
 }
 
 // cancelledAtRead returns a request's context that is cancelled as soon
 // as src's first read with a context begins: the request interrupted
 // mid-read.
-func cancelledAtRead(t *testing.T, src *stoppingSource) context.Context {
+func cancelledAtRead(t *testing.T, src *stoppingRecords) context.Context {
 	gone, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() {
@@ -103,11 +103,11 @@ func cancelledAtRead(t *testing.T, src *stoppingSource) context.Context {
 	return gone
 }
 
-// viewedRecord makes a tree of a stoppingSource of two records seen
+// viewedRecord makes a tree of a stoppingRecords of two records seen
 // through upperView (calls counts its renders) and looks up record 0.
-func viewedRecord(t *testing.T) (*Tree, Node, *stoppingSource, *atomic.Int64) {
+func viewedRecord(t *testing.T) (*Tree, Node, *stoppingRecords, *atomic.Int64) {
 	t.Helper()
-	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	src := &stoppingRecords{fakeRecords: &fakeRecords{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
 	calls := new(atomic.Int64)
 	tree, _ := newFileTree(t, View(src, upperView(calls), ""))
 	t.Cleanup(func() { tree.Close() })
@@ -124,7 +124,7 @@ func viewedRecord(t *testing.T) (*Tree, Node, *stoppingSource, *atomic.Int64) {
 // cached, so the next read (with a live context) renders the record.
 func TestViewReadContext(t *testing.T) {
 	t.Parallel()
-	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	src := &stoppingRecords{fakeRecords: &fakeRecords{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
 	var calls atomic.Int64
 	tree, _ := newFileTree(t, View(src, upperView(&calls), ""))
 	t.Cleanup(func() { tree.Close() }) // after the handle, closed by a later cleanup
@@ -223,7 +223,7 @@ func TestViewXattrsContext(t *testing.T) {
 		t.Fatalf("%d reads of the source with a context, want the record read again after the cancelled one", got)
 	}
 
-	bad := &fakeSource{recs: [][]byte{[]byte("abc")}, bad: map[int64]error{0: errors.New("disk on fire")}}
+	bad := &fakeRecords{recs: [][]byte{[]byte("abc")}, bad: map[int64]error{0: errors.New("disk on fire")}}
 	tree, _ = newFileTree(t, View(bad, upperView(calls), ""))
 	t.Cleanup(func() { tree.Close() })
 	n, err = tree.Lookup(bg, tree.Root(), RecordName(0, bad.Len()))

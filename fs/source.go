@@ -52,17 +52,17 @@ type Versioned interface {
 
 var _ Versioned = (*index.Table)(nil)
 
-// SeqSource is Records whose format numbers its records itself (Kafka
+// SeqRecords is Records whose format numbers its records itself (Kafka
 // offsets). Its record directories also resolve the unlisted name "@N"
 // to the record numbered N, so a record is found by the number users
 // know while listings, and so grep -r, see each record once.
 // *index.Table implements it.
-type SeqSource interface {
+type SeqRecords interface {
 	// BySeq returns the number of the record the format numbers seq.
 	BySeq(seq int64) (n int64, ok bool)
 }
 
-var _ SeqSource = (*index.Table)(nil)
+var _ SeqRecords = (*index.Table)(nil)
 
 // Prover is Records whose record sizes may be claims of a saved index,
 // proven as records are read: the kernel is not let cache the attributes

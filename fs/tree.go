@@ -373,20 +373,20 @@ func joinRel(dir, name string) string {
 	return dir + "/" + name
 }
 
-// source returns the record file's table, opening it on first use. A
+// records returns the record file's table, opening it on first use. A
 // failure is remembered, so a broken file is indexed (and logged) once.
-func (t *Tree) source(ctx context.Context, rd *recDir) (Records, error) {
-	return t.sourceFor(ctx, rd, false)
+func (t *Tree) records(ctx context.Context, rd *recDir) (Records, error) {
+	return t.recordsFor(ctx, rd, false)
 }
 
-// acquire is source for a user of the file (an open handle, a read or an
+// acquire is records for a user of the file (an open handle, a read or an
 // append): the file stays open until the matching release. A file found
 // deleted or replaced takes no new users (ErrStale).
 func (t *Tree) acquire(ctx context.Context, rd *recDir) (Records, error) {
-	return t.sourceFor(ctx, rd, true)
+	return t.recordsFor(ctx, rd, true)
 }
 
-func (t *Tree) sourceFor(ctx context.Context, rd *recDir, use bool) (Records, error) {
+func (t *Tree) recordsFor(ctx context.Context, rd *recDir, use bool) (Records, error) {
 	rd.mu.Lock()
 	if rd.src != nil || rd.err != nil {
 		src, err := rd.src, rd.err
@@ -457,7 +457,7 @@ func (t *Tree) indexErr(rd *recDir, err error) error {
 func (t *Tree) Lookup(ctx context.Context, parent Node, name string) (Node, error) {
 	switch parent.Kind {
 	case KindRecordDir:
-		src, err := t.source(ctx, parent.rd)
+		src, err := t.records(ctx, parent.rd)
 		if err != nil {
 			return Node{}, err
 		}
@@ -662,7 +662,7 @@ func (t *Tree) getattr(ctx context.Context, n Node) (Attr, error) {
 	case KindPending:
 		return t.pendingAttr(n)
 	}
-	src, err := t.source(ctx, n.rd)
+	src, err := t.records(ctx, n.rd)
 	if err != nil {
 		return Attr{}, err
 	}
@@ -736,7 +736,7 @@ func (t *Tree) Open(ctx context.Context, n Node) (Handle, error) {
 		}
 		return h, nil
 	}
-	src, err := t.source(ctx, n.rd)
+	src, err := t.records(ctx, n.rd)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func (o *fsOpener) open(_ context.Context, name string, f iofs.File) (Records, e
 	if _, err := f.(io.ReaderAt).ReadAt(b, 0); err != nil && err != io.EOF {
 		return nil, err
 	}
-	src := &fakeSource{}
+	src := &fakeRecords{}
 	sc := bufio.NewScanner(strings.NewReader(strings.TrimPrefix(string(b), fakeMagic)))
 	for sc.Scan() {
 		src.recs = append(src.recs, []byte(sc.Text()))

@@ -47,12 +47,12 @@ func records(n int) [][]byte {
 func TestFileTreeFSTest(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		src  *fakeSource
+		src  *fakeRecords
 	}{
-		{"empty", &fakeSource{}},
-		{"three", &fakeSource{recs: records(3)}},
-		{"trailer", &fakeSource{recs: records(12), trailer: []byte("the trailer")}},
-		{"empty-trailer", &fakeSource{trailer: []byte{}}},
+		{"empty", &fakeRecords{}},
+		{"three", &fakeRecords{recs: records(3)}},
+		{"trailer", &fakeRecords{recs: records(12), trailer: []byte("the trailer")}},
+		{"empty-trailer", &fakeRecords{trailer: []byte{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, _ := newFileTree(t, tc.src)
@@ -88,7 +88,7 @@ func TestFileTreeFSTest(t *testing.T) {
 }
 
 func TestLookupNames(t *testing.T) {
-	src := &fakeSource{recs: records(100)}
+	src := &fakeRecords{recs: records(100)}
 	tr, _ := newFileTree(t, src)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -129,7 +129,7 @@ func TestLookupNames(t *testing.T) {
 }
 
 func TestAttrs(t *testing.T) {
-	src := &fakeSource{recs: records(20), trailer: []byte("tt")}
+	src := &fakeRecords{recs: records(20), trailer: []byte("tt")}
 	tr, path := newFileTree(t, src)
 	ctx := context.Background()
 	fi, _ := os.Stat(path)
@@ -183,7 +183,7 @@ func TestAttrs(t *testing.T) {
 }
 
 func TestDirSeek(t *testing.T) {
-	src := &fakeSource{recs: records(10)}
+	src := &fakeRecords{recs: records(10)}
 	tr, _ := newFileTree(t, src)
 	d, _ := tr.OpenDir(context.Background(), tr.Root())
 	var all []DirEntry
@@ -208,7 +208,7 @@ func TestDirSeek(t *testing.T) {
 }
 
 func TestInfoAndXattrs(t *testing.T) {
-	src := &fakeSource{
+	src := &fakeRecords{
 		recs:    records(4),
 		trailer: []byte("xyz"),
 		header:  []index.HeaderEntry{{Key: "trailer", Value: true}, {Key: "name", Value: "a\nb"}, {Key: "n", Value: int64(-3)}},
@@ -264,7 +264,7 @@ func TestInfoAndXattrs(t *testing.T) {
 
 func TestReadErrorReported(t *testing.T) {
 	bad := &codec.CorruptError{Format: codec.LevelDB, Off: 5000, Reason: "checksum mismatch", Err: codec.ErrCorrupt}
-	src := &fakeSource{recs: records(3), bad: map[int64]error{1: bad}}
+	src := &fakeRecords{recs: records(3), bad: map[int64]error{1: bad}}
 	tr, path := newFileTree(t, src)
 	lg, hook := test.NewNullLogger()
 	tr.elog.log = lg
@@ -425,7 +425,7 @@ func TestInodesDistinct(t *testing.T) {
 // one, so that readers that sort a large directory by inode number (GNU
 // fts: grep -r, find) read its records in file order.
 func TestRecordInodesAscend(t *testing.T) {
-	src := &fakeSource{recs: records(30000)}
+	src := &fakeRecords{recs: records(30000)}
 	tr, _ := newFileTree(t, src)
 	d, _ := tr.OpenDir(context.Background(), tr.Root())
 	var prev uint64
@@ -448,7 +448,7 @@ func TestRecordInodesAscend(t *testing.T) {
 func TestSortedListing(t *testing.T) {
 	// Zero padding makes byte order equal record order, which is what ls and
 	// shell globs rely on.
-	src := &fakeSource{recs: records(1200)}
+	src := &fakeRecords{recs: records(1200)}
 	tr, _ := newFileTree(t, src)
 	d, _ := tr.OpenDir(context.Background(), tr.Root())
 	var names []string
@@ -462,11 +462,11 @@ func TestSortedListing(t *testing.T) {
 	}
 }
 
-// seqSource numbers its records 1000, 1002, 1004, ... (Kafka offsets
+// seqRecords numbers its records 1000, 1002, 1004, ... (Kafka offsets
 // with gaps).
-type seqSource struct{ fakeSource }
+type seqRecords struct{ fakeRecords }
 
-func (s *seqSource) BySeq(seq int64) (int64, bool) {
+func (s *seqRecords) BySeq(seq int64) (int64, bool) {
 	if seq < 1000 || seq%2 != 0 || (seq-1000)/2 >= s.Len() {
 		return 0, false
 	}
@@ -477,7 +477,7 @@ func (s *seqSource) BySeq(seq int64) (int64, bool) {
 // a decoded view, and is never listed; other "@" names are not found.
 func TestLookupSeq(t *testing.T) {
 	t.Parallel()
-	src := &seqSource{fakeSource{recs: records(10)}}
+	src := &seqRecords{fakeRecords{recs: records(10)}}
 	for _, s := range []Records{src, View(src, nil, "raw")} {
 		tr, _ := newFileTree(t, s)
 		ctx := context.Background()
@@ -500,7 +500,7 @@ func TestLookupSeq(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := lookupSeq(&fakeSource{recs: records(3)}, "@1"); ok {
+	if _, ok := lookupSeq(&fakeRecords{recs: records(3)}, "@1"); ok {
 		t.Error("a source without numbers found @1")
 	}
 }

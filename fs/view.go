@@ -54,7 +54,7 @@ type renderCache struct {
 var renderings renderCache
 
 // get returns the cached rendering of record n of vs at generation gen.
-func (c *renderCache) get(vs *viewSource, gen uint64, n int64) (viewEntry, bool) {
+func (c *renderCache) get(vs *viewRecords, gen uint64, n int64) (viewEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
@@ -87,7 +87,7 @@ func (c *renderCache) put(e viewEntry) {
 
 // viewKey names a rendering: record n of vs at generation gen.
 type viewKey struct {
-	vs  *viewSource
+	vs  *viewRecords
 	gen uint64
 	n   int64
 }
@@ -154,26 +154,26 @@ func (c *sizedStore) put(k viewKey, text []byte) {
 // View returns src with each record shown through the decoding session
 // s (package codec/decode): Size is the length of the rendering, ReadAt
 // reads it. The sizes of rendered records are remembered (8 bytes a
-// record, per generation of a Versioned source) so that ls -l and reads
+// record, per generation of Versioned records) so that ls -l and reads
 // agree; the renderings of the last records read are cached so that
 // reading one in pieces renders it once, and small renderings made to
 // size records are kept (sizedStore) so that reading a directory after
 // listing it renders each record once. A record the decoder does not
 // fit fails to size and to read (EIO, logged once). With a nil s the
 // records stay as they are. why, if not empty, says in .recfs how the
-// decoder (or none) was chosen. A source that is a Follower stays one.
+// decoder (or none) was chosen. When src is a Follower, the view is one.
 func View(src Records, s *decode.Session, why string) Records {
-	vs := &viewSource{Records: src, sess: s, why: why}
+	vs := &viewRecords{Records: src, sess: s, why: why}
 	vs.ver, _ = src.(Versioned)
 	vs.life, vs.end = context.WithCancel(context.Background())
 	if fl, ok := src.(Follower); ok {
-		return &followingView{viewSource: vs, fl: fl}
+		return &followingView{viewRecords: vs, fl: fl}
 	}
 	return vs
 }
 
-// viewSource is Records rendered through a decoding session.
-type viewSource struct {
+// viewRecords is Records rendered through a decoding session.
+type viewRecords struct {
 	Records
 	sess *decode.Session // nil: records as they are
 	why  string
@@ -196,37 +196,37 @@ type viewSource struct {
 // viewEntry is one cached rendering: record n of vs at generation gen,
 // or why it could not be rendered.
 type viewEntry struct {
-	vs   *viewSource
+	vs   *viewRecords
 	gen  uint64
 	n    int64
 	text []byte
 	err  error
 }
 
-// followingView is a viewSource whose source follows its file.
+// followingView is a viewRecords whose records follow their file.
 type followingView struct {
-	*viewSource
+	*viewRecords
 	fl Follower
 }
 
-// Follow follows the underlying source.
+// Follow follows the underlying records.
 func (f *followingView) Follow(ctx context.Context, interval time.Duration, changed func(oldLen, newLen int64), onErr func(error)) error {
 	return f.fl.Follow(ctx, interval, changed, onErr)
 }
 
 // Close stops the reads of renders made with no request's context (Size,
 // ReadAt) and closes the source.
-func (s *viewSource) Close() error {
+func (s *viewRecords) Close() error {
 	s.end()
 	return s.Records.Close()
 }
 
-// Unwrap returns the source the view renders.
-func (s *viewSource) Unwrap() Records { return s.Records }
+// Unwrap returns the records the view renders.
+func (s *viewRecords) Unwrap() Records { return s.Records }
 
 // decodeInfo returns the lines of .recfs about the view: the decoder and
 // how it was chosen.
-func (s *viewSource) decodeInfo() []string {
+func (s *viewRecords) decodeInfo() []string {
 	name, why := "raw", s.why
 	if s.sess != nil {
 		name = s.sess.Name()
@@ -246,12 +246,12 @@ func (s *viewSource) decodeInfo() []string {
 
 // decodedSizes reports whether the view's records are decoded text (their
 // sizes are the text's, not the payloads').
-func (s *viewSource) decodedSizes() bool { return s.sess != nil }
+func (s *viewRecords) decodedSizes() bool { return s.sess != nil }
 
 // hasSummary reports whether the view's decoder renders a summary.
-func (s *viewSource) hasSummary() bool { return s.sess != nil && s.sess.HasSummary() }
+func (s *viewRecords) hasSummary() bool { return s.sess != nil && s.sess.HasSummary() }
 
-func (s *viewSource) generation() uint64 {
+func (s *viewRecords) generation() uint64 {
 	if s.ver == nil {
 		return 0
 	}
@@ -264,7 +264,7 @@ func (s *viewSource) generation() uint64 {
 // learns before stopN) run to their end, since a record the session
 // failed to read stays unlearned for the generation.
 type atGeneration struct {
-	s     *viewSource
+	s     *viewRecords
 	gen   uint64
 	ctx   context.Context // nil: no read stops
 	stopN int64
@@ -307,7 +307,7 @@ func (a atGeneration) RecordMeta(n int64, m *decode.Meta) error {
 // read of the record stops when ctx is done (a nil Done never does): the
 // render then fails with the read's error (context.Canceled, EINTR) and
 // is not remembered, so the next reader renders the record again.
-func (s *viewSource) render(ctx context.Context, gen uint64, n int64, forSize bool) ([]byte, error) {
+func (s *viewRecords) render(ctx context.Context, gen uint64, n int64, forSize bool) ([]byte, error) {
 	if s.ver != nil && gen != s.ver.Generation() {
 		return nil, fmt.Errorf("fs: %s view of record %d at generation %d: %w", s.sess.Name(), n, gen, index.ErrChanged)
 	}
@@ -374,14 +374,14 @@ var renderBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // resetIfNew drops the sizes of an older generation (cached renderings
 // are found by generation); s.mu held.
-func (s *viewSource) resetIfNew(gen uint64) {
+func (s *viewRecords) resetIfNew(gen uint64) {
 	if gen != s.gen && gen == s.generation() {
 		s.gen, s.sizes = gen, nil
 	}
 }
 
 // setSize records the rendered size of record n; s.mu held.
-func (s *viewSource) setSize(n, size int64) {
+func (s *viewRecords) setSize(n, size int64) {
 	if n >= int64(len(s.sizes)) {
 		grown := make([]int64, max(n+1, int64(len(s.sizes))*2, s.Records.Len()))
 		copy(grown, s.sizes)
@@ -396,7 +396,7 @@ func (s *viewSource) setSize(n, size int64) {
 // (where the source's reads can: StoppingRecords): the size then fails
 // with the read's error (context.Canceled, EINTR), nothing is remembered,
 // and the next call renders the record again.
-func (s *viewSource) SizeErr(ctx context.Context, n int64) (int64, error) {
+func (s *viewRecords) SizeErr(ctx context.Context, n int64) (int64, error) {
 	if s.sess == nil {
 		return recordSize(ctx, s.Records, n)
 	}
@@ -422,34 +422,34 @@ func (s *viewSource) SizeErr(ctx context.Context, n int64) (int64, error) {
 // rendered (SizeErr says why). With no request's context, a render it
 // makes stops when the view is closed (Close); a caller with a request
 // uses SizeErr.
-func (s *viewSource) Size(n int64) int64 {
+func (s *viewRecords) Size(n int64) int64 {
 	size, _ := s.SizeErr(s.life, n)
 	return size
 }
 
 // ReadAt reads bytes of record n's rendering; a render it makes stops
 // when the view is closed, as Size's does.
-func (s *viewSource) ReadAt(n int64, p []byte, off int64) (int, error) {
+func (s *viewRecords) ReadAt(n int64, p []byte, off int64) (int, error) {
 	return s.ReadAtGenerationContext(s.life, s.generation(), n, p, off)
 }
 
 // ReadAtGeneration reads bytes of record n's rendering at generation gen;
 // it fails, as the source does, if the source has moved on. A render it
 // makes stops when the view is closed, as Size's does.
-func (s *viewSource) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
+func (s *viewRecords) ReadAtGeneration(gen uint64, n int64, p []byte, off int64) (int, error) {
 	return s.ReadAtGenerationContext(s.life, gen, n, p, off)
 }
 
 // ReadAtContext is ReadAt stopping with ctx: a record not rendered yet is
 // read from the source with ctx (StoppingRecords), and a read given up
 // fails with context.Canceled (EINTR), never with part of the text.
-func (s *viewSource) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
+func (s *viewRecords) ReadAtContext(ctx context.Context, n int64, p []byte, off int64) (int, error) {
 	return s.ReadAtGenerationContext(ctx, s.generation(), n, p, off)
 }
 
 // ReadAtGenerationContext is ReadAtGeneration stopping with ctx, as
 // ReadAtContext does.
-func (s *viewSource) ReadAtGenerationContext(ctx context.Context, gen uint64, n int64, p []byte, off int64) (int, error) {
+func (s *viewRecords) ReadAtGenerationContext(ctx context.Context, gen uint64, n int64, p []byte, off int64) (int, error) {
 	if s.sess == nil {
 		return atGeneration{s: s, gen: gen, ctx: stopping(ctx), stopN: n}.ReadAt(n, p, off)
 	}
@@ -464,12 +464,12 @@ func (s *viewSource) ReadAtGenerationContext(ctx context.Context, gen uint64, n 
 }
 
 // Generation returns the source's generation (0 for an unversioned one).
-func (s *viewSource) Generation() uint64 { return s.generation() }
+func (s *viewRecords) Generation() uint64 { return s.generation() }
 
 // summary returns the decoder's summary of every record (the live state
 // of a MANIFEST), made again when the source changed or grew; ok is
 // false when the decoder has none.
-func (s *viewSource) summary() (text []byte, ok bool, err error) {
+func (s *viewRecords) summary() (text []byte, ok bool, err error) {
 	if s.sess == nil || !s.sess.HasSummary() {
 		return nil, false, nil
 	}
@@ -485,8 +485,8 @@ func (s *viewSource) summary() (text []byte, ok bool, err error) {
 }
 
 var (
-	_ Versioned       = (*viewSource)(nil)
-	_ StoppingRecords = (*viewSource)(nil)
+	_ Versioned       = (*viewRecords)(nil)
+	_ StoppingRecords = (*viewRecords)(nil)
 	_ Follower        = (*followingView)(nil)
 )
 

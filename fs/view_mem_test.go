@@ -38,7 +38,7 @@ func TestViewCacheBoundedPerProcess(t *testing.T) {
 	var views []Records
 	buf := make([]byte, 4096)
 	for range 40 {
-		v := View(&fakeSource{recs: raw}, quad(), "")
+		v := View(&fakeRecords{recs: raw}, quad(), "")
 		if _, err := v.ReadAt(0, buf, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestViewLargeRendersOneAtATime(t *testing.T) {
 	big := bytes.Repeat([]byte("b"), viewLargeRecord+1)
 	var wg sync.WaitGroup
 	for i := range readers {
-		v := View(&fakeSource{recs: [][]byte{big, big, big}}, slow, "")
+		v := View(&fakeRecords{recs: [][]byte{big, big, big}}, slow, "")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -106,7 +106,7 @@ func TestViewListThenRead(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
 	const n = 20 * viewCacheEntries
-	src := &fakeSource{}
+	src := &fakeRecords{}
 	for i := range n {
 		src.recs = append(src.recs, fmt.Appendf(nil, "record %d", i))
 	}
@@ -141,7 +141,7 @@ func TestSizedStoreBounded(t *testing.T) {
 	t.Parallel()
 	const each = 1000
 	c := sizedStore{budget: 10 * (each + viewSizedOverhead)}
-	vs := &viewSource{}
+	vs := &viewRecords{}
 	text := bytes.Repeat([]byte("t"), each)
 	for i := range int64(5000) {
 		c.put(viewKey{vs, 1, i}, text)

@@ -48,7 +48,7 @@ func testSession(name string, max int64, f func(dst, rec []byte) []byte) *decode
 // reading in pieces renders each record once.
 func TestViewSizesAndReads(t *testing.T) {
 	var calls atomic.Int64
-	src := &fakeSource{recs: [][]byte{[]byte("abc"), []byte(""), bytes.Repeat([]byte("x"), 1000)}}
+	src := &fakeRecords{recs: [][]byte{[]byte("abc"), []byte(""), bytes.Repeat([]byte("x"), 1000)}}
 	tr, _ := newFileTree(t, View(src, upperView(&calls), ""))
 	ctx := context.Background()
 	for n, raw := range src.recs {
@@ -93,7 +93,7 @@ func TestViewSizesAndReads(t *testing.T) {
 func TestViewTooLarge(t *testing.T) {
 	var calls atomic.Int64
 	v := upperViewMax(&calls, 10)
-	src := &fakeSource{recs: [][]byte{[]byte("small"), bytes.Repeat([]byte("y"), 11)}}
+	src := &fakeRecords{recs: [][]byte{[]byte("small"), bytes.Repeat([]byte("y"), 11)}}
 	vs := View(src, v, "")
 	if _, err := vs.(sizeErrer).SizeErr(context.Background(), 1); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("SizeErr: %v, want ErrTooLarge", err)
@@ -114,9 +114,9 @@ func TestViewTooLarge(t *testing.T) {
 	}
 }
 
-// versionedFake is a fakeSource with a generation that Rewrite bumps.
+// versionedFake is a fakeRecords with a generation that Rewrite bumps.
 type versionedFake struct {
-	fakeSource
+	fakeRecords
 	gen atomic.Uint64
 }
 
@@ -133,7 +133,7 @@ func (v *versionedFake) ReadAtGeneration(gen uint64, n int64, p []byte, off int6
 // of the new version afterwards.
 func TestViewGenerations(t *testing.T) {
 	var calls atomic.Int64
-	src := &versionedFake{fakeSource: fakeSource{recs: [][]byte{[]byte("old")}}}
+	src := &versionedFake{fakeRecords: fakeRecords{recs: [][]byte{[]byte("old")}}}
 	vs := View(src, upperView(&calls), "").(Versioned)
 	g0 := vs.Generation()
 	p := make([]byte, 64)
@@ -157,7 +157,7 @@ func TestViewGenerations(t *testing.T) {
 // renderings (run with -race).
 func TestViewConcurrent(t *testing.T) {
 	var calls atomic.Int64
-	src := &fakeSource{}
+	src := &fakeRecords{}
 	for i := 0; i < 200; i++ {
 		src.recs = append(src.recs, bytes.Repeat([]byte{'a' + byte(i%26)}, i))
 	}
@@ -206,7 +206,7 @@ func misfitView() *decode.Session {
 // reads with EIO, logged once however often it is asked for; its
 // neighbours read as usual.
 func TestViewMisfit(t *testing.T) {
-	src := &fakeSource{recs: [][]byte{[]byte("ok"), []byte("bad"), []byte("ok2")}}
+	src := &fakeRecords{recs: [][]byte{[]byte("ok"), []byte("bad"), []byte("ok2")}}
 	p := filepath.Join(t.TempDir(), "x.log")
 	if err := os.WriteFile(p, []byte("placeholder"), 0o644); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func (c *countView) Summary(w *decode.Writer) error {
 // not listed; a raw view passes records through and says why.
 func TestViewInfoAndSummary(t *testing.T) {
 	ctx := context.Background()
-	src := &fakeSource{recs: [][]byte{[]byte("x"), []byte("y"), []byte("x")}}
+	src := &fakeRecords{recs: [][]byte{[]byte("x"), []byte("y"), []byte("x")}}
 	s := decode.NewSession(&countView{}, decode.SessionOptions{Name: "count"})
 	tr, _ := newFileTree(t, View(src, s, "asked for"))
 	info := readEntry(t, tr, InfoName)
@@ -298,7 +298,7 @@ func TestViewInfoAndSummary(t *testing.T) {
 		}
 	}
 
-	raw := &fakeSource{recs: [][]byte{[]byte("\x00raw")}}
+	raw := &fakeRecords{recs: [][]byte{[]byte("\x00raw")}}
 	rt, _ := newFileTree(t, View(raw, nil, "auto: raw: no decoder fits"))
 	if info := readEntry(t, rt, InfoName); !strings.Contains(info, "decode: raw (auto: raw: no decoder fits)\n") || strings.Contains(info, "sizes:") {
 		t.Errorf("raw .recfs:\n%s", info)
@@ -342,7 +342,7 @@ func readEntry(t *testing.T, tr *Tree, name string) string {
 // (its read blocked as a long inflate runs on) stops at Close and sizes
 // nothing, instead of running on after the tree is gone.
 func TestViewSizeStopsOnClose(t *testing.T) {
-	src := &stoppingSource{fakeSource: &fakeSource{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
+	src := &stoppingRecords{fakeRecords: &fakeRecords{recs: [][]byte{[]byte("abc"), []byte("de")}}, started: make(chan struct{})}
 	var calls atomic.Int64
 	v := View(src, upperView(&calls), "")
 	sized := make(chan int64, 1)

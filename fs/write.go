@@ -130,7 +130,7 @@ func (t *Tree) Create(ctx context.Context, parent Node, name string) (Node, *Wri
 	if parent.Kind != KindRecordDir {
 		return Node{}, nil, t.refuse("create", parent, name)
 	}
-	src, err := t.source(ctx, parent.rd)
+	src, err := t.records(ctx, parent.rd)
 	if err != nil {
 		return Node{}, nil, err
 	}

@@ -241,7 +241,7 @@ func TestFlushBeforeWrite(t *testing.T) {
 
 func TestWriteRefused(t *testing.T) {
 	ctx := context.Background()
-	src := &fakeSource{recs: records(3)}
+	src := &fakeRecords{recs: records(3)}
 	ro, _ := newFileTree(t, src)
 	rw, _ := newWritableTree(t, codec.LevelDB, Options{})
 	writeFile(t, rw, "a", []byte("a"), 1)
@@ -558,10 +558,10 @@ func BenchmarkAppendThroughTree(b *testing.B) {
 	}
 }
 
-// appendSource is a fakeSource that takes appends.
-type appendSource struct{ *fakeSource }
+// appendingRecords is a fakeRecords that takes appends.
+type appendingRecords struct{ *fakeRecords }
 
-func (a appendSource) Append(_ context.Context, recs [][]byte, _ index.AppendOptions) (int64, error) {
+func (a appendingRecords) Append(_ context.Context, recs [][]byte, _ index.AppendOptions) (int64, error) {
 	first := a.Len()
 	for _, r := range recs {
 		a.recs = append(a.recs, bytes.Clone(r))
@@ -581,7 +581,7 @@ func FuzzPendingWrites(f *testing.F) {
 	f.Add([]byte{0, 0, 10, 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a', 1, 0, 0, 1, 1, 'b'})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		ctx := context.Background()
-		src := appendSource{&fakeSource{}}
+		src := appendingRecords{&fakeRecords{}}
 		tr, _ := newFileTree(t, src)
 		tr.o.ReadWrite, tr.o.MemLimit, tr.o.MaxRecord, tr.o.TempDir = true, 16, 1<<12, t.TempDir()
 		_, h, err := tr.Create(ctx, tr.Root(), "f")
