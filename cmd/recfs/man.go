@@ -10,11 +10,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// manFlags are the flags of `recfs man`.
+type manFlags struct {
+	install bool
+}
+
 // newManCmd makes `recfs man`: the man page (section 1) of a command on
 // standard output, every page into a directory, or installed where man(1)
 // finds them.
 func newManCmd() *cobra.Command {
-	var install bool
+	f := &manFlags{}
 	cmd := &cobra.Command{
 		Use:   "man [COMMAND | DIR] | man --install",
 		Short: "Print or install the man pages (section 1) of recfs and its commands",
@@ -32,30 +37,42 @@ works.`,
   sudo recfs man --install && man recfs-cat`,
 		Args: cobra.MaximumNArgs(1),
 	}
-	cmd.Flags().BoolVar(&install, "install", false, "write every page where man(1) finds them")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		root := cmd.Root()
-		root.InitDefaultCompletionCmd()
-		switch {
-		case install && len(args) > 0:
-			return usagef("--install writes every page to its place; give no COMMAND or DIR")
-		case install:
-			dir, err := manInstallDir()
-			if err != nil {
-				return err
-			}
-			return writeManPages(cmd, root, dir)
-		case len(args) == 0:
-			_, err := io.WriteString(cmd.OutOrStdout(), manPage(root))
-			return err
-		}
-		if c, rest, err := root.Find(strings.Fields(args[0])); err == nil && c != root && len(rest) == 0 {
-			_, err := io.WriteString(cmd.OutOrStdout(), manPage(c))
-			return err
-		}
-		return writeManPages(cmd, root, args[0])
-	}
+	cmd.Flags().BoolVar(&f.install, "install", false, "write every page where man(1) finds them")
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
+}
+
+// validate refuses --install with an operand: --install writes every
+// page to its own place.
+func (f *manFlags) validate(_ *cobra.Command, args []string) (struct{}, error) {
+	if f.install && len(args) > 0 {
+		return struct{}{}, usagef("--install writes every page to its place; give no COMMAND or DIR")
+	}
+	return struct{}{}, nil
+}
+
+// run prints the page of recfs (no operand) or of the command args name,
+// or writes every page into the directory args name or, with --install,
+// where man finds them.
+func (f *manFlags) run(cmd *cobra.Command, args []string, _ struct{}) error {
+	root := cmd.Root()
+	root.InitDefaultCompletionCmd()
+	switch {
+	case f.install:
+		dir, err := manInstallDir()
+		if err != nil {
+			return err
+		}
+		return writeManPages(cmd, root, dir)
+	case len(args) == 0:
+		_, err := io.WriteString(cmd.OutOrStdout(), manPage(root))
+		return err
+	}
+	if c, rest, err := root.Find(strings.Fields(args[0])); err == nil && c != root && len(rest) == 0 {
+		_, err := io.WriteString(cmd.OutOrStdout(), manPage(c))
+		return err
+	}
+	return writeManPages(cmd, root, args[0])
 }
 
 // manInstallDir is where man --install writes: the system's local man
