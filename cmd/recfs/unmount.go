@@ -43,13 +43,20 @@ and the others go on (exit status 1 if any failed).`,
 	cmd.Flags().BoolVarP(&f.lazy, "lazy", "z", false, "detach a busy mount now (umount -l)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "unmount even if MNT is not a recfs mount")
 	cmd.Flags().BoolVarP(&f.ifMounted, "if-mounted", "q", false, "a MNT with nothing mounted on it (or missing) is no error and prints nothing: for ExecStopPost= and scripts")
-	cmd.RunE = f.run
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
+}
+
+// validate checks the flags: any mix of them is valid (--force, --lazy
+// and --if-mounted each widen what run accepts), and whether each MNT
+// is mounted is run's to find, one after the other.
+func (f *unmountFlags) validate(*cobra.Command, []string) (struct{}, error) {
+	return struct{}{}, nil
 }
 
 // run unmounts each MNT of args: one alone fails the command with its
 // error; of several, each failure is reported and the others go on.
-func (f *unmountFlags) run(cmd *cobra.Command, args []string) error {
+func (f *unmountFlags) run(cmd *cobra.Command, args []string, _ struct{}) error {
 	if len(args) == 1 {
 		return f.one(cmd, args[0])
 	}
