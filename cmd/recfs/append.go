@@ -21,8 +21,14 @@ type appendFlags struct {
 	force   bool
 }
 
+// appendRun is what validate makes of append's command line.
+type appendRun struct {
+	path   string   // FILE
+	inputs []string // its INPUTs ("-" or none: standard input)
+}
+
 func newAppendCmd() *cobra.Command {
-	var af appendFlags
+	f := &appendFlags{}
 	cmd := &cobra.Command{
 		Use:   "append FILE [INPUT...]",
 		Short: "Append records to a record file through its format's writer",
@@ -58,47 +64,53 @@ appends anyway.`,
   printf 'a\nb\nc\n' | recfs append --lines events.log
   recfs append --create recordio --sync new.rio - < blob.bin`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAppend(cmd, args[0], args[1:], af)
-		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&af.lines, "lines", false, "one record per input line instead of one per input")
-	f.BoolVar(&af.sync, "sync", false, "fsync before returning (recordio appends always sync)")
-	f.StringVar(&af.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord); refuse a FILE of another format")
-	f.BoolVar(&af.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
-	f.BoolVar(&af.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory, or FILE ends in bytes that are not a torn record (they are saved aside)")
+	fl := cmd.Flags()
+	fl.BoolVar(&f.lines, "lines", false, "one record per input line instead of one per input")
+	fl.BoolVar(&f.sync, "sync", false, "fsync before returning (recordio appends always sync)")
+	fl.StringVar(&f.create, "create", "", "create FILE first if it does not exist, in this format (leveldb, recordio or tfrecord); refuse a FILE of another format")
+	fl.BoolVar(&f.trailer, "trailer", false, "with --create recordio: the new file has a (empty) trailer")
+	fl.BoolVar(&f.force, "force", false, "append even though a running database holds the LOCK file of FILE's directory, or FILE ends in bytes that are not a torn record (they are saved aside)")
 	_ = cmd.RegisterFlagCompletionFunc("create", fixedCompletion("leveldb", "recordio", "tfrecord"))
+	cmd.RunE = runE(f.validate, f.run)
 	return cmd
 }
 
-// runAppend opens the inputs (index.OpenInputs: all of them before
-// anything is written, so a failure reading any leaves the file
-// untouched), then appends all their records in one batch.
-func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags) error {
-	in, err := index.OpenInputs(cmd.InOrStdin(), inputs, af.lines)
+// validate splits the command line into FILE and its INPUTs. The flags
+// are checked later, by run: --trailer without --create is refused only
+// once the inputs opened, so that an input that does not open stays the
+// error a user sees first.
+func (f *appendFlags) validate(_ *cobra.Command, args []string) (appendRun, error) {
+	return appendRun{path: args[0], inputs: args[1:]}, nil
+}
+
+// run opens the inputs (index.OpenInputs: all of them before anything is
+// written, so a failure reading any leaves the file untouched), then
+// appends all their records in one batch.
+func (f *appendFlags) run(cmd *cobra.Command, _ []string, r appendRun) error {
+	in, err := index.OpenInputs(cmd.InOrStdin(), r.inputs, f.lines)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
 	moved := []report.Moved{}
 	// With --sync the append's fsync also makes a file --create made durable.
-	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: af.force, MoveDamagedTail: af.force, DeferCreateSync: af.sync, KeepCreateLock: af.create != "",
+	o := index.Options{CacheDir: "-", Writable: true, IgnoreDBLock: f.force, MoveDamagedTail: f.force, DeferCreateSync: f.sync, KeepCreateLock: f.create != "",
 		TailMoved: func(m index.MovedTail) {
 			moved = append(moved, report.MovedOf(m))
 			fmt.Fprintf(cmd.ErrOrStderr(), "recfs: %s\n", moved[len(moved)-1])
 		}}
-	t, err := openAppendTarget(cmd, path, af, o)
+	t, err := f.openTarget(cmd, r.path, o)
 	if err != nil {
 		return forceHint(err)
 	}
 	defer t.Close()
 	// The table is closed next: it need not take the new records in.
-	first, count, err := in.AppendTo(cmd.Context(), t, index.AppendOptions{Sync: af.sync, CountOnly: true})
+	first, count, err := in.AppendTo(cmd.Context(), t, index.AppendOptions{Sync: f.sync, CountOnly: true})
 	if err != nil {
 		return forceHint(err)
 	}
-	a := report.AppendedOf(path, first, count, moved)
+	a := report.AppendedOf(r.path, first, count, moved)
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), a)
 	}
@@ -106,17 +118,17 @@ func runAppend(cmd *cobra.Command, path string, inputs []string, af appendFlags)
 	return nil
 }
 
-// openAppendTarget opens the file at path for appending, creating it
-// first when it is missing and --create names its format.
-func openAppendTarget(cmd *cobra.Command, path string, af appendFlags, o index.Options) (*index.Table, error) {
-	if af.create == "" && af.trailer {
+// openTarget opens the file at path for appending, creating it first
+// when it is missing and --create names its format.
+func (f *appendFlags) openTarget(cmd *cobra.Command, path string, o index.Options) (*index.Table, error) {
+	if f.create == "" && f.trailer {
 		return nil, usagef("--trailer goes with --create")
 	}
 	oo, err := openOptions(cmd, o)
 	if err != nil {
 		return nil, err
 	}
-	return open.CreateOrOpen(cmd.Context(), path, af.create, af.trailer, oo)
+	return open.CreateOrOpen(cmd.Context(), path, f.create, f.trailer, oo)
 }
 
 // forceHint adds the way out to a refusal because of a running database.
