@@ -47,8 +47,8 @@ func runMountCmd(cmd *cobra.Command, _ *mountFlags, _, _ string) error {
 
 // runServeCmd hands a parsed `recfs serve PROTOCOL` command line to
 // recfs-full, which has the servers, as runMountCmd does.
-func runServeCmd(cmd *cobra.Command, p protocol, _ *serveFlags, _ string) error {
-	return handOffServer(cmd, "recfs serve "+p.name)
+func runServeCmd(cmd *cobra.Command, f *serveFlags, _ string) error {
+	return handOffServer(cmd, "recfs serve "+f.proto.name)
 }
 
 // s3ClientOptions: the lean link has no S3 client to configure.

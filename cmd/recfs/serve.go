@@ -12,6 +12,7 @@ const envPass = "RECFS_PASS"
 
 // serveFlags are the flags of `recfs serve PROTOCOL`.
 type serveFlags struct {
+	proto          protocol
 	src            *sourceFlags
 	decode         *decodeFlags
 	addr           string
@@ -110,7 +111,7 @@ requests in progress get a few seconds to finish.`,
 }
 
 func newServeProtocolCmd(p protocol) *cobra.Command {
-	f := &serveFlags{}
+	f := &serveFlags{proto: p}
 	cmd := &cobra.Command{
 		Use:     p.name + " SRC",
 		Short:   p.short,
@@ -144,7 +145,7 @@ func newServeProtocolCmd(p protocol) *cobra.Command {
 	}
 	f.decode = addDecodeFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runServeCmd(cmd, p, f, args[0])
+		return runServeCmd(cmd, f, args[0])
 	}
 	return cmd
 }

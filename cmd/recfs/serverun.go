@@ -46,7 +46,7 @@ func (f *serveFlags) credentials() (*netserve.Credentials, error) {
 	return nil, nil
 }
 
-// serveSetup is what runServeCmd checked on the command line.
+// serveSetup is what validate makes of a serve command line.
 type serveSetup struct {
 	cacheMem int64
 	creds    *netserve.Credentials
@@ -100,12 +100,11 @@ func (f *serveFlags) loadTLS() (*tls.Config, error) {
 }
 
 // runServeCmd runs a parsed `recfs serve PROTOCOL` command line: it
-// checks it, opens the tree and serves it until the command's context
-// ends. A daemon child's error goes to its waiting parent too.
-func runServeCmd(cmd *cobra.Command, p protocol, f *serveFlags, src string) (err error) {
+// checks it and the source, then serves (from a background process with
+// --daemon). A daemon child's error goes to its waiting parent too.
+func runServeCmd(cmd *cobra.Command, f *serveFlags, src string) (err error) {
 	defer func() { reportDaemonError(err) }()
-	ctx := cmd.Context()
-	s, err := f.validate(ctx, src)
+	s, err := f.validate(cmd.Context(), src)
 	if err != nil {
 		return err
 	}
@@ -113,6 +112,13 @@ func runServeCmd(cmd *cobra.Command, p protocol, f *serveFlags, src string) (err
 		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: s.srcAbs, what: "the server of " + s.srcAbs, none: "nothing is served",
 			ready: func(pid int, logPath, info string) error { return printDaemonServing(cmd, pid, logPath, info) }})
 	}
+	return f.run(cmd, s)
+}
+
+// run opens the tree s names and serves it over f's protocol until the
+// command's context ends.
+func (f *serveFlags) run(cmd *cobra.Command, s *serveSetup) error {
+	ctx, p := cmd.Context(), f.proto
 	if daemonChild() {
 		setupDaemonLog()
 	}
