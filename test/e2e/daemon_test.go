@@ -131,11 +131,7 @@ func TestDaemonJSONAndLog(t *testing.T) {
 	// No system log: RECFS_SYSLOG names a socket that is not there.
 	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "RECFS_SYSLOG="+filepath.Join(state, "no-log-socket"))
 	r := runPrepared(t, c)
-	t.Cleanup(func() {
-		if mountedAt(mnt) != "" {
-			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
+	detachAtCleanup(t, mnt)
 	if r.code != 0 {
 		t.Fatalf("mount --daemon --json: %d %s", r.code, r.stderr)
 	}
@@ -201,11 +197,7 @@ func TestDaemonSyslog(t *testing.T) {
 	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", src, mnt)
 	c.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "RECFS_SYSLOG="+sock)
 	r := runPrepared(t, c)
-	t.Cleanup(func() {
-		if mountedAt(mnt) != "" {
-			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
+	detachAtCleanup(t, mnt)
 	var out struct {
 		Log string
 		Pid int

@@ -277,6 +277,20 @@ func newMountDir(t *testing.T) string {
 	return d
 }
 
+// detachAtCleanup makes the end of the test detach (lazily) whatever is
+// still mounted on mnt: a daemon's mount the test did not end, or a stale
+// mount its killed server left.
+func detachAtCleanup(t *testing.T, mnt string) {
+	t.Cleanup(func() { detachIfMounted(mnt) })
+}
+
+// detachIfMounted detaches (lazily) whatever is mounted on mnt.
+func detachIfMounted(mnt string) {
+	if mountedAt(mnt) != "" {
+		_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+	}
+}
+
 // startMount runs `recfs mount [args...] src dir` and waits, with a bound,
 // until dir is a recfs mount in mountinfo. Cleanup unmounts it.
 func startMount(t *testing.T, src, dir string, args ...string) *mount {

@@ -473,11 +473,7 @@ func TestDaemonKilled(t *testing.T) {
 	recs := genRecords(9, 10, 50)
 	src := tempLog(t, "d.log", recs)
 	mnt := newMountDir(t)
-	t.Cleanup(func() {
-		if mountedAt(mnt) != "" {
-			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
-	})
+	detachAtCleanup(t, mnt)
 	r := runRecfs(t, "mount", "--daemon", "--no-cache", src, mnt)
 	if r.code != 0 {
 		t.Fatalf("mount --daemon: exit %d, %q", r.code, r.stderr)

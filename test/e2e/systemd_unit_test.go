@@ -97,9 +97,7 @@ func TestReadmeSystemdUnit(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _ = c.Wait(); close(done) }()
 	t.Cleanup(func() {
-		if mountedAt(mnt) != "" {
-			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-		}
+		detachIfMounted(mnt)
 		_ = c.Process.Kill()
 		<-done
 	})

@@ -358,11 +358,7 @@ func TestTFRecordGzipInterrupt(t *testing.T) {
 	t.Run("mount", func(t *testing.T) {
 		needFUSE(t)
 		mnt := newMountDir(t)
-		t.Cleanup(func() {
-			if mountedAt(mnt) != "" {
-				_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
-			}
-		})
+		detachAtCleanup(t, mnt)
 		c := exec.Command(bin, "mount", "--cache-dir", cache, src, mnt)
 		interruptDuring(t, c, syscall.SIGTERM)
 		if m := mountedAt(mnt); m != "" {
