@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
-	"github.com/recfs/recfs/codec/leveldb"
 )
 
 // Tests of what an unprivileged user ("attacker", who can write inside
@@ -471,7 +470,7 @@ func TestRenamedSourceStaysReadable(t *testing.T) {
 			t.Fatal(err)
 		}
 		more := genRecords(6, 1, 40)[0]
-		appendLogRecord(t, renamed, more)
+		recfile.AppendLog(t, renamed, more)
 		recs = append(recs, more)
 		waitFor(t, 5*time.Second, 20*time.Millisecond, func() (bool, string) {
 			fd, err := syscall.Openat(int(held.Fd()), "000004", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
@@ -490,26 +489,4 @@ func TestRenamedSourceStaysReadable(t *testing.T) {
 			}
 		}
 	})
-}
-
-// appendLogRecord appends rec to the leveldb log at path, framed as the
-// log's own writer would.
-func appendLogRecord(t *testing.T, path string, rec []byte) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := leveldb.NewWriter(f, leveldb.WriterOptions{Offset: fi.Size()})
-	if _, err := w.WriteRecord(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
