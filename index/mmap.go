@@ -23,12 +23,19 @@ import (
 // restored with debug.SetPanicOnFault.
 func guardFault() bool { return debug.SetPanicOnFault(true) }
 
-// recoverFault, deferred after guardFault, turns a fault into *err.
+// recoverFault, deferred after guardFault, turns a memory fault into *err.
+// Any other panic is a bug, not a changed source: it goes on panicking.
 func recoverFault(prev bool, err *error) {
 	debug.SetPanicOnFault(prev)
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("index: the source changed while it was scanned (%v); try again", r)
+	r := recover()
+	if r == nil {
+		return
 	}
+	// A fault's panic value is a runtime.Error with the faulting address.
+	if _, fault := r.(interface{ Addr() uintptr }); !fault {
+		panic(r)
+	}
+	*err = fmt.Errorf("index: the source changed while it was scanned (%v); try again", r)
 }
 
 // unmapped returns what a scan that copies every byte into a window of

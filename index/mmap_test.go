@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,4 +37,26 @@ func TestMapShrunkSource(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "changed while it was scanned") {
 		t.Fatalf("scan of a shrunk map: %v records, error %v", s, err)
 	}
+}
+
+// TestRecoverFaultKeepsOtherPanics: the fault guard turns only a memory
+// fault into an error; a panic of any other kind (a bug in a scan) goes on
+// panicking instead of passing for a changed source.
+func TestRecoverFaultKeepsOtherPanics(t *testing.T) {
+	t.Parallel()
+	scan := func() (err error) {
+		defer recoverFault(guardFault(), &err)
+		var parts []int
+		_ = parts[len(parts)] // index out of range
+		return nil
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("an index-out-of-range panic under the fault guard did not panic")
+		} else if !strings.Contains(fmt.Sprint(r), "index out of range") {
+			t.Errorf("panic %v, want the original one", r)
+		}
+	}()
+	err := scan()
+	t.Errorf("scan returned %v, want its panic", err)
 }
