@@ -472,7 +472,7 @@ func TestRenamedSourceStaysReadable(t *testing.T) {
 		more := genRecords(6, 1, 40)[0]
 		recfile.AppendLog(t, renamed, more)
 		recs = append(recs, more)
-		waitFor(t, 5*time.Second, 20*time.Millisecond, func() (bool, string) {
+		waitFor(t, 30*time.Second, 20*time.Millisecond, func() (bool, string) {
 			fd, err := syscall.Openat(int(held.Fd()), "000004", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 			if err != nil {
 				return false, fmt.Sprintf("the record appended after the rename, in the directory held from before it: %v", err)
