@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/recordio"
@@ -54,6 +55,15 @@ func TestBuildStopsOnCancel(t *testing.T) {
 		tfr = tfrecord.AppendRecord(tfr, r)
 	}
 	rio := recfile.RIOBytes(t, recs, recordio.WriterOptions{MaxItems: 100}, nil)
+	var kaf []byte
+	val := bytes.Repeat([]byte("v"), 1024)
+	for off := int64(0); len(kaf) < 24<<20; off += 100 {
+		rs := make([]codectest.KafkaRecord, 100)
+		for i := range rs {
+			rs[i] = codectest.KafkaRecord{Key: fmt.Appendf(nil, "k%d", off+int64(i)), Value: val}
+		}
+		kaf = append(kaf, codectest.KafkaBatch(codectest.KafkaBatchSpec{BaseOffset: off, Records: rs, ProducerID: -1})...)
+	}
 	garbage := make([]byte, 24<<20)
 	rand.NewChaCha8([32]byte{1}).Read(garbage)
 	for _, c := range []struct {
@@ -65,6 +75,7 @@ func TestBuildStopsOnCancel(t *testing.T) {
 		{"tfrecord", tfr, codec.TFRecord}, {"tfrecord damage", garbage, codec.TFRecord},
 		{"recordio", rio, codec.RecordIO}, {"recordio damage", garbage, codec.RecordIO},
 		{"legacy damage", garbage, codec.RecordIOLegacy},
+		{"kafka", kaf, codec.Kafka},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
