@@ -344,16 +344,11 @@ func daemonAbandoned() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !childAbandoned {
-		var b [1]byte
-		n, _ := syscall.Read(s.abandon, b[:])
-		childAbandoned = n > 0
+	if !s.abandoned {
+		s.readAbandon(false)
 	}
-	return childAbandoned
+	return s.abandoned
 }
-
-// childAbandoned: a byte came on the abandon pipe (under daemonStatus().mu).
-var childAbandoned bool
 
 // verdict sends the final line, closes the pipe, and points standard error
 // at standard output (the log file) from now on.
@@ -397,7 +392,7 @@ func reportServing(info string) {
 // reportDaemonError passes a daemon child's failure to its parent. It is
 // called by the mount command's error path.
 func reportDaemonError(err error) {
-	if err == nil || os.Getenv(envReadyFD) == "" {
+	if err == nil {
 		return
 	}
 	if s := daemonStatus(); s != nil {

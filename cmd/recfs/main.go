@@ -27,6 +27,11 @@ func main() {
 	// cleanly (a foreground mount unmounts); once it has, the default
 	// action is restored, so a second signal kills a stuck process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A daemon child whose parent dies before its verdict stops as if
+	// signalled (see parentGone); it takes its pipes now, before any
+	// work.
+	ctx, stopDaemonChild = context.WithCancel(ctx)
+	daemonStatus()
 	go func() {
 		<-ctx.Done()
 		stop()

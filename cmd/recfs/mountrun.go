@@ -52,7 +52,7 @@ func runMountCmd(cmd *cobra.Command, f *mountFlags, src, mnt string) (err error)
 	if err != nil {
 		return err
 	}
-	if f.daemon && os.Getenv(envReadyFD) == "" {
+	if f.daemon && daemonStatus() == nil {
 		return startDaemon(cmd, f, p.src, p.mnt)
 	}
 	return f.run(cmd, p)

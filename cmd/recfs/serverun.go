@@ -108,7 +108,7 @@ func runServeCmd(cmd *cobra.Command, f *serveFlags, src string) (err error) {
 	if err != nil {
 		return err
 	}
-	if f.daemon && os.Getenv(envReadyFD) == "" {
+	if f.daemon && daemonStatus() == nil {
 		return spawnDaemon(cmd, daemonSpec{logFile: f.logFile, src: s.srcAbs, what: "the server of " + s.srcAbs, none: "nothing is served",
 			ready: func(pid int, logPath, info string) error { return printDaemonServing(cmd, pid, logPath, info) }})
 	}

@@ -370,6 +370,57 @@ func checkDaemonInterrupted(t *testing.T, stopped, busy bool) {
 	}
 }
 
+// TestDaemonParentKilled: mount --daemon killed (SIGKILL: no chance to
+// tell its background process) while that process indexes leaves neither
+// a mount nor a process: the background process finds its parent gone
+// before its verdict and stops as an interrupted start, rather than die
+// of SIGPIPE on its parent's pipes with the mount half made.
+func TestDaemonParentKilled(t *testing.T) {
+	needFUSE(t)
+	p := servePaced(t, "big.log", progressLog(t))
+	mnt := daemonMountDir(t)
+	logPath := filepath.Join(t.TempDir(), "daemon.log")
+	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", logPath, p.path, mnt)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.stepUntil(t, p.size/4)
+	child := daemonChild(c.Process.Pid, mnt)
+	if child == 0 {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		t.Fatalf("the file is read, but not by a background process")
+	}
+	t.Cleanup(func() {
+		// On failure: end the background process before the mount's
+		// cleanup looks for a mount.
+		if processAlive(child) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
+	if err := c.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Wait()
+	// The source answers again: the build goes on, or sees the stop.
+	p.open()
+	for deadline := time.Now().Add(exitTimeout); processAlive(child); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the background process %d still runs %v after its parent was killed (mounted: %q); log:\n%s", child, exitTimeout, mountedAt(mnt), b)
+		}
+	}
+	if m := mountedAt(mnt); m != "" {
+		b, _ := os.ReadFile(logPath)
+		t.Errorf("%s left mounted at %s by the background process of a killed mount --daemon; log:\n%s", m, mnt, b)
+	}
+	// It said why it stopped, in its log (its standard error was the
+	// dead parent's).
+	if b, _ := os.ReadFile(logPath); !strings.Contains(string(b), "parent died before the daemon was ready") {
+		t.Errorf("the background process's log does not say its parent died; log:\n%s", b)
+	}
+}
+
 // TestDaemonProgress runs mount --daemon on a pseudo-terminal over a
 // paced source (a local file, an s3:// object): the parent draws the
 // indexing progress the daemon reports, with the rate and the time left,
