@@ -361,7 +361,6 @@ func (s *statusPipe) verdict(line string) {
 	s.closed = true
 	_, _ = s.f.WriteString(line + "\n")
 	_ = s.f.Close()
-	_ = os.Unsetenv(envReadyFD)
 	if err := syscall.Dup2(1, 2); err != nil {
 		logrus.WithError(err).Warn("standard error stays on the parent's pipe")
 	}

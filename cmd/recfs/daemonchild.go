@@ -31,12 +31,23 @@ const daemonProgressInterval = 100 * time.Millisecond
 // daemonStatus is the status pipe of a daemon child (nil in any other
 // process), opened once from envReadyFD, with the abandon pipe from
 // envAbandonFD (read by daemonAbandoned and watchParent; not passed on to
-// programs the child runs). A daemon child outlives its
+// programs the child runs). It unsets both variables, so that no program
+// the child runs takes their descriptors for its own, and takes the
+// abandon pipe only when it is a pipe. A daemon child outlives its
 // parent's death: writes to the parent's pipes (the status pipe, standard
 // error until the verdict) then fail rather than raise SIGPIPE, and a
 // parent gone before the verdict stops the child (see parentGone).
 var daemonStatus = sync.OnceValue(func() *statusPipe {
 	ready, abandon := os.Getenv(envReadyFD), os.Getenv(envAbandonFD)
+	_ = os.Unsetenv(envReadyFD)
+	_ = os.Unsetenv(envAbandonFD)
+	return openStatusPipe(ready, abandon)
+})
+
+// openStatusPipe opens the status pipe on the descriptor numbered ready
+// (nil when it names none) and the abandon pipe on the one numbered
+// abandon, when that is a pipe, and starts watching it.
+func openStatusPipe(ready, abandon string) *statusPipe {
 	fd, err := strconv.Atoi(ready)
 	if err != nil {
 		return nil
@@ -49,13 +60,19 @@ var daemonStatus = sync.OnceValue(func() *statusPipe {
 	// process for it on descriptors 1 and 2 unless SIGPIPE is notified.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	s := &statusPipe{f: f, abandon: -1}
-	if fd, err := strconv.Atoi(abandon); err == nil && syscall.SetNonblock(fd, true) == nil {
+	if fd, err := strconv.Atoi(abandon); err == nil && isPipe(fd) && syscall.SetNonblock(fd, true) == nil {
 		syscall.CloseOnExec(fd)
 		s.abandon = fd
 		go s.watchParent()
 	}
 	return s
-})
+}
+
+// isPipe reports whether the descriptor fd is open on a pipe (a FIFO).
+func isPipe(fd int) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO
+}
 
 // daemonChild reports whether this process is a daemon child that has not
 // reported its verdict yet.
