@@ -247,7 +247,8 @@ func TestDaemonSyslog(t *testing.T) {
 // before the ready line is printed wins over it. "after ready, busy": the
 // same with a process inside the mount by then; nobody was told of the
 // mount, so the background process detaches it lazily at its first busy
-// unmount rather than retry (it said how often it tried, in its log).
+// unmount rather than retry, and does not wait for the mount's users (its
+// log says how often it tried, and that it detached without waiting).
 func TestDaemonInterrupted(t *testing.T) {
 	needFUSE(t)
 	for _, tc := range []struct {
@@ -358,6 +359,11 @@ func checkDaemonInterrupted(t *testing.T, stopped, busy bool) {
 		m := regexp.MustCompile(`mount busy; detaching it lazily.* attempts=(\d+)`).FindSubmatch(b)
 		if m == nil || string(m[1]) != "1" {
 			t.Errorf("the background process retried the busy unmount nobody was told of (%q); log:\n%s", m, b)
+		}
+		// And it did not wait for the users of a mount nobody was told
+		// of: it said so once detached.
+		if !bytes.Contains(b, []byte("detached; nobody was told of the mount")) {
+			t.Errorf("the background process did not say it left the detached mount's users unwaited; log:\n%s", b)
 		}
 	}
 	// No process serves or indexes for this mountpoint any more.
