@@ -32,6 +32,17 @@ import (
 // parent has what fusermount3 and the FUSE library said when a mount
 // fails (it copies it to the log file too); after the verdict the child
 // points standard error at the log file.
+//
+// A third pipe, the abandon pipe (envAbandonFD), runs the other way: the
+// parent interrupted before it printed the ready line (SIGINT, SIGTERM,
+// SIGHUP) writes a byte on it, then sends the child SIGTERM, so the child
+// knows nobody was told of its mount and ends it at once (lazily when
+// busy, not waiting for its users). The parent's end closes when it exits:
+// the end of the pipe (or EPIPE on the status pipe) before the verdict
+// means the parent died, and the child stops the same way (see
+// parentGone); after the verdict it is the parent's normal exit. The
+// child notifies SIGPIPE, so its writes to a dead parent's pipes fail
+// instead of killing it mid-mount.
 
 // daemonLogName is the default log file of daemons, in stateDir().
 const daemonLogName = "daemon.log"
