@@ -225,7 +225,7 @@ func testLayers(t *testing.T, tags string) {
 // recfs-full: the S3 source with the AWS SDK, .proto schemas with
 // protocompile and protobuf's descriptor packages, the http(s):// source
 // with net/http and crypto/tls, and the long-lived servers (mount's FUSE
-// libraries; serve's WebDAV, NFS and HTML pages; the daemons' syslog),
+// libraries; serve's WebDAV, NFS and HTML pages; the daemons, with syslog),
 // whose package inits cost every process start milliseconds.
 var notLean = []string{
 	"github.com/aws/", "github.com/bufbuild/protocompile", module + "/source/s3", module + "/codec/pbdecode/pbschema",
@@ -233,7 +233,7 @@ var notLean = []string{
 	"google.golang.org/protobuf/types/dynamicpb", "google.golang.org/protobuf/encoding/protojson",
 	"github.com/hanwen/go-fuse/", "bazil.org/fuse", module + "/fs/gofuse", module + "/fs/bazil",
 	"github.com/willscott/go-nfs", "golang.org/x/net/webdav", "encoding/xml", "html/template", "log/syslog",
-	module + "/fs/serve", module + "/fs/nfs", module + "/fs/webdav", module + "/fs/httpserve", module + "/fs/open/serving",
+	module + "/fs/serve", module + "/fs/nfs", module + "/fs/webdav", module + "/fs/httpserve", module + "/fs/open/serving", module + "/fs/open/daemon",
 	"net/http", "crypto/tls", "crypto/x509", module + "/source/httprange", module + "/source/netread",
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/recfs/recfs/fs/bazil"
 	"github.com/recfs/recfs/fs/gofuse"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/fs/open/daemon"
 	"github.com/recfs/recfs/fs/open/mounting"
 )
 
@@ -47,7 +48,7 @@ type mountPlan struct {
 // the two paths, then mounts (from a background process with --daemon).
 // A daemon child's error goes to its waiting parent too.
 func runMountCmd(cmd *cobra.Command, f *mountFlags, src, mnt string) (err error) {
-	defer func() { reportDaemonError(err) }()
+	defer func() { daemonStatus().Fail(err) }()
 	p, err := f.validate(cmd, src, mnt)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func (f *mountFlags) treeOptions(cmd *cobra.Command) (open.TreeOptions, error) {
 // run serves the mount p in this process until it is unmounted.
 func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 	if daemonChild() {
-		setupDaemonLog()
+		daemon.SetupLog()
 	}
 	if f.debugFuse && logrus.GetLevel() < logrus.DebugLevel {
 		logrus.SetLevel(logrus.DebugLevel)
@@ -166,7 +167,7 @@ func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 		ReadWrite:      f.rw,
 		Follow:         f.follow,
 		FollowInterval: f.followInterval,
-	}, mounting.Options{Unannounced: daemonAbandoned})
+	}, mounting.Options{Unannounced: daemonStatus().Abandoned})
 	if errors.Is(err, mounting.ErrEndedEarly) {
 		// Unmounted from elsewhere before we saw it ready: nothing to do.
 		logrus.WithField("mountpoint", p.mnt).Info("unmounted")
@@ -179,7 +180,7 @@ func (f *mountFlags) run(cmd *cobra.Command, p mountPlan) error {
 		return err
 	}
 	return m.Wait(cmd.Context(), func() {
-		if _, err := notifyStopping("unmounting " + p.mnt); err != nil {
+		if _, err := daemon.NotifyStopping("unmounting " + p.mnt); err != nil {
 			logrus.WithError(err).Warn("systemd stopping notification failed")
 		}
 	})
@@ -194,7 +195,7 @@ func (f *mountFlags) announce(cmd *cobra.Command, p mountPlan) error {
 	} else if err := printReady(cmd, p.src, p.mnt, 0, ""); err != nil {
 		return err
 	}
-	if _, err := notifyReady(fmt.Sprintf("%s mounted at %s", p.src, p.mnt)); err != nil {
+	if _, err := daemon.NotifyReady(fmt.Sprintf("%s mounted at %s", p.src, p.mnt)); err != nil {
 		logrus.WithError(err).Warn("systemd readiness notification failed")
 	}
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -246,37 +245,4 @@ func FuzzUnescape(f *testing.F) {
 			t.Fatalf("unescape(%s) = %q, %v; want %q", q, got, err, s)
 		}
 	})
-}
-
-// TestStatusPipeSendsLastProgress: a daemon child's progress calls within
-// one interval end in one line carrying the last of them, so the parent
-// shows where a build stands even when it stalls right after.
-func TestStatusPipeSendsLastProgress(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	s := &statusPipe{f: w}
-	for done := int64(1); done <= 3; done++ {
-		s.progress(done, 100)
-	}
-	// Usually one line, "progress 3 100"; a machine that paused between
-	// the calls for a whole interval may send an earlier one first.
-	if err := r.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(r)
-	last := int64(0)
-	for last != 3 && sc.Scan() {
-		var done, total int64
-		if _, err := fmt.Sscanf(sc.Text(), "progress %d %d", &done, &total); err != nil || done <= last || total != 100 {
-			t.Fatalf("line %q after progress %d (%v)", sc.Text(), last, err)
-		}
-		last = done
-	}
-	if last != 3 {
-		t.Fatalf("the last progress never reached the pipe (last sent: %d, %v)", last, sc.Err())
-	}
 }

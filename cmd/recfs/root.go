@@ -328,7 +328,7 @@ func openOptions(cmd *cobra.Command, o index.Options) (open.Options, error) {
 		}
 		if daemonChild() {
 			// The parent of a daemon draws the bar on its terminal.
-			return daemonStatus().progress, func() {}
+			return daemonStatus().Progress, func() {}
 		}
 		return nil, func() {}
 	}}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/fs/open/daemon"
 	"github.com/recfs/recfs/fs/open/serving"
 	netserve "github.com/recfs/recfs/fs/serve"
 	"github.com/recfs/recfs/index"
@@ -103,7 +104,7 @@ func (f *serveFlags) loadTLS() (*tls.Config, error) {
 // checks it and the source, then serves (from a background process with
 // --daemon). A daemon child's error goes to its waiting parent too.
 func runServeCmd(cmd *cobra.Command, f *serveFlags, src string) (err error) {
-	defer func() { reportDaemonError(err) }()
+	defer func() { daemonStatus().Fail(err) }()
 	s, err := f.validate(cmd.Context(), src)
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func runServeCmd(cmd *cobra.Command, f *serveFlags, src string) (err error) {
 func (f *serveFlags) run(cmd *cobra.Command, s *serveSetup) error {
 	ctx, p := cmd.Context(), f.proto
 	if daemonChild() {
-		setupDaemonLog()
+		daemon.SetupLog()
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent) // a long-lived server, as a mount
@@ -158,11 +159,11 @@ func announceServing(cmd *cobra.Command, p protocol, s *serveSetup, addr, url st
 		if err != nil {
 			return err
 		}
-		reportServing(string(info))
+		daemonStatus().Serving(string(info))
 	} else if err := printServing(cmd, p, s.srcAbs, addr, url); err != nil {
 		return err
 	}
-	if _, err := notifyReady(fmt.Sprintf("%s served over %s at %s", s.srcAbs, p.name, url)); err != nil {
+	if _, err := daemon.NotifyReady(fmt.Sprintf("%s served over %s at %s", s.srcAbs, p.name, url)); err != nil {
 		lg.WithError(err).Warn("systemd readiness notification failed")
 	}
 	return nil

@@ -7,8 +7,9 @@
 // kernel's mount table (At, ParseMountinfo) and unmounts with umount(2) or
 // the fusermount3 helper (Unmount), for recfs unmount too.
 //
-// Flags, daemonization, readiness reports (the daemon's pipe, systemd)
-// and logging setup stay with the command.
+// Daemonization, readiness reports (the daemon's pipe, systemd) and the
+// daemon's log are fs/open/daemon's; flags and logging setup stay with
+// the command.
 package mounting
 
 import (

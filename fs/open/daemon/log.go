@@ -1,6 +1,4 @@
-//go:build !recfs_lean
-
-package main
+package daemon
 
 import (
 	"errors"
@@ -16,19 +14,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Where a daemon logs: by default to the system log (syslog, which
-// journald also serves on /dev/log) when one listens, else to
-// daemon.log in stateDir(); --log-file PATH names a file, --log-file -
-// none. A log file is capped: past daemonLogCap it moves to PATH.1
-// (replacing an older one) and a new PATH starts.
+// Where a daemon logs (OpenLog): by default to the system log (syslog,
+// which journald also serves on /dev/log) when one listens, else to a
+// file in the caller's default directory; or a file named, or nowhere. A
+// log file is capped: past logCap it moves to PATH.1 (replacing an older
+// one) and a new PATH starts.
 
-// daemonLogCap is the size at which a daemon's log file is rotated.
-const daemonLogCap = 10 << 20
+// logCap is the size at which a daemon's log file is rotated.
+const logCap = 10 << 20
 
-// logSyslog is the log "path" of a daemon that logs to the system log.
-const logSyslog = "syslog"
+// Syslog is the log "path" of a daemon that logs to the system log: asked
+// for by name in OpenLog, and what OpenLog returns for it.
+const Syslog = "syslog"
 
-// envDaemonLog tells a daemon child where it logs: logSyslog, the
+// envDaemonLog tells a daemon child where it logs: Syslog, the
 // absolute path of its log file, or "" for nowhere.
 const envDaemonLog = "RECFS_DAEMON_LOG"
 
@@ -36,18 +35,18 @@ const envDaemonLog = "RECFS_DAEMON_LOG"
 // (/dev/log, /var/run/syslog, /var/run/log); "off" means there is none.
 const envSyslog = "RECFS_SYSLOG"
 
-// syslogTag is the tag (program name) of recfs's system log lines.
+// syslogTag is the tag (program name) of the daemon's system log lines.
 const syslogTag = "recfs"
 
-// errNoSyslog says that no system log listens.
-var errNoSyslog = errors.New("no system log")
+// ErrNoSyslog says that no system log listens.
+var ErrNoSyslog = errors.New("no system log")
 
-// dialSyslog connects to the system log, or fails with errNoSyslog
+// dialSyslog connects to the system log, or fails with ErrNoSyslog
 // wrapped when none listens.
 func dialSyslog() (*syslog.Writer, error) {
 	addr := os.Getenv(envSyslog)
 	if addr == "off" {
-		return nil, fmt.Errorf("%w (%s=off)", errNoSyslog, envSyslog)
+		return nil, fmt.Errorf("%w (%s=off)", ErrNoSyslog, envSyslog)
 	}
 	var w *syslog.Writer
 	var err error
@@ -57,7 +56,7 @@ func dialSyslog() (*syslog.Writer, error) {
 		w, err = syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, syslogTag)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errNoSyslog, err)
+		return nil, fmt.Errorf("%w: %w", ErrNoSyslog, err)
 	}
 	return w, nil
 }
@@ -104,9 +103,23 @@ func (h *syslogHook) Fire(e *logrus.Entry) error {
 	}
 }
 
-// errUnsafeLog says a log file is refused: another user could have
+// ErrUnsafeLog says a log file is refused: another user could have
 // planted what lies at its path, or could plant it there later.
-var errUnsafeLog = errors.New("unsafe log file")
+var ErrUnsafeLog = errors.New("unsafe log file")
+
+// UnsafeDirError refuses a log file in a directory that another user owns
+// or that group or others may write to (Dir). It wraps ErrUnsafeLog.
+type UnsafeDirError struct {
+	Dir string
+}
+
+// Error implements error.
+func (e *UnsafeDirError) Error() string {
+	return fmt.Sprintf("%v: other users may write in %s", ErrUnsafeLog, e.Dir)
+}
+
+// Unwrap returns ErrUnsafeLog.
+func (e *UnsafeDirError) Unwrap() error { return ErrUnsafeLog }
 
 // openLogDir opens the directory of the log file at path, refusing one
 // where another user could plant a name (a symbolic link, a FIFO, a hard
@@ -125,7 +138,7 @@ func openLogDir(path string) (*os.File, error) {
 	}
 	if (int(st.Uid) != os.Geteuid() && st.Uid != 0) || st.Mode&0o022 != 0 {
 		d.Close()
-		return nil, fmt.Errorf("%w: other users may write in %s; give --log-file a path in a private directory", errUnsafeLog, dir)
+		return nil, &UnsafeDirError{Dir: dir}
 	}
 	return d, nil
 }
@@ -145,11 +158,11 @@ func openLogAt(d *os.File, name string) (*os.File, error) {
 	switch {
 	case err != nil:
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		err = fmt.Errorf("%w: %s is not a regular file", errUnsafeLog, path)
+		err = fmt.Errorf("%w: %s is not a regular file", ErrUnsafeLog, path)
 	case int(st.Uid) != os.Geteuid():
-		err = fmt.Errorf("%w: %s belongs to user %d", errUnsafeLog, path, st.Uid)
+		err = fmt.Errorf("%w: %s belongs to user %d", ErrUnsafeLog, path, st.Uid)
 	case st.Nlink != 1:
-		err = fmt.Errorf("%w: %s has %d names", errUnsafeLog, path, st.Nlink)
+		err = fmt.Errorf("%w: %s has %d names", ErrUnsafeLog, path, st.Nlink)
 	default:
 		err = unix.SetNonblock(fd, false)
 	}
@@ -161,12 +174,12 @@ func openLogAt(d *os.File, name string) (*os.File, error) {
 }
 
 // rotateFull moves the log file name in directory d to name.1 when it
-// holds daemonLogCap bytes or more. Anything but a regular file is left
+// holds logCap bytes or more. Anything but a regular file is left
 // alone.
 func rotateFull(d *os.File, name string) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil ||
-		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < daemonLogCap {
+		st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < logCap {
 		return nil
 	}
 	if err := unix.Renameat(int(d.Fd()), name, int(d.Fd()), name+".1"); err != nil {
@@ -192,7 +205,7 @@ func openLogFile(path string) (*os.File, error) {
 
 // cappedLog is a daemon's log writer once it runs alone: it writes to
 // standard output (the log file, where standard error points too) and,
-// when the file has grown to daemonLogCap, rotates it and points both
+// when the file has grown to logCap, rotates it and points both
 // descriptors at a fresh file, so that output outside the log (a crash)
 // follows. When another daemon sharing the file rotated it first, the
 // writer only moves on to the new file.
@@ -244,23 +257,24 @@ func (c *cappedLog) rotate(st *syscall.Stat_t) {
 	}
 }
 
-// daemonLogOutput is where a daemon child's logrus output goes once it
-// has sent its verdict and runs alone: the capped log file, or nowhere
-// (the system log gets the entries through a hook).
-func daemonLogOutput() io.Writer {
+// logOutput is where a daemon child's logrus output goes once it has
+// sent its verdict and runs alone: the capped log file, or nowhere (the
+// system log gets the entries through a hook).
+func logOutput() io.Writer {
 	switch p := os.Getenv(envDaemonLog); {
-	case p == "" || p == logSyslog:
+	case p == "" || p == Syslog:
 		return io.Discard
 	default:
-		return &cappedLog{path: p, out: os.Stdout, errFD: 2, cap: daemonLogCap}
+		return &cappedLog{path: p, out: os.Stdout, errFD: 2, cap: logCap}
 	}
 }
 
-// setupDaemonLog sends a daemon child's log entries to the system log
-// when its parent chose it. A child that cannot reach it any more logs
-// one line about that (which reaches the parent and its log).
-func setupDaemonLog() {
-	if os.Getenv(envDaemonLog) != logSyslog {
+// SetupLog sends a daemon child's log entries (logrus's standard logger)
+// to the system log when its parent chose it. A child that cannot reach
+// it any more logs one line about that (which reaches the parent and its
+// log).
+func SetupLog() {
+	if os.Getenv(envDaemonLog) != Syslog {
 		return
 	}
 	w, err := dialSyslog()
@@ -272,16 +286,69 @@ func setupDaemonLog() {
 	l.AddHook(newSyslogHook(w, l))
 }
 
-// defaultDaemonLog returns where a daemon logs without --log-file: the
-// system log when one listens, else the file daemon.log in stateDir().
-func defaultDaemonLog() (string, error) {
+// LogOptions says where OpenLog puts a daemon's log file by default.
+type LogOptions struct {
+	// Dir returns the directory of the default log file, used when no
+	// system log listens; OpenLog makes it (0700). Its error is returned
+	// as it is.
+	Dir func() (string, error)
+	// Name is the default log file's name in Dir.
+	Name string
+}
+
+// OpenLog opens where a daemon logs: the file at path, or by default
+// (path "") the system log when one listens, else the file o.Name in
+// o.Dir(), or nothing when path is "-", or the system log when path is
+// Syslog (failing with ErrNoSyslog wrapped when none listens). It returns
+// the file the daemon's output goes to (the null device for the system
+// log or none) and what it names: the file's absolute path, Syslog, or ""
+// for none (Options.Log and Options.LogName). A log file is opened only
+// where no other user could plant or swap it (ErrUnsafeLog and
+// *UnsafeDirError otherwise), and a full one is rotated first (see
+// logCap).
+func OpenLog(path string, o LogOptions) (*os.File, string, error) {
+	switch path {
+	case "":
+		p, err := defaultLog(o)
+		if err != nil {
+			return nil, "", err
+		}
+		path = p
+	case Syslog:
+		// Asked for by name: say so when none listens.
+		w, err := dialSyslog()
+		if err != nil {
+			return nil, "", err
+		}
+		_ = w.Close()
+	}
+	if path == "-" || path == Syslog {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if path == "-" {
+			path = ""
+		}
+		return f, path, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	f, err := openLogFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, path, nil
+}
+
+// defaultLog returns where a daemon logs by default: the system log when
+// one listens, else the file o.Name in o.Dir().
+func defaultLog(o LogOptions) (string, error) {
 	if w, err := dialSyslog(); err == nil {
 		_ = w.Close()
-		return logSyslog, nil
+		return Syslog, nil
 	}
-	dir, err := stateDir()
+	dir, err := o.Dir()
 	if err != nil {
-		return "", fmt.Errorf("no log directory (%w); give --log-file PATH, or --log-file - for none", err)
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("log directory: %w", err)
@@ -289,5 +356,5 @@ func defaultDaemonLog() (string, error) {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("log directory %s is not a directory", dir)
 	}
-	return filepath.Join(dir, daemonLogName), nil
+	return filepath.Join(dir, o.Name), nil
 }

@@ -1,6 +1,4 @@
-//go:build !recfs_lean
-
-package main
+package daemon
 
 import (
 	"os"

@@ -1,6 +1,4 @@
-//go:build !recfs_lean
-
-package main
+package daemon
 
 import (
 	"bytes"
@@ -66,14 +64,14 @@ func TestCappedLogRotates(t *testing.T) {
 	}
 }
 
-// TestOpenDaemonLogRotatesFull: a log file at its cap when a daemon starts
+// TestOpenLogRotatesFull: a log file at its cap when a daemon starts
 // is moved to .1 first; a smaller one is appended to.
-func TestOpenDaemonLogRotatesFull(t *testing.T) {
+func TestOpenLogRotatesFull(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "daemon.log")
 	if err := os.WriteFile(path, []byte("small\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, got, err := openDaemonLog(path)
+	f, got, err := OpenLog(path, LogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +82,10 @@ func TestOpenDaemonLogRotatesFull(t *testing.T) {
 	if _, err := os.Stat(path + ".1"); !os.IsNotExist(err) {
 		t.Errorf("a small log was rotated: %v", err)
 	}
-	if err := os.WriteFile(path, bytes.Repeat([]byte("y"), daemonLogCap), 0o600); err != nil {
+	if err := os.WriteFile(path, bytes.Repeat([]byte("y"), logCap), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, _, err = openDaemonLog(path)
+	f, _, err = OpenLog(path, LogOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +93,7 @@ func TestOpenDaemonLogRotatesFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if fi, err := os.Stat(path + ".1"); err != nil || fi.Size() != daemonLogCap {
+	if fi, err := os.Stat(path + ".1"); err != nil || fi.Size() != logCap {
 		t.Errorf(".1 after opening a full log: %v %v", fi, err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new start\n" {
@@ -128,28 +126,28 @@ func readDatagram(t *testing.T, c *net.UnixConn) string {
 	return string(b[:n])
 }
 
-// TestDaemonLogDefault: without --log-file a daemon logs to the system log
+// TestDaemonLogDefault: by default a daemon logs to the system log
 // when one listens, else to daemon.log in the state directory.
 func TestDaemonLogDefault(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", state)
+	o := LogOptions{Dir: func() (string, error) { return filepath.Join(state, "recfs"), nil }, Name: "daemon.log"}
 	listenSyslog(t)
-	f, where, err := openDaemonLog("")
-	if err != nil || where != logSyslog {
-		t.Fatalf("with a system log: %q %v; want %q", where, err, logSyslog)
+	f, where, err := OpenLog("", o)
+	if err != nil || where != Syslog {
+		t.Fatalf("with a system log: %q %v; want %q", where, err, Syslog)
 	}
 	f.Close()
 	t.Setenv(envSyslog, filepath.Join(state, "no-such-socket"))
-	f, where, err = openDaemonLog("")
-	if err != nil || where != filepath.Join(state, "recfs", daemonLogName) {
+	f, where, err = OpenLog("", o)
+	if err != nil || where != filepath.Join(state, "recfs", "daemon.log") {
 		t.Fatalf("without a system log: %q %v", where, err)
 	}
 	f.Close()
 	// Asked for by name, the missing system log is an error.
-	if _, _, err := openDaemonLog(logSyslog); err == nil || !strings.Contains(err.Error(), "no system log") {
+	if _, _, err := OpenLog(Syslog, o); err == nil || !strings.Contains(err.Error(), "no system log") {
 		t.Errorf("--log-file syslog without one: %v", err)
 	}
-	if _, where, err := openDaemonLog("-"); err != nil || where != "" {
+	if _, where, err := OpenLog("-", o); err != nil || where != "" {
 		t.Errorf("--log-file -: %q %v", where, err)
 	}
 }

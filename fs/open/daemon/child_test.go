@@ -1,6 +1,8 @@
-package main
+package daemon
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,10 +11,10 @@ import (
 	"time"
 )
 
-// TestOpenStatusPipeAbandonIsPipe: the abandon descriptor counts only when
+// TestOpenChildAbandonIsPipe: the abandon descriptor counts only when
 // it is a pipe; a regular file (readable, never "abandoned" on purpose)
 // or a descriptor that is not open is ignored.
-func TestOpenStatusPipeAbandonIsPipe(t *testing.T) {
+func TestOpenChildAbandonIsPipe(t *testing.T) {
 	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestOpenStatusPipeAbandonIsPipe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := openStatusPipe(strconv.Itoa(fd), tc.abandon)
+			s := openChild(strconv.Itoa(fd), tc.abandon, nil)
 			if s == nil {
 				t.Fatal("no status pipe")
 			}
@@ -72,8 +74,41 @@ func TestOpenStatusPipeAbandonIsPipe(t *testing.T) {
 }
 
 // abandoned reads s.abandoned under its lock.
-func abandoned(s *statusPipe) bool {
+func abandoned(s *Child) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.abandoned
+}
+
+// TestChildSendsLastProgress: a daemon child's progress calls within
+// one interval end in one line carrying the last of them, so the parent
+// shows where a build stands even when it stalls right after.
+func TestChildSendsLastProgress(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	s := &Child{f: w}
+	for done := int64(1); done <= 3; done++ {
+		s.Progress(done, 100)
+	}
+	// Usually one line, "progress 3 100"; a machine that paused between
+	// the calls for a whole interval may send an earlier one first.
+	if err := r.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(r)
+	last := int64(0)
+	for last != 3 && sc.Scan() {
+		var done, total int64
+		if _, err := fmt.Sscanf(sc.Text(), "progress %d %d", &done, &total); err != nil || done <= last || total != 100 {
+			t.Fatalf("line %q after progress %d (%v)", sc.Text(), last, err)
+		}
+		last = done
+	}
+	if last != 3 {
+		t.Fatalf("the last progress never reached the pipe (last sent: %d, %v)", last, sc.Err())
+	}
 }

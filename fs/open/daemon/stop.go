@@ -1,6 +1,4 @@
-//go:build !recfs_lean
-
-package main
+package daemon
 
 import (
 	"context"
@@ -24,8 +22,8 @@ import (
 // flush).
 
 // stopSignals are the signals that stop a parent waiting for its daemon:
-// SIGINT and SIGTERM, as they stop any command (main.go's context), and
-// SIGHUP, its terminal closed.
+// SIGINT and SIGTERM, as they stop any command, and SIGHUP, its terminal
+// closed.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // barrierSignal is what a parent sends itself to learn that the stop
@@ -72,7 +70,8 @@ func (w *stopWatch) run(ctx context.Context, onStop func()) {
 			return
 		}
 		// Once stopped, a second signal gets the default action again
-		// (main.go): it kills a parent stuck waiting.
+		// (unless the program catches it): it kills a parent stuck
+		// waiting.
 		signal.Stop(w.stops)
 		onStop()
 		onStop, done = nil, nil
