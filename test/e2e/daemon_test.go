@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -446,6 +447,63 @@ func TestDaemonProgress(t *testing.T) {
 		line := fmt.Sprintf("%s %s mount --daemon --no-cache --log-file - %s %s", env, bin, vgw.URL("big.log"), mnt)
 		checkPacedProgress(t, p, line, "ready: ")
 	})
+}
+
+// TestDaemonHoldsNoCallerFD: a daemon keeps none of the descriptors its
+// caller passed on to recfs mount --daemon (review finding F5): with the
+// write end of a pipe as the command's fd 5, as a CI runner's or make's
+// jobserver pipe would be, once the ready line is out and our copy is
+// closed, the read end ends while the daemon still serves.
+func TestDaemonHoldsNoCallerFD(t *testing.T) {
+	needFUSE(t)
+	src := tempLog(t, "ev.log", genRecords(53, 3, 30))
+	mnt := newMountDir(t)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	// Its name in /proc, from its inode (pr.Fd would make reads ignore
+	// the deadline below).
+	fi, err := pr.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
+	c := exec.Command(bin, "mount", "--daemon", "--json", "--no-cache", "--log-file", filepath.Join(t.TempDir(), "daemon.log"), src, mnt)
+	// fd 5 (3 and 4 closed): the daemon's own pipes take 3 and 4.
+	c.ExtraFiles = []*os.File{nil, nil, pw}
+	r := runPrepared(t, c)
+	pw.Close()
+	detachAtCleanup(t, mnt)
+	if r.code != 0 {
+		t.Fatalf("mount --daemon: %d %s", r.code, r.stderr)
+	}
+	var out struct{ Pid int }
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Pid == 0 {
+		t.Fatalf("stdout %q: %v", r.stdout, err)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", out.Pid))
+	if err != nil {
+		t.Fatalf("daemon %d: %v", out.Pid, err)
+	}
+	for _, e := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", out.Pid, e.Name())); target == pipe {
+			t.Errorf("daemon %d holds the caller's %s as fd %s", out.Pid, pipe, e.Name())
+		}
+	}
+	if err := pr.SetReadDeadline(time.Now().Add(exitTimeout)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pr.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Errorf("read end of the caller's pipe: %d, %v; want EOF", n, err)
+	}
+	if err := syscall.Kill(out.Pid, 0); err != nil {
+		t.Errorf("daemon %d gone: %v", out.Pid, err)
+	}
+	if u := runRecfs(t, "unmount", mnt); u.code != 0 {
+		t.Errorf("unmount: %d %s", u.code, u.stderr)
+	}
 }
 
 // daemonMountDir returns a directory to mount on whose cleanup unmounts

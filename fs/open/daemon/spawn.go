@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -46,6 +47,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // stderrTail is how many bytes of the child's early standard error the
@@ -221,7 +224,9 @@ func start(o Options) (*spawned, error) {
 	child.Stdout, child.Stderr = o.Log, errW
 	child.ExtraFiles = []*os.File{statusW, abandonR}
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	restore := closeOnExec()
 	err = child.Start()
+	restore()
 	statusW.Close()
 	abandonR.Close()
 	errW.Close()
@@ -239,6 +244,56 @@ func start(o Options) (*spawned, error) {
 		close(c.copied)
 	}()
 	return c, nil
+}
+
+// closeOnExec marks every descriptor of this process above standard
+// error that lacks close-on-exec (what it inherited so, from a shell's
+// 5>file or a make jobserver) close-on-exec, so that a child it starts
+// holds none of them: a daemon holding a caller's pipe keeps the caller
+// waiting for its end. The child's own descriptors are unaffected: exec
+// gives it copies (dup2 clears the flag on those). It returns a function
+// that unmarks them, so this process passes them on as before to
+// programs it starts later. Doing it in the parent, before the exec,
+// cannot close a descriptor the child's runtime or FUSE library opened,
+// as closing them in the child could. It reads /proc/self/fd; without it,
+// it marks every descriptor above 2 with close_range(2) and cannot unmark
+// them.
+func closeOnExec() (restore func()) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		_ = unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+		return func() {}
+	}
+	type markedFD struct {
+		fd       int
+		dev, ino uint64
+	}
+	var marked []markedFD
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		var st unix.Stat_t
+		if err != nil || fd <= 2 || unix.Fstat(fd, &st) != nil {
+			continue
+		}
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, fl|unix.FD_CLOEXEC); err == nil {
+				marked = append(marked, markedFD{fd, st.Dev, st.Ino})
+			}
+		}
+	}
+	return func() {
+		for _, m := range marked {
+			// Only the same file: a descriptor closed meanwhile and its
+			// number reused keeps its close-on-exec.
+			var st unix.Stat_t
+			if unix.Fstat(m.fd, &st) != nil || st.Dev != m.dev || st.Ino != m.ino {
+				continue
+			}
+			if fl, err := unix.FcntlInt(uintptr(m.fd), unix.F_GETFD, 0); err == nil {
+				_, _ = unix.FcntlInt(uintptr(m.fd), unix.F_SETFD, fl&^unix.FD_CLOEXEC)
+			}
+		}
+	}
 }
 
 // verdict reads the child's status lines, passing its progress to
