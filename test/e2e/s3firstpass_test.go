@@ -38,9 +38,10 @@ func TestS3FirstGrepFetchesOnce(t *testing.T) {
 	if r := runRecfs(t, "index", "--s3-endpoint", rec.Endpoint, vgw.URL("g.log")); r.code != 0 {
 		t.Fatalf("index: %d %s", r.code, r.stderr)
 	}
-	mnt := newMountDir(t)
-	// A cache a quarter of the object: the pass streams through it.
-	startMount(t, vgw.URL("g.log"), mnt, "--s3-endpoint", rec.Endpoint, "--s3-cache", "3M")
+	// A cache a quarter of the object: the pass streams through it. The
+	// request counter tells what the kernel asked for (see below).
+	m, snap := countingMount(t, vgw.URL("g.log"), "--s3-endpoint", rec.Endpoint, "--s3-cache", "3M")
+	mnt := m.dir
 	rec.Take()
 	out, err := exec.Command("grep", "-r", "-c", "zzzz-no-such", mnt).Output()
 	if err == nil || len(out) == 0 {
@@ -49,6 +50,7 @@ func TestS3FirstGrepFetchesOnce(t *testing.T) {
 			t.Fatalf("grep -r: %v", err)
 		}
 	}
+	ops := snap()
 	var gets, fetched int64
 	for _, q := range rec.Take() {
 		if q.Method == "GET" {
@@ -57,12 +59,23 @@ func TestS3FirstGrepFetchesOnce(t *testing.T) {
 		}
 	}
 	size := int64(buf.Len())
-	t.Logf("first grep -r over %d records (%d bytes): %d GETs, %d bytes fetched (%.2fx the object)", n, size, gets, fetched, float64(fetched)/float64(size))
+	// Records the kernel asked for (READ) although the mount had stored
+	// them in its page cache ahead of grep (NOTIFY_STORE): every record is
+	// pushed or read, so at least this many were both.
+	missed := max(ops["READ"]+ops["NOTIFY_STORE"]-n, 0)
+	t.Logf("first grep -r over %d records (%d bytes): %d GETs, %d bytes fetched (%.2fx the object); %d READs, %d records pushed, at most %d of them read again",
+		n, size, gets, fetched, float64(fetched)/float64(size), ops["READ"], ops["NOTIFY_STORE"], missed)
 	// The index is saved, and a saved table is a hint: its proof reads the
 	// object once ahead of the reads (up to 4,096 records ahead, more than
 	// this cache holds), so the pass fetches the object about twice, never
-	// block by block again and again.
-	if fetched > size*2+2<<20 {
-		t.Errorf("first grep -r fetched %d bytes in %d GETs for a %d-byte object: blocks fetched again and again", fetched, gets, size)
+	// block by block again and again. One more block (1 MiB, the default
+	// --s3-block) may be fetched for each record the kernel asked for
+	// although it had been pushed: the kernel did not keep every page
+	// stored ahead of grep (seen on a busy machine: up to a few dozen), and
+	// by the time grep reaches such a record the pusher and the proof have
+	// moved its block out of the cache, so its READ is a lone GET of the
+	// whole block.
+	if limit := size*2 + 2<<20 + missed<<20; fetched > limit {
+		t.Errorf("first grep -r fetched %d bytes in %d GETs for a %d-byte object (limit %d): blocks fetched again and again", fetched, gets, size, limit)
 	}
 }
