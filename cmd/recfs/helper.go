@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"os/user"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/recfs/recfs/fs/open/mounting"
 )
 
 // The mount(8) convention: `mount -t fuse.recfs SRC MNT -o OPTS` (or an
@@ -59,24 +57,6 @@ var helperOptions = sync.OnceValue(func() map[string]helperFlagOption {
 	root.PersistentFlags().VisitAll(add)
 	return opts
 })
-
-// ignoredOptions are generic mount(8) options that say nothing to recfs:
-// mount(8) and mount.fuse3 use them (auto, user, _netdev, x-systemd.*), or
-// recfs's behaviour already satisfies them (every recfs mount is nodev,
-// nosuid; times and sync modes do not apply to files that never change).
-var ignoredOptions = map[string]bool{
-	"defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
-	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true,
-	"dev": true, "nodev": true, "suid": true, "nosuid": true,
-	"atime": true, "noatime": true, "relatime": true, "norelatime": true,
-	"strictatime": true, "nostrictatime": true, "diratime": true, "nodiratime": true,
-	"lazytime": true, "nolazytime": true, "sync": true, "async": true, "dirsync": true,
-	"loud": true, "silent": true,
-}
-
-// ignoredPrefixes are option families mount(8) and systemd keep for
-// themselves.
-var ignoredPrefixes = []string{"x-", "comment=", "subtype=recfs"}
 
 // helperMode reports whether args is the mount helper's argv form: the
 // first argument is neither a flag nor a command, and names a path (it
@@ -139,84 +119,24 @@ func helperArgs(args []string) ([]string, error) {
 }
 
 // translateOptions maps one comma-separated -o list to mount flags and
-// returns the options it does not know.
+// returns the options it does not know (mount(8)'s own are left out, see
+// mounting.HelperOptions).
 func translateOptions(list string) (flags, unknown []string) {
-	for _, o := range strings.Split(list, ",") {
-		if o == "" {
-			continue
-		}
-		name, value, hasValue := strings.Cut(o, "=")
-		if ignoredOptions[o] || ignoredOptions[name] && !hasValue ||
-			slices.ContainsFunc(ignoredPrefixes, func(p string) bool { return strings.HasPrefix(o, p) }) {
-			continue
-		}
-		h, ok := helperOptions()[name]
-		if !ok || h.takesValue != hasValue {
-			unknown = append(unknown, o)
+	for _, o := range mounting.HelperOptions(list) {
+		h, ok := helperOptions()[o.Name]
+		if !ok || h.takesValue != o.HasValue {
+			unknown = append(unknown, o.Raw)
 			continue
 		}
 		switch {
 		case h.flag == "":
-		case hasValue:
-			flags = append(flags, h.flag+"="+value)
+		case o.HasValue:
+			flags = append(flags, h.flag+"="+o.Value)
 		default:
 			flags = append(flags, h.flag)
 		}
 	}
 	return flags, unknown
-}
-
-// systemPath is the search path mount.fuse3's shell uses when mount(8)
-// has cleared PATH; the shell does not export it, so recfs sets it for the
-// programs it runs (fusermount3).
-const systemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// restoreEnv sets $PATH and $HOME when they are unset: mount(8) clears them
-// before running helpers. PATH becomes the system path (fusermount3 is
-// found there), HOME the user database's (the default cache and log
-// directories live under it; see homeDir).
-func restoreEnv() {
-	if os.Getenv("PATH") == "" {
-		_ = os.Setenv("PATH", systemPath)
-	}
-	if os.Getenv("HOME") != "" {
-		return
-	}
-	if home := homeDir(user.Current, getentPasswd); home != "" {
-		_ = os.Setenv("HOME", home)
-	}
-}
-
-// homeDir returns the current user's home directory from lookup, else from
-// getent's passwd entry of the user's uid: the lean recfs, linked without
-// cgo, looks users up in /etc/passwd only, so a user known only through NSS
-// (LDAP, sssd) is found by getent(1), which uses NSS. "" if neither knows.
-func homeDir(lookup func() (*user.User, error), getent func(uid string) ([]byte, error)) string {
-	if u, err := lookup(); err == nil && u.HomeDir != "" {
-		return u.HomeDir
-	}
-	out, err := getent(strconv.Itoa(os.Getuid()))
-	if err != nil {
-		return ""
-	}
-	return passwdHome(out)
-}
-
-// getentPasswd runs "getent passwd UID" and returns its output.
-func getentPasswd(uid string) ([]byte, error) {
-	return exec.Command("getent", "passwd", uid).Output()
-}
-
-// passwdHome returns the home directory field (the sixth) of the first
-// line of a passwd(5) entry, "" when the line has not seven fields or the
-// field is not an absolute path.
-func passwdHome(entry []byte) string {
-	line, _, _ := strings.Cut(string(entry), "\n")
-	f := strings.Split(line, ":")
-	if len(f) != 7 || !strings.HasPrefix(f[5], "/") {
-		return ""
-	}
-	return f[5]
 }
 
 // helperUsage is the -o part of recfs mount's help.

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -94,47 +90,4 @@ func TestEveryMountFlagHasOption(t *testing.T) {
 	}
 	cmd.Flags().VisitAll(check)
 	newRootCmd(io.Discard, io.Discard).PersistentFlags().VisitAll(check)
-}
-
-// TestPasswdHome: the home directory of a getent passwd line.
-func TestPasswdHome(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"alice:*:10001:10001:Alice A:/home/alice:/bin/bash\n", "/home/alice"},
-		{"bob:x:10002:100::/net/home/bob:/bin/sh", "/net/home/bob"},
-		{"carol:x:10003:100:C:/home/carol:/bin/sh\nother:x:1:1::/x:/bin/sh\n", "/home/carol"},
-		{"", ""},
-		{"dave:x:10004:100:/home/dave", ""}, // too few fields
-		{"erin:x:10005:100::relative:/bin/sh\n", ""}, // not absolute
-	} {
-		if got := passwdHome([]byte(tc.in)); got != tc.want {
-			t.Errorf("passwdHome(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-// TestHomeDirFallsBackToGetent: a user the Go lookup does not know (an
-// LDAP or sssd user under the lean, cgo-less binary) gets getent's home
-// directory; a known user does not run getent.
-func TestHomeDirFallsBackToGetent(t *testing.T) {
-	unknown := func() (*user.User, error) { return nil, user.UnknownUserIdError(os.Getuid()) }
-	known := func() (*user.User, error) { return &user.User{HomeDir: "/home/local"}, nil }
-	var asked []string
-	getent := func(uid string) ([]byte, error) {
-		asked = append(asked, uid)
-		return []byte("ldapuser:*:" + uid + ":100:LDAP user:/home/ldapuser:/bin/bash\n"), nil
-	}
-	failing := func(string) ([]byte, error) { return nil, errors.New("exit status 2") }
-	if got := homeDir(unknown, getent); got != "/home/ldapuser" {
-		t.Errorf("unknown user: home %q, want /home/ldapuser", got)
-	}
-	if want := []string{strconv.Itoa(os.Getuid())}; !slices.Equal(asked, want) {
-		t.Errorf("getent asked for %q, want %q", asked, want)
-	}
-	asked = nil
-	if got := homeDir(known, getent); got != "/home/local" || len(asked) != 0 {
-		t.Errorf("known user: home %q, getent asked %q; want /home/local and no getent", got, asked)
-	}
-	if got := homeDir(unknown, failing); got != "" {
-		t.Errorf("unknown to both: home %q, want none", got)
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/fs/open"
+	"github.com/recfs/recfs/fs/open/mounting"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // stderr for errors, and returns the exit status.
 func runTree(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
 	if helperMode(args, isCommand(root)) {
-		restoreEnv()
+		mounting.RestoreEnv()
 		margs, err := helperArgs(args)
 		if err = helperArity(root, args, err); err != nil {
 			return printError(args, stderr, err, exitCode(err))

@@ -5,7 +5,10 @@
 // unmounted from elsewhere or the caller's context ends, then unmounts it,
 // detaching it lazily when it stays busy (Mounted.Wait). It reads the
 // kernel's mount table (At, ParseMountinfo) and unmounts with umount(2) or
-// the fusermount3 helper (Unmount), for recfs unmount too.
+// the fusermount3 helper (Unmount), for recfs unmount too. For the
+// mount(8) helper form it tells the generic -o options from the file
+// system's (HelperOptions) and restores the environment mount(8) clears
+// (RestoreEnv).
 //
 // Daemonization, readiness reports (the daemon's pipe, systemd) and the
 // daemon's log are fs/open/daemon's; flags and logging setup stay with
