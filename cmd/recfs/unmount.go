@@ -69,26 +69,28 @@ func (f *unmountFlags) run(cmd *cobra.Command, args []string, _ struct{}) error 
 	return fails.result()
 }
 
-// one unmounts the recfs mount at arg.
+// one unmounts the recfs mount at arg and says so.
 func (f *unmountFlags) one(cmd *cobra.Command, arg string) error {
-	mnt, err := mounting.CleanPoint(arg)
-	if err != nil && f.ifMounted && errors.Is(err, os.ErrNotExist) {
+	d, err := mounting.Detach(arg, f.lazy, f.force)
+	var other *mounting.OtherMountError
+	switch {
+	case err != nil && d.Point == "" && f.ifMounted && errors.Is(err, os.ErrNotExist):
 		return nil
-	}
-	if err != nil {
+	case errors.As(err, &other):
+		return fmt.Errorf("%w (use --force to unmount it anyway)", err)
+	case err != nil:
 		return err
+	case !d.Mounted:
+		return notMounted(cmd, d.Point, f.ifMounted)
+	case wantJSON(cmd):
+		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": d.Point, "stale": d.Stale})
 	}
-	m, ok, err := mounting.At(mnt)
-	if err != nil {
-		return err
+	what := "unmounted"
+	if d.Stale {
+		what = "cleaned up stale mount"
 	}
-	if !ok {
-		return notMounted(cmd, mnt, f.ifMounted)
-	}
-	if m.FSType != mounting.FSType && !f.force {
-		return fmt.Errorf("%s is a %s mount, not recfs (use --force to unmount it anyway)", mnt, m)
-	}
-	return detach(cmd, mnt, f.lazy)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, d.Point)
+	return nil
 }
 
 // notMounted answers for a mountpoint with nothing mounted on it: an
@@ -100,25 +102,5 @@ func notMounted(cmd *cobra.Command, mnt string, ifMounted bool) error {
 	if wantJSON(cmd) {
 		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "not_mounted", "mountpoint": mnt, "stale": false})
 	}
-	return nil
-}
-
-// detach unmounts the mount at mnt, waits until it is gone and says so.
-func detach(cmd *cobra.Command, mnt string, lazy bool) error {
-	stale := mounting.IsStale(mnt)
-	if err := mounting.UnmountSoon(mnt, lazy); err != nil {
-		return err
-	}
-	if err := mounting.WaitGone(mnt, mounting.DefaultUnmountTimeout); err != nil {
-		return err
-	}
-	if wantJSON(cmd) {
-		return printJSON(cmd.OutOrStdout(), map[string]any{"status": "unmounted", "mountpoint": mnt, "stale": stale})
-	}
-	what := "unmounted"
-	if stale {
-		what = "cleaned up stale mount"
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, mnt)
 	return nil
 }

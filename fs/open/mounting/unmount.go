@@ -99,3 +99,47 @@ func WaitGone(mnt string, timeout time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// OtherMountError is Detach's refusal of a mount that is not recfs's.
+type OtherMountError struct {
+	Point string // the mount point
+	Mount Entry  // what is mounted there
+}
+
+func (e *OtherMountError) Error() string {
+	return fmt.Sprintf("%s is a %s mount, not recfs", e.Point, e.Mount)
+}
+
+// Detached is what Detach found and did.
+type Detached struct {
+	Point   string // the mount point, absolute and symlink-free (CleanPoint)
+	Mounted bool   // whether something was mounted there (and is no more)
+	Stale   bool   // whether its server had gone before the unmount
+}
+
+// Detach unmounts the recfs mount at dir, as recfs unmount does: it
+// resolves dir without touching it (CleanPoint), refuses a mount of
+// another type (an *OtherMountError) unless force, tells whether the
+// mount had lost its server, unmounts it (UnmountSoon; lazily if lazy)
+// and waits until the kernel no longer lists it (WaitGone). A dir nothing
+// is mounted on is no error: Mounted is then false. When dir cannot be
+// resolved, Point is "" and the error CleanPoint's.
+func Detach(dir string, lazy, force bool) (Detached, error) {
+	mnt, err := CleanPoint(dir)
+	if err != nil {
+		return Detached{}, err
+	}
+	d := Detached{Point: mnt}
+	m, ok, err := At(mnt)
+	if err != nil || !ok {
+		return d, err
+	}
+	if m.FSType != FSType && !force {
+		return d, &OtherMountError{Point: mnt, Mount: m}
+	}
+	d.Mounted, d.Stale = true, IsStale(mnt)
+	if err := UnmountSoon(mnt, lazy); err != nil {
+		return d, err
+	}
+	return d, WaitGone(mnt, DefaultUnmountTimeout)
+}

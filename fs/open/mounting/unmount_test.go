@@ -2,6 +2,7 @@ package mounting
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,5 +25,41 @@ func TestUnmountHelperErrorWrapped(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		t.Errorf("error %q does not wrap the helper's exit error", err)
+	}
+}
+
+// TestDetachWithoutMount: Detach resolves the mount point without a
+// mount, and touches nothing it should not: a directory nothing is
+// mounted on (reached through a symbolic link) is no error and Mounted
+// false; a missing parent is CleanPoint's error with no point; a mount of
+// another type is refused as an *OtherMountError naming it.
+func TestDetachWithoutMount(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	want, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lazy := range []bool{false, true} {
+		d, err := Detach(link, lazy, false)
+		if err != nil || d != (Detached{Point: want}) {
+			t.Errorf("Detach(%s, lazy %v) = %+v, %v; want point %s, not mounted, no error", link, lazy, d, err, want)
+		}
+	}
+	d, err := Detach(filepath.Join(dir, "no", "such"), false, false)
+	if !errors.Is(err, os.ErrNotExist) || d != (Detached{}) {
+		t.Errorf("missing parent: %+v, %v; want nothing and ErrNotExist", d, err)
+	}
+	if m, ok, err := At("/proc"); err != nil || !ok || m.FSType == FSType {
+		t.Skipf("no proc mount at /proc (%v, %v, %v)", m, ok, err)
+	}
+	d, err = Detach("/proc", false, false)
+	var other *OtherMountError
+	if !errors.As(err, &other) || other.Point != "/proc" || d.Mounted ||
+		!strings.HasPrefix(err.Error(), "/proc is a proc (") || !strings.HasSuffix(err.Error(), ") mount, not recfs") {
+		t.Errorf("Detach(/proc) = %+v, %v; want an *OtherMountError \"/proc is a proc (...) mount, not recfs\", not unmounted", d, err)
 	}
 }
