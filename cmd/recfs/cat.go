@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -228,7 +229,7 @@ func (f *catFlags) validate(cmd *cobra.Command, args []string) (catRun, error) {
 	if err != nil {
 		return r, err
 	}
-	if r.files, r.sel, err = splitOperands(args); err != nil {
+	if r.files, r.sel, err = report.SplitOperands(args, os.Stat); err != nil {
 		return r, err
 	}
 	r.m = report.Mode{JSON: asJSON, Number: f.number, Text: f.data == "text", Sep: sepText, Buf: make([]byte, report.CopyBufSize)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +91,7 @@ func (f *lsFlags) validate(_ *cobra.Command, args []string) (lsRun, error) {
 	if r.offs, err = report.ParseOffsets(*f.offsets); err != nil {
 		return r, err
 	}
-	r.files, r.sel, err = splitOperands(args)
+	r.files, r.sel, err = report.SplitOperands(args, os.Stat)
 	return r, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -144,35 +143,6 @@ func (f *failures) result() error {
 		return &exitError{code: exitFailure, silent: true, err: errSomeFailed}
 	}
 	return nil
-}
-
-// splitOperands splits ls's and cat's arguments into the operands (the first, and
-// each one after it up to the first that reads as a record selection) and
-// the selections. A word shaped like a selection but malformed ("5-3",
-// "last:0") that names no file is a usage error.
-func splitOperands(args []string) (files []string, sel []report.Range, err error) {
-	i := 1
-	for ; i < len(args); i++ {
-		_, err := report.ParseRanges(args[i : i+1])
-		if err == nil {
-			break
-		}
-		if _, serr := os.Stat(args[i]); serr != nil && looksLikeSelection(args[i]) {
-			return nil, nil, err // a selection mistyped, not a file
-		}
-	}
-	sel, err = report.ParseRanges(args[i:])
-	if err != nil {
-		return nil, nil, usagef("%v (the files come first: FILE... SELECTION...)", err)
-	}
-	return args[:i], sel, nil
-}
-
-// looksLikeSelection reports whether a word starts as a record selection
-// does (a digit, or last:), or as one counted from the end with a minus.
-func looksLikeSelection(a string) bool {
-	a = strings.TrimPrefix(a, "-")
-	return strings.HasPrefix(a, report.LastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
 }
 
 // addOffsetFlag registers --offset: records selected by the number their

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,38 @@ func (r Range) String() string {
 // LastPrefix starts a selection counted from the end ("last:10"); a
 // leading minus would read as a flag.
 const LastPrefix = "last:"
+
+// SplitOperands splits a command line of files and record selections,
+// FILE... [SELECTION...], into the files (the first word, and each one
+// after it up to the first that parses as a selection) and the selections
+// (ParseRanges). A word shaped like a selection (a digit first, or
+// last:, after an optional minus) but malformed, such as "5-3" or
+// "last:0", is a [UsageError] unless stat (os.Stat) finds a file of that
+// name; so is a word after the first selection that is none ("f 3 g").
+func SplitOperands(args []string, stat func(name string) (os.FileInfo, error)) (files []string, sel []Range, err error) {
+	i := min(1, len(args))
+	for ; i < len(args); i++ {
+		_, err := ParseRanges(args[i : i+1])
+		if err == nil {
+			break
+		}
+		if _, serr := stat(args[i]); serr != nil && looksLikeSelection(args[i]) {
+			return nil, nil, err // a selection mistyped, not a file
+		}
+	}
+	sel, err = ParseRanges(args[i:])
+	if err != nil {
+		return nil, nil, Usagef("%v (the files come first: FILE... SELECTION...)", err)
+	}
+	return args[:i], sel, nil
+}
+
+// looksLikeSelection reports whether a word starts as a record selection
+// does (a digit, or last:), or as one counted from the end with a minus.
+func looksLikeSelection(a string) bool {
+	a = strings.TrimPrefix(a, "-")
+	return strings.HasPrefix(a, LastPrefix) || a != "" && a[0] >= '0' && a[0] <= '9'
+}
 
 // ParseRanges parses record selections: "N", "A-B" (inclusive), "A-"
 // (from A to the last record) and "last:K" (the last K records). A

@@ -2,6 +2,9 @@ package report
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,6 +114,71 @@ func FuzzParseRanges(f *testing.F) {
 			if out, err := Resolve(rs, n); err == nil && (out[0].Lo < 0 || out[0].Hi > n || out[0].Lo > out[0].Hi) {
 				t.Fatalf("%q against %d records: %+v", s, n, out)
 			}
+		}
+	})
+}
+
+// TestSplitOperands: the files come first, up to the first word that is a
+// selection; a malformed selection that names no file is a usage error
+// naming it, one that names a file is a file, and a non-selection after
+// the selections is a usage error that says the files come first.
+func TestSplitOperands(t *testing.T) {
+	files := []string{"a", "5-3", "last:0", "b"}
+	stat := func(name string) (os.FileInfo, error) {
+		if slices.Contains(files, name) {
+			return nil, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	for _, c := range []struct {
+		args []string
+		want string // files and selections, or the error
+	}{
+		{nil, "[] []"},
+		{[]string{"a"}, "[a] []"},
+		{[]string{"7"}, "[7] []"},
+		{[]string{"a", "b", "1", "2-4", "last:3"}, "[a b] [{1 2} {2 5} last:3]"},
+		{[]string{"a", "5-3", "1"}, "[a 5-3] [{1 2}]"},
+		{[]string{"a", "last:0"}, "[a last:0] []"},
+		{[]string{"a", "nosuch", "1-"}, "[a nosuch] [{1 -1}]"},
+		{[]string{"a", "4-2"}, `usage: bad record selection "4-2" (want N, A-B with A <= B, or A-)`},
+		{[]string{"a", "-3"}, `usage: bad record selection "-3" (want N, A-B, A- or last:K)`},
+		{[]string{"a", "last:x", "b"}, `usage: bad record selection "last:x" (want last:K with K >= 1)`},
+		{[]string{"a", "1", "b"}, `usage: bad record selection "b" (want N, A-B, A- or last:K) (the files come first: FILE... SELECTION...)`},
+	} {
+		f, sel, err := SplitOperands(c.args, stat)
+		got := fmt.Sprint(f, " ", sel)
+		if err != nil {
+			got = "error: " + err.Error()
+			if IsUsage(err) {
+				got = "usage: " + err.Error()
+			}
+		}
+		if got != c.want {
+			t.Errorf("SplitOperands(%q) = %s, want %s", c.args, got, c.want)
+		}
+	}
+}
+
+// FuzzSplitOperands: without an error, the files and the selections'
+// words make up the command line, the first word is a file, and every
+// error is a usage error.
+func FuzzSplitOperands(f *testing.F) {
+	for _, s := range []string{"a 1 2-4", "a 5-3", "x last:2 y", "a -1", "a b c"} {
+		f.Add(s)
+	}
+	none := func(string) (os.FileInfo, error) { return nil, fs.ErrNotExist }
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		files, sel, err := SplitOperands(args, none)
+		if err != nil {
+			if !IsUsage(err) {
+				t.Fatalf("SplitOperands(%q): %v is not a usage error", args, err)
+			}
+			return
+		}
+		if len(files)+len(sel) != len(args) || len(args) > 0 && (len(files) == 0 || files[0] != args[0]) {
+			t.Fatalf("SplitOperands(%q) = %q, %v", args, files, sel)
 		}
 	})
 }
