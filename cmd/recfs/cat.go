@@ -54,10 +54,6 @@ func unescape(s string) (string, error) {
 	return b.String(), nil
 }
 
-// seqMinRecords is the selection size from which cat rescans the file for
-// reading in file order (openSequential) rather than a read per record.
-const seqMinRecords = 4096
-
 // catFlags are the flags of `recfs cat`.
 type catFlags struct {
 	src                     *sourceFlags
@@ -298,26 +294,18 @@ func catTrailer(cmd *cobra.Command, path string, o index.Options) error {
 // catSelected writes the records of the file at path that sel or offs
 // select.
 func catSelected(cmd *cobra.Command, path string, sel []report.Range, offs []report.SeqRange, o index.Options, m report.Mode, dec *decodeFlags) error {
-	t, err := openTable(cmd, path, o)
+	oo, err := openOptions(cmd, o)
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
-	rs, err := report.Select(t, path, sel, offs)
+	s, err := open.Selected(cmd.Context(), path, sel, offs, oo, func(t *index.Table) {
+		report.WarnDamaged(cmd.ErrOrStderr(), path, t.Damage())
+	})
 	if err != nil {
 		return err
 	}
-	if report.Count(rs) >= seqMinRecords {
-		// Many records: rescan once and read through a window.
-		st, err := openSequential(cmd, path, o)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		t = st.Table
-	}
-	return catRanges(cmd, t, path, rs, false, m, dec)
+	defer s.Close()
+	return catRanges(cmd, s.Table, path, s.Ranges, false, m, dec)
 }
 
 // catRanges writes the records rs of t (the file at path), decoded when

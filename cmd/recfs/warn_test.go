@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/index/report"
 )
 
@@ -52,7 +53,7 @@ func TestDamageWarning(t *testing.T) {
 				if f.path == stale {
 					a[i] = strings.ReplaceAll(a[i], "SEQ", "2") // it has 3 records
 				} else {
-					a[i] = strings.ReplaceAll(a[i], "SEQ", fmt.Sprint(seqMinRecords+10))
+					a[i] = strings.ReplaceAll(a[i], "SEQ", fmt.Sprint(open.SeqMinRecords+10))
 				}
 			}
 			r := recfs(t, a...)
