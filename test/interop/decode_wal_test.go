@@ -343,14 +343,18 @@ func etcdCheck(t *testing.T, rec walpb.Record, lines []map[string]any, seen map[
 		}
 	case wal.MetadataType:
 		var m etcdserverpb.Metadata
-		m.Unmarshal(rec.Data)
+		if err := m.Unmarshal(rec.Data); err != nil {
+			t.Fatalf("metadata record: %v", err)
+		}
 		seen["metadata"]++
 		if len(lines) != 1 || hex(lines[0]["node"]) != m.NodeID || hex(lines[0]["cluster"]) != m.ClusterID {
 			fail("metadata %+v", m)
 		}
 	case wal.SnapshotType:
 		var s walpb.Snapshot
-		s.Unmarshal(rec.Data)
+		if err := s.Unmarshal(rec.Data); err != nil {
+			t.Fatalf("snapshot record: %v", err)
+		}
 		seen["snapshot"]++
 		if len(lines) != 1 || u(lines[0]["index"]) != s.Index || u(lines[0]["term"]) != s.Term {
 			fail("snapshot %+v", s)

@@ -210,7 +210,9 @@ func TestEtcdDamagedCopies(t *testing.T) {
 			b = b[:at]
 		}
 		path := filepath.Join(t.TempDir(), "0000000000000000-0000000000000000.wal")
-		os.WriteFile(path, b, 0o644)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		want, _ := etcdRefFile(t, path)
 		if len(want) == 0 {
 			continue // not recognisable as a WAL file any more

@@ -200,7 +200,9 @@ func TestPrometheusOurWriterRead(t *testing.T) {
 		}
 		w.ClosePage()
 		path := filepath.Join(t.TempDir(), "00000000")
-		os.WriteFile(path, buf.Bytes(), 0o644)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		got, err := promRefSegment(t, path)
 		if err != nil {
 			t.Fatalf("%v: the reference fails on our segment: %v", c, err)
@@ -234,7 +236,9 @@ func TestPrometheusDamagedCopies(t *testing.T) {
 				b = b[:rng.Intn(len(b))]
 			}
 			path := filepath.Join(t.TempDir(), "00000000")
-			os.WriteFile(path, b, 0o644)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			want, _ := promRefSegment(t, path)
 			got, _ := recfsRecords(t, path, codec.PrometheusWAL)
 			// Every record the reference returns is among ours, in order.
