@@ -207,23 +207,18 @@ func scanCount[S interface {
 	return n, nil
 }
 
-// readerCount counts the records a reference reader's next yields (pebble's
-// record.Reader, goleveldb's journal.Reader), reading each to its end.
+// readerCount counts the records a reference reader's next yields (see
+// eachRecord), reading each to its end.
 func readerCount(next func() (io.Reader, error)) (int, error) {
 	n := 0
-	for {
-		r, err := next()
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+	err := eachRecord(next, func(r io.Reader) error {
 		if _, err := io.Copy(io.Discard, r); err != nil {
-			return n, err
+			return err
 		}
 		n++
-	}
+		return nil
+	})
+	return n, err
 }
 
 func wantCount(b *testing.B, who string, got, want int) {

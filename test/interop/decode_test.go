@@ -158,7 +158,8 @@ func splitVarstrings(t *testing.T, b []byte) [][]byte {
 	return out
 }
 
-// readJournal reads every record of a leveldb log with goleveldb's reader.
+// readJournal reads every record of a leveldb log with goleveldb's reader
+// (checksums on, strict).
 func readJournal(t *testing.T, path string) [][]byte {
 	t.Helper()
 	f, err := os.Open(path)
@@ -166,22 +167,11 @@ func readJournal(t *testing.T, path string) [][]byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := journal.NewReader(f, nil, true, true)
-	var recs [][]byte
-	for {
-		jr, err := r.Next()
-		if err == io.EOF {
-			return recs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		b, err := io.ReadAll(jr)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, b)
+	recs, err := readAll("goleveldb", journal.NewReader(f, nil, true, true).Next)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
+	return recs
 }
 
 // newPebbleReader calls record.NewReader with a log number whose type,
@@ -191,7 +181,8 @@ func newPebbleReader[N ~uint64](newReader func(io.Reader, N) *record.Reader, r i
 }
 
 // readPebbleLog reads every record of a pebble WAL or MANIFEST with
-// pebble's reader (which knows the recyclable chunk format).
+// pebble's reader (which knows the recyclable chunk format), up to the end
+// of the log: io.EOF, or a zeroed or invalid chunk where a record starts.
 func readPebbleLog(t *testing.T, path string, num uint64) [][]byte {
 	t.Helper()
 	f, err := os.Open(path)
@@ -199,22 +190,11 @@ func readPebbleLog(t *testing.T, path string, num uint64) [][]byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := newPebbleReader(record.NewReader, f, num)
-	var recs [][]byte
-	for {
-		rr, err := r.Next()
-		if err == io.EOF || err == record.ErrZeroedChunk || err == record.ErrInvalidChunk {
-			return recs
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		b, err := io.ReadAll(rr)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		recs = append(recs, b)
+	recs, err := readAll("pebble", newPebbleReader(record.NewReader, f, num).Next)
+	if err != nil && err != record.ErrZeroedChunk && err != record.ErrInvalidChunk {
+		t.Fatalf("%s: %v", path, err)
 	}
+	return recs
 }
 
 // globOne returns the paths matching pattern in dir, sorted.

@@ -343,23 +343,12 @@ const pebbleFlipBudget = 12
 // that is invalid, zeroed or of another log, which pebble's recovery takes
 // as the end of the log.
 func readPebbleWAL(b []byte, num uint64) ([][]byte, error) {
-	r := newPebbleReader(record.NewReader, bytes.NewReader(b), num)
-	var recs [][]byte
-	for {
-		rr, err := r.Next()
-		if err == nil {
-			var p []byte
-			if p, err = io.ReadAll(rr); err == nil {
-				recs = append(recs, p)
-				continue
-			}
-		}
-		if err == io.EOF || errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk) ||
-			errors.Is(err, record.ErrUnexpectedEOF) {
-			return recs, nil
-		}
-		return recs, err
+	recs, err := readAll("pebble", newPebbleReader(record.NewReader, bytes.NewReader(b), num).Next)
+	if err == nil || errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk) ||
+		errors.Is(err, record.ErrUnexpectedEOF) {
+		return recs, nil
 	}
+	return recs, err
 }
 
 // TestPebbleRecycledWALCrash runs pebble with WAL recycling and crashes

@@ -101,21 +101,8 @@ func writePebbleLogWriter(recs [][]byte, walSync bool) ([]byte, error) {
 // on, not strict). drops lists the dropper reports.
 func readGoleveldb(b []byte) (recs [][]byte, drops []string, err error) {
 	d := dropRecorder{}
-	r := journal.NewReader(bytes.NewReader(b), &d, false, true)
-	for {
-		jr, err := r.Next()
-		if err == io.EOF {
-			return recs, d.reports, nil
-		}
-		if err != nil {
-			return recs, d.reports, err
-		}
-		p, err := io.ReadAll(jr)
-		if err != nil {
-			return recs, d.reports, fmt.Errorf("goleveldb record %d: %w", len(recs), err)
-		}
-		recs = append(recs, p)
-	}
+	recs, err = readAll("goleveldb", journal.NewReader(bytes.NewReader(b), &d, false, true).Next)
+	return recs, d.reports, err
 }
 
 type dropRecorder struct{ reports []string }
@@ -125,21 +112,41 @@ func (d *dropRecorder) Drop(err error) { d.reports = append(d.reports, err.Error
 // readPebble reads every record with pebble v2's record.Reader, expecting
 // pebbleLogNum in recyclable chunks (legacy chunks carry none).
 func readPebble(b []byte) ([][]byte, error) {
-	r := record.NewReader(bytes.NewReader(b), pebbleLogNum)
+	return readAll("pebble", record.NewReader(bytes.NewReader(b), pebbleLogNum).Next)
+}
+
+// readAll reads every record a reference reader's next yields (see
+// eachRecord), each to its end. An error reading a record's bytes ends it,
+// wrapped, naming the reader (which) and the record's number.
+func readAll(which string, next func() (io.Reader, error)) ([][]byte, error) {
 	var recs [][]byte
-	for {
-		rr, err := r.Next()
-		if err == io.EOF {
-			return recs, nil
-		}
+	err := eachRecord(next, func(r io.Reader) error {
+		p, err := io.ReadAll(r)
 		if err != nil {
-			return recs, err
-		}
-		p, err := io.ReadAll(rr)
-		if err != nil {
-			return recs, fmt.Errorf("pebble record %d: %w", len(recs), err)
+			return fmt.Errorf("%s record %d: %w", which, len(recs), err)
 		}
 		recs = append(recs, p)
+		return nil
+	})
+	return recs, err
+}
+
+// eachRecord calls f with each record a reference reader's next yields
+// (goleveldb's journal.Reader, pebble's record.Reader) until next returns
+// io.EOF, the end (nil), or another error, which it returns as it is; an
+// error of f ends it too, as it is.
+func eachRecord(next func() (io.Reader, error), f func(io.Reader) error) error {
+	for {
+		r, err := next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := f(r); err != nil {
+			return err
+		}
 	}
 }
 
