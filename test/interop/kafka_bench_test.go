@@ -3,19 +3,15 @@ package interop
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math/rand"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/index"
+	"github.com/recfs/recfs/test/internal/franzwalk"
 )
 
 // kafkaBenchSegment returns a segment of about benchBytes of 1 KiB values
@@ -46,39 +42,6 @@ func kafkaBenchSegment(b *testing.B, c int8) ([]byte, int) {
 	return seg, n
 }
 
-// franzScan walks seg as franz-go's consumer does (kmsg, CRC, kgo
-// decompressor, every record parsed), without copying.
-func franzScan(seg []byte) (int, error) {
-	dec := kgo.DefaultDecompressor()
-	k := 0
-	var rb kmsg.RecordBatch
-	var r kmsg.Record
-	for len(seg) > 0 {
-		n := 12 + int(binary.BigEndian.Uint32(seg[8:]))
-		raw := seg[:n]
-		seg = seg[n:]
-		if err := rb.UnsafeReadFrom(raw); err != nil {
-			return k, err
-		}
-		if uint32(rb.CRC) != crc32.Checksum(raw[21:], castagnoliTab) {
-			return k, fmt.Errorf("crc")
-		}
-		recs, err := dec.Decompress(rb.Records, kgo.CompressionCodecType(rb.Attributes&7))
-		if err != nil {
-			return k, err
-		}
-		for range rb.NumRecords {
-			l, m := binary.Varint(recs)
-			if err := r.UnsafeReadFrom(recs[:m+int(l)]); err != nil {
-				return k, err
-			}
-			recs = recs[m+int(l):]
-			k++
-		}
-	}
-	return k, nil
-}
-
 // mapped hands out its bytes without copying, as a mapped file does (an
 // index.Open of a local file reads through a mapping); franz-go walks the
 // same bytes in memory.
@@ -101,7 +64,7 @@ func benchKafka(b *testing.B, c int8, recfs bool) {
 			}
 			k = tb.Len()
 		} else {
-			kk, err := franzScan(seg)
+			kk, err := franzwalk.Walk(seg, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/recfs/recfs/test/internal/franzwalk"
 )
 
 // The Kafka rows measure recfs on Kafka log segments against franz-go,
@@ -93,40 +95,13 @@ func franzWalk(path string, n int, fn func(rb *kmsg.RecordBatch, r *kmsg.Record)
 	return franzWalkBytes(seg, n, fn)
 }
 
-// franzWalkBytes walks the segment seg as franz-go's consumer does: every
-// batch parsed by kmsg, its CRC checked, its records decompressed by kgo's
-// decompressor and parsed; each record goes to fn (nil: dropped). It
-// checks that there are n records.
+// franzWalkBytes walks the segment seg as franz-go's consumer does (see
+// franzwalk.Walk); each record goes to fn (nil: dropped). It checks that
+// there are n records.
 func franzWalkBytes(seg []byte, n int, fn func(rb *kmsg.RecordBatch, r *kmsg.Record)) error {
-	dec := kgo.DefaultDecompressor()
-	k := 0
-	var rb kmsg.RecordBatch
-	var r kmsg.Record
-	for len(seg) > 0 {
-		size := 12 + int(binary.BigEndian.Uint32(seg[8:]))
-		raw := seg[:size]
-		seg = seg[size:]
-		if err := rb.UnsafeReadFrom(raw); err != nil {
-			return err
-		}
-		if uint32(rb.CRC) != crc32.Checksum(raw[21:], castagnoliTable) {
-			return fmt.Errorf("franz-go: CRC mismatch at offset %d", rb.FirstOffset)
-		}
-		recs, err := dec.Decompress(rb.Records, kgo.CompressionCodecType(rb.Attributes&7))
-		if err != nil {
-			return err
-		}
-		for range rb.NumRecords {
-			l, m := binary.Varint(recs)
-			if err := r.UnsafeReadFrom(recs[:m+int(l)]); err != nil {
-				return err
-			}
-			recs = recs[m+int(l):]
-			if fn != nil {
-				fn(&rb, &r)
-			}
-			k++
-		}
+	k, err := franzwalk.Walk(seg, fn)
+	if err != nil {
+		return err
 	}
 	if k != n {
 		return fmt.Errorf("franz-go: %d records, want %d", k, n)
