@@ -1,28 +1,17 @@
 package recfsio
 
 import (
-	"encoding/binary"
 	"path/filepath"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/decoders"
 	"github.com/recfs/recfs/index"
 )
-
-// batch returns a leveldb WriteBatch of one put at sequence seq.
-func batch(seq uint64, key, val string) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, seq)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 1)
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	b = binary.AppendUvarint(b, uint64(len(val)))
-	return append(b, val...)
-}
 
 // TestDecodeBatches decodes a WAL of WriteBatches in many ranges: each
 // record's rendering is what the decoder seam gives `recfs cat --decode
@@ -31,7 +20,7 @@ func TestDecodeBatches(t *testing.T) {
 	dir := t.TempDir()
 	var recs [][]byte
 	for i := range 300 {
-		recs = append(recs, batch(uint64(100+i), "key-"+string(rune('a'+i%26)), "value\x00"+string(rune('A'+i%26))))
+		recs = append(recs, codectest.PutBatch(uint64(100+i), "key-"+string(rune('a'+i%26)), "value\x00"+string(rune('A'+i%26))))
 	}
 	path := writeFile(t, dir, "000003.log", leveldbBytes(t, recs))
 	d := DecodeOptions{Mode: "batch", JSON: true}

@@ -31,3 +31,17 @@ func finishLogChunk(b []byte, n int) []byte {
 	binary.LittleEndian.PutUint16(b[4:], uint16(n))
 	return b
 }
+
+// PutBatch returns a leveldb WriteBatch (the payload of a WAL record)
+// holding one put of key and value at sequence number seq: the 12-byte
+// header (sequence, count 1), the put tag, then key and value, each
+// after its uvarint length.
+func PutBatch(seq uint64, key, value string) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, seq)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = append(b, 1) // put
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}

@@ -1,26 +1,16 @@
 package decoders
 
 import (
-	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/decode"
 )
 
 type recs = decode.Slice
-
-// batch is a WriteBatch of one put.
-func batch(seq uint64, k, v string) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, seq)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 1, byte(len(k)))
-	b = append(b, k...)
-	b = append(b, byte(len(v)))
-	return append(b, v...)
-}
 
 // edit is a VersionEdit: log number n, next file n+1.
 func edit(n byte) []byte { return []byte{2, n, 3, n + 1} }
@@ -41,14 +31,14 @@ func TestAuto(t *testing.T) {
 		want   string // decoder, "" for raw
 		why    string
 	}{
-		{"batches", "wal-backup.bin", codec.LevelDB, recs{batch(1, "k", "v"), batch(2, "a", "hello world")}, "batch", "the first 2 records are batch records"},
+		{"batches", "wal-backup.bin", codec.LevelDB, recs{codectest.PutBatch(1, "k", "v"), codectest.PutBatch(2, "a", "hello world")}, "batch", "the first 2 records are batch records"},
 		{"edits", "x", codec.LevelDB, recs{edit(5), edit(7)}, "manifest", "manifest records"},
 		{"empty log by name", "000042.log", codec.LevelDB, nil, "batch", "chosen by the file's name"},
 		{"empty manifest by name", "MANIFEST-000001", codec.LevelDB, nil, "manifest", "chosen by the file's name"},
 		{"empty other", "data", codec.LevelDB, nil, "", "no records to look at"},
 		{"json", "events.log", codec.LevelDB, recs{[]byte(`{"a":1}`), []byte(`[2]`)}, "", "JSON text"},
-		{"junk", "000042.log", codec.LevelDB, recs{batch(1, "k", "v"), []byte("junk")}, "", "no decoder fits the first 2 records"},
-		{"batches in a tfrecord", "x.tfrecord", codec.TFRecord, recs{batch(1, "k", "v")}, "", "no decoder fits"},
+		{"junk", "000042.log", codec.LevelDB, recs{codectest.PutBatch(1, "k", "v"), []byte("junk")}, "", "no decoder fits the first 2 records"},
+		{"batches in a tfrecord", "x.tfrecord", codec.TFRecord, recs{codectest.PutBatch(1, "k", "v")}, "", "no decoder fits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, why, err := p.Open(tc.recs, decode.Env{Path: "/d/" + tc.path, Format: tc.format})

@@ -3,7 +3,6 @@ package httpserve
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	iofs "io/fs"
@@ -44,16 +43,6 @@ func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response
 	return servetest.Do(t, method, url, hdr, "")
 }
 
-// batch returns a leveldb WriteBatch of one put.
-func batch(seq uint64, key, val string) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, seq)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 1, byte(len(key)))
-	b = append(b, key...)
-	b = append(b, byte(len(val)))
-	return append(b, val...)
-}
-
 // walTree writes a leveldb log of n WriteBatches (record 5's bytes
 // flipped when damaged: the reader then drops the rest of its block, and
 // only records 0-4 remain) and returns its tree and the offset of record 5.
@@ -67,7 +56,7 @@ func walTree(t *testing.T, n int, damaged bool) (*fs.Tree, int64) {
 	}
 	var recs [][]byte
 	for i := range n {
-		recs = append(recs, batch(uint64(100+i), fmt.Sprintf("user%04d", i), fmt.Sprintf("value number %d", i)))
+		recs = append(recs, codectest.PutBatch(uint64(100+i), fmt.Sprintf("user%04d", i), fmt.Sprintf("value number %d", i)))
 	}
 	if _, err := w.Append(ctx, recs, index.AppendOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/test/internal/syncbuf"
 )
@@ -75,7 +75,8 @@ func quote(s string) string { return `"` + strings.ReplaceAll(s, "\n", `\n`) + `
 func TestCatFollow(t *testing.T) {
 	t.Parallel()
 	text := [][]byte{[]byte("first"), []byte("second"), []byte("third"), []byte("fourth"), []byte("new-a"), []byte("new-b")}
-	batches := [][]byte{putBatch(1, "k1", "v1"), putBatch(2, "k2", "v2"), putBatch(3, "k3", "v3"), putBatch(4, "k4", "v4"), putBatch(1, "a", "x"), putBatch(2, "b", "y")}
+	put := codectest.PutBatch
+	batches := [][]byte{put(1, "k1", "v1"), put(2, "k2", "v2"), put(3, "k3", "v3"), put(4, "k4", "v4"), put(1, "a", "x"), put(2, "b", "y")}
 	cases := []struct {
 		name   string
 		recs   [][]byte // three first records, the appended one, the replacement's two
@@ -151,16 +152,4 @@ func indexOf(s []string, v string) int {
 		}
 	}
 	return -1
-}
-
-// putBatch returns a leveldb WriteBatch holding one put of key and value,
-// at sequence number seq.
-func putBatch(seq uint64, key, value string) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, seq)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 1) // put
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	b = binary.AppendUvarint(b, uint64(len(value)))
-	return append(b, value...)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 )
@@ -22,7 +23,7 @@ func onePassWALs(t *testing.T) []string {
 	dir := t.TempDir()
 	var recs [][]byte
 	for i := range 40000 {
-		recs = append(recs, putBatch(uint64(i+1), fmt.Sprintf("user%06d", i), strings.Repeat("hello world ", i%40)))
+		recs = append(recs, codectest.PutBatch(uint64(i+1), fmt.Sprintf("user%06d", i), strings.Repeat("hello world ", i%40)))
 	}
 	clean, _ := recfile.LogBytes(t, recs, leveldb.WriterOptions{})
 	damaged := bytes.Clone(clean)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/leveldb"
 	"github.com/recfs/recfs/codec/tfrecord"
@@ -171,26 +171,15 @@ func TestDecodeMisfitMount(t *testing.T) {
 	})
 }
 
-// batchRecord is a WriteBatch of one put.
-func batchRecord(seq uint64, k, v string) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, seq)
-	b = binary.LittleEndian.AppendUint32(b, 1)
-	b = append(b, 1)
-	b = binary.AppendUvarint(b, uint64(len(k)))
-	b = append(b, k...)
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
-}
-
 // TestDecodeFollow: a WAL mounted decoded and followed shows a batch
 // appended by another process, decoded.
 func TestDecodeFollow(t *testing.T) {
 	needFUSE(t)
 	eachBackend(t, func(t *testing.T, backend string) {
-		src := tempLog(t, "000005.log", [][]byte{batchRecord(1, "k1", "first value"), batchRecord(2, "k2", "second value")})
+		src := tempLog(t, "000005.log", [][]byte{codectest.PutBatch(1, "k1", "first value"), codectest.PutBatch(2, "k2", "second value")})
 		mnt := newMountDir(t)
 		startMount(t, src, mnt, "--follow", "--follow-interval", "20ms", "--no-cache", "--backend", backend, "--decode", "batch")
-		in := writeTemp(t, "in", batchRecord(3, "user 17", "hello world"))
+		in := writeTemp(t, "in", codectest.PutBatch(3, "user 17", "hello world"))
 		if r := runRecfs(t, "append", src, in); r.code != 0 {
 			t.Fatalf("recfs append: %d %s", r.code, r.stderr)
 		}
@@ -232,7 +221,7 @@ func TestDecodeS3(t *testing.T) {
 	srv := startS3(t)
 	_, file := examples(t, 40)
 	srv.Put(t, "data/ex.tfrecord", file)
-	wal, _ := recfile.LogBytes(t, [][]byte{batchRecord(9, "k", "v w")}, leveldb.WriterOptions{})
+	wal, _ := recfile.LogBytes(t, [][]byte{codectest.PutBatch(9, "k", "v w")}, leveldb.WriterOptions{})
 	srv.Put(t, "data/000009.log", wal)
 	mnt, pm := newMountDir(t), newMountDir(t)
 	startMount(t, vgw.URL("data/ex.tfrecord"), mnt, "--decode", "example")

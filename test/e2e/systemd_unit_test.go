@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/test/internal/syncbuf"
 )
@@ -64,7 +65,7 @@ func TestReadmeSystemdUnit(t *testing.T) {
 	if err := os.Mkdir(db, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	recfile.WriteLog(t, filepath.Join(db, "000005.log"), [][]byte{putBatch(7, "k", "v")})
+	recfile.WriteLog(t, filepath.Join(db, "000005.log"), [][]byte{codectest.PutBatch(7, "k", "v")})
 	recfile.WriteFile(t, filepath.Join(db, "LOCK"), nil)
 	unit = strings.NewReplacer("/usr/local/bin/recfs", bin, "/var/lib/db", db, "/mnt/wal", mnt).Replace(unit)
 	path := filepath.Join(tmp, "recfs-wal.service")
@@ -121,7 +122,7 @@ func TestReadmeSystemdUnit(t *testing.T) {
 		t.Errorf("du -b of a decoded record: %q %s, want %d (its text)", r.stdout, r.stderr, len(text5))
 	}
 	// The database flushes: a new log appears beside the old one.
-	recfile.WriteLog(t, filepath.Join(db, "000009.log"), [][]byte{putBatch(8, "k2", "v2")})
+	recfile.WriteLog(t, filepath.Join(db, "000009.log"), [][]byte{codectest.PutBatch(8, "k2", "v2")})
 	waitUntil(t, func() (bool, string) {
 		b, err := os.ReadFile(filepath.Join(mnt, "000009.log", "000000"))
 		return err == nil && string(b) == "batch seq 8 count 1\nput k2 v2\n", "the new log: " + string(b)
