@@ -12,7 +12,6 @@ import (
 
 	"github.com/recfs/recfs/codec/codectest/recfile"
 
-	"github.com/recfs/recfs/codec/recordio"
 	"github.com/recfs/recfs/source/local"
 )
 
@@ -163,14 +162,7 @@ func TestCacheHostileFile(t *testing.T) {
 			dir, cacheDir := t.TempDir(), t.TempDir()
 			recs := hostileRecords(40, 'a')
 			path := filepath.Join(dir, "src")
-			switch c.format {
-			case "log":
-				recfile.WriteLog(t, path, recs)
-			case "rio":
-				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
-			case "rio-zstd":
-				recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
-			}
+			writeSource(t, path, c.format, recs)
 			o := Options{CacheDir: cacheDir}
 			cf := cacheFileOf(t, cacheDir, path)
 			c.plant(t, path, cf, o)

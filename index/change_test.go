@@ -27,18 +27,29 @@ func sameSizeRecords(recs [][]byte, tag byte) [][]byte {
 	return out
 }
 
-// encodeSource returns the bytes of a source of format holding recs.
+// writeSource writes recs to path as a source of format: "log" (a
+// leveldb log), "rio" (recordio, 9 items a block) or "rio-zstd" (the
+// same, zstd-compressed).
+func writeSource(t *testing.T, path, format string, recs [][]byte) {
+	t.Helper()
+	switch format {
+	case "log":
+		recfile.WriteLog(t, path, recs)
+	case "rio":
+		recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9})
+	case "rio-zstd":
+		recfile.WriteRIO(t, path, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
+	default:
+		t.Fatalf("writeSource: no format %q", format)
+	}
+}
+
+// encodeSource returns the bytes of a source of format (see writeSource)
+// holding recs.
 func encodeSource(t *testing.T, format string, recs [][]byte) []byte {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "enc")
-	switch format {
-	case "log":
-		recfile.WriteLog(t, p, recs)
-	case "rio":
-		recfile.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9})
-	case "rio-zstd":
-		recfile.WriteRIO(t, p, recs, recordio.WriterOptions{MaxItems: 9, Transformers: []string{"zstd"}})
-	}
+	writeSource(t, p, format, recs)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
