@@ -111,19 +111,6 @@ func refGrail(t *testing.T, path string) (items [][]byte, trailer []byte) {
 	return items, trailer
 }
 
-// sameRecords fails unless got holds exactly want, in order.
-func sameRecords(t *testing.T, what string, want, got [][]byte) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d records, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("%s: record %d differs (%d bytes, want %d)", what, i, len(got[i]), len(want[i]))
-		}
-	}
-}
-
 // randomBytes returns n random bytes.
 func randomBytes(t *testing.T, n int) []byte {
 	b := make([]byte, n)
@@ -302,7 +289,7 @@ func writeLevelDB(t *testing.T, backend string) {
 		t.Errorf("close after remove: %v", err)
 	}
 	unmountAndWait(t, m)
-	sameRecords(t, "leveldb", append(base, added...), refLevelDB(t, src, false))
+	codectest.SamePayloads(t, "leveldb", refLevelDB(t, src, false), append(base, added...))
 }
 
 func writeRecordIO(t *testing.T, backend string) {
@@ -316,7 +303,7 @@ func writeRecordIO(t *testing.T, backend string) {
 	checkImmutable(t, mnt)
 	unmountAndWait(t, m)
 	items, tr := refGrail(t, src)
-	sameRecords(t, "recordio", append(base, added...), items)
+	codectest.SamePayloads(t, "recordio", items, append(base, added...))
 	if !bytes.Equal(tr, trailer) {
 		t.Errorf("trailer %q, want %q", tr, trailer)
 	}
@@ -347,7 +334,7 @@ func writeAppEngine(t *testing.T, backend string) {
 	m := startMount(t, src, mnt, "--rw", "--no-cache", "--backend", backend)
 	sh(t, "echo appended > "+filepath.Join(mnt, "new"))
 	unmountAndWait(t, m)
-	sameRecords(t, "app engine", append(base, []byte("appended\n")), refLevelDB(t, src, true))
+	codectest.SamePayloads(t, "app engine", refLevelDB(t, src, true), append(base, []byte("appended\n")))
 	if fi, err := os.Stat(src); err != nil || fi.Size()%(32<<10) != 0 {
 		t.Errorf("padding not kept: %v bytes (%v)", fi.Size(), err)
 	}
@@ -406,12 +393,12 @@ func writeMkdir(t *testing.T, backend string) {
 		t.Errorf("second mkdir: %v, want EEXIST", err)
 	}
 	unmountAndWait(t, m)
-	sameRecords(t, "new.log", added["new.log"], refLevelDB(t, filepath.Join(dir, "new.log"), false))
+	codectest.SamePayloads(t, "new.log", refLevelDB(t, filepath.Join(dir, "new.log"), false), added["new.log"])
 	items, _ := refGrail(t, filepath.Join(dir, "new.rio"))
-	sameRecords(t, "new.rio", added["new.rio"], items)
+	codectest.SamePayloads(t, "new.rio", items, added["new.rio"])
 	items, _ = refGrail(t, filepath.Join(dir, "other.recordio"))
-	sameRecords(t, "other.recordio", [][]byte{[]byte("one\n")}, items)
-	sameRecords(t, "sub/old.log", append(old, []byte("appended\n")), refLevelDB(t, filepath.Join(dir, "sub", "old.log"), false))
+	codectest.SamePayloads(t, "other.recordio", items, [][]byte{[]byte("one\n")})
+	codectest.SamePayloads(t, "sub/old.log", refLevelDB(t, filepath.Join(dir, "sub", "old.log"), false), append(old, []byte("appended\n")))
 	// Record files made by mkdir and never written stay record directories.
 	mnt2 := newMountDir(t)
 	m2 := startMount(t, dir, mnt2, "--rw", "--no-cache", "--backend", backend)
@@ -457,7 +444,7 @@ func checkPrefix(t *testing.T, base, done [][]byte, inflight []byte, got [][]byt
 	if len(got) < len(want) {
 		t.Fatalf("%d records after the crash; %d were written and closed", len(got), len(want))
 	}
-	sameRecords(t, "after crash", want, got[:len(want)])
+	codectest.SamePayloads(t, "after crash", got[:len(want)], want)
 	switch extra := got[len(want):]; {
 	case len(extra) == 0:
 	case len(extra) == 1 && bytes.Equal(extra[0], inflight):
@@ -547,7 +534,7 @@ func writeCrash(t *testing.T, backend, format string) {
 	m2 := startMount(t, src, mnt2, "--rw", "--no-cache", "--backend", backend)
 	sh(t, "echo after-crash > "+filepath.Join(mnt2, "again"))
 	unmountAndWait(t, m2)
-	sameRecords(t, "after remount", append(got, []byte("after-crash\n")), read())
+	codectest.SamePayloads(t, "after remount", read(), append(got, []byte("after-crash\n")))
 }
 
 // concurrentRecords is how many records each of the two writers of

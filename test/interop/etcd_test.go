@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/test/internal/engines"
 )
 
@@ -111,7 +112,7 @@ func TestEtcdRealWAL(t *testing.T) {
 			t.Fatalf("%s: the reference fails: %v", f, err)
 		}
 		got, tb := recfsRecords(t, f, codec.EtcdWAL)
-		sameRecords(t, f, got, want)
+		codectest.SamePayloads(t, f, got, want)
 		if len(tb.Damage()) > 0 {
 			t.Fatalf("%s: damage %v", f, tb.Damage())
 		}
@@ -177,7 +178,7 @@ func TestEtcdReferenceWriter(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		got, _ := recfsRecords(t, f, codec.EtcdWAL)
-		sameRecords(t, f, got, want)
+		codectest.SamePayloads(t, f, got, want)
 	}
 }
 

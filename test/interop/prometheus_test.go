@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/util/compression"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest"
 	rwlog "github.com/recfs/recfs/codec/wlog"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/test/internal/engines"
@@ -66,19 +67,6 @@ func segments(t testing.TB, dir string) []string {
 	return engines.Files(t, dir, digits.MatchString)
 }
 
-// sameRecords fails t unless got and want hold the same records.
-func sameRecords(t testing.TB, what string, got, want [][]byte) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d records, the reference reads %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("%s: record %d differs from the reference's (%d and %d bytes)", what, i, len(got[i]), len(want[i]))
-		}
-	}
-}
-
 // TestPrometheusRealWAL: Debian's Prometheus scrapes itself every second
 // for a minute (engines.Seconds), with WAL compression and without, and
 // deletes a series halfway; every segment of its wal/ reads back through
@@ -103,7 +91,7 @@ func TestPrometheusRealWAL(t *testing.T) {
 					t.Fatalf("%s: the reference fails: %v", seg, err)
 				}
 				got, tb := recfsRecords(t, seg, codec.PrometheusWAL)
-				sameRecords(t, seg, got, want)
+				codectest.SamePayloads(t, seg, got, want)
 				if len(tb.Damage()) > 0 {
 					t.Fatalf("%s: damage %v in a clean segment", seg, tb.Damage())
 				}
@@ -175,7 +163,7 @@ func TestPrometheusReferenceWriter(t *testing.T) {
 					t.Fatalf("%s: %v", seg, err)
 				}
 				got, _ := recfsRecords(t, seg, codec.PrometheusWAL)
-				sameRecords(t, seg, got, want)
+				codectest.SamePayloads(t, seg, got, want)
 				total += len(got)
 			}
 			if total != len(all) {
@@ -207,7 +195,7 @@ func TestPrometheusOurWriterRead(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: the reference fails on our segment: %v", c, err)
 		}
-		sameRecords(t, c.String(), got, recs)
+		codectest.SamePayloads(t, c.String(), got, recs)
 	}
 }
 
