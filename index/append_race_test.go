@@ -176,7 +176,7 @@ func appendedCopy(t *testing.T, path, rec string) []byte {
 	t.Helper()
 	b, _ := os.ReadFile(path)
 	scratch := path + ".scratch"
-	os.WriteFile(scratch, b, 0o644)
+	recfile.WriteFile(t, scratch, b)
 	defer os.Remove(scratch)
 	st, err := Open(context.Background(), scratch, Options{CacheDir: "-", Writable: true})
 	if err != nil {
@@ -280,8 +280,12 @@ func TestTornBackupNeverThroughSymlink(t *testing.T) {
 	path := filepath.Join(dir, "a.log")
 	torn, from := tornLog(t, path)
 	secret := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(secret, []byte("ROOT ONLY\n"), 0o600)
-	os.MkdirAll(filepath.Join(cache, "torn"), 0o700)
+	if err := os.WriteFile(secret, []byte("ROOT ONLY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "torn"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	planted := filepath.Join(cache, "torn", fmt.Sprintf("a.log.%d-%d", from, len(torn)))
 	if err := os.Symlink(secret, planted); err != nil {
 		t.Fatal(err)
@@ -313,9 +317,15 @@ func TestTornBackupNeverThroughSymlink(t *testing.T) {
 func TestTornTailNeedsPrivateDir(t *testing.T) {
 	ctx := context.Background()
 	shared := t.TempDir()
-	os.Chmod(shared, 0o777)
-	os.MkdirAll(filepath.Join(shared, "torn"), 0o777)
-	os.Chmod(filepath.Join(shared, "torn"), 0o777)
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(shared, "torn"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(shared, "torn"), 0o777); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		cache string
@@ -369,8 +379,12 @@ func TestAppendNeverThroughReplacedPath(t *testing.T) {
 			}
 			defer tb.Close()
 			target := filepath.Join(dir, "target") // empty: a valid empty log
-			os.WriteFile(target, nil, 0o600)
-			os.Rename(path, filepath.Join(dir, "moved.log"))
+			if err := os.WriteFile(target, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, filepath.Join(dir, "moved.log")); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.Symlink(target, path); err != nil {
 				t.Fatal(err)
 			}

@@ -191,11 +191,10 @@ func writePlanted(t *testing.T, cf string, b []byte) {
 	}
 }
 
-// TestCacheSharedDir: in a cache directory others may write to (1777),
-// tables go to a per-user subdirectory made 0700, files 0600, and load
-// back from there.
-func TestCacheSharedDir(t *testing.T) {
-	dir := t.TempDir()
+// sharedCacheDir makes dir/shared, a cache directory everyone may write
+// to (1777, as /tmp is), and returns its path.
+func sharedCacheDir(t *testing.T, dir string) string {
+	t.Helper()
 	shared := filepath.Join(dir, "shared")
 	if err := os.Mkdir(shared, 0o755); err != nil {
 		t.Fatal(err)
@@ -203,6 +202,15 @@ func TestCacheSharedDir(t *testing.T) {
 	if err := os.Chmod(shared, 0o1777); err != nil {
 		t.Fatal(err)
 	}
+	return shared
+}
+
+// TestCacheSharedDir: in a cache directory others may write to (1777),
+// tables go to a per-user subdirectory made 0700, files 0600, and load
+// back from there.
+func TestCacheSharedDir(t *testing.T) {
+	dir := t.TempDir()
+	shared := sharedCacheDir(t, dir)
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
 	recfile.WriteLog(t, path, recs)
@@ -245,11 +253,7 @@ func TestCacheSharedDirSquatted(t *testing.T) {
 		t.Skip("needs root to give a directory to another user")
 	}
 	dir := t.TempDir()
-	shared := filepath.Join(dir, "shared")
-	if err := os.Mkdir(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(shared, 0o1777)
+	shared := sharedCacheDir(t, dir)
 	path := filepath.Join(dir, "x.log")
 	recs := hostileRecords(20, 'a')
 	recfile.WriteLog(t, path, recs)

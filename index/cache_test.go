@@ -41,7 +41,9 @@ func TestCacheInvalidation(t *testing.T) {
 		{"replace", func(t *testing.T, path, _ string) {
 			tmp := path + ".new"
 			recfile.WriteLog(t, tmp, codectest.Records(7, 100, 'c'))
-			os.Rename(tmp, path)
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
 		}, 7, "built"},
 		{"corrupt-cache", func(t *testing.T, _, cacheDir string) {
 			files, _ := filepath.Glob(filepath.Join(cacheDir, "*.idx"))
@@ -50,12 +52,12 @@ func TestCacheInvalidation(t *testing.T) {
 			}
 			b, _ := os.ReadFile(files[0])
 			b[len(b)/2] ^= 0xff
-			os.WriteFile(files[0], b, 0o644)
+			recfile.WriteFile(t, files[0], b)
 		}, 50, "built"},
 		{"truncated-cache", func(t *testing.T, _, cacheDir string) {
 			files, _ := filepath.Glob(filepath.Join(cacheDir, "*.idx"))
 			b, _ := os.ReadFile(files[0])
-			os.WriteFile(files[0], b[:len(b)-9], 0o644)
+			recfile.WriteFile(t, files[0], b[:len(b)-9])
 		}, 50, "built"},
 	}
 	for _, c := range cases {
@@ -193,7 +195,7 @@ func TestRefreshPartialTail(t *testing.T) {
 	big := bytes.Repeat([]byte("z"), 100000)
 	recfile.AppendLog(t, path, big)
 	whole, _ := os.ReadFile(path)
-	os.WriteFile(path, whole[:len(full)+40000], 0o644) // the big record is half written
+	recfile.WriteFile(t, path, whole[:len(full)+40000]) // the big record is half written
 	tb, err := Open(context.Background(), path, Options{CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestRefreshPartialTail(t *testing.T) {
 	if tb.Len() != 3 {
 		t.Fatalf("%d records with a half-written tail, want 3", tb.Len())
 	}
-	os.WriteFile(path, whole, 0o644)
+	recfile.WriteFile(t, path, whole)
 	if _, err := tb.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -90,17 +90,19 @@ func TestTableSourceChanged(t *testing.T) {
 			return same
 		}, false, true},
 		{"truncate and rewrite", func(t *testing.T, format, path string) [][]byte {
-			os.WriteFile(path, encodeSource(t, format, other), 0o644)
+			writeSource(t, path, format, other)
 			return other
 		}, false, true},
 		{"rewrite larger", func(t *testing.T, format, path string) [][]byte {
 			recs := append(append([][]byte(nil), same...), other...)
-			os.WriteFile(path, encodeSource(t, format, recs), 0o644)
+			writeSource(t, path, format, recs)
 			return recs
 		}, false, true},
 		{"truncate", func(t *testing.T, format, path string) [][]byte {
 			fi, _ := os.Stat(path)
-			os.Truncate(path, fi.Size()/2)
+			if err := os.Truncate(path, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
 			return nil // whatever a rebuild finds
 		}, false, true},
 		{"append", func(t *testing.T, format, path string) [][]byte {
@@ -123,7 +125,7 @@ func TestTableSourceChanged(t *testing.T) {
 		}, true, false},
 		{"replace by rename", func(t *testing.T, format, path string) [][]byte {
 			tmp := path + ".new"
-			os.WriteFile(tmp, encodeSource(t, format, same), 0o644)
+			writeSource(t, tmp, format, same)
 			if err := os.Rename(tmp, path); err != nil {
 				t.Fatal(err)
 			}

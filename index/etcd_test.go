@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recfs/recfs/codec"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/etcdwal"
 )
 
@@ -49,7 +50,7 @@ func TestEtcdOpenReadCache(t *testing.T) {
 	t.Parallel()
 	file, want := etcdFile(t, 500, 1<<20)
 	path := filepath.Join(t.TempDir(), "0000000000000000-0000000000000000.wal")
-	os.WriteFile(path, file, 0o644)
+	recfile.WriteFile(t, path, file)
 	cache := t.TempDir()
 	checkBuiltThenCached(t, path, cache, codec.EtcdWAL, want, func(tb *Table) {
 		if in := tb.Info(); !strings.Contains(in.Flavor, "500 entries") || !strings.Contains(in.Flavor, "preallocated") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/wlog"
 )
 
@@ -42,7 +43,7 @@ func TestPrometheusOpenReadCache(t *testing.T) {
 			t.Parallel()
 			cache := t.TempDir()
 			path := filepath.Join(t.TempDir(), "00000003")
-			os.WriteFile(path, promSegment(t, recs, c), 0o644)
+			recfile.WriteFile(t, path, promSegment(t, recs, c))
 			checkBuiltThenCached(t, path, cache, codec.PrometheusWAL, recs, func(tb *Table) {
 				if in := tb.Info(); c != wlog.None && !strings.Contains(in.Flavor, c.String()) {
 					t.Fatalf("flavor %q does not say %v", in.Flavor, c)

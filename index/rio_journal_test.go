@@ -106,7 +106,9 @@ func TestJournalNeverWrittenThroughSymlink(t *testing.T) {
 		}
 		defer a.Close()
 		j := []byte("not a journal but ours")
-		os.WriteFile(path+RecordIOJournalSuffix, j, 0o600)
+		if err := os.WriteFile(path+RecordIOJournalSuffix, j, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if err := a.Append([]byte("three")); err == nil {
 			t.Fatal("append over an existing journal succeeded")
 		}
@@ -179,7 +181,9 @@ func TestRepairIgnoresUntrustedJournal(t *testing.T) {
 	// (What it writes back is no block, so the repair then refuses to
 	// cut it as a torn tail.)
 	path, data := trailerFile(t)
-	os.WriteFile(path+RecordIOJournalSuffix, j, 0o600)
+	if err := os.WriteFile(path+RecordIOJournalSuffix, j, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := RepairRecordIO(path); !errors.Is(err, ErrDamagedTail) || !ok {
 		t.Fatalf("own journal: repaired=%v err=%v", ok, err)
 	}

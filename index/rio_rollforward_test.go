@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/recordio"
 )
 
@@ -30,7 +31,7 @@ func TestRepairRollsForwardCompletedAppend(t *testing.T) {
 			}
 			w.Close()
 			orig := buf.Bytes()
-			os.WriteFile(path, orig, 0o644)
+			recfile.WriteFile(t, path, orig)
 			toff := int64(len(orig)) - rioChunk // the one-chunk trailer block
 			a, err := OpenRecordIOAppender(path, RecordIOAppendOptions{})
 			if err != nil {
@@ -42,10 +43,10 @@ func TestRepairRollsForwardCompletedAppend(t *testing.T) {
 			a.Close()
 			full, _ := os.ReadFile(path)
 			if torn {
-				os.WriteFile(path, full[:toff+rioChunk+100], 0o644) // cut inside the new blocks
+				recfile.WriteFile(t, path, full[:toff+rioChunk+100]) // cut inside the new blocks
 			}
 			j := encodeJournal(int64(len(orig)), toff, orig[toff:])
-			os.WriteFile(path+RecordIOJournalSuffix, j, 0o644)
+			recfile.WriteFile(t, path+RecordIOJournalSuffix, j)
 			if ok, err := RepairRecordIO(path); err != nil || !ok {
 				t.Fatalf("repair: %v %v", ok, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/codec/codectest"
+	"github.com/recfs/recfs/codec/codectest/recfile"
 	"github.com/recfs/recfs/codec/tfrecord"
 )
 
@@ -28,7 +29,7 @@ func TestTFRecordOpenReadCache(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	recs := append(codectest.Records(300, 5000, 'a'), []byte{}, bytes.Repeat([]byte("z"), 200000))
 	path := filepath.Join(dir, "a.tfrecord")
-	os.WriteFile(path, tfrBytes(recs), 0o644)
+	recfile.WriteFile(t, path, tfrBytes(recs))
 	checkBuiltThenCached(t, path, cache, codec.TFRecord, recs, nil)
 	if f, err := codec.ParseFormat("tfrecord"); err != nil || f != codec.TFRecord || f.String() != "tfrecord" {
 		t.Fatalf("ParseFormat: %v %v", f, err)
@@ -79,7 +80,7 @@ func TestTFRecordAppendAndTornTail(t *testing.T) {
 	base := codectest.Records(4, 1000, 'a')
 	good := tfrBytes(base)
 	torn := tfrecord.AppendRecord(nil, bytes.Repeat([]byte("T"), 5000))[:3000]
-	os.WriteFile(path, append(bytes.Clone(good), torn...), 0o644)
+	recfile.WriteFile(t, path, append(bytes.Clone(good), torn...))
 	tb, err := Open(ctx, path, Options{CacheDir: cache}) // not Writable: the append itself repairs
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestTFRecordWritableOpenRepairsTornTail(t *testing.T) {
 	dir, cache := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "a.tfrecord")
 	good := tfrBytes(codectest.Records(3, 100, 'a'))
-	os.WriteFile(path, append(bytes.Clone(good), tfrecord.AppendRecord(nil, []byte("half"))[:14]...), 0o644)
+	recfile.WriteFile(t, path, append(bytes.Clone(good), tfrecord.AppendRecord(nil, []byte("half"))[:14]...))
 	tb, err := Open(ctx, path, Options{CacheDir: cache, Writable: true})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestTFRecordCompressed(t *testing.T) {
 	zw.Write(tfrBytes(recs))
 	zw.Close()
 	path := filepath.Join(dir, "a.tfrecord.gz")
-	os.WriteFile(path, z.Bytes(), 0o644)
+	recfile.WriteFile(t, path, z.Bytes())
 	for _, want := range []string{"built", "cached"} {
 		tb, err := Open(ctx, path, Options{CacheDir: cache})
 		if err != nil {
