@@ -6,32 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/encoding/protowire"
-
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/decode"
 	"github.com/recfs/recfs/codec/etcdwal"
 )
 
-// msg builds a protobuf message from (number, value) pairs: a uint64 is a
-// varint, a string or []byte a bytes field.
-func msg(kv ...any) []byte {
-	var b []byte
-	for i := 0; i < len(kv); i += 2 {
-		n := protowire.Number(kv[i].(int))
-		switch v := kv[i+1].(type) {
-		case uint64:
-			b = protowire.AppendTag(b, n, protowire.VarintType)
-			b = protowire.AppendVarint(b, v)
-		case string:
-			b = protowire.AppendTag(b, n, protowire.BytesType)
-			b = protowire.AppendString(b, v)
-		case []byte:
-			b = protowire.AppendTag(b, n, protowire.BytesType)
-			b = protowire.AppendBytes(b, v)
-		}
-	}
-	return b
-}
+// msg builds a protobuf message (codectest.Message).
+var msg = codectest.Message
 
 // walRec wraps data as a walpb.Record of type typ.
 func walRec(typ int64, data []byte) []byte {

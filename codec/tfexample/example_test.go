@@ -10,35 +10,12 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/recfs/recfs/codec/codectest"
 	"github.com/recfs/recfs/codec/decode"
 )
 
-// msg builds a message from (field number, value) pairs: a []byte or
-// string value is length-delimited, a uint64 a varint, a uint32 a
-// fixed32.
-func msg(kv ...any) []byte {
-	var b []byte
-	for i := 0; i < len(kv); i += 2 {
-		num := protowire.Number(kv[i].(int))
-		switch v := kv[i+1].(type) {
-		case []byte:
-			b = protowire.AppendTag(b, num, protowire.BytesType)
-			b = protowire.AppendBytes(b, v)
-		case string:
-			b = protowire.AppendTag(b, num, protowire.BytesType)
-			b = protowire.AppendString(b, v)
-		case uint64:
-			b = protowire.AppendTag(b, num, protowire.VarintType)
-			b = protowire.AppendVarint(b, v)
-		case uint32:
-			b = protowire.AppendTag(b, num, protowire.Fixed32Type)
-			b = protowire.AppendFixed32(b, v)
-		default:
-			panic("msg: bad value")
-		}
-	}
-	return b
-}
+// msg builds a protobuf message (codectest.Message).
+var msg = codectest.Message
 
 // Feature builders.
 func bytesF(vs ...string) []byte {
