@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
@@ -65,6 +66,24 @@ func recfsRecords(t testing.TB, path string, want codec.Format) ([][]byte, *inde
 func segments(t testing.TB, dir string) []string {
 	digits := regexp.MustCompile(`^[0-9]+$`)
 	return engines.Files(t, dir, digits.MatchString)
+}
+
+// keepsReference fails t unless every record the reference read from a
+// damaged copy (want) is among recfs's (got), in order, and says whether
+// recfs kept more than the reference. what names the copy.
+func keepsReference(t testing.TB, what string, got, want [][]byte) bool {
+	t.Helper()
+	j := 0
+	for _, w := range want {
+		for j < len(got) && !bytes.Equal(got[j], w) {
+			j++
+		}
+		if j == len(got) {
+			t.Fatalf("%s: recfs lost a record the reference reads (%d vs %d records)", what, len(got), len(want))
+		}
+		j++
+	}
+	return len(got) > len(want)
 }
 
 // TestPrometheusRealWAL: Debian's Prometheus scrapes itself every second
@@ -229,18 +248,7 @@ func TestPrometheusDamagedCopies(t *testing.T) {
 			}
 			want, _ := promRefSegment(t, path)
 			got, _ := recfsRecords(t, path, codec.PrometheusWAL)
-			// Every record the reference returns is among ours, in order.
-			j := 0
-			for _, w := range want {
-				for j < len(got) && !bytes.Equal(got[j], w) {
-					j++
-				}
-				if j == len(got) {
-					t.Fatalf("%s copy %d: recfs lost a record the reference reads (%d vs %d records)", comp, i, len(got), len(want))
-				}
-				j++
-			}
-			if len(got) > len(want) {
+			if keepsReference(t, fmt.Sprintf("%s copy %d", comp, i), got, want) {
 				more++
 			}
 		}
