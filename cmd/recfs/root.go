@@ -88,7 +88,6 @@ func runTree(ctx context.Context, root *cobra.Command, args []string, stderr io.
 	ctx = context.WithValue(ctx, argvKey{}, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	err = inUserWords(err)
 	if err == nil {
 		return exitOK
 	}

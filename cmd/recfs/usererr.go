@@ -1,50 +1,15 @@
 package main
 
 import (
-	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
 // Errors in the user's words: the rewrites below turn messages made by
-// cobra, FUSE libraries and the like into what a user can act on.
-
-// plainError is an error whose message was rewritten; it unwraps to the
-// original, so the exit status stays the original's.
-type plainError struct {
-	msg string
-	err error
-}
-
-func (e plainError) Error() string { return e.msg }
-func (e plainError) Unwrap() error { return e.err }
-
-// fusermountExit matches go-fuse's report of a failed fusermount, whose
-// number is a raw wait status (256 for exit status 1).
-var fusermountExit = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`fusermount exited with code (\d+)`)
-})
-
-// inUserWords rewrites err's message where it is another program's jargon.
-func inUserWords(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if m := fusermountExit().FindStringSubmatch(msg); m != nil {
-		why := "fusermount3 refused the mount (its own message says why)"
-		if ws, perr := strconv.Atoi(m[1]); perr == nil && syscall.WaitStatus(ws).Exited() {
-			why = fmt.Sprintf("fusermount3 refused the mount (exit status %d; its own message says why)", syscall.WaitStatus(ws).ExitStatus())
-		}
-		return plainError{strings.TrimRight(strings.Replace(msg, m[0], why, 1), "\n "), err}
-	}
-	return err
-}
+// cobra into what a user can act on.
 
 // negativeSelection matches cobra's error for "-5" given as an argument.
 var negativeSelection = sync.OnceValue(func() *regexp.Regexp {

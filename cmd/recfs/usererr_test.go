@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,30 +46,6 @@ func TestHelperArityNamesCommand(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, `"mnt" is not a command; did you mean `) ||
 		!strings.Contains(r.stderr, " mount? (as a mount helper recfs takes SRC MNT [-o options], got 3 paths)") {
 		t.Errorf("recfs mnt f.log MNT: exit %d, stderr %q; want 2, the suggestion mount and the helper's arity", r.code, r.stderr)
-	}
-}
-
-// TestFusermountReason: go-fuse's "fusermount exited with code 256" (a
-// raw wait status) reads as fusermount3's exit status and a pointer to its
-// own message; other errors pass unchanged.
-func TestFusermountReason(t *testing.T) {
-	t.Parallel()
-	orig := errors.New("mount /mnt/x: fusermount exited with code 256\n")
-	got := inUserWords(orig)
-	if want := "mount /mnt/x: fusermount3 refused the mount (exit status 1; its own message says why)"; got.Error() != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if !errors.Is(got, orig) {
-		t.Error("the rewritten error does not unwrap to the original")
-	}
-	// A daemon's parent adds fusermount3's own line after the child's error.
-	daemon := errors.New("mount a on b: fusermount exited with code 256\n/usr/bin/fusermount3: user has no write access to mountpoint b")
-	if got, want := inUserWords(daemon).Error(), "mount a on b: fusermount3 refused the mount (exit status 1; its own message says why)\n/usr/bin/fusermount3: user has no write access to mountpoint b"; got != want {
-		t.Errorf("daemon: got %q, want %q", got, want)
-	}
-	other := errors.New("no such file")
-	if inUserWords(other) != other {
-		t.Error("an ordinary error was rewritten")
 	}
 }
 

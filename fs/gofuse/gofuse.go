@@ -187,7 +187,7 @@ func serve(dir string, root fusefs.InodeEmbedder, opts *fusefs.Options, done <-c
 	raw := measure.Counted(rawFS(root, opts), done)
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
-		return nil, err
+		return nil, fusermountError(err)
 	}
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
