@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/recfs/recfs/cmd/internal/manpage"
 )
 
 // manFlags are the flags of `recfs man`.
@@ -65,11 +67,11 @@ func (f *manFlags) run(cmd *cobra.Command, args []string, _ struct{}) error {
 		}
 		return writeManPages(cmd, root, dir)
 	case len(args) == 0:
-		_, err := io.WriteString(cmd.OutOrStdout(), manPage(root))
+		_, err := io.WriteString(cmd.OutOrStdout(), manpage.Page(root, manHeader()))
 		return err
 	}
 	if c, rest, err := root.Find(strings.Fields(args[0])); err == nil && c != root && len(rest) == 0 {
-		_, err := io.WriteString(cmd.OutOrStdout(), manPage(c))
+		_, err := io.WriteString(cmd.OutOrStdout(), manpage.Page(c, manHeader()))
 		return err
 	}
 	return writeManPages(cmd, root, args[0])
@@ -96,80 +98,15 @@ var manInstallDir = func() (string, error) {
 // writeManPages writes the page of every visible command under root into
 // dir and lists the files written.
 func writeManPages(cmd, root *cobra.Command, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	pages, err := manpage.WriteAll(root, dir, manHeader())
+	if err != nil {
 		return err
 	}
-	var pages []string
-	var walk func(c *cobra.Command) error
-	walk = func(c *cobra.Command) error {
-		if c.Hidden || c.Name() == "help" {
-			return nil
-		}
-		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
-		path := filepath.Join(dir, name+".1")
-		if err := os.WriteFile(path, []byte(manPage(c)), 0o644); err != nil {
-			return err
-		}
-		pages = append(pages, path)
-		for _, sub := range c.Commands() {
-			if err := walk(sub); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(root); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(cmd.OutOrStdout(), strings.Join(pages, "\n"))
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), strings.Join(pages, "\n"))
 	return err
 }
 
-// roff escapes text for a man page body: backslashes, and lines that would
-// read as requests.
-func roff(text string) string {
-	text = strings.ReplaceAll(text, `\`, `\e`)
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
-			lines[i] = `\&` + l
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// manPage renders the man page of c.
-func manPage(c *cobra.Command) string {
-	var b strings.Builder
-	name := strings.ReplaceAll(c.CommandPath(), " ", "-")
-	fmt.Fprintf(&b, ".TH %s 1 \"\" \"recfs %s\" \"recfs manual\"\n", strings.ToUpper(name), roff(version()))
-	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", name, roff(c.Short))
-	fmt.Fprintf(&b, ".SH SYNOPSIS\n.nf\n%s\n.fi\n", roff(c.UseLine()))
-	desc := c.Long
-	if desc == "" {
-		desc = c.Short
-	}
-	fmt.Fprintf(&b, ".SH DESCRIPTION\n.nf\n%s\n.fi\n", roff(desc))
-	if f := c.NonInheritedFlags().FlagUsages(); f != "" {
-		fmt.Fprintf(&b, ".SH OPTIONS\n.nf\n%s.fi\n", roff(f))
-	}
-	if f := c.InheritedFlags().FlagUsages(); f != "" {
-		fmt.Fprintf(&b, ".SH GLOBAL OPTIONS\n.nf\n%s.fi\n", roff(f))
-	}
-	if c.Example != "" {
-		fmt.Fprintf(&b, ".SH EXAMPLES\n.nf\n%s\n.fi\n", roff(c.Example))
-	}
-	var see []string
-	if c.HasParent() {
-		see = append(see, strings.ReplaceAll(c.Parent().CommandPath(), " ", "-")+"(1)")
-	}
-	for _, sub := range c.Commands() {
-		if !sub.Hidden && sub.Name() != "help" {
-			see = append(see, strings.ReplaceAll(sub.CommandPath(), " ", "-")+"(1)")
-		}
-	}
-	if len(see) > 0 {
-		fmt.Fprintf(&b, ".SH SEE ALSO\n%s\n", strings.Join(see, ", "))
-	}
-	return b.String()
+// manHeader is what the title line of every page says.
+func manHeader() manpage.Header {
+	return manpage.Header{Source: "recfs " + version(), Manual: "recfs manual"}
 }
