@@ -102,28 +102,11 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	case !errors.As(err, &se):
 		return err
 	}
-	code, msg := exitFailure, se.Message
-	if se.Code > 0 {
-		code = se.Code
+	code := exitFailure
+	if se.Code > 0 && !se.Interrupted {
+		code = se.Code // the child's own status
 	}
-	switch {
-	case se.Interrupted && se.Ready && se.Err != nil:
-		// Told to stop just after its ready, the child failed to undo it.
-		msg, code = fmt.Sprintf("interrupted as %s became ready, and the daemon failed to end it (%v): see its log", d.what, se.Err), exitFailure
-	case se.Interrupted && se.Ready:
-		// Told to stop just after its ready, the child undid it.
-		msg, code = fmt.Sprintf("interrupted as %s became ready; the daemon ended it, %s", d.what, d.none), exitFailure
-	case se.Interrupted:
-		// The child was told to stop; having exited, it left no mount.
-		msg, code = fmt.Sprintf("interrupted before %s was ready; %s", d.what, d.none), exitFailure
-	}
-	if msg == "" {
-		msg = fmt.Sprintf("daemon exited before %s was ready (%v)", d.what, se.Err)
-	}
-	if extra := se.Explanation(msg, "recfs: "); extra != "" {
-		msg += "\n" + extra
-	}
-	return &exitError{code: code, err: errors.New(msg)}
+	return &exitError{code: code, err: errors.New(se.Describe(d.what, d.none, "recfs: "))}
 }
 
 // daemonArgs is this command line without --daemon.

@@ -129,6 +129,32 @@ lines:
 	return strings.Join(out, "\n")
 }
 
+// Describe returns what a parent tells its user of a child that did not
+// come up, or was not kept: what names what was to become ready ("the
+// mount at /mnt"), none what a failure leaves ("nothing is mounted"). It
+// is the child's message, or why the parent has none (interrupted, before
+// or just as the child became ready, and whether the child then failed to
+// end it; or the child exited without a verdict), then the lines of
+// Explanation(msg, skip...).
+func (e *StartError) Describe(what, none string, skip ...string) string {
+	msg := e.Message
+	switch {
+	case e.Interrupted && e.Ready && e.Err != nil:
+		msg = fmt.Sprintf("interrupted as %s became ready, and the daemon failed to end it (%v): see its log", what, e.Err)
+	case e.Interrupted && e.Ready:
+		msg = fmt.Sprintf("interrupted as %s became ready; the daemon ended it, %s", what, none)
+	case e.Interrupted:
+		// Having exited, the child left nothing served.
+		msg = fmt.Sprintf("interrupted before %s was ready; %s", what, none)
+	case msg == "":
+		msg = fmt.Sprintf("daemon exited before %s was ready (%v)", what, e.Err)
+	}
+	if extra := e.Explanation(msg, skip...); extra != "" {
+		msg += "\n" + extra
+	}
+	return msg
+}
+
 // Spawn starts a daemon child as o says, in a new session, and waits for
 // its verdict, passing its progress lines to o.Progress. A child that
 // reports ready is released and described by Started. Otherwise Spawn
