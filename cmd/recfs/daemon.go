@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -23,28 +21,16 @@ import (
 // the child's verdict. An interrupted parent ends the child, and a child
 // whose parent died before its verdict stops (stopDaemonChild).
 
-// daemonLogName is the default log file of daemons, in stateDir().
+// daemonLogName is the default log file of daemons, in recfs's state
+// directory (daemon.StateDir).
 const daemonLogName = "daemon.log"
-
-// stateDir returns recfs's state directory: $XDG_STATE_HOME/recfs, else
-// ~/.local/state/recfs.
-func stateDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "recfs"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".local", "state", "recfs"), nil
-}
 
 // openDaemonLog opens where a daemon logs, as --log-file path says (see
 // daemon.OpenLog): by default the system log, else daemon.log in
-// stateDir().
+// recfs's state directory (daemon.StateDir).
 func openDaemonLog(path string) (*os.File, string, error) {
 	f, where, err := daemon.OpenLog(path, daemon.LogOptions{Name: daemonLogName, Dir: func() (string, error) {
-		dir, err := stateDir()
+		dir, err := daemon.StateDir("recfs")
 		if err != nil {
 			return "", fmt.Errorf("no log directory (%w); give --log-file PATH, or --log-file - for none", err)
 		}
@@ -115,14 +101,7 @@ func daemonArgs(cmd *cobra.Command) []string {
 	if argv == nil {
 		argv = os.Args[1:]
 	}
-	var args []string
-	for _, a := range argv {
-		if a == "--daemon" || strings.HasPrefix(a, "--daemon=") {
-			continue
-		}
-		args = append(args, a)
-	}
-	return args
+	return daemon.WithoutFlag(argv, "daemon")
 }
 
 // daemonStatus is this process's end of its daemon parent's pipes (nil

@@ -296,6 +296,21 @@ type LogOptions struct {
 	Name string
 }
 
+// StateDir returns the state directory of the program app, where its
+// daemons log by default (LogOptions.Dir): $XDG_STATE_HOME/app when
+// XDG_STATE_HOME is an absolute path (the XDG base directory rule), else
+// ~/.local/state/app.
+func StateDir(app string) (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, app), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", app), nil
+}
+
 // OpenLog opens where a daemon logs: the file at path, or by default
 // (path "") the system log when one listens, else the file o.Name in
 // o.Dir(), or nothing when path is "-", or the system log when path is

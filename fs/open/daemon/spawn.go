@@ -82,6 +82,20 @@ type Started struct {
 	Info string // the last info line it sent before its verdict (see Child.Serving)
 }
 
+// WithoutFlag returns args without the boolean flag --name, in either of
+// its forms (--name, --name=VALUE): the command line of a daemon child is
+// its parent's without the flag that asked for a daemon (Options.Args).
+func WithoutFlag(args []string, name string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 // StartError says why a daemon child did not become ready, or was not
 // kept although it did: the parent was interrupted (Interrupted; Ready
 // when the child had just reported ready, and then ended what it made
