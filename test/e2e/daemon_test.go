@@ -388,18 +388,35 @@ func TestDaemonParentKilled(t *testing.T) {
 	mnt := daemonMountDir(t)
 	logPath := filepath.Join(t.TempDir(), "daemon.log")
 	c := exec.Command(bin, "mount", "--daemon", "--no-cache", "--log-file", logPath, p.path, mnt)
+	orphanDaemon(t, c, p, mnt, logPath, func() string { return fmt.Sprintf("mounted: %q", mountedAt(mnt)) })
+	if m := mountedAt(mnt); m != "" {
+		b, _ := os.ReadFile(logPath)
+		t.Errorf("%s left mounted at %s by the background process of a killed mount --daemon; log:\n%s", m, mnt, b)
+	}
+}
+
+// orphanDaemon starts c, a --daemon command over the paced source p,
+// waits until its background process (the one whose command line holds
+// match) has read a quarter of p, kills c (SIGKILL: no chance to tell the
+// background process), lets p answer again and waits until the background
+// process has exited; state says what else the test sees when it does
+// not. The background process must say in its log that its parent died
+// (its standard error was the dead parent's). It returns that process's
+// pid.
+func orphanDaemon(t *testing.T, c *exec.Cmd, p *pacedFile, match, logPath string, state func() string) int {
+	t.Helper()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p.stepUntil(t, p.size/4)
-	child := daemonChild(c.Process.Pid, mnt)
+	child := daemonChild(c.Process.Pid, match)
 	if child == 0 {
 		_ = c.Process.Kill()
 		_ = c.Wait()
 		t.Fatalf("the file is read, but not by a background process")
 	}
 	t.Cleanup(func() {
-		// On failure: end the background process before the mount's
+		// On failure: end the background process before a mount's
 		// cleanup looks for a mount.
 		if processAlive(child) {
 			_ = syscall.Kill(child, syscall.SIGKILL)
@@ -414,18 +431,13 @@ func TestDaemonParentKilled(t *testing.T) {
 	for deadline := time.Now().Add(exitTimeout); processAlive(child); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("the background process %d still runs %v after its parent was killed (mounted: %q); log:\n%s", child, exitTimeout, mountedAt(mnt), b)
+			t.Fatalf("the background process %d still runs %v after its parent was killed (%s); log:\n%s", child, exitTimeout, state(), b)
 		}
 	}
-	if m := mountedAt(mnt); m != "" {
-		b, _ := os.ReadFile(logPath)
-		t.Errorf("%s left mounted at %s by the background process of a killed mount --daemon; log:\n%s", m, mnt, b)
-	}
-	// It said why it stopped, in its log (its standard error was the
-	// dead parent's).
 	if b, _ := os.ReadFile(logPath); !strings.Contains(string(b), "parent died before the daemon was ready") {
 		t.Errorf("the background process's log does not say its parent died; log:\n%s", b)
 	}
+	return child
 }
 
 // TestDaemonProgress runs mount --daemon on a pseudo-terminal over a
