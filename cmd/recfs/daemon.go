@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/cmd/internal/progress"
 	"github.com/recfs/recfs/fs/open/daemon"
 )
 
@@ -75,7 +76,7 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 	}
 	defer logf.Close()
 	o := daemon.Options{Args: daemonArgs(cmd), Log: logf, LogName: logPath}
-	bar := newProgressBar(cmd.ErrOrStderr(), "indexing "+d.src)
+	bar := progress.New(cmd.ErrOrStderr(), "indexing "+d.src)
 	if bar != nil {
 		defer bar.Done()
 		o.Progress, o.ProgressDone = bar.Update, bar.Done

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/cmd/internal/progress"
 	"github.com/recfs/recfs/codec"
 	"github.com/recfs/recfs/fs/open"
 	"github.com/recfs/recfs/fs/open/mounting"
@@ -323,7 +324,7 @@ func openOptions(cmd *cobra.Command, o index.Options) (open.Options, error) {
 		return open.Options{}, err
 	}
 	return open.Options{Index: o, S3: s3o, HTTP: ho, Progress: func(what string) (func(done, total int64), func()) {
-		if bar := newProgressBar(cmd.ErrOrStderr(), what); bar != nil {
+		if bar := progress.New(cmd.ErrOrStderr(), what); bar != nil {
 			return bar.Update, bar.Done
 		}
 		if daemonChild() {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/recfs/recfs/cmd/internal/progress"
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
 )
@@ -80,12 +81,12 @@ func (f *verifyFlags) one(cmd *cobra.Command, path string, o index.Options) (bad
 		return false, err
 	}
 	defer st.Close()
-	var progress func(int64, int64)
-	bar := newProgressBar(cmd.ErrOrStderr(), "reading "+path)
+	var update func(int64, int64)
+	bar := progress.New(cmd.ErrOrStderr(), "reading "+path)
 	if bar != nil {
-		progress = bar.Update
+		update = bar.Update
 	}
-	v, err := report.Verify(cmd.Context(), path, st.Table, progress)
+	v, err := report.Verify(cmd.Context(), path, st.Table, update)
 	if bar != nil {
 		bar.Done()
 	}

@@ -1,4 +1,7 @@
-package main
+// Package progress draws a one-line progress bar on a terminal for work
+// measured in bytes: the share done, the bytes, the rate since the start
+// and the time left at that rate. Off a terminal it draws nothing.
+package progress
 
 import (
 	"fmt"
@@ -28,12 +31,12 @@ const (
 	progressLabelCap = 60                     // label cells at most
 )
 
-// progressBar draws a one-line progress bar on a terminal: the share done,
+// Bar draws a one-line progress bar on a terminal: the share done,
 // the bytes, the rate since the bar started and the time left at that
 // rate. Update records the state (it matches index.Options.Progress and
 // may be called from several goroutines); the line is drawn on each tick
 // of a clock, from progressDelay on, so a stall shows too.
-type progressBar struct {
+type Bar struct {
 	mu          sync.Mutex
 	w           io.Writer
 	label       string
@@ -57,14 +60,14 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// newProgressBar returns a bar drawing on w, or nil when w is not a
+// New returns a bar drawing on w, or nil when w is not a
 // terminal (a log file or a pipe gets no carriage-return noise). It redraws
 // every progressInterval until Done.
-func newProgressBar(w io.Writer, label string) *progressBar {
+func New(w io.Writer, label string) *Bar {
 	if !isTerminal(w) {
 		return nil
 	}
-	p := newProgressBarClock(w, label, time.Now)
+	p := newClock(w, label, time.Now)
 	p.cols = termWidth(w)
 	p.stop = make(chan struct{})
 	go func() {
@@ -82,10 +85,10 @@ func newProgressBar(w io.Writer, label string) *progressBar {
 	return p
 }
 
-// newProgressBarClock returns a bar on w that reads the time from now and
+// newClock returns a bar on w that reads the time from now and
 // draws when tick is called (no clock of its own).
-func newProgressBarClock(w io.Writer, label string, now func() time.Time) *progressBar {
-	return &progressBar{w: w, label: label, now: now, start: now()}
+func newClock(w io.Writer, label string, now func() time.Time) *Bar {
+	return &Bar{w: w, label: label, now: now, start: now()}
 }
 
 // termWidth returns the width of the terminal w, or 0 when unknown.
@@ -121,7 +124,7 @@ func shortenLabel(label string, n int) string {
 
 // Update records that done of total bytes are processed; the next tick
 // draws it.
-func (p *progressBar) Update(done, total int64) {
+func (p *Bar) Update(done, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.total, p.seen = done, total, true
@@ -129,7 +132,7 @@ func (p *progressBar) Update(done, total int64) {
 
 // tick redraws the line with the last Update, once progressDelay has
 // passed since the bar started.
-func (p *progressBar) tick() {
+func (p *Bar) tick() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || !p.seen {
@@ -140,11 +143,11 @@ func (p *progressBar) tick() {
 		return
 	}
 	p.drawn = true
-	fmt.Fprint(p.w, "\r"+renderProgress(p.label, p.done, p.total, elapsed, p.cols)+"\x1b[K")
+	fmt.Fprint(p.w, "\r"+render(p.label, p.done, p.total, elapsed, p.cols)+"\x1b[K")
 }
 
 // Done erases the bar; nothing is drawn after it.
-func (p *progressBar) Done() {
+func (p *Bar) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -159,12 +162,12 @@ func (p *progressBar) Done() {
 	}
 }
 
-// renderProgress formats one line (without control characters) that fits
+// render formats one line (without control characters) that fits
 // in cols cells (0: the width is unknown): the label, a bar, the share and
 // bytes done, the rate since the start and the time left at that rate.
 // Without a total (total <= 0) it says the bytes, the rate and the time
 // spent.
-func renderProgress(label string, done, total int64, elapsed time.Duration, cols int) string {
+func render(label string, done, total int64, elapsed time.Duration, cols int) string {
 	done = max(0, done)
 	if total > 0 {
 		done = min(done, total)

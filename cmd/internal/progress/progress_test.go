@@ -1,11 +1,9 @@
-package main
+package progress
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +17,8 @@ func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newFakeClock() *fakeClock               { return &fakeClock{time.Unix(1_700_000_000, 0)} }
 func drawn(b *bytes.Buffer) string           { s := b.String(); b.Reset(); return s }
-func newTestBar(b *bytes.Buffer, c *fakeClock) *progressBar {
-	return newProgressBarClock(b, "indexing x", c.now)
+func newTestBar(b *bytes.Buffer, c *fakeClock) *Bar {
+	return newClock(b, "indexing x", c.now)
 }
 
 // TestProgressBarTiming: nothing before progressDelay; then each tick
@@ -118,9 +116,9 @@ func TestRenderProgress(t *testing.T) {
 			"indexing /data/logs/000123.log [======       ]  50% 64.0 MiB/128.0 MiB 16.0 MiB/s 4s left"},
 		{"indexing " + strings.Repeat("d/", 50) + "x.log", 2048, 0, 2 * time.Second, 40, "indexing …/x.log 2.0 KiB 1.0 KiB/s 2.0s"},
 	} {
-		got := renderProgress(c.label, c.done, c.total, c.elapsed, c.cols)
+		got := render(c.label, c.done, c.total, c.elapsed, c.cols)
 		if got != c.want {
-			t.Errorf("renderProgress(%q, %d, %d, %v, %d) =\n%q, want\n%q", c.label, c.done, c.total, c.elapsed, c.cols, got, c.want)
+			t.Errorf("render(%q, %d, %d, %v, %d) =\n%q, want\n%q", c.label, c.done, c.total, c.elapsed, c.cols, got, c.want)
 		}
 		if c.cols > 0 && utf8.RuneCountInString(got) >= c.cols {
 			t.Errorf("%q takes %d cells of a %d-cell terminal", got, utf8.RuneCountInString(got), c.cols)
@@ -134,7 +132,7 @@ func TestRenderProgressFits(t *testing.T) {
 	label := "indexing " + strings.Repeat("/very/long/dir", 10) + "/000123.log"
 	for cols := 80; cols <= 200; cols++ {
 		for _, total := range []int64{0, 1023 << 30} {
-			got := renderProgress(label, 1000<<20, total, time.Second, cols)
+			got := render(label, 1000<<20, total, time.Second, cols)
 			if n := utf8.RuneCountInString(got); n >= cols || !strings.HasPrefix(got, "indexing …") || !strings.Contains(got, "23.log") {
 				t.Fatalf("%d cells: %q (%d cells)", cols, got, n)
 			}
@@ -159,7 +157,7 @@ func TestFormatLeft(t *testing.T) {
 
 func TestNoBarOffTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	if newProgressBar(&buf, "x") != nil {
+	if New(&buf, "x") != nil {
 		t.Error("a bar was made for a buffer")
 	}
 	f, err := os.CreateTemp(t.TempDir(), "log")
@@ -167,7 +165,7 @@ func TestNoBarOffTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if newProgressBar(f, "x") != nil {
+	if New(f, "x") != nil {
 		t.Error("a bar was made for a regular file")
 	}
 }
@@ -190,59 +188,4 @@ func TestLabelKeepsVerb(t *testing.T) {
 			t.Errorf("shortenLabel(%q, %d) = %q; want %q", tc.label, tc.n, got, tc.want)
 		}
 	}
-}
-
-func TestUnescape(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"", ""}, {"plain", "plain"}, {`\n`, "\n"}, {`\t|\t`, "\t|\t"}, {`\x1e`, "\x1e"},
-		{`\000`, "\x00"}, {`\0`, "\x00"}, {`a\0b`, "a\x00b"}, {`\08`, "\x008"}, {`\\`, `\`}, {`\xff\"\'`, "\xff\"'"}, {"\xff\\n", "\xff\n"}, {`é\n`, "é\n"}, {`\u00e9`, "é"},
-	} {
-		got, err := unescape(c.in)
-		if err != nil || got != c.want {
-			t.Errorf("unescape(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		}
-	}
-	for _, bad := range []string{`\q`, `\x1`, `a\`} {
-		if _, err := unescape(bad); exitCode(err) != exitUsage {
-			t.Errorf("unescape(%q): err %v, want a usage error", bad, err)
-		}
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	for _, c := range []struct {
-		err  error
-		want int
-	}{
-		{nil, 0},
-		{errors.New("boom"), 1},
-		{usagef("bad"), 2},
-		{fmt.Errorf("wrapped: %w", usagef("bad")), 2},
-		{&exitError{code: 1, silent: true, err: errDamaged}, 1},
-		{errors.New(`unknown command "x" for "recfs"`), 2},
-		{errors.New("unknown shorthand flag: 'q' in -q"), 2},
-	} {
-		if got := exitCode(c.err); got != c.want {
-			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
-		}
-	}
-}
-
-// FuzzUnescape checks that quoting any valid UTF-8 string with Go escapes
-// and unescaping it gives the string back, and that no input panics.
-func FuzzUnescape(f *testing.F) {
-	for _, s := range []string{"", "\n", "a\tb", "\x00\xff", "é", `\`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = unescape(s)
-		if !utf8.ValidString(s) {
-			return
-		}
-		q := strconv.Quote(s)
-		got, err := unescape(q[1 : len(q)-1])
-		if err != nil || got != s {
-			t.Fatalf("unescape(%s) = %q, %v; want %q", q, got, err, s)
-		}
-	})
 }
