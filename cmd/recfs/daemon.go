@@ -75,18 +75,19 @@ func spawnDaemon(cmd *cobra.Command, d daemonSpec) error {
 		return err
 	}
 	defer logf.Close()
-	o := daemon.Options{Args: daemonArgs(cmd), Log: logf, LogName: logPath}
+	// The ready line is printed inside Spawn (Ready), while a stop signal
+	// is still caught: after the verdict it is too late to end the child,
+	// and a SIGHUP's default action would end us before we said so.
+	o := daemon.Options{Args: daemonArgs(cmd), Log: logf, LogName: logPath,
+		Ready: func(s *daemon.Started) error { return d.ready(s.Pid, logPath, s.Info) }}
 	bar := progress.New(cmd.ErrOrStderr(), "indexing "+d.src)
 	if bar != nil {
 		defer bar.Done()
 		o.Progress, o.ProgressDone = bar.Update, bar.Done
 	}
-	started, err := daemon.Spawn(cmd.Context(), o)
+	_, err = daemon.Spawn(cmd.Context(), o)
 	var se *daemon.StartError
-	switch {
-	case err == nil:
-		return d.ready(started.Pid, logPath, started.Info)
-	case !errors.As(err, &se):
+	if err == nil || !errors.As(err, &se) {
 		return err
 	}
 	code := exitFailure

@@ -74,6 +74,13 @@ type Options struct {
 	// a failed child's exit).
 	Progress     func(done, total int64)
 	ProgressDone func()
+	// Ready, when set, is called with the child once it is ready and
+	// released, before Spawn stops watching for stop signals, so that the
+	// caller reports it (prints its ready line) while a stop signal
+	// arriving now is still caught and ignored: it is too late to end the
+	// child, and a SIGHUP's default action would kill the caller before
+	// it said what it started. Its error is Spawn's.
+	Ready func(*Started) error
 }
 
 // Started is a daemon child that reported it is ready.
@@ -171,7 +178,8 @@ func (e *StartError) Describe(what, none string, skip ...string) string {
 
 // Spawn starts a daemon child as o says, in a new session, and waits for
 // its verdict, passing its progress lines to o.Progress. A child that
-// reports ready is released and described by Started. Otherwise Spawn
+// reports ready is released and described by Started, which Spawn passes
+// to o.Ready (when set) and returns, with Ready's error. Otherwise Spawn
 // waits for its exit and returns a *StartError; any other error means no
 // child started. ctx ending, or SIGINT, SIGTERM or SIGHUP while Spawn
 // waits (the user gave up), ends the child too, rather than leave it to
@@ -213,7 +221,11 @@ func Spawn(ctx context.Context, o Options) (*Started, error) {
 		case <-c.copied:
 		case <-time.After(time.Second):
 		}
-		return &Started{Pid: pid, Info: info}, nil
+		s := &Started{Pid: pid, Info: info}
+		if o.Ready != nil {
+			return s, o.Ready(s)
+		}
+		return s, nil
 	}
 	return nil, c.failure(verdict, interrupted)
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -15,7 +18,8 @@ import (
 // envTestChild makes the test binary a daemon child (see TestMain): "fds"
 // reports ready with the targets of its open descriptors as its info
 // line; "fail" prints a line on standard error and fails with exit
-// status 3.
+// status 3. "hup-parent" makes it a parent instead (see
+// TestSpawnReadySurvivesHangup).
 const envTestChild = "DAEMON_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -42,6 +46,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, `time="2026-01-01T00:00:00Z" level=error msg="a log record"`)
 		c.Fail(errors.New("mount failed:\nsee above"))
 		os.Exit(3)
+	case "hup-parent":
+		os.Exit(hupParent())
 	}
 	os.Exit(0)
 }
@@ -115,5 +121,66 @@ func TestSpawnFailure(t *testing.T) {
 	}
 	if got := se.Explanation(se.Message, "fusermount3: "); got != "" {
 		t.Errorf("Explanation skipping fusermount3's lines: %q", got)
+	}
+}
+
+// hupParent spawns an "fds" child and, in Ready, is sent SIGHUP before it
+// prints its ready line, as a closing terminal would; it returns its exit
+// status.
+func hupParent() int {
+	os.Setenv(envTestChild, "fds")
+	dir, err := os.MkdirTemp("", "daemon-hup")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	logf, err := os.Create(filepath.Join(dir, "daemon.log"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer logf.Close()
+	_, err = Spawn(context.Background(), Options{Log: logf, LogName: logf.Name(), Ready: func(s *Started) error {
+		// A signal a thread sends itself, unblocked there, is handled
+		// before tgkill returns: with nobody catching SIGHUP, the
+		// runtime's handler kills us here.
+		runtime.LockOSThread()
+		err := unix.Tgkill(os.Getpid(), unix.Gettid(), syscall.SIGHUP)
+		runtime.UnlockOSThread()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Printf("ready: daemon pid %d\n", s.Pid)
+		return err
+	}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestSpawnReadySurvivesHangup: a stop signal that arrives after Spawn
+// settled on the child's "ready", while the caller prints its ready line
+// (Options.Ready), is caught and ignored: the line is printed and the
+// parent exits 0 (review13 F1: Spawn stopped watching before it returned,
+// so a SIGHUP before the caller's print killed the parent, exit 129 and
+// nothing printed, while the daemon kept serving).
+func TestSpawnReadySurvivesHangup(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envTestChild+"=hup-parent")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("parent: %v (stdout %q, stderr %q); want exit 0", err, out, stderr.String())
+	}
+	if !strings.HasPrefix(string(out), "ready: daemon pid ") {
+		t.Errorf("parent printed %q; want its ready line", out)
 	}
 }
