@@ -186,6 +186,13 @@ func (e *StartError) Describe(what, none string, skip ...string) string {
 // serve behind the user's back: the child is told first, on the abandon
 // pipe, that nobody will hear of what it serves. A stop signal delivered
 // before Spawn accepts a ready verdict always wins (see stopWatch).
+//
+// While it starts the child, Spawn marks every descriptor of this process
+// above standard error close-on-exec, so that the child inherits none of
+// them, and then unmarks those it marked; a program another goroutine
+// starts meanwhile (with os/exec) inherits none of them either. Spawns
+// from several goroutines take turns at that step. Without /proc the
+// marks cannot be undone and stay (see closeOnExec).
 func Spawn(ctx context.Context, o Options) (*Started, error) {
 	c, err := start(o)
 	if err != nil {
@@ -276,9 +283,11 @@ func start(o Options) (*spawned, error) {
 	child.Stdout, child.Stderr = o.Log, errW
 	child.ExtraFiles = []*os.File{statusW, abandonR}
 	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startMu.Lock()
 	restore := closeOnExec()
 	err = child.Start()
 	restore()
+	startMu.Unlock()
 	statusW.Close()
 	abandonR.Close()
 	errW.Close()
@@ -297,6 +306,11 @@ func start(o Options) (*spawned, error) {
 	}()
 	return c, nil
 }
+
+// startMu serializes closeOnExec, the child's start and the restore
+// between Spawns: one Spawn's restore must not unmark the descriptors
+// while another starts its child.
+var startMu sync.Mutex
 
 // closeOnExec marks every descriptor of this process above standard
 // error that lacks close-on-exec (what it inherited so, from a shell's

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -182,5 +184,61 @@ func TestSpawnReadySurvivesHangup(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(out), "ready: daemon pid ") {
 		t.Errorf("parent printed %q; want its ready line", out)
+	}
+}
+
+// TestSpawnConcurrentInheritsNoStrayFD: Spawns run from several goroutines
+// at once give none of their children the parent's inherited descriptor,
+// and leave its flag as it was (review13 F3: one Spawn unmarked the
+// descriptors while another was starting its child, which inherited
+// them). A race, so a regression fails it often rather than always.
+func TestSpawnConcurrentInheritsNoStrayFD(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	stray, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envTestChild, "fds")
+	path := filepath.Join(t.TempDir(), "daemon.log")
+	logf, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	const goroutines, spawns = 4, 25
+	var held, failed atomic.Int32
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range spawns {
+				s, err := Spawn(context.Background(), Options{Log: logf, LogName: path})
+				switch {
+				case err != nil:
+					failed.Add(1)
+				case strings.Contains(s.Info, "="+stray):
+					held.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failed.Load(); n != 0 {
+		t.Errorf("%d of %d Spawns failed", n, goroutines*spawns)
+	}
+	if n := held.Load(); n != 0 {
+		t.Errorf("%d of %d children held the parent's inherited %s", n, goroutines*spawns, stray)
+	}
+	if fl, err := unix.FcntlInt(w.Fd(), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC != 0 {
+		t.Errorf("the parent's descriptor flags %#x, %v after Spawns; want close-on-exec unset", fl, err)
 	}
 }
