@@ -242,3 +242,35 @@ func TestSpawnConcurrentInheritsNoStrayFD(t *testing.T) {
 		t.Errorf("the parent's descriptor flags %#x, %v after Spawns; want close-on-exec unset", fl, err)
 	}
 }
+
+// TestCloseOnExecRestoreSkipsReusedFD: a descriptor closed while marked
+// and its number reused for another file keeps that file's close-on-exec:
+// restore unmarks only the files it marked (review13 F4).
+func TestCloseOnExecRestoreSkipsReusedFD(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	startMu.Lock()
+	defer startMu.Unlock()
+	restore := closeOnExec()
+	// The pipe's number now names /dev/null, close-on-exec.
+	if err := unix.Dup3(int(devnull.Fd()), int(w.Fd()), unix.O_CLOEXEC); err != nil {
+		restore()
+		t.Fatal(err)
+	}
+	restore()
+	if fl, err := unix.FcntlInt(w.Fd(), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC == 0 {
+		t.Errorf("descriptor %d flags %#x, %v: restore cleared close-on-exec on a reused descriptor", w.Fd(), fl, err)
+	}
+}
