@@ -40,10 +40,11 @@ type Child struct {
 }
 
 // OpenChild returns this process's end of the pipes Spawn gave it, or nil
-// when it is no daemon child (envReadyFD is unset). Call it once, early,
-// before any other program runs: it unsets envReadyFD and envAbandonFD,
-// so that no program the child runs takes their descriptors for its own,
-// and takes the abandon pipe only when it is a pipe. A daemon child
+// when it is no daemon child (RECFS_READY_FD is unset). Call it once,
+// early, before any other program runs: it unsets RECFS_READY_FD and
+// RECFS_ABANDON_FD, so that no program the child runs takes their
+// descriptors for its own, and takes the abandon pipe only when it is a
+// pipe. A daemon child
 // outlives its parent's death: writes to the parent's pipes (the status
 // pipe, standard error until the verdict) then fail rather than raise
 // SIGPIPE, and a parent gone before the verdict calls stop (which should
@@ -113,11 +114,18 @@ func (c *Child) Abandoned() bool {
 	return c.abandoned
 }
 
-// Ready tells the waiting parent that the child is ready (see verdict).
+// Ready tells the waiting parent that the child is ready. Like Serving
+// and Fail, it sends the child's verdict, once (later calls do nothing),
+// and closes the status pipe; then, for the whole process, it points
+// standard error (descriptor 2) at standard output, the log file, and
+// logrus's standard logger at the capped log file (io.Discard when the
+// daemon logs to the system log, through SetupLog's hook, or nowhere).
+// Nil-safe, as are Serving and Fail.
 func (c *Child) Ready() { c.verdict("ready") }
 
 // Serving tells the waiting parent that the child is ready, with one line
-// of what it serves (Started.Info; newlines become spaces).
+// of what it serves (Started.Info; newlines become spaces), and redirects
+// standard error and logrus's output as Ready does.
 func (c *Child) Serving(info string) {
 	if c == nil {
 		return
@@ -132,7 +140,7 @@ func (c *Child) Serving(info string) {
 
 // Fail passes the child's failure to its parent (StartError.Message;
 // newlines become spaces), unless it sent its verdict already or err is
-// nil.
+// nil, and redirects standard error and logrus's output as Ready does.
 func (c *Child) Fail(err error) {
 	if err == nil {
 		return

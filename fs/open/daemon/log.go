@@ -288,9 +288,9 @@ func SetupLog() {
 
 // LogOptions says where OpenLog puts a daemon's log file by default.
 type LogOptions struct {
-	// Dir returns the directory of the default log file, used when no
-	// system log listens; OpenLog makes it (0700). Its error is returned
-	// as it is.
+	// Dir, required, returns the directory of the default log file, used
+	// when no system log listens; OpenLog makes it (0700). Its error is
+	// returned as it is.
 	Dir func() (string, error)
 	// Name is the default log file's name in Dir.
 	Name string
@@ -319,8 +319,8 @@ func StateDir(app string) (string, error) {
 // log or none) and what it names: the file's absolute path, Syslog, or ""
 // for none (Options.Log and Options.LogName). A log file is opened only
 // where no other user could plant or swap it (ErrUnsafeLog and
-// *UnsafeDirError otherwise), and a full one is rotated first (see
-// logCap).
+// *UnsafeDirError otherwise), and one of 10 MiB or more is rotated first
+// (to PATH.1, replacing an older one).
 func OpenLog(path string, o LogOptions) (*os.File, string, error) {
 	switch path {
 	case "":

@@ -10,7 +10,7 @@
 // Flags, which arguments the child runs with, and every message the user
 // reads (the ready line, why a start failed) stay with the command.
 //
-// How it works: the child runs with envReadyFD naming an inherited pipe
+// How it works: the child runs with RECFS_READY_FD naming an inherited pipe
 // (the status pipe). It writes "progress DONE TOTAL" lines on it while it
 // works, at most an "info LINE" line, then one "ready" or "error: MESSAGE"
 // line, and the parent exits with the child's verdict. The child's
@@ -19,14 +19,14 @@
 // the FUSE library said when a mount fails (it copies it to the log file
 // too); after the verdict the child points standard error at the log file.
 //
-// A third pipe, the abandon pipe (envAbandonFD), runs the other way: the
+// A third pipe, the abandon pipe (RECFS_ABANDON_FD), runs the other way: the
 // parent interrupted before it reported the child ready (SIGINT, SIGTERM,
 // SIGHUP) writes a byte on it, then sends the child SIGTERM, so the child
 // knows nobody was told of what it serves and ends it at once (lazily when
 // busy, not waiting for its users). The parent's end closes when it exits:
 // the end of the pipe (or EPIPE on the status pipe) before the verdict
-// means the parent died, and the child stops the same way (see
-// parentGone); after the verdict it is the parent's normal exit. The
+// means the parent died, and the child stops the same way (OpenChild's
+// stop); after the verdict it is the parent's normal exit. The
 // child notifies SIGPIPE, so its writes to a dead parent's pipes fail
 // instead of killing it mid-start.
 package daemon
@@ -62,9 +62,10 @@ type Options struct {
 	Path string
 	// Args are the child's arguments, without the program name.
 	Args []string
-	// Log receives the child's standard output and a copy of its early
-	// standard error; LogName is what it is, as OpenLog returned it (the
-	// child learns it from envDaemonLog). Log stays the caller's to close.
+	// Log, required, receives the child's standard output and a copy of
+	// its early standard error; LogName is what it is, as OpenLog
+	// returned it (the child learns it from RECFS_DAEMON_LOG). Log stays
+	// the caller's to close.
 	Log     *os.File
 	LogName string
 	// Progress, when set, is called with each progress line of the child
@@ -185,7 +186,9 @@ func (e *StartError) Describe(what, none string, skip ...string) string {
 // waits (the user gave up), ends the child too, rather than leave it to
 // serve behind the user's back: the child is told first, on the abandon
 // pipe, that nobody will hear of what it serves. A stop signal delivered
-// before Spawn accepts a ready verdict always wins (see stopWatch).
+// before Spawn accepts a ready verdict always wins, however late the Go
+// runtime hands it on (Spawn signals itself and each of its threads with
+// SIGWINCH, and waits for each, before it accepts the verdict).
 //
 // While it starts the child, Spawn marks every descriptor of this process
 // above standard error close-on-exec, so that the child inherits none of
