@@ -2,6 +2,7 @@ package open
 
 import (
 	"context"
+	"errors"
 
 	"github.com/recfs/recfs/index"
 	"github.com/recfs/recfs/index/report"
@@ -23,13 +24,20 @@ type Selection struct {
 	close     func() error
 }
 
-// Close closes the table and its source.
-func (s *Selection) Close() error { return s.close() }
+// Close closes the table and its source (and the table Selected opened
+// first, when Rescanned), returning their errors joined; a zero
+// Selection's Close does nothing.
+func (s *Selection) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	return s.close()
+}
 
 // Selected opens the record file target names (Table) to read the records
-// sel or offs select (report.Select), calling opened with the table before
-// the selection is resolved (a damage warning then precedes a selection's
-// error). A selection of SeqMinRecords records or more is then read from
+// sel or offs select (report.Select), calling opened (when not nil) with
+// the table before the selection is resolved (a damage warning then
+// precedes a selection's error). A selection of SeqMinRecords records or more is then read from
 // a fresh scan of target in file order (Sequential), whose reads of a
 // local file go through a read-ahead window and of an object through
 // large sequential GETs, instead of a read per record.
@@ -38,7 +46,9 @@ func Selected(ctx context.Context, target string, sel []report.Range, offs []rep
 	if err != nil {
 		return nil, err
 	}
-	opened(t)
+	if opened != nil {
+		opened(t)
+	}
 	rs, err := report.Select(t, target, sel, offs)
 	if err != nil {
 		t.Close()
@@ -53,7 +63,6 @@ func Selected(ctx context.Context, target string, sel []report.Range, offs []rep
 		return nil, err
 	}
 	return &Selection{Table: st.Table, Ranges: rs, Rescanned: true, close: func() error {
-		st.Close()
-		return t.Close()
+		return errors.Join(st.Close(), t.Close())
 	}}, nil
 }

@@ -60,8 +60,18 @@ func TestSelected(t *testing.T) {
 			t.Errorf("%v: Close: %v", tc.sel, err)
 		}
 	}
+	// opened may be nil; a zero Selection closes without effect.
+	s, err := Selected(context.Background(), p, []report.Range{{Lo: 0, Hi: 1}}, nil, o, nil)
+	if err != nil || report.Count(s.Ranges) != 1 {
+		t.Errorf("Selected without opened: %v, %v; want one record", s, err)
+	} else if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := new(Selection).Close(); err != nil {
+		t.Errorf("zero Selection's Close: %v", err)
+	}
 	calls := 0
-	s, err := Selected(context.Background(), p, []report.Range{{Lo: n, Hi: n + 1}}, nil, o, func(*index.Table) { calls++ })
+	s, err = Selected(context.Background(), p, []report.Range{{Lo: n, Hi: n + 1}}, nil, o, func(*index.Table) { calls++ })
 	if err == nil || s != nil || calls != 1 {
 		t.Errorf("record %d of %d: %v, %v, opened called %d times; want an error, nothing, once", n, n, s, err, calls)
 	}

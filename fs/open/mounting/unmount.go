@@ -106,6 +106,8 @@ type OtherMountError struct {
 	Mount Entry  // what is mounted there
 }
 
+// Error implements error: the mount point and the type of what is
+// mounted there.
 func (e *OtherMountError) Error() string {
 	return fmt.Sprintf("%s is a %s mount, not recfs", e.Point, e.Mount)
 }
@@ -113,7 +115,7 @@ func (e *OtherMountError) Error() string {
 // Detached is what Detach found and did.
 type Detached struct {
 	Point   string // the mount point, absolute and symlink-free (CleanPoint)
-	Mounted bool   // whether something was mounted there (and is no more)
+	Mounted bool   // whether something was mounted there (and, when Detach's error is nil, is no more)
 	Stale   bool   // whether its server had gone before the unmount
 }
 
