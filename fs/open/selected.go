@@ -37,10 +37,11 @@ func (s *Selection) Close() error {
 // Selected opens the record file target names (Table) to read the records
 // sel or offs select (report.Select), calling opened (when not nil) with
 // the table before the selection is resolved (a damage warning then
-// precedes a selection's error). A selection of SeqMinRecords records or more is then read from
-// a fresh scan of target in file order (Sequential), whose reads of a
-// local file go through a read-ahead window and of an object through
-// large sequential GETs, instead of a read per record.
+// precedes a selection's error). A selection of SeqMinRecords records or
+// more is then read from a fresh scan of target in file order
+// (Sequential), whose reads of a local file go through a read-ahead
+// window and of an object through large sequential GETs, instead of a
+// read per record.
 func Selected(ctx context.Context, target string, sel []report.Range, offs []report.SeqRange, o Options, opened func(*index.Table)) (*Selection, error) {
 	t, err := Table(ctx, target, o)
 	if err != nil {
