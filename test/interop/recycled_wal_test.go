@@ -143,11 +143,21 @@ func TestPebbleRecycledWAL(t *testing.T) {
 			if !torn && n == 0 && len(file)-len(l) < 11 && codec.AllZero(file[len(l):]) {
 				continue
 			}
-			if n == 0 || !errors.Is(got.Damage[n-1], codec.ErrStale) || got.Damage[n-1].Off+got.Damage[n-1].Len != int64(len(file)) {
+			// A write torn inside the live log's last chunk leaves that
+			// chunk's header over the old log's bytes, so its checksum
+			// fails; when no intact chunk of the old log follows (seed
+			// 1795830488590201653: the 85 bytes from a block start to the
+			// file's end), nothing proves the rest stale. pebble ends the
+			// log there too (the records compared equal above), and the
+			// record that chunk ends is cut short.
+			tornOverOld := torn && n > 0 && got.Damage[n-1].Kind == codec.DamageChecksum && got.Damage[n-1].Off < int64(len(l))
+			if n == 0 || !errors.Is(got.Damage[n-1], codec.ErrStale) && !tornOverOld || got.Damage[n-1].Off+got.Damage[n-1].Len != int64(len(file)) {
 				t.Fatalf("seed %d torn=%v: damage %v, want a stale tail to the end of the %d-byte file", seed, torn, got.Damage, len(file))
 			}
 			for _, d := range got.Damage[:n-1] {
-				if !torn || !errors.Is(d, codec.ErrTruncated) {
+				// (The torn record itself, when its last chunk is the one
+				// torn over the old log, is cut short.)
+				if !torn || !errors.Is(d, codec.ErrTruncated) && !(tornOverOld && d.Kind == codec.DamageCutShort) {
 					t.Errorf("seed %d torn=%v: damage %v besides the stale tail", seed, torn, d)
 				}
 			}
